@@ -1,0 +1,46 @@
+//! The `ToolExecutor` contract: how a step's tool calls are run.
+
+use async_trait::async_trait;
+use messages::ToolCall;
+
+use super::{ToolContext, ToolExecution, ToolExecutions, Tools};
+
+/// What happened to a tool call, reported while the calls run (the agent loop turns these into
+/// `AgentEvent`s).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolEvent {
+    /// A call is about to run.
+    Started {
+        /// The call (after before-hooks rewrote it).
+        call: ToolCall,
+    },
+    /// A call finished (successfully or not).
+    Completed {
+        /// The execution record.
+        execution: ToolExecution,
+    },
+    /// A before-hook refused a call.
+    Blocked {
+        /// The refused call.
+        call: ToolCall,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Runs the tool calls of one step.
+///
+/// Implementations never fail the step: unknown tools, invalid arguments, tool errors, panics
+/// and timeouts all become failed [`ToolExecution`]s whose message goes back to the model.
+#[async_trait]
+pub trait ToolExecutor: Send + Sync {
+    /// Runs `calls` against `tools`; concurrently when `parallel` is true. The result holds one
+    /// execution per call, in call order.
+    async fn execute(
+        &self,
+        calls: &[ToolCall],
+        tools: &Tools,
+        context: &ToolContext,
+        parallel: bool,
+    ) -> ToolExecutions;
+}

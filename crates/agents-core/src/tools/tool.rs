@@ -1,0 +1,160 @@
+//! The `Tool` trait and what a tool receives and returns.
+
+use async_trait::async_trait;
+use inference::ToolSchema;
+use messages::Metadata;
+use serde_json::Value;
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+
+/// What a tool returns: the text the model sees, and optionally a structured value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    content: String,
+    value: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A text result.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            value: None,
+        }
+    }
+
+    /// A structured result; the model sees it as JSON (strings as they are).
+    pub fn json(value: Value) -> Self {
+        let content = match &value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        Self {
+            content,
+            value: Some(value),
+        }
+    }
+
+    /// The text the model sees.
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    /// The structured value, if any.
+    pub fn value(&self) -> Option<&Value> {
+        self.value.as_ref()
+    }
+
+    /// Splits into text and value.
+    pub fn into_parts(self) -> (String, Option<Value>) {
+        (self.content, self.value)
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(content: String) -> Self {
+        ToolOutput::text(content)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(content: &str) -> Self {
+        ToolOutput::text(content)
+    }
+}
+
+impl From<Value> for ToolOutput {
+    fn from(value: Value) -> Self {
+        ToolOutput::json(value)
+    }
+}
+
+/// A tool's failure. The message goes back to the model, so make it actionable.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum ToolError {
+    /// The arguments are wrong (the model can fix them and call again).
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool could not do its job.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// A failure with a message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed(message.into())
+    }
+
+    /// An invalid-arguments failure with a message.
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        ToolError::InvalidArguments(message.into())
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(error: std::io::Error) -> Self {
+        ToolError::Failed(error.to_string())
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.to_owned())
+    }
+}
+
+/// What a tool knows about the agent that called it.
+#[derive(Clone, Debug, Default)]
+pub struct ToolContext {
+    /// The calling agent's id.
+    pub agent_id: String,
+    /// The calling agent's parent, for subagents.
+    pub parent_agent_id: Option<String>,
+    /// The 1-based number of the step that runs the call.
+    pub step_number: usize,
+    /// The agent's metadata at the start of the step.
+    pub metadata: Metadata,
+    /// Cancelled when the agent run is cancelled; long tools should watch it.
+    pub cancellation: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context for the given agent id.
+    pub fn new(agent_id: impl Into<String>) -> Self {
+        Self {
+            agent_id: agent_id.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by (unique within an agent).
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+
+    /// Runs the tool.
+    ///
+    /// # Errors
+    /// A [`ToolError`] whose message is sent back to the model.
+    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// The schema sent to the model.
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(self.name(), self.description(), self.parameters())
+    }
+}

@@ -1,0 +1,50 @@
+//! Provider-neutral inference: how agents talk to models.
+//!
+//! - [`LanguageModel`]: the async trait every model implements (`complete` and `stream`).
+//! - [`InferenceRequest`] / [`InferenceResponse`] / [`InferenceEvent`]: what goes in and out,
+//!   with [`ToolSchema`], [`ToolChoice`], [`ResponseFormat`], [`Usage`] and [`FinishReason`].
+//! - [`ScriptedModel`]: answers from a script and records requests; every agent test in the
+//!   workspace talks to it.
+//! - [`InferenceError`]: typed failures with [`InferenceError::is_retryable`].
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use inference::{collect_stream, InferenceRequest, InferenceResponse, LanguageModel, ScriptedModel, Usage};
+//! use messages::{Message, ToolCall};
+//! use serde_json::json;
+//!
+//! let model = ScriptedModel::new([
+//!     InferenceResponse::with_tool_calls([ToolCall::new("call_1", "get_weather", json!({"city": "Paris"}))]),
+//!     InferenceResponse::text("22°C and sunny.").with_usage(Usage::new(40, 6)),
+//! ]);
+//! let request = InferenceRequest::new(vec![Message::user("Weather in Paris?")]);
+//! let first = model.complete(request.clone()).await.unwrap();
+//! assert_eq!(first.tool_calls()[0].name(), "get_weather");
+//!
+//! // Streaming works for every model; the scripted one replays its answer as events.
+//! let second = collect_stream(model.stream(request).await.unwrap()).await.unwrap();
+//! assert_eq!(second.content(), "22°C and sunny.");
+//! assert_eq!(second.usage().total(), 46);
+//! # });
+//! ```
+
+mod error;
+mod event;
+mod finish_reason;
+mod model;
+mod request;
+mod response;
+mod scripted;
+mod usage;
+
+pub use error::InferenceError;
+pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
+pub use finish_reason::FinishReason;
+pub use model::{collect_stream, InferenceStream, LanguageModel};
+pub use request::{InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};
+pub use response::InferenceResponse;
+pub use scripted::ScriptedModel;
+pub use usage::Usage;
+
+/// Re-exported so users of this crate name message types without a second dependency.
+pub use messages::{Message, Messages, Role, ToolCall};

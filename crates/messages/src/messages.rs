@@ -1,0 +1,450 @@
+//! `Messages`: an ordered, immutable, cheaply cloned list of messages.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::persistent::PersistentVec;
+use crate::{Message, MessagesError, Role};
+
+/// An ordered list of messages with structural sharing.
+///
+/// Cloning is O(1) and appending to a clone is O(log n): histories are shared between clones,
+/// never copied. Every method that "changes" the list returns a new one.
+#[derive(Clone, Default)]
+pub struct Messages {
+    items: PersistentVec<Arc<Message>>,
+}
+
+impl Messages {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there are no messages.
+    pub fn is_empty(&self) -> bool {
+        self.items.len() == 0
+    }
+
+    /// Messages in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator + '_ {
+        // A persistent vector iterates forwards only; reverse iteration collects indices lazily.
+        MessagesIter {
+            messages: self,
+            front: 0,
+            back: self.len(),
+        }
+    }
+
+    /// The message at `index`.
+    pub fn get(&self, index: usize) -> Option<&Message> {
+        self.items.get(index).map(Arc::as_ref)
+    }
+
+    /// The first message.
+    pub fn first(&self) -> Option<&Message> {
+        self.get(0)
+    }
+
+    /// The last message.
+    pub fn last(&self) -> Option<&Message> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    /// A copy with `message` appended (O(log n); the original is unchanged).
+    pub fn appended(&self, message: impl Into<Message>) -> Self {
+        let mut items = self.items.clone();
+        items.push(Arc::new(message.into()));
+        Self { items }
+    }
+
+    /// A copy with all `messages` appended.
+    pub fn extended<I>(&self, messages: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Message>,
+    {
+        let mut items = self.items.clone();
+        for message in messages {
+            items.push(Arc::new(message.into()));
+        }
+        Self { items }
+    }
+
+    /// A copy with every message of `other` appended (shares the messages themselves).
+    pub fn concat(&self, other: &Messages) -> Self {
+        let mut items = self.items.clone();
+        for message in other.items.iter() {
+            items.push(Arc::clone(message));
+        }
+        Self { items }
+    }
+
+    /// The messages for which `predicate` is true.
+    pub fn filter(&self, mut predicate: impl FnMut(&Message) -> bool) -> Self {
+        self.items
+            .iter()
+            .filter(|m| predicate(m))
+            .cloned()
+            .collect()
+    }
+
+    /// Only messages with one of `roles`.
+    pub fn for_roles(&self, roles: &[Role]) -> Self {
+        self.filter(|m| roles.contains(&m.role()))
+    }
+
+    /// Messages without any of `roles`.
+    pub fn except_roles(&self, roles: &[Role]) -> Self {
+        self.filter(|m| !roles.contains(&m.role()))
+    }
+
+    /// The first `n` messages.
+    pub fn head(&self, n: usize) -> Self {
+        self.items.iter().take(n).cloned().collect()
+    }
+
+    /// The last `n` messages.
+    pub fn tail(&self, n: usize) -> Self {
+        let skip = self.len().saturating_sub(n);
+        self.items.iter().skip(skip).cloned().collect()
+    }
+
+    /// The messages in reverse order.
+    pub fn reversed(&self) -> Self {
+        let mut all: Vec<Arc<Message>> = self.items.iter().cloned().collect();
+        all.reverse();
+        all.into_iter().collect()
+    }
+
+    /// Messages with non-empty content, tool calls, a tool call id or metadata.
+    pub fn without_empty(&self) -> Self {
+        self.filter(|m| !m.is_empty())
+    }
+
+    /// Consecutive messages of the same role merged into one: contents concatenated, tool calls
+    /// kept (in order), metadata merged. Tool results are never merged, since each answers its
+    /// own call.
+    pub fn merged_per_role(&self) -> Self {
+        let mut merged: Vec<Message> = Vec::new();
+        for message in self.iter() {
+            let mergeable = message.role() != Role::Tool;
+            match merged.last_mut() {
+                Some(last) if mergeable && last.role() == message.role() => {
+                    let mut content = last.content().clone();
+                    for part in message.content().parts() {
+                        content = content.with_part(part.clone());
+                    }
+                    let calls: Vec<_> = last
+                        .tool_calls()
+                        .iter()
+                        .chain(message.tool_calls())
+                        .cloned()
+                        .collect();
+                    let metadata = last.metadata().clone().merged(message.metadata());
+                    *last = last
+                        .clone()
+                        .with_content(content)
+                        .with_tool_calls(calls)
+                        .with_metadata_map(metadata);
+                }
+                _ => merged.push(message.clone()),
+            }
+        }
+        Self::from(merged)
+    }
+
+    /// The list as a `Vec` of owned messages.
+    pub fn to_vec(&self) -> Vec<Message> {
+        self.iter().cloned().collect()
+    }
+
+    /// A readable rendering, one block per message, for logs and snapshot tests:
+    ///
+    /// ```text
+    /// user: What's the weather in Paris?
+    /// assistant -> get_weather {"city":"Paris"} [call_1]
+    /// tool get_weather [call_1]: 22°C
+    /// assistant: It is 22°C.
+    /// ```
+    pub fn to_transcript(&self) -> String {
+        let mut out = String::new();
+        for message in self.iter() {
+            write_transcript_entry(&mut out, message);
+        }
+        out
+    }
+
+    /// Reads a list from a JSON array of messages.
+    ///
+    /// # Errors
+    /// A [`MessagesError`] naming the first message that cannot be read.
+    pub fn from_value(value: &Value) -> Result<Self, MessagesError> {
+        let items = value
+            .as_array()
+            .ok_or_else(|| MessagesError::InvalidMessage {
+                reason: format!("expected a list of messages, got {value}"),
+            })?;
+        let messages = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                Message::from_value(item).map_err(|e| match e {
+                    MessagesError::InvalidMessage { reason } => MessagesError::InvalidMessage {
+                        reason: format!("message {i}: {reason}"),
+                    },
+                    other => other,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::from(messages))
+    }
+}
+
+fn write_transcript_entry(out: &mut String, message: &Message) {
+    let role = message.role();
+    let text = message.text();
+    let mut label = role.as_str().to_owned();
+    if let Some(name) = message.name() {
+        let _ = write!(label, " ({name})");
+    }
+    if role == Role::Tool {
+        let _ = write!(
+            label,
+            " {} [{}]",
+            message.tool_name().unwrap_or("?"),
+            message.tool_call_id().unwrap_or("")
+        );
+    }
+    let extras: Vec<String> = message
+        .content()
+        .parts()
+        .iter()
+        .filter(|p| p.as_text().is_none())
+        .map(|p| match p {
+            crate::ContentPart::ImageUrl { url, .. } => format!("[image {}]", shorten(url)),
+            crate::ContentPart::File {
+                file_name, file_id, ..
+            } => format!(
+                "[file {}]",
+                file_name.as_deref().or(file_id.as_deref()).unwrap_or("?")
+            ),
+            crate::ContentPart::Audio { format, .. } => format!("[audio {format}]"),
+            crate::ContentPart::Text { .. } => String::new(),
+        })
+        .collect();
+    let mut body = text;
+    for extra in extras {
+        if !body.is_empty() {
+            body.push(' ');
+        }
+        body.push_str(&extra);
+    }
+    if !body.is_empty() || message.tool_calls().is_empty() {
+        let _ = writeln!(out, "{label}: {}", body.replace('\n', "\n    "));
+    }
+    for call in message.tool_calls() {
+        let _ = writeln!(
+            out,
+            "{role} -> {} {} [{}]",
+            call.name(),
+            call.arguments(),
+            call.id()
+        );
+    }
+}
+
+fn shorten(url: &str) -> String {
+    if url.starts_with("data:") {
+        return crate::tool_call::excerpt(url, 24);
+    }
+    url.to_owned()
+}
+
+struct MessagesIter<'a> {
+    messages: &'a Messages,
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for MessagesIter<'a> {
+    type Item = &'a Message;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.front >= self.back {
+            return None;
+        }
+        let item = self.messages.get(self.front);
+        self.front += 1;
+        item
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.back - self.front;
+        (left, Some(left))
+    }
+}
+
+impl DoubleEndedIterator for MessagesIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front >= self.back {
+            return None;
+        }
+        self.back -= 1;
+        self.messages.get(self.back)
+    }
+}
+
+impl ExactSizeIterator for MessagesIter<'_> {}
+
+impl std::fmt::Debug for Messages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Messages {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl From<Vec<Message>> for Messages {
+    fn from(messages: Vec<Message>) -> Self {
+        messages.into_iter().map(Arc::new).collect()
+    }
+}
+
+impl<const N: usize> From<[Message; N]> for Messages {
+    fn from(messages: [Message; N]) -> Self {
+        messages.into_iter().map(Arc::new).collect()
+    }
+}
+
+impl From<Message> for Messages {
+    fn from(message: Message) -> Self {
+        Messages::new().appended(message)
+    }
+}
+
+impl FromIterator<Message> for Messages {
+    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
+        iter.into_iter().map(Arc::new).collect()
+    }
+}
+
+impl FromIterator<Arc<Message>> for Messages {
+    fn from_iter<I: IntoIterator<Item = Arc<Message>>>(iter: I) -> Self {
+        Self {
+            items: iter.into_iter().collect(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Messages {
+    type Item = &'a Message;
+    type IntoIter = Box<dyn DoubleEndedIterator<Item = &'a Message> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl Serialize for Messages {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Messages {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Vec::<Message>::deserialize(deserializer)?.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolCall;
+    use serde_json::json;
+
+    fn sample() -> Messages {
+        Messages::from(vec![
+            Message::system("be brief"),
+            Message::user("hi"),
+            Message::assistant_tool_calls([ToolCall::new("c1", "t", json!({"a": 1}))]),
+            Message::tool_result("c1", "t", "ok"),
+            Message::assistant("done"),
+        ])
+    }
+
+    #[test]
+    fn appended_leaves_the_original_unchanged() {
+        let base = sample();
+        let longer = base.appended(Message::user("more"));
+        assert_eq!(base.len(), 5);
+        assert_eq!(longer.len(), 6);
+        assert_eq!(longer.last().unwrap().text(), "more");
+        assert_eq!(base.last().unwrap().text(), "done");
+    }
+
+    #[test]
+    fn role_filters_head_tail_reversed() {
+        let m = sample();
+        assert_eq!(m.for_roles(&[Role::User, Role::System]).len(), 2);
+        assert_eq!(m.except_roles(&[Role::Tool]).len(), 4);
+        assert_eq!(m.head(2).last().unwrap().text(), "hi");
+        assert_eq!(m.tail(1).first().unwrap().text(), "done");
+        assert_eq!(m.tail(99).len(), 5);
+        assert_eq!(m.reversed().first().unwrap().text(), "done");
+        assert_eq!(m.iter().rev().next().unwrap().text(), "done");
+        assert_eq!(m.filter(Message::is_tool_trace).len(), 2);
+    }
+
+    #[test]
+    fn merged_per_role_keeps_tool_calls_and_separate_tool_results() {
+        let m = Messages::from(vec![
+            Message::user("a"),
+            Message::user("b"),
+            Message::assistant("thinking").with_metadata("k", 1),
+            Message::assistant_tool_calls([ToolCall::new("c1", "t", json!({}))]),
+            Message::assistant_tool_calls([ToolCall::new("c2", "t", json!({}))]),
+            Message::tool_result("c1", "t", "1"),
+            Message::tool_result("c2", "t", "2"),
+        ]);
+        let merged = m.merged_per_role();
+        assert_eq!(merged.len(), 4);
+        assert_eq!(merged.get(0).unwrap().text(), "a\nb");
+        let assistant = merged.get(1).unwrap();
+        assert_eq!(assistant.text(), "thinking");
+        assert_eq!(assistant.tool_calls().len(), 2);
+        assert!(assistant.metadata().contains_key("k"));
+    }
+
+    #[test]
+    fn serde_is_a_plain_list_and_errors_name_the_message() {
+        let m = sample();
+        let value = serde_json::to_value(&m).unwrap();
+        assert!(value.is_array());
+        assert_eq!(Messages::from_value(&value).unwrap(), m);
+        let err = Messages::from_value(&json!([{"role":"user"}, {"content":"x"}])).unwrap_err();
+        assert!(err.to_string().contains("message 1: missing `role`"));
+    }
+
+    #[test]
+    fn transcript_is_readable() {
+        let t = sample().to_transcript();
+        assert_eq!(
+            t,
+            "system: be brief\nuser: hi\nassistant -> t {\"a\":1} [c1]\ntool t [c1]: ok\nassistant: done\n"
+        );
+    }
+}

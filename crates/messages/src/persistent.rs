@@ -1,0 +1,215 @@
+//! A persistent (immutable, structurally shared) vector: a 32-way trie with a tail buffer.
+//!
+//! Appending to a clone copies at most one path of the trie plus the tail (each at most 32
+//! pointers), so it costs O(log32 n) however long the history is. This is what makes
+//! `Messages` and therefore `AgentState` cheap to clone and extend.
+
+use std::sync::Arc;
+
+const BITS: usize = 5;
+const WIDTH: usize = 1 << BITS;
+const MASK: usize = WIDTH - 1;
+
+#[derive(Clone, Debug)]
+enum Node<T> {
+    Branch(Vec<Arc<Node<T>>>),
+    Leaf(Vec<T>),
+}
+
+/// An immutable vector with cheap clones and O(log n) append on a shared copy.
+#[derive(Clone, Debug)]
+pub(crate) struct PersistentVec<T> {
+    len: usize,
+    shift: usize,
+    root: Arc<Node<T>>,
+    tail: Arc<Vec<T>>,
+}
+
+impl<T: Clone> Default for PersistentVec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Clone> PersistentVec<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            len: 0,
+            shift: BITS,
+            root: Arc::new(Node::Branch(Vec::new())),
+            tail: Arc::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn tail_offset(&self) -> usize {
+        if self.len < WIDTH {
+            0
+        } else {
+            ((self.len - 1) >> BITS) << BITS
+        }
+    }
+
+    /// The leaf (or the tail) holding index `index`, and the offset of its first element.
+    fn chunk_for(&self, index: usize) -> Option<&[T]> {
+        if index >= self.len {
+            return None;
+        }
+        if index >= self.tail_offset() {
+            return Some(&self.tail);
+        }
+        let mut node = &self.root;
+        let mut level = self.shift;
+        loop {
+            match node.as_ref() {
+                Node::Branch(children) => {
+                    node = children.get((index >> level) & MASK)?;
+                    level = level.saturating_sub(BITS);
+                }
+                Node::Leaf(items) => return Some(items),
+            }
+        }
+    }
+
+    pub(crate) fn get(&self, index: usize) -> Option<&T> {
+        self.chunk_for(index)?.get(index & MASK)
+    }
+
+    pub(crate) fn push(&mut self, value: T) {
+        if self.len - self.tail_offset() < WIDTH {
+            Arc::make_mut(&mut self.tail).push(value);
+            self.len += 1;
+            return;
+        }
+        let full_tail = std::mem::replace(&mut self.tail, Arc::new(vec![value]));
+        let tail_node = Arc::new(Node::Leaf(Arc::unwrap_or_clone(full_tail)));
+        if (self.len >> BITS) > (1 << self.shift) {
+            let old_root = self.root.clone();
+            let path = new_path(self.shift, tail_node);
+            self.root = Arc::new(Node::Branch(vec![old_root, path]));
+            self.shift += BITS;
+        } else {
+            self.root = push_tail(self.len, self.shift, &self.root, tail_node);
+        }
+        self.len += 1;
+    }
+
+    pub(crate) fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            vec: self,
+            index: 0,
+            chunk: &[],
+        }
+    }
+}
+
+fn new_path<T>(level: usize, node: Arc<Node<T>>) -> Arc<Node<T>> {
+    if level == 0 {
+        return node;
+    }
+    Arc::new(Node::Branch(vec![new_path(level - BITS, node)]))
+}
+
+fn push_tail<T: Clone>(
+    len: usize,
+    level: usize,
+    parent: &Arc<Node<T>>,
+    tail: Arc<Node<T>>,
+) -> Arc<Node<T>> {
+    let sub_index = ((len - 1) >> level) & MASK;
+    let mut children = match parent.as_ref() {
+        Node::Branch(children) => children.clone(),
+        Node::Leaf(_) => Vec::new(),
+    };
+    let inserted = if level == BITS {
+        tail
+    } else {
+        match children.get(sub_index) {
+            Some(child) => push_tail(len, level - BITS, child, tail),
+            None => new_path(level - BITS, tail),
+        }
+    };
+    if sub_index < children.len() {
+        children[sub_index] = inserted;
+    } else {
+        children.push(inserted);
+    }
+    Arc::new(Node::Branch(children))
+}
+
+/// Iterator over a [`PersistentVec`], one leaf at a time.
+pub(crate) struct Iter<'a, T> {
+    vec: &'a PersistentVec<T>,
+    index: usize,
+    chunk: &'a [T],
+}
+
+impl<'a, T: Clone> Iterator for Iter<'a, T> {
+    type Item = &'a T;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.chunk.is_empty() {
+            self.chunk = self.vec.chunk_for(self.index)?;
+            self.chunk = self.chunk.get(self.index & MASK..).unwrap_or(&[]);
+        }
+        let (first, rest) = self.chunk.split_first()?;
+        self.chunk = rest;
+        self.index += 1;
+        Some(first)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.vec.len - self.index;
+        (left, Some(left))
+    }
+}
+
+impl<T: Clone> ExactSizeIterator for Iter<'_, T> {}
+
+impl<T: Clone> FromIterator<T> for PersistentVec<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut vec = Self::new();
+        for item in iter {
+            vec.push(item);
+        }
+        vec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn grows_through_several_trie_levels() {
+        let n = WIDTH * WIDTH * 2 + 7;
+        let v: PersistentVec<usize> = (0..n).collect();
+        assert_eq!(v.len(), n);
+        for i in [0, 31, 32, 1023, 1024, 1055, n - 1] {
+            assert_eq!(v.get(i), Some(&i));
+        }
+        assert_eq!(v.get(n), None);
+        assert!(v.iter().copied().eq(0..n));
+    }
+
+    proptest! {
+        #[test]
+        fn behaves_like_vec_and_clones_are_independent(n in 0usize..3000, extra in 0usize..70) {
+            let v: PersistentVec<usize> = (0..n).collect();
+            let mut clone = v.clone();
+            for i in 0..extra {
+                clone.push(n + i);
+            }
+            prop_assert!(v.iter().copied().eq(0..n));
+            prop_assert!(clone.iter().copied().eq(0..n + extra));
+            prop_assert_eq!(v.len(), n);
+            for i in (0..n + extra).step_by(97) {
+                prop_assert_eq!(clone.get(i), Some(&i));
+            }
+        }
+    }
+}

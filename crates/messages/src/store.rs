@@ -1,0 +1,391 @@
+//! `MessageStore`: named sections of messages plus parameters.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::{Message, Messages, MessagesError, Metadata};
+
+/// One named section of a [`MessageStore`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    name: String,
+    messages: Messages,
+}
+
+impl Section {
+    /// A section with the given name and messages.
+    pub fn new(name: impl Into<String>, messages: impl Into<Messages>) -> Self {
+        Self {
+            name: name.into(),
+            messages: messages.into(),
+        }
+    }
+
+    /// The section's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The section's messages.
+    pub fn messages(&self) -> &Messages {
+        &self.messages
+    }
+}
+
+/// Named sections of messages in insertion order, plus free parameters.
+///
+/// Agents keep their conversation here: `messages` (persistent), `execution_buffer` (the tool
+/// trace of the running execution), `summary` and `buffer`. The store is an immutable value:
+/// operations return a new store and share everything they did not change.
+///
+/// Serialized as `{"sections": [{"name", "messages": [..]}], "parameters": {..}}`; section
+/// names are unique (a document with a repeated name is rejected).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageStore {
+    sections: Vec<Section>,
+    parameters: Metadata,
+}
+
+impl MessageStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A store with one section.
+    pub fn with_section_messages(name: impl Into<String>, messages: impl Into<Messages>) -> Self {
+        Self::new().section(&name.into()).set(messages)
+    }
+
+    /// A store from sections.
+    ///
+    /// # Errors
+    /// [`MessagesError::DuplicateSection`] when two sections share a name.
+    pub fn from_sections(
+        sections: impl IntoIterator<Item = Section>,
+    ) -> Result<Self, MessagesError> {
+        let mut store = Self::new();
+        for section in sections {
+            if store.position(section.name()).is_some() {
+                return Err(MessagesError::DuplicateSection { name: section.name });
+            }
+            store.sections.push(section);
+        }
+        Ok(store)
+    }
+
+    /// A handle on the section `name` (which may not exist yet).
+    pub fn section(&self, name: &str) -> SectionOperator<'_> {
+        SectionOperator {
+            store: self,
+            name: name.to_owned(),
+        }
+    }
+
+    /// The sections in order.
+    pub fn sections(&self) -> &[Section] {
+        &self.sections
+    }
+
+    /// Section names in order.
+    pub fn section_names(&self) -> Vec<&str> {
+        self.sections.iter().map(Section::name).collect()
+    }
+
+    /// The store's parameters.
+    pub fn parameters(&self) -> &Metadata {
+        &self.parameters
+    }
+
+    /// A copy with the parameter `key` set.
+    pub fn with_parameter(&self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        let mut store = self.clone();
+        store.parameters.insert(key, value);
+        store
+    }
+
+    /// A copy without the parameter `key`.
+    pub fn without_parameter(&self, key: &str) -> Self {
+        let mut store = self.clone();
+        store.parameters.remove(key);
+        store
+    }
+
+    /// A copy with all parameters replaced.
+    pub fn with_parameters(&self, parameters: Metadata) -> Self {
+        let mut store = self.clone();
+        store.parameters = parameters;
+        store
+    }
+
+    /// The messages of every section, in store order.
+    pub fn to_messages(&self) -> Messages {
+        self.sections
+            .iter()
+            .fold(Messages::new(), |acc, s| acc.concat(s.messages()))
+    }
+
+    /// A store with only the named sections, in the order given (missing names are skipped).
+    pub fn select(&self, names: &[&str]) -> Self {
+        let sections = names
+            .iter()
+            .filter_map(|name| self.position(name).map(|i| self.sections[i].clone()))
+            .collect();
+        Self {
+            sections,
+            parameters: self.parameters.clone(),
+        }
+    }
+
+    /// The store as JSON in its serialized shape.
+    pub fn to_value(&self) -> Value {
+        let sections = self
+            .sections
+            .iter()
+            .map(|s| {
+                let messages: Vec<Value> = s.messages.iter().map(Message::to_value).collect();
+                serde_json::json!({"name": s.name, "messages": messages})
+            })
+            .collect();
+        serde_json::json!({"sections": Value::Array(sections), "parameters": self.parameters.to_value()})
+    }
+
+    /// Reads a store from its serialized shape.
+    ///
+    /// # Errors
+    /// A [`MessagesError`] naming the section and message that cannot be read, or a duplicate
+    /// section name.
+    pub fn from_value(value: &Value) -> Result<Self, MessagesError> {
+        let invalid = |reason: String| MessagesError::InvalidMessage { reason };
+        let object = value
+            .as_object()
+            .ok_or_else(|| invalid(format!("a message store must be an object, got {value}")))?;
+        let sections = match object.get("sections") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items.clone(),
+            Some(other) => return Err(invalid(format!("`sections` must be a list, got {other}"))),
+        };
+        let mut parsed = Vec::with_capacity(sections.len());
+        for section in &sections {
+            let name = section.get("name").and_then(Value::as_str).ok_or_else(|| {
+                invalid(format!("a section needs a string `name`, got {section}"))
+            })?;
+            let messages = match section.get("messages") {
+                None | Some(Value::Null) => Messages::new(),
+                Some(list) => Messages::from_value(list).map_err(|e| match e {
+                    MessagesError::InvalidMessage { reason } => MessagesError::InvalidMessage {
+                        reason: format!("section `{name}`: {reason}"),
+                    },
+                    other => other,
+                })?,
+            };
+            parsed.push(Section::new(name, messages));
+        }
+        let parameters = match object.get("parameters") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(Value::Array(items)) if items.is_empty() => Map::new(),
+            Some(other) => {
+                return Err(invalid(format!(
+                    "`parameters` must be an object, got {other}"
+                )))
+            }
+        };
+        Ok(Self::from_sections(parsed)?.with_parameters(parameters.into()))
+    }
+
+    /// Reads a store from JSON text.
+    ///
+    /// # Errors
+    /// As [`MessageStore::from_value`], or [`MessagesError::Json`] for text that is not JSON.
+    pub fn from_json(text: &str) -> Result<Self, MessagesError> {
+        let value: Value = serde_json::from_str(text)?;
+        Self::from_value(&value)
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.sections.iter().position(|s| s.name == name)
+    }
+
+    fn with_section_set(&self, name: &str, messages: Messages) -> Self {
+        let mut store = self.clone();
+        match store.position(name) {
+            Some(i) => store.sections[i].messages = messages,
+            None => store.sections.push(Section::new(name, messages)),
+        }
+        store
+    }
+}
+
+/// A handle on one section of a store, returned by [`MessageStore::section`].
+///
+/// Queries read the section (a missing section reads as empty); mutators return a new store and
+/// never touch other sections.
+#[derive(Clone, Debug)]
+pub struct SectionOperator<'a> {
+    store: &'a MessageStore,
+    name: String,
+}
+
+impl SectionOperator<'_> {
+    /// The section's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The section's messages (empty when the section does not exist).
+    pub fn messages(&self) -> Messages {
+        self.store
+            .position(&self.name)
+            .map(|i| self.store.sections[i].messages.clone())
+            .unwrap_or_default()
+    }
+
+    /// True when the section exists (even if empty).
+    pub fn exists(&self) -> bool {
+        self.store.position(&self.name).is_some()
+    }
+
+    /// True when the section is missing or has no messages.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of messages in the section.
+    pub fn len(&self) -> usize {
+        self.store
+            .position(&self.name)
+            .map_or(0, |i| self.store.sections[i].messages.len())
+    }
+
+    /// A store with `messages` appended to this section (created if missing). Appending nothing
+    /// returns the store unchanged.
+    pub fn append(&self, messages: impl Into<Messages>) -> MessageStore {
+        let messages = messages.into();
+        if messages.is_empty() {
+            return self.store.clone();
+        }
+        self.store
+            .with_section_set(&self.name, self.messages().concat(&messages))
+    }
+
+    /// A store with this section's messages replaced (created if missing).
+    pub fn set(&self, messages: impl Into<Messages>) -> MessageStore {
+        self.store.with_section_set(&self.name, messages.into())
+    }
+
+    /// A store with this section emptied (kept in place if it exists).
+    pub fn clear(&self) -> MessageStore {
+        if !self.exists() {
+            return self.store.clone();
+        }
+        self.store.with_section_set(&self.name, Messages::new())
+    }
+
+    /// A store without this section.
+    pub fn remove(&self) -> MessageStore {
+        let mut store = self.store.clone();
+        store.sections.retain(|s| s.name != self.name);
+        store
+    }
+}
+
+impl Serialize for MessageStore {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageStore {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        MessageStore::from_value(&value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store() -> MessageStore {
+        MessageStore::new()
+            .section("messages")
+            .append(vec![Message::user("hi")])
+            .section("execution_buffer")
+            .append(vec![Message::tool_result("c", "t", "r")])
+    }
+
+    #[test]
+    fn operators_only_touch_their_section() {
+        let s = store();
+        let appended = s.section("messages").append(Message::assistant("hello"));
+        assert_eq!(appended.section("messages").len(), 2);
+        assert_eq!(
+            appended.section("execution_buffer").messages(),
+            s.section("execution_buffer").messages()
+        );
+        assert_eq!(s.section("messages").len(), 1, "original unchanged");
+
+        let cleared = s.section("execution_buffer").clear();
+        assert!(cleared.section("execution_buffer").exists());
+        assert!(cleared.section("execution_buffer").is_empty());
+        assert_eq!(cleared.section_names(), ["messages", "execution_buffer"]);
+
+        let removed = s.section("messages").remove();
+        assert!(!removed.section("messages").exists());
+        assert_eq!(removed.section_names(), ["execution_buffer"]);
+
+        let set = s.section("summary").set(vec![Message::system("sum")]);
+        assert_eq!(
+            set.section_names(),
+            ["messages", "execution_buffer", "summary"]
+        );
+    }
+
+    #[test]
+    fn missing_sections_read_as_empty_and_noop_operations_keep_the_store() {
+        let s = store();
+        assert!(!s.section("nope").exists());
+        assert!(s.section("nope").is_empty());
+        assert_eq!(s.section("nope").clear(), s);
+        assert_eq!(s.section("nope").append(Messages::new()), s);
+        assert_eq!(s.section("nope").remove(), s);
+    }
+
+    #[test]
+    fn parameters_and_select() {
+        let s = store().with_parameter("lang", "en");
+        assert_eq!(s.parameters().get("lang"), Some(&json!("en")));
+        assert!(!s
+            .without_parameter("lang")
+            .parameters()
+            .contains_key("lang"));
+        let selected = s.select(&["execution_buffer", "missing", "messages"]);
+        assert_eq!(selected.section_names(), ["execution_buffer", "messages"]);
+        assert_eq!(s.to_messages().len(), 2);
+    }
+
+    #[test]
+    fn serde_shape_and_duplicate_sections() {
+        let s = store().with_parameter("p", 1);
+        let value = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            value,
+            json!({"sections":[
+                {"name":"messages","messages":[{"role":"user","content":"hi"}]},
+                {"name":"execution_buffer","messages":[{"role":"tool","content":"r","tool_call_id":"c","tool_name":"t"}]}
+            ],"parameters":{"p":1}})
+        );
+        assert_eq!(MessageStore::from_value(&value).unwrap(), s);
+        let dup = json!({"sections":[{"name":"a","messages":[]},{"name":"a","messages":[]}]});
+        let err = MessageStore::from_value(&dup).unwrap_err();
+        assert!(matches!(err, MessagesError::DuplicateSection { ref name } if name == "a"));
+        assert!(serde_json::from_value::<MessageStore>(dup).is_err());
+        let bad = json!({"sections":[{"name":"messages","messages":[{"role":"x"}]}]});
+        assert!(MessageStore::from_value(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("`x`"));
+    }
+}
