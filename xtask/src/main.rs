@@ -1,2 +1,74 @@
-//! Project automation, run as `cargo xtask <task>`.
-fn main() {}
+//! Project automation, run as `cargo xtask <task>` (see `cargo xtask help`).
+//!
+//! Tasks are Rust code rather than shell scripts so they run the same everywhere and can be
+//! read and tested like the rest of the project.
+
+use std::env;
+use std::process::{Command, ExitCode};
+
+mod deny;
+mod run;
+
+use run::{cargo, Step};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("help");
+    let result = match task {
+        "ci" => ci(),
+        "deny" => deny::check(),
+        "bench" => bench(),
+        "help" | "--help" | "-h" => {
+            print_help();
+            Ok(())
+        }
+        other => Err(format!("unknown task `{other}`; run `cargo xtask help`")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask {task} failed: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_help() {
+    println!(
+        "cargo xtask <task>\n\n\
+         tasks:\n  \
+         ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
+         deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
+         bench   criterion benchmarks of the workspace\n"
+    );
+}
+
+/// The CI job, in order: formatting, lints, tests, doc tests, dependency policy.
+fn ci() -> Result<(), String> {
+    let steps = [
+        Step::new("fmt", cargo(&["fmt", "--all", "--", "--check"])),
+        Step::new(
+            "clippy",
+            cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+        ),
+        Step::new("test", cargo(&["test", "--workspace", "--all-targets"])),
+        Step::new("doc tests", cargo(&["test", "--workspace", "--doc"])),
+    ];
+    for step in steps {
+        step.run()?;
+    }
+    deny::check()
+}
+
+fn bench() -> Result<(), String> {
+    Step::new("bench", cargo(&["bench", "--workspace"])).run()
+}
+
+/// A command that must exist on the machine (used by `deny` to find cargo-deny).
+pub(crate) fn has_command(program: &str, probe: &str) -> bool {
+    Command::new(program)
+        .arg(probe)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
