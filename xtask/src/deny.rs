@@ -19,7 +19,11 @@ pub fn check() -> Result<(), String> {
         .map_err(|e| format!("could not run cargo deny fetch: {e}"))?;
     if !fetched.status.success() {
         let why = String::from_utf8_lossy(&fetched.stderr);
-        let why = why.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("unknown error");
+        let why = why
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("unknown error");
         eprintln!(
             "!!! cargo deny advisories: NOT CHECKED: the advisory database could not be fetched ({})",
             why.trim()

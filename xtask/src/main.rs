@@ -49,7 +49,14 @@ fn ci() -> Result<(), String> {
         Step::new("fmt", cargo(&["fmt", "--all", "--", "--check"])),
         Step::new(
             "clippy",
-            cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+            cargo(&[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
         ),
         Step::new("test", cargo(&["test", "--workspace", "--all-targets"])),
         Step::new("doc tests", cargo(&["test", "--workspace", "--doc"])),

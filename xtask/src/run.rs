@@ -18,11 +18,18 @@ impl Step {
     pub fn run(mut self) -> Result<(), String> {
         eprintln!("==> {} ({})", self.name, describe(&self.command));
         let started = Instant::now();
-        let status = self
-            .command
-            .status()
-            .map_err(|e| format!("{}: could not start `{}`: {e}", self.name, describe(&self.command)))?;
-        eprintln!("<== {} took {:.1}s", self.name, started.elapsed().as_secs_f64());
+        let status = self.command.status().map_err(|e| {
+            format!(
+                "{}: could not start `{}`: {e}",
+                self.name,
+                describe(&self.command)
+            )
+        })?;
+        eprintln!(
+            "<== {} took {:.1}s",
+            self.name,
+            started.elapsed().as_secs_f64()
+        );
         if status.success() {
             Ok(())
         } else {

@@ -1,9 +1,12 @@
-//! `agents_processing`: this layer is being built; see docs/architecture.md for its responsibilities.
+//! `agents_processing`: the state-processor middleware chain and the built-in processors.
 //!
 //! ```
-//! let layer = agents_processing::LAYER;
-//! assert_eq!(layer, "agents-processing");
+//! use agents_processing::{EstimateTokenCounter, TokenCounter};
+//! assert!(EstimateTokenCounter.count_text("hello world") >= 2);
 //! ```
 
-/// The name of this layer.
-pub const LAYER: &str = "agents-processing";
+mod token_counter;
+
+#[cfg(feature = "tiktoken")]
+pub use token_counter::TiktokenCounter;
+pub use token_counter::{EstimateTokenCounter, TokenCounter};
