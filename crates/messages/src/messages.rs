@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(m.tail(1).first().unwrap().text(), "done");
         assert_eq!(m.tail(99).len(), 5);
         assert_eq!(m.reversed().first().unwrap().text(), "done");
-        assert_eq!(m.iter().rev().next().unwrap().text(), "done");
+        assert_eq!(m.iter().next_back().unwrap().text(), "done");
         assert_eq!(m.filter(Message::is_tool_trace).len(), 2);
     }
 

@@ -1,0 +1,43 @@
+//! The `StateProcessor` trait: one layer of middleware around a step.
+
+use agents_core::{AgentError, AgentState, Next};
+use async_trait::async_trait;
+
+/// Middleware around each step of the agent loop, like a `tower` layer.
+///
+/// `process` receives the state and `next`, the rest of the chain (the inner processors and,
+/// at the centre, the step itself: driver, continuation evaluation, recording). A processor can
+/// act before calling `next` (pre-step), after it (post-step), or both. A processor that does
+/// not call `next` cuts the step off: no driver call, no recording, and the inner processors do
+/// not run (useful for guards; the loop then sees the state it returned).
+///
+/// `can_process` is asked on the state *before* `next` runs, so it only sees what existed
+/// before the step. Post-step processors keep the default `true` and inspect the new state
+/// (current step, continuation outcome) inside `process`, after `next`.
+#[async_trait]
+pub trait StateProcessor: Send + Sync {
+    /// A short name for logs and tests.
+    fn name(&self) -> &str {
+        short_type_name(std::any::type_name::<Self>())
+    }
+
+    /// Whether this layer runs for `state`; when false, the chain skips straight to `next`.
+    fn can_process(&self, _state: &AgentState) -> bool {
+        true
+    }
+
+    /// Runs this layer.
+    ///
+    /// # Errors
+    /// Whatever the layer or the rest of the chain reports; the loop treats it like a driver
+    /// error and applies the error policy.
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError>;
+}
+
+fn short_type_name(full: &str) -> &str {
+    let without_generics = full.split('<').next().unwrap_or(full);
+    without_generics
+        .rsplit("::")
+        .next()
+        .unwrap_or(without_generics)
+}

@@ -1,0 +1,62 @@
+//! `AppendFinalResponse`: separated mode, only the final answer persists.
+
+use agents_core::{AgentError, AgentState, Next, DEFAULT_SECTION};
+use async_trait::async_trait;
+use messages::Messages;
+
+use crate::retention::execution_digest;
+use crate::{StateProcessor, TraceRetention};
+
+/// Post-step: appends to `messages` only the final answer of a step that made no tool calls
+/// (the last assistant message of its response with text and no tool calls).
+///
+/// With [`TraceRetention::Digest`], a bounded note of the execution's tool calls is persisted
+/// right before the answer (or alone, when the execution stops without an answer, e.g. on a
+/// step limit). [`TraceRetention::Full`] is legacy mode and belongs to
+/// [`AppendStepMessages`](crate::AppendStepMessages); here it behaves like `Ephemeral`.
+#[derive(Clone, Debug, Default)]
+pub struct AppendFinalResponse {
+    retention: TraceRetention,
+}
+
+impl AppendFinalResponse {
+    /// Appends final answers only (ephemeral trace).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends final answers with the given retention of the trace.
+    pub fn with_retention(retention: TraceRetention) -> Self {
+        Self { retention }
+    }
+}
+
+#[async_trait]
+impl StateProcessor for AppendFinalResponse {
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        let state = next(state).await?;
+        let Some(step) = state.current_step() else {
+            return Ok(state);
+        };
+        let answer = if step.has_tool_calls() {
+            None
+        } else {
+            step.final_response().cloned()
+        };
+        let stopping = state
+            .continuation_outcome()
+            .is_some_and(|outcome| !outcome.should_continue());
+        let digest = match &self.retention {
+            TraceRetention::Digest(config) if answer.is_some() || stopping => {
+                execution_digest(&state, config)
+            }
+            _ => None,
+        };
+        let appended: Messages = digest.into_iter().chain(answer).collect();
+        if appended.is_empty() {
+            return Ok(state);
+        }
+        let store = state.store().section(DEFAULT_SECTION).append(appended);
+        Ok(state.with_store(store))
+    }
+}

@@ -1,0 +1,32 @@
+//! `AppendToolTraceToBuffer`: the step's trace goes to the ephemeral execution buffer.
+
+use agents_core::{AgentError, AgentState, Next, EXECUTION_BUFFER_SECTION};
+use async_trait::async_trait;
+
+use crate::StateProcessor;
+
+/// Post-step: appends the step's `trace_messages` to `execution_buffer`, where the next steps
+/// of the same execution see them.
+///
+/// Driven by the step's trace, not by message shapes, so a ReAct step's Thought/Action and
+/// Observation texts are kept as well as native tool calls and results.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AppendToolTraceToBuffer;
+
+#[async_trait]
+impl StateProcessor for AppendToolTraceToBuffer {
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        let state = next(state).await?;
+        let Some(step) = state.current_step() else {
+            return Ok(state);
+        };
+        if step.trace_messages().is_empty() {
+            return Ok(state);
+        }
+        let store = state
+            .store()
+            .section(EXECUTION_BUFFER_SECTION)
+            .append(step.trace_messages().clone());
+        Ok(state.with_store(store))
+    }
+}

@@ -1,0 +1,44 @@
+//! `ApplyCachedContext`: the agent's fixed request prefix (system prompt, tools).
+
+use agents_core::{AgentError, AgentState, CachedContext, Next};
+use async_trait::async_trait;
+
+use crate::StateProcessor;
+
+/// Pre-step: puts the configured [`CachedContext`] (system prompt, tool schemas, tool choice,
+/// response format) into the state, by default only when the state has none yet (so a state
+/// restored from a checkpoint keeps its own).
+#[derive(Clone, Debug, Default)]
+pub struct ApplyCachedContext {
+    context: CachedContext,
+    only_when_empty: bool,
+}
+
+impl ApplyCachedContext {
+    /// Applies `context` to states that have no cached context.
+    pub fn new(context: CachedContext) -> Self {
+        Self {
+            context,
+            only_when_empty: true,
+        }
+    }
+
+    /// Applies `context` before every step, replacing what the state has.
+    pub fn always(context: CachedContext) -> Self {
+        Self {
+            context,
+            only_when_empty: false,
+        }
+    }
+}
+
+#[async_trait]
+impl StateProcessor for ApplyCachedContext {
+    fn can_process(&self, state: &AgentState) -> bool {
+        !self.context.is_empty() && (!self.only_when_empty || state.cached_context().is_empty())
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        next(state.with_cached_context(self.context.clone())).await
+    }
+}

@@ -1,0 +1,29 @@
+//! `ClearExecutionBuffer`: nothing of the trace survives the end of an execution.
+
+use agents_core::{AgentError, AgentState, Next, EXECUTION_BUFFER_SECTION};
+use async_trait::async_trait;
+
+use crate::StateProcessor;
+
+/// Post-step: empties `execution_buffer` when the step's continuation outcome says stop.
+///
+/// Put it **first** in the list so its post-step logic runs **last**, after the trace of the
+/// final step was appended: a run that stops on a limit right after a tool call leaves nothing
+/// behind.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClearExecutionBuffer;
+
+#[async_trait]
+impl StateProcessor for ClearExecutionBuffer {
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        let state = next(state).await?;
+        let stopping = state
+            .continuation_outcome()
+            .is_some_and(|outcome| !outcome.should_continue());
+        if !stopping || state.store().section(EXECUTION_BUFFER_SECTION).is_empty() {
+            return Ok(state);
+        }
+        let store = state.store().section(EXECUTION_BUFFER_SECTION).clear();
+        Ok(state.with_store(store))
+    }
+}

@@ -1,0 +1,188 @@
+//! The middleware chain: onion order, `can_process`, and cutting the step off.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::sync::{Arc, Mutex};
+
+use agents_core::testing::ScriptedDriver;
+use agents_core::{AgentError, AgentState, Next, StepProcessing};
+use agents_processing::{CallableProcessor, StateProcessor, StateProcessors};
+use async_trait::async_trait;
+use inference::InferenceResponse;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+struct Recorder {
+    name: &'static str,
+    log: Log,
+    enabled: bool,
+}
+
+#[async_trait]
+impl StateProcessor for Recorder {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn can_process(&self, _state: &AgentState) -> bool {
+        self.enabled
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        self.log.lock().unwrap().push(format!("{} pre", self.name));
+        let state = next(state).await?;
+        self.log.lock().unwrap().push(format!("{} post", self.name));
+        Ok(state)
+    }
+}
+
+struct Gate;
+
+#[async_trait]
+impl StateProcessor for Gate {
+    async fn process(&self, state: AgentState, _next: Next) -> Result<AgentState, AgentError> {
+        Ok(state.with_metadata("gate", "closed"))
+    }
+}
+
+fn recorder(name: &'static str, log: &Log, enabled: bool) -> Arc<dyn StateProcessor> {
+    Arc::new(Recorder {
+        name,
+        log: Arc::clone(log),
+        enabled,
+    })
+}
+
+fn terminal(log: &Log) -> Next {
+    let log = Arc::clone(log);
+    Box::new(move |state| {
+        Box::pin(async move {
+            log.lock().unwrap().push("step".into());
+            Ok(state.with_metadata("stepped", true))
+        })
+    })
+}
+
+#[tokio::test]
+async fn the_first_processor_is_the_outermost_layer() {
+    let log = Log::default();
+    let chain = StateProcessors::new([
+        recorder("A", &log, true),
+        recorder("B", &log, true),
+        recorder("C", &log, true),
+    ]);
+    let state = chain
+        .apply(AgentState::new(), terminal(&log))
+        .await
+        .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["A pre", "B pre", "C pre", "step", "C post", "B post", "A post"]
+    );
+    assert!(state.metadata().contains_key("stepped"));
+    assert_eq!(chain.names(), ["A", "B", "C"]);
+}
+
+#[tokio::test]
+async fn can_process_false_skips_only_that_layer() {
+    let log = Log::default();
+    let chain = StateProcessors::new([
+        recorder("A", &log, true),
+        recorder("B", &log, false),
+        recorder("C", &log, true),
+    ]);
+    chain
+        .apply(AgentState::new(), terminal(&log))
+        .await
+        .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["A pre", "C pre", "step", "C post", "A post"]
+    );
+}
+
+#[tokio::test]
+async fn a_processor_that_does_not_call_next_cuts_the_step_off() {
+    let log = Log::default();
+    let chain = StateProcessors::new([
+        recorder("A", &log, true),
+        Arc::new(Gate),
+        recorder("C", &log, true),
+    ]);
+    let state = chain
+        .apply(AgentState::new(), terminal(&log))
+        .await
+        .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["A pre", "A post"],
+        "neither C nor the step ran"
+    );
+    assert_eq!(
+        state.metadata().get("gate"),
+        Some(&serde_json::json!("closed"))
+    );
+    assert!(!state.metadata().contains_key("stepped"));
+}
+
+#[tokio::test]
+async fn callable_processors_run_before_or_after_the_step_inside_a_real_loop() {
+    let log = Log::default();
+    let before_log = Arc::clone(&log);
+    let after_log = Arc::clone(&log);
+    let chain = StateProcessors::default()
+        .with(CallableProcessor::before(
+            "before",
+            move |state: AgentState| {
+                let log = Arc::clone(&before_log);
+                async move {
+                    log.lock().unwrap().push(format!(
+                        "before: step {:?}",
+                        state.current_step().map(|s| s.id().len())
+                    ));
+                    Ok(state)
+                }
+            },
+        ))
+        .with(CallableProcessor::after(
+            "after",
+            move |state: AgentState| {
+                let log = Arc::clone(&after_log);
+                async move {
+                    let text = state
+                        .current_step()
+                        .and_then(|s| s.final_response())
+                        .map(|m| m.text());
+                    log.lock()
+                        .unwrap()
+                        .push(format!("after: {}", text.unwrap_or_default()));
+                    Ok(state)
+                }
+            },
+        ));
+    let agent = agents_core::Agent::new(ScriptedDriver::new([InferenceResponse::text("hi")]))
+        .with_processors(chain);
+    agent
+        .execute(AgentState::new().with_user_message("hello"))
+        .await
+        .unwrap();
+    assert_eq!(*log.lock().unwrap(), ["before: step None", "after: hi"]);
+}
+
+#[tokio::test]
+async fn an_error_in_a_processor_reaches_the_loop_as_an_error() {
+    let chain = StateProcessors::default()
+        .with(CallableProcessor::before("broken", |_state| async {
+            Err(AgentError::driver("processor failed on purpose"))
+        }));
+    let result = StepProcessing::apply(
+        &chain,
+        AgentState::new(),
+        Box::new(|s| Box::pin(async move { Ok(s) })),
+    )
+    .await;
+    assert!(result
+        .unwrap_err()
+        .to_string()
+        .contains("processor failed on purpose"));
+}
