@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 /// The JSON Schema of the arguments type `T`, in the form providers accept: an object schema
 /// with `properties` (and `required` when some are), nested types inlined, without the
-/// `$schema` and `title` noise schemars adds.
+/// `$schema` and `title` noise schemars adds, and without a top-level `description` (the
+/// tool's description says it).
 ///
 /// ```
 /// use agents_core::tools::arguments_schema;
@@ -30,8 +31,12 @@ pub fn arguments_schema<T: JsonSchema>() -> Value {
         .for_deserialize()
         .with(|settings| settings.inline_subschemas = true)
         .into_generator();
-    let schema: Value = generator.into_root_schema_for::<T>().into();
-    clean_schema(schema)
+    let mut schema = clean_schema(generator.into_root_schema_for::<T>().into());
+    // The type's doc comment would repeat the tool's own description.
+    if let Value::Object(root) = &mut schema {
+        root.remove("description");
+    }
+    schema
 }
 
 /// Removes `$schema` and `title` keywords (at every level), and gives an object schema without
