@@ -1,9 +1,17 @@
-//! `drivers_toolcalling`: this layer is being built; see docs/architecture.md for its responsibilities.
+//! `drivers_toolcalling`: the agent step that talks to the model through native tool calls.
 //!
-//! ```
-//! let layer = drivers_toolcalling::LAYER;
-//! assert_eq!(layer, "drivers-toolcalling");
-//! ```
+//! - [`format_step_messages`] turns a model response and its tool executions into a step's
+//!   messages: the tool trace (one assistant message with all the calls, then one tool result
+//!   per call) and the response (the assistant's text answer).
+//! - [`recover_tool_calls_from_content`] recovers calls that a model wrote as JSON text instead
+//!   of native tool calls (common with small local models), validated against the tools.
+//! - [`lenient_json`] finds JSON in model text (code fences, prose around it, trailing commas).
 
-/// The name of this layer.
-pub const LAYER: &str = "drivers-toolcalling";
+pub mod lenient_json;
+mod recover;
+mod step_messages;
+#[cfg(test)]
+mod test_tools;
+
+pub use recover::{recover_tool_calls_from_content, RECOVERED_ID_PREFIX};
+pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
