@@ -1,7 +1,22 @@
 //! `agents_core`: agent state, steps, continuation, error policy, tools, events and the loop.
-//!
-//! (Crate documentation with an example is being written with the loop.)
 
+mod continuation;
+mod errors;
+mod state;
+mod step;
 pub mod tools;
 
+pub use continuation::*;
+pub use errors::*;
+pub use state::*;
+pub use step::*;
 pub use tools::*;
+
+/// The persistent conversation section.
+pub const DEFAULT_SECTION: &str = "messages";
+/// The tool trace of the running execution (cleared when a new execution starts).
+pub const EXECUTION_BUFFER_SECTION: &str = "execution_buffer";
+/// Summaries of older conversation.
+pub const SUMMARY_SECTION: &str = "summary";
+/// Older messages set aside before summarization.
+pub const BUFFER_SECTION: &str = "buffer";

@@ -44,3 +44,16 @@ pub trait ToolExecutor: Send + Sync {
         parallel: bool,
     ) -> ToolExecutions;
 }
+
+#[async_trait]
+impl<T: ToolExecutor + ?Sized> ToolExecutor for std::sync::Arc<T> {
+    async fn execute(
+        &self,
+        calls: &[ToolCall],
+        tools: &Tools,
+        context: &ToolContext,
+        parallel: bool,
+    ) -> ToolExecutions {
+        (**self).execute(calls, tools, context, parallel).await
+    }
+}

@@ -90,10 +90,29 @@ impl ToolError {
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
         ToolError::InvalidArguments(message.into())
     }
+
+    /// The message without the kind prefix.
+    pub fn message(&self) -> &str {
+        match self {
+            ToolError::InvalidArguments(message) | ToolError::Failed(message) => message,
+        }
+    }
 }
 
 impl From<std::io::Error> for ToolError {
     fn from(error: std::io::Error) -> Self {
+        ToolError::Failed(error.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(error: serde_json::Error) -> Self {
+        ToolError::Failed(error.to_string())
+    }
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(error: Box<dyn std::error::Error + Send + Sync>) -> Self {
         ToolError::Failed(error.to_string())
     }
 }

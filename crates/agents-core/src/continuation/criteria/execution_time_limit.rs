@@ -1,0 +1,60 @@
+//! `ExecutionTimeLimit`: a guard on wall time.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
+
+/// Forbids another step once `max` elapsed since the execution started.
+///
+/// It measures with [`tokio::time::Instant`], so tests with a paused tokio clock control it.
+/// The baseline is set by [`ContinuationCriterion::execution_started`] (the agent calls it at
+/// the start of each execution) or lazily at the first evaluation. One instance keeps one
+/// baseline: give concurrent executions their own agents.
+#[derive(Debug)]
+pub struct ExecutionTimeLimit {
+    max: Duration,
+    started: Mutex<Option<Instant>>,
+}
+
+impl ExecutionTimeLimit {
+    /// A limit of `max`.
+    pub fn new(max: Duration) -> Self {
+        Self {
+            max,
+            started: Mutex::new(None),
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        let start = *started.get_or_insert_with(Instant::now);
+        Instant::now().saturating_duration_since(start)
+    }
+}
+
+impl ContinuationCriterion for ExecutionTimeLimit {
+    fn evaluate(&self, _state: &AgentState) -> ContinuationEvaluation {
+        let elapsed = self.elapsed();
+        if elapsed >= self.max {
+            return ContinuationEvaluation::forbid(self.name(), StopReason::TimeLimit).with_reason(
+                format!(
+                    "time limit reached: {:.1}s of {:.1}s",
+                    elapsed.as_secs_f64(),
+                    self.max.as_secs_f64()
+                ),
+            );
+        }
+        ContinuationEvaluation::allow(self.name())
+    }
+
+    fn name(&self) -> &str {
+        "ExecutionTimeLimit"
+    }
+
+    fn execution_started(&self, at: Instant) {
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
+    }
+}

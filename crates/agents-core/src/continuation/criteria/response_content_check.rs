@@ -1,0 +1,41 @@
+//! `ResponseContentCheck`: keep going while the last step's content says so.
+
+use std::sync::Arc;
+
+use crate::{AgentState, AgentStep, ContinuationCriterion, ContinuationEvaluation};
+
+/// Requests another step while `predicate(last step)` is true, says stop when it is false,
+/// and allows before the first step.
+#[derive(Clone)]
+pub struct ResponseContentCheck {
+    predicate: Arc<dyn Fn(&AgentStep) -> bool + Send + Sync>,
+}
+
+impl ResponseContentCheck {
+    /// A check with the given predicate ("there is more work").
+    pub fn new(predicate: impl Fn(&AgentStep) -> bool + Send + Sync + 'static) -> Self {
+        Self {
+            predicate: Arc::new(predicate),
+        }
+    }
+}
+
+impl std::fmt::Debug for ResponseContentCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResponseContentCheck")
+    }
+}
+
+impl ContinuationCriterion for ResponseContentCheck {
+    fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
+        match state.current_step() {
+            None => ContinuationEvaluation::allow(self.name()),
+            Some(step) if (self.predicate)(step) => ContinuationEvaluation::request(self.name()),
+            Some(_) => ContinuationEvaluation::stop(self.name()),
+        }
+    }
+
+    fn name(&self) -> &str {
+        "ResponseContentCheck"
+    }
+}

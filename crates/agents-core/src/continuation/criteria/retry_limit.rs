@@ -1,0 +1,32 @@
+//! `RetryLimit`: a guard on failed steps in a row.
+
+use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, ErrorContext, StopReason};
+
+/// Forbids another step once `max` steps in a row failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryLimit {
+    max: u32,
+}
+
+impl RetryLimit {
+    /// A limit of `max` consecutive failed steps.
+    pub fn new(max: u32) -> Self {
+        Self { max }
+    }
+}
+
+impl ContinuationCriterion for RetryLimit {
+    fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
+        let failures = ErrorContext::from_state(state).consecutive_failures;
+        if failures >= self.max {
+            return ContinuationEvaluation::forbid(self.name(), StopReason::RetryLimit).with_reason(
+                format!("retry limit reached: {failures} failed steps in a row"),
+            );
+        }
+        ContinuationEvaluation::allow(self.name())
+    }
+
+    fn name(&self) -> &str {
+        "RetryLimit"
+    }
+}

@@ -1,0 +1,31 @@
+//! `StepsLimit`: a guard on the number of steps.
+
+use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
+
+/// Forbids another step once `max` steps ran in this execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepsLimit {
+    max: usize,
+}
+
+impl StepsLimit {
+    /// A limit of `max` steps.
+    pub fn new(max: usize) -> Self {
+        Self { max }
+    }
+}
+
+impl ContinuationCriterion for StepsLimit {
+    fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
+        let steps = state.transient_step_count();
+        if steps >= self.max {
+            return ContinuationEvaluation::forbid(self.name(), StopReason::StepsLimit)
+                .with_reason(format!("step limit reached: {steps} of {} steps", self.max));
+        }
+        ContinuationEvaluation::allow(self.name())
+    }
+
+    fn name(&self) -> &str {
+        "StepsLimit"
+    }
+}

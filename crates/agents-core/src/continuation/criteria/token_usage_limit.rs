@@ -1,0 +1,32 @@
+//! `TokenUsageLimit`: a guard on the tokens used by an execution.
+
+use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
+
+/// Forbids another step once the execution used `max` tokens or more
+/// ([`AgentState::execution_usage`] total).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenUsageLimit {
+    max: u64,
+}
+
+impl TokenUsageLimit {
+    /// A limit of `max` tokens.
+    pub fn new(max: u64) -> Self {
+        Self { max }
+    }
+}
+
+impl ContinuationCriterion for TokenUsageLimit {
+    fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
+        let used = state.execution_usage().total();
+        if used >= self.max {
+            return ContinuationEvaluation::forbid(self.name(), StopReason::TokenLimit)
+                .with_reason(format!("token limit reached: {used} of {} tokens", self.max));
+        }
+        ContinuationEvaluation::allow(self.name())
+    }
+
+    fn name(&self) -> &str {
+        "TokenUsageLimit"
+    }
+}

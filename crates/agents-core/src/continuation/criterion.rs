@@ -1,0 +1,107 @@
+//! The `ContinuationCriterion` trait and the `ContinuationCriteria` list.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::{ContinuationEvaluation, ContinuationOutcome};
+use crate::AgentState;
+
+/// Decides, after each step (and once before the first), whether the agent runs another step.
+pub trait ContinuationCriterion: Send + Sync {
+    /// This criterion's verdict on `state`.
+    fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation;
+
+    /// The name used in evaluations and logs.
+    fn name(&self) -> &str;
+
+    /// Called once when an execution starts (time limits take their baseline here).
+    fn execution_started(&self, _at: Instant) {}
+}
+
+/// An ordered list of criteria, all evaluated every time.
+///
+/// An empty list runs exactly one step: before the first step it requests, afterwards it
+/// stops. (Continuing forever would make an agent without criteria loop without end.)
+#[derive(Clone, Default)]
+pub struct ContinuationCriteria {
+    criteria: Vec<Arc<dyn ContinuationCriterion>>,
+}
+
+impl ContinuationCriteria {
+    /// No criteria.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy with another criterion appended.
+    pub fn with(mut self, criterion: impl ContinuationCriterion + 'static) -> Self {
+        self.criteria.push(Arc::new(criterion));
+        self
+    }
+
+    /// Appends a shared criterion.
+    pub fn push(&mut self, criterion: Arc<dyn ContinuationCriterion>) {
+        self.criteria.push(criterion);
+    }
+
+    /// Number of criteria.
+    pub fn len(&self) -> usize {
+        self.criteria.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.criteria.is_empty()
+    }
+
+    /// The criteria's names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.criteria.iter().map(|c| c.name()).collect()
+    }
+
+    /// Tells every criterion that an execution started.
+    pub fn execution_started(&self, at: Instant) {
+        for criterion in &self.criteria {
+            criterion.execution_started(at);
+        }
+    }
+
+    /// Evaluates every criterion and resolves the outcome.
+    pub fn evaluate_all(&self, state: &AgentState) -> ContinuationOutcome {
+        if self.criteria.is_empty() {
+            return ContinuationOutcome::from_evaluation(one_step_default(state));
+        }
+        ContinuationOutcome::from_evaluations(
+            self.criteria.iter().map(|c| c.evaluate(state)).collect(),
+        )
+    }
+}
+
+impl std::fmt::Debug for ContinuationCriteria {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ContinuationCriteria")
+            .field(&self.names())
+            .finish()
+    }
+}
+
+impl FromIterator<Arc<dyn ContinuationCriterion>> for ContinuationCriteria {
+    fn from_iter<I: IntoIterator<Item = Arc<dyn ContinuationCriterion>>>(iter: I) -> Self {
+        Self {
+            criteria: iter.into_iter().collect(),
+        }
+    }
+}
+
+const NO_CRITERIA: &str = "NoCriteria";
+
+fn one_step_default(state: &AgentState) -> ContinuationEvaluation {
+    if state.current_step().is_none() && state.step_count() == 0 {
+        ContinuationEvaluation::request(NO_CRITERIA)
+            .with_reason("no continuation criteria: run one step")
+    } else {
+        ContinuationEvaluation::stop(NO_CRITERIA)
+            .with_reason("no continuation criteria: stop after one step")
+    }
+}

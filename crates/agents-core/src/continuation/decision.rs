@@ -1,0 +1,67 @@
+//! `ContinuationDecision` and `StopReason`.
+
+use serde::{Deserialize, Serialize};
+
+/// What one criterion says about running another step.
+///
+/// Resolution over all criteria (order-independent): any `Forbid` stops; else any `Request`
+/// continues; else any `Stop` stops; else any `Allow` continues; no decisions stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContinuationDecision {
+    /// A guard denies continuing (limits, errors). Always wins.
+    Forbid,
+    /// A guard has no objection.
+    Allow,
+    /// There is work left (e.g. the model asked for tools): run another step.
+    Request,
+    /// The work is done as far as this criterion can tell.
+    Stop,
+}
+
+/// Why an execution stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The work is done.
+    Completed,
+    /// The step limit was reached.
+    StepsLimit,
+    /// The token budget was used up.
+    TokenLimit,
+    /// The time budget was used up.
+    TimeLimit,
+    /// Too many failed attempts in a row.
+    RetryLimit,
+    /// An error stopped the execution (its status is `Failed`).
+    Error,
+    /// The model finished with a finish reason that stops the run.
+    FinishReason,
+    /// A guard forbade continuing without saying why.
+    Guard,
+    /// The user cancelled the execution.
+    UserRequested,
+}
+
+impl StopReason {
+    /// The snake_case name (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::StepsLimit => "steps_limit",
+            StopReason::TokenLimit => "token_limit",
+            StopReason::TimeLimit => "time_limit",
+            StopReason::RetryLimit => "retry_limit",
+            StopReason::Error => "error",
+            StopReason::FinishReason => "finish_reason",
+            StopReason::Guard => "guard",
+            StopReason::UserRequested => "user_requested",
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

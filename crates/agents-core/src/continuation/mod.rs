@@ -1,0 +1,17 @@
+//! Continuation: whether the agent runs another step, and why it stopped.
+
+mod criteria;
+mod criterion;
+mod decision;
+mod evaluation;
+mod outcome;
+
+pub(crate) use criteria::describe_error_context;
+pub use criteria::{
+    criterion_fn, CallableCriterion, ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck,
+    ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit, ToolCallPresenceCheck,
+};
+pub use criterion::{ContinuationCriteria, ContinuationCriterion};
+pub use decision::{ContinuationDecision, StopReason};
+pub use evaluation::ContinuationEvaluation;
+pub use outcome::ContinuationOutcome;

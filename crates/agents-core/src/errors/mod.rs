@@ -1,0 +1,11 @@
+//! Errors and the error policy.
+
+mod agent_error;
+mod error_context;
+mod error_policy;
+mod error_type;
+
+pub use agent_error::AgentError;
+pub use error_context::ErrorContext;
+pub use error_policy::ErrorPolicy;
+pub use error_type::{ErrorHandlingDecision, ErrorType};

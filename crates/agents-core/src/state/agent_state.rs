@@ -1,0 +1,543 @@
+//! `AgentState`: the immutable value the agent loop moves from step to step.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use inference::Usage;
+use messages::{CompileMessages, Message, MessageStore, Messages, Metadata, SelectedSections};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{AgentStatus, CachedContext, StateError};
+use crate::step::final_assistant_message;
+use crate::{
+    AgentStep, ContinuationOutcome, CurrentExecution, StepExecution, StepExecutions, StopReason,
+    ToolContext, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+};
+
+/// The version written by [`AgentState::to_json`] and required by [`AgentState::from_json`].
+pub const STATE_VERSION: u32 = 1;
+
+/// Everything an agent knows: its conversation (a sectioned [`MessageStore`]), metadata, the
+/// steps of the running execution, usage and timing.
+///
+/// An immutable value: every change returns a new state. Cloning is cheap (message lists and
+/// step records are shared), so the loop can hand out every intermediate state.
+///
+/// Serializes (serde) to a JSON document with `"version": 1` and reads back losslessly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentState {
+    agent_id: String,
+    parent_agent_id: Option<String>,
+    status: AgentStatus,
+    store: MessageStore,
+    metadata: Metadata,
+    current_execution: Option<CurrentExecution>,
+    current_step: Option<Arc<AgentStep>>,
+    step_executions: StepExecutions,
+    usage: Usage,
+    cached_context: CachedContext,
+    stop_reason: Option<StopReason>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl Default for AgentState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AgentState {
+    /// The persistent conversation section (`messages`).
+    pub const DEFAULT_SECTION: &'static str = DEFAULT_SECTION;
+    /// The tool trace of the running execution (`execution_buffer`).
+    pub const EXECUTION_BUFFER_SECTION: &'static str = EXECUTION_BUFFER_SECTION;
+    /// Summaries of older conversation (`summary`).
+    pub const SUMMARY_SECTION: &'static str = SUMMARY_SECTION;
+    /// Older messages set aside before summarization (`buffer`).
+    pub const BUFFER_SECTION: &'static str = BUFFER_SECTION;
+
+    /// A fresh state with a new agent id (uuid v4).
+    pub fn new() -> Self {
+        let now = Utc::now();
+        Self {
+            agent_id: uuid::Uuid::new_v4().to_string(),
+            parent_agent_id: None,
+            status: AgentStatus::InProgress,
+            store: MessageStore::new(),
+            metadata: Metadata::new(),
+            current_execution: None,
+            current_step: None,
+            step_executions: StepExecutions::new(),
+            usage: Usage::default(),
+            cached_context: CachedContext::default(),
+            stop_reason: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    // ----- conversation -----------------------------------------------------------------
+
+    /// Appends a user message to `messages` and starts a new execution
+    /// ([`AgentState::for_continuation`]: clears the execution state and `execution_buffer`).
+    pub fn with_user_message(&self, message: impl Into<Message>) -> Self {
+        self.with_user_message_keep_execution(message)
+            .for_continuation()
+    }
+
+    /// Appends a user message to `messages` without resetting the execution state.
+    pub fn with_user_message_keep_execution(&self, message: impl Into<Message>) -> Self {
+        let store = self.store.section(DEFAULT_SECTION).append(message.into());
+        let mut next = self.with_store(store);
+        next.status = AgentStatus::InProgress;
+        next
+    }
+
+    /// The state ready for a new execution: status `InProgress`; no current execution, current
+    /// step, step executions, cached context or stop reason; `execution_buffer` emptied.
+    /// Messages, metadata, usage totals and ids are kept.
+    pub fn for_continuation(&self) -> Self {
+        let mut next = self.touched();
+        next.status = AgentStatus::InProgress;
+        next.current_execution = None;
+        next.current_step = None;
+        next.step_executions = StepExecutions::new();
+        next.cached_context = CachedContext::default();
+        next.stop_reason = None;
+        next.store = self.store.section(EXECUTION_BUFFER_SECTION).clear();
+        next
+    }
+
+    /// The persistent conversation (the `messages` section).
+    pub fn messages(&self) -> Messages {
+        self.store.section(DEFAULT_SECTION).messages()
+    }
+
+    /// The message store.
+    pub fn store(&self) -> &MessageStore {
+        &self.store
+    }
+
+    /// A copy with another store.
+    pub fn with_store(&self, store: MessageStore) -> Self {
+        let mut next = self.touched();
+        next.store = store;
+        next
+    }
+
+    /// A copy with the `messages` section replaced.
+    pub fn with_messages(&self, messages: impl Into<Messages>) -> Self {
+        self.with_store(self.store.section(DEFAULT_SECTION).set(messages))
+    }
+
+    /// What the model sees: `summary`, `buffer`, `messages` and `execution_buffer`, in that order.
+    pub fn messages_for_inference(&self) -> Messages {
+        SelectedSections::new([
+            SUMMARY_SECTION,
+            BUFFER_SECTION,
+            DEFAULT_SECTION,
+            EXECUTION_BUFFER_SECTION,
+        ])
+        .compile(&self.store)
+    }
+
+    /// The agent's answer: the last assistant message with text and no tool calls, from the
+    /// last step's response, else from `messages`.
+    pub fn final_response(&self) -> Option<Message> {
+        let last_step = self
+            .current_step
+            .as_deref()
+            .or_else(|| self.step_executions.steps().next_back());
+        if let Some(message) = last_step.and_then(AgentStep::final_response) {
+            return Some(message.clone());
+        }
+        final_assistant_message(&self.messages()).cloned()
+    }
+
+    // ----- identity and metadata ----------------------------------------------------------
+
+    /// The agent's id (uuid v4).
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    /// The parent agent's id, for subagents.
+    pub fn parent_agent_id(&self) -> Option<&str> {
+        self.parent_agent_id.as_deref()
+    }
+
+    /// A copy with a parent agent id.
+    pub fn with_parent_agent_id(&self, parent: impl Into<String>) -> Self {
+        let mut next = self.touched();
+        next.parent_agent_id = Some(parent.into());
+        next
+    }
+
+    /// A copy with another agent id.
+    pub fn with_agent_id(&self, id: impl Into<String>) -> Self {
+        let mut next = self.touched();
+        next.agent_id = id.into();
+        next
+    }
+
+    /// Free metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// A copy with one metadata entry set.
+    pub fn with_metadata(&self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        let mut next = self.touched();
+        next.metadata = self.metadata.clone().with(key, value);
+        next
+    }
+
+    /// A copy with the whole metadata replaced.
+    pub fn with_metadata_map(&self, metadata: Metadata) -> Self {
+        let mut next = self.touched();
+        next.metadata = metadata;
+        next
+    }
+
+    /// When the state was created.
+    pub fn created_at(&self) -> DateTime<Utc> {
+        self.created_at
+    }
+
+    /// When the state last changed.
+    pub fn updated_at(&self) -> DateTime<Utc> {
+        self.updated_at
+    }
+
+    // ----- status -----------------------------------------------------------------------
+
+    /// The status: stored `Failed` is `Failed`; otherwise, once the execution stopped (the last
+    /// outcome says stop, or it was interrupted), `Failed` when it stopped on an error and
+    /// `Completed` otherwise; else the stored status.
+    pub fn status(&self) -> AgentStatus {
+        if self.status == AgentStatus::Failed {
+            return AgentStatus::Failed;
+        }
+        match self.stop_reason() {
+            Some(StopReason::Error) => AgentStatus::Failed,
+            Some(_) => AgentStatus::Completed,
+            None => self.status,
+        }
+    }
+
+    /// The stored status (as set by [`AgentState::with_status`]).
+    pub fn stored_status(&self) -> AgentStatus {
+        self.status
+    }
+
+    /// A copy with the stored status set.
+    pub fn with_status(&self, status: AgentStatus) -> Self {
+        let mut next = self.touched();
+        next.status = status;
+        next
+    }
+
+    /// Why the execution stopped: the interruption reason if it was interrupted (e.g.
+    /// cancelled), else the last outcome's stop reason; `None` while it goes on.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop_reason
+            .or_else(|| self.continuation_outcome().and_then(|o| o.stop_reason()))
+    }
+
+    /// A copy marked as stopped for `reason` outside the criteria (e.g. `UserRequested`).
+    pub fn with_stop_reason(&self, reason: StopReason) -> Self {
+        let mut next = self.touched();
+        next.stop_reason = Some(reason);
+        next
+    }
+
+    // ----- steps ------------------------------------------------------------------------
+
+    /// The step that ran last (set by `record_step`, kept by `record_step_execution`).
+    pub fn current_step(&self) -> Option<&AgentStep> {
+        self.current_step.as_deref()
+    }
+
+    /// The running step's execution record.
+    pub fn current_execution(&self) -> Option<&CurrentExecution> {
+        self.current_execution.as_ref()
+    }
+
+    /// The recorded steps of this execution, in order.
+    pub fn steps(&self) -> impl DoubleEndedIterator<Item = &AgentStep> + ExactSizeIterator {
+        self.step_executions.steps()
+    }
+
+    /// Number of recorded steps in this execution.
+    pub fn step_count(&self) -> usize {
+        self.step_executions.len()
+    }
+
+    /// Recorded steps plus the current step when it is not recorded yet (what limits count).
+    pub fn transient_step_count(&self) -> usize {
+        self.step_count() + usize::from(self.has_unrecorded_step())
+    }
+
+    /// True when the current step is the last recorded one.
+    pub fn is_current_step_recorded(&self) -> bool {
+        match (&self.current_step, self.step_executions.last()) {
+            (Some(current), Some(last)) => Arc::ptr_eq(current, last.shared_step()) || current.id() == last.step().id(),
+            _ => false,
+        }
+    }
+
+    fn has_unrecorded_step(&self) -> bool {
+        self.current_step.is_some() && !self.is_current_step_recorded()
+    }
+
+    /// The step executions of this execution.
+    pub fn step_executions(&self) -> &StepExecutions {
+        &self.step_executions
+    }
+
+    /// The last step execution's outcome.
+    pub fn continuation_outcome(&self) -> Option<&ContinuationOutcome> {
+        self.step_executions.last_outcome()
+    }
+
+    /// Starts a step: a new [`CurrentExecution`] numbered `step_count + 1` and no current step.
+    /// A no-op while a step is already running.
+    pub fn begin_step_execution(&self) -> Self {
+        if self.current_execution.is_some() {
+            return self.clone();
+        }
+        let mut next = self.touched();
+        next.current_execution = Some(CurrentExecution::new(self.step_count() + 1));
+        next.current_step = None;
+        next
+    }
+
+    /// A copy without a current execution.
+    pub fn clear_current_execution(&self) -> Self {
+        let mut next = self.touched();
+        next.current_execution = None;
+        next
+    }
+
+    /// Sets the current step (not yet recorded: criteria see it through `current_step`).
+    pub fn record_step(&self, step: impl Into<Arc<AgentStep>>) -> Self {
+        let mut next = self.touched();
+        next.current_step = Some(step.into());
+        next
+    }
+
+    /// Records a finished step: appends it, makes its step current, ends the current execution
+    /// and adds its usage to the totals.
+    pub fn record_step_execution(&self, execution: StepExecution) -> Self {
+        let mut next = self.touched();
+        next.usage += execution.step().usage();
+        next.current_step = Some(Arc::clone(execution.shared_step()));
+        next.current_execution = None;
+        next.step_executions = self.step_executions.appended(execution);
+        next
+    }
+
+    // ----- usage and context --------------------------------------------------------------
+
+    /// Tokens used by this agent over all its executions (including an unrecorded current step).
+    pub fn usage(&self) -> Usage {
+        self.usage + self.unrecorded_usage()
+    }
+
+    /// Tokens used by the running execution (recorded steps plus an unrecorded current step).
+    pub fn execution_usage(&self) -> Usage {
+        self.step_executions.total_usage() + self.unrecorded_usage()
+    }
+
+    fn unrecorded_usage(&self) -> Usage {
+        match &self.current_step {
+            Some(step) if self.has_unrecorded_step() => step.usage(),
+            _ => Usage::default(),
+        }
+    }
+
+    /// The cached request context.
+    pub fn cached_context(&self) -> &CachedContext {
+        &self.cached_context
+    }
+
+    /// A copy with another cached context.
+    pub fn with_cached_context(&self, context: CachedContext) -> Self {
+        let mut next = self.touched();
+        next.cached_context = context;
+        next
+    }
+
+    /// A [`ToolContext`] for the running step (no cancellation; the loop supplies its own).
+    pub fn tool_context(&self) -> ToolContext {
+        let mut context = ToolContext::new(self.agent_id.clone());
+        context.parent_agent_id = self.parent_agent_id.clone();
+        context.step_number = self
+            .current_execution
+            .as_ref()
+            .map_or(self.step_count() + 1, |c| c.step_number);
+        context.metadata = self.metadata.clone();
+        context
+    }
+
+    // ----- serialization ----------------------------------------------------------------
+
+    /// The state as a JSON document (`"version": 1`).
+    ///
+    /// # Errors
+    /// [`StateError::Serialize`] if a value cannot be written (not expected for valid states).
+    pub fn to_json(&self) -> Result<String, StateError> {
+        serde_json::to_string_pretty(self).map_err(|e| StateError::Serialize(e.to_string()))
+    }
+
+    /// Reads a state written by [`AgentState::to_json`] (or by serde).
+    ///
+    /// # Errors
+    /// [`StateError::Syntax`] for text that is not JSON, [`StateError::MissingVersion`] and
+    /// [`StateError::UnsupportedVersion`] for foreign or newer documents, and
+    /// [`StateError::InvalidField`] naming the path of a missing or malformed field.
+    pub fn from_json(text: &str) -> Result<Self, StateError> {
+        #[derive(Deserialize)]
+        struct Probe {
+            version: Option<Value>,
+        }
+        let probe: Probe = serde_json::from_str(text).map_err(|e| {
+            if e.is_data() {
+                StateError::InvalidField {
+                    path: ".".into(),
+                    message: format!("expected a JSON object: {e}"),
+                }
+            } else {
+                StateError::Syntax(e.to_string())
+            }
+        })?;
+        match probe.version {
+            None | Some(Value::Null) => {
+                return Err(StateError::MissingVersion {
+                    expected: STATE_VERSION,
+                })
+            }
+            Some(Value::Number(n)) if n.as_u64() == Some(u64::from(STATE_VERSION)) => {}
+            Some(other) => {
+                return Err(StateError::UnsupportedVersion {
+                    found: other.to_string(),
+                    expected: STATE_VERSION,
+                })
+            }
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let document: StateDocument =
+            serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+                StateError::InvalidField {
+                    path: e.path().to_string(),
+                    message: e.inner().to_string(),
+                }
+            })?;
+        Self::try_from(document).map_err(|message| StateError::InvalidField {
+            path: "version".into(),
+            message,
+        })
+    }
+
+    fn touched(&self) -> Self {
+        let mut next = self.clone();
+        next.updated_at = Utc::now().max(self.updated_at);
+        next
+    }
+}
+
+/// The serialized shape of an [`AgentState`].
+#[derive(Serialize, Deserialize)]
+struct StateDocument {
+    version: u32,
+    agent_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    parent_agent_id: Option<String>,
+    status: AgentStatus,
+    #[serde(default)]
+    metadata: Metadata,
+    message_store: MessageStore,
+    #[serde(default)]
+    usage: Usage,
+    #[serde(default, skip_serializing_if = "CachedContext::is_empty")]
+    cached_context: CachedContext,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    current_execution: Option<CurrentExecution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    current_step: Option<Arc<AgentStep>>,
+    #[serde(default)]
+    step_executions: StepExecutions,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<StopReason>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<AgentState> for StateDocument {
+    fn from(state: AgentState) -> Self {
+        Self {
+            version: STATE_VERSION,
+            agent_id: state.agent_id,
+            parent_agent_id: state.parent_agent_id,
+            status: state.status,
+            metadata: state.metadata,
+            message_store: state.store,
+            usage: state.usage,
+            cached_context: state.cached_context,
+            current_execution: state.current_execution,
+            current_step: state.current_step,
+            step_executions: state.step_executions,
+            stop_reason: state.stop_reason,
+            created_at: state.created_at,
+            updated_at: state.updated_at,
+        }
+    }
+}
+
+impl TryFrom<StateDocument> for AgentState {
+    type Error = String;
+
+    fn try_from(document: StateDocument) -> Result<Self, String> {
+        if document.version != STATE_VERSION {
+            return Err(format!(
+                "unsupported agent state version {} (this library reads version {STATE_VERSION})",
+                document.version
+            ));
+        }
+        // Share the current step with the last record when they are the same step.
+        let current_step = match (document.current_step, document.step_executions.last()) {
+            (Some(step), Some(last)) if *step == *last.step() => Some(Arc::clone(last.shared_step())),
+            (step, _) => step,
+        };
+        Ok(Self {
+            agent_id: document.agent_id,
+            parent_agent_id: document.parent_agent_id,
+            status: document.status,
+            store: document.message_store,
+            metadata: document.metadata,
+            current_execution: document.current_execution,
+            current_step,
+            step_executions: document.step_executions,
+            usage: document.usage,
+            cached_context: document.cached_context,
+            stop_reason: document.stop_reason,
+            created_at: document.created_at,
+            updated_at: document.updated_at,
+        })
+    }
+}
+
+impl Serialize for AgentState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StateDocument::from(self.clone()).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let document = StateDocument::deserialize(deserializer)?;
+        AgentState::try_from(document).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,16 @@
+//! `AgentStatus`.
+
+use serde::{Deserialize, Serialize};
+
+/// Where an agent's execution stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    /// Running, or ready to run.
+    #[default]
+    InProgress,
+    /// Stopped normally.
+    Completed,
+    /// Stopped by an error.
+    Failed,
+}

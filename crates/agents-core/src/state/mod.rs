@@ -1,0 +1,11 @@
+//! The agent's state.
+
+mod agent_state;
+mod agent_status;
+mod cached_context;
+mod state_error;
+
+pub use agent_state::{AgentState, STATE_VERSION};
+pub use agent_status::AgentStatus;
+pub use cached_context::CachedContext;
+pub use state_error::StateError;

@@ -1,0 +1,189 @@
+//! `StepExecution`, `StepExecutions` and `CurrentExecution`: steps with their timing and verdict.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use inference::Usage;
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentStep, ContinuationOutcome};
+
+/// A finished step with the continuation verdict that followed it and its timing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepExecution {
+    id: String,
+    step_number: usize,
+    step: Arc<AgentStep>,
+    outcome: ContinuationOutcome,
+    started_at: DateTime<Utc>,
+    completed_at: DateTime<Utc>,
+}
+
+impl StepExecution {
+    /// A record of `step` (its id becomes the record's id).
+    pub fn new(
+        step: impl Into<Arc<AgentStep>>,
+        outcome: ContinuationOutcome,
+        started_at: DateTime<Utc>,
+        completed_at: DateTime<Utc>,
+        step_number: usize,
+    ) -> Self {
+        let step = step.into();
+        Self {
+            id: step.id().to_owned(),
+            step_number,
+            step,
+            outcome,
+            started_at,
+            completed_at,
+        }
+    }
+
+    /// The id (the step's id).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The 1-based number of the step within its execution.
+    pub fn step_number(&self) -> usize {
+        self.step_number
+    }
+
+    /// The step.
+    pub fn step(&self) -> &AgentStep {
+        &self.step
+    }
+
+    /// The shared step.
+    pub fn shared_step(&self) -> &Arc<AgentStep> {
+        &self.step
+    }
+
+    /// The continuation verdict after the step.
+    pub fn outcome(&self) -> &ContinuationOutcome {
+        &self.outcome
+    }
+
+    /// When the step started.
+    pub fn started_at(&self) -> DateTime<Utc> {
+        self.started_at
+    }
+
+    /// When the step was recorded.
+    pub fn completed_at(&self) -> DateTime<Utc> {
+        self.completed_at
+    }
+
+    /// How long the step took.
+    pub fn duration(&self) -> std::time::Duration {
+        (self.completed_at - self.started_at)
+            .to_std()
+            .unwrap_or_default()
+    }
+
+    /// True when the outcome says to run another step.
+    pub fn should_continue(&self) -> bool {
+        self.outcome.should_continue()
+    }
+}
+
+/// The step executions of one execution, in order. Cheap to clone: appending copies only
+/// pointers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StepExecutions(Arc<Vec<Arc<StepExecution>>>);
+
+impl StepExecutions {
+    /// None.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy with `execution` appended.
+    pub fn appended(&self, execution: StepExecution) -> Self {
+        let mut items = Vec::with_capacity(self.0.len() + 1);
+        items.extend(self.0.iter().cloned());
+        items.push(Arc::new(execution));
+        Self(Arc::new(items))
+    }
+
+    /// Number of executions.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The executions in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &StepExecution> + ExactSizeIterator {
+        self.0.iter().map(|e| e.as_ref())
+    }
+
+    /// The execution at `index` (0-based).
+    pub fn get(&self, index: usize) -> Option<&StepExecution> {
+        self.0.get(index).map(|e| e.as_ref())
+    }
+
+    /// The last execution.
+    pub fn last(&self) -> Option<&StepExecution> {
+        self.0.last().map(|e| e.as_ref())
+    }
+
+    /// The last outcome.
+    pub fn last_outcome(&self) -> Option<&ContinuationOutcome> {
+        self.last().map(StepExecution::outcome)
+    }
+
+    /// The last outcome's verdict; false when empty.
+    pub fn should_continue(&self) -> bool {
+        self.last_outcome()
+            .is_some_and(ContinuationOutcome::should_continue)
+    }
+
+    /// The steps in order.
+    pub fn steps(&self) -> impl DoubleEndedIterator<Item = &AgentStep> + ExactSizeIterator {
+        self.iter().map(StepExecution::step)
+    }
+
+    /// Sum of the steps' usage.
+    pub fn total_usage(&self) -> Usage {
+        self.steps().map(AgentStep::usage).sum()
+    }
+
+    /// Sum of the steps' durations.
+    pub fn total_duration(&self) -> std::time::Duration {
+        self.iter().map(StepExecution::duration).sum()
+    }
+}
+
+impl FromIterator<StepExecution> for StepExecutions {
+    fn from_iter<I: IntoIterator<Item = StepExecution>>(iter: I) -> Self {
+        Self(Arc::new(iter.into_iter().map(Arc::new).collect()))
+    }
+}
+
+/// The step that is running: exists between `begin_step_execution` and
+/// `record_step_execution`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentExecution {
+    /// The 1-based number of the running step.
+    pub step_number: usize,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// A uuid v4 for the running step.
+    pub id: String,
+}
+
+impl CurrentExecution {
+    /// A running step numbered `step_number`, started now.
+    pub fn new(step_number: usize) -> Self {
+        Self {
+            step_number,
+            started_at: Utc::now(),
+            id: uuid::Uuid::new_v4().to_string(),
+        }
+    }
+}

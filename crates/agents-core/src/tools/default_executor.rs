@@ -1,0 +1,414 @@
+//! `DefaultToolExecutor`: runs a step's tool calls with hooks, validation, timeouts and events.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use messages::ToolCall;
+
+use super::schema::validate_arguments;
+use super::{
+    ToolContext, ToolError, ToolEvent, ToolExecution, ToolExecutions, ToolExecutor,
+    ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, Tools,
+};
+
+/// Receives the [`ToolEvent`]s of an executor as they happen.
+pub type ToolEventListener = Arc<dyn Fn(&ToolEvent) + Send + Sync>;
+
+/// The timeout of a tool call unless configured otherwise.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The standard [`ToolExecutor`].
+///
+/// For each call, in this order: the before-hooks (which may rewrite or block it), a
+/// [`ToolEvent::Started`] event, the tool lookup (an unknown name fails with the list of
+/// available tools), the check of the arguments against the tool's schema, the tool itself
+/// (under a timeout, with panics caught and the run's cancellation token watched), the
+/// after-hooks, and a [`ToolEvent::Completed`] event. A blocked call emits only
+/// [`ToolEvent::Blocked`] and skips the after-hooks. Nothing here fails the step: every problem
+/// becomes a failed [`ToolExecution`] whose message the model reads.
+///
+/// Cloning is cheap and clones share hooks and listeners, so sub-agents can inherit them.
+///
+/// ```
+/// use std::time::Duration;
+/// use agents_core::tools::{BeforeToolHook, DefaultToolExecutor, ToolHookDecision};
+///
+/// let executor = DefaultToolExecutor::new()
+///     .with_timeout(Duration::from_secs(30))
+///     .with_hook(BeforeToolHook::new(|call, _| ToolHookDecision::proceed(call)))
+///     .on_event(|event| tracing::debug!(?event, "tool event"));
+/// assert_eq!(executor.timeout(), Some(Duration::from_secs(30)));
+/// ```
+#[derive(Clone, Default)]
+pub struct DefaultToolExecutor {
+    settings: Arc<Settings>,
+}
+
+#[derive(Clone)]
+struct Settings {
+    timeout: Option<Duration>,
+    tool_timeouts: BTreeMap<String, Duration>,
+    max_concurrency: Option<usize>,
+    validate_arguments: bool,
+    hooks: Vec<Arc<dyn ToolHook>>,
+    listeners: Vec<ToolEventListener>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            timeout: Some(DEFAULT_TOOL_TIMEOUT),
+            tool_timeouts: BTreeMap::new(),
+            max_concurrency: None,
+            validate_arguments: true,
+            hooks: Vec::new(),
+            listeners: Vec::new(),
+        }
+    }
+}
+
+impl DefaultToolExecutor {
+    /// An executor with a 60 s timeout per call, argument validation on, no hooks.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy whose calls time out after `timeout`.
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        self.configure(|s| s.timeout = Some(timeout))
+    }
+
+    /// A copy whose calls never time out (unless a per-tool timeout says otherwise).
+    pub fn without_timeout(self) -> Self {
+        self.configure(|s| s.timeout = None)
+    }
+
+    /// A copy where calls of the tool `name` time out after `timeout` (overrides the default).
+    pub fn with_tool_timeout(self, name: impl Into<String>, timeout: Duration) -> Self {
+        let name = name.into();
+        self.configure(|s| {
+            s.tool_timeouts.insert(name, timeout);
+        })
+    }
+
+    /// A copy running at most `limit` calls at once in parallel mode (at least one).
+    pub fn with_max_concurrency(self, limit: usize) -> Self {
+        self.configure(|s| s.max_concurrency = Some(limit.max(1)))
+    }
+
+    /// A copy that does (or, with `false`, does not) check arguments against the tool's schema
+    /// before calling it.
+    pub fn with_argument_validation(self, enabled: bool) -> Self {
+        self.configure(|s| s.validate_arguments = enabled)
+    }
+
+    /// A copy with `hook` added at the end of the hook chain.
+    pub fn with_hook(self, hook: impl ToolHook + 'static) -> Self {
+        self.with_shared_hook(Arc::new(hook))
+    }
+
+    /// A copy with a shared `hook` added at the end of the hook chain.
+    pub fn with_shared_hook(self, hook: Arc<dyn ToolHook>) -> Self {
+        self.configure(|s| s.hooks.push(hook))
+    }
+
+    /// A copy that also reports its events to `listener`.
+    pub fn with_event_listener(self, listener: ToolEventListener) -> Self {
+        self.configure(|s| s.listeners.push(listener))
+    }
+
+    /// A copy that also reports its events to the closure `listener`.
+    pub fn on_event(self, listener: impl Fn(&ToolEvent) + Send + Sync + 'static) -> Self {
+        self.with_event_listener(Arc::new(listener))
+    }
+
+    /// The default timeout of a call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.settings.timeout
+    }
+
+    /// The timeout that applies to the tool `name`.
+    pub fn timeout_for(&self, name: &str) -> Option<Duration> {
+        self.settings
+            .tool_timeouts
+            .get(name)
+            .copied()
+            .or(self.settings.timeout)
+    }
+
+    /// The hooks, in chain order.
+    pub fn hooks(&self) -> &[Arc<dyn ToolHook>] {
+        &self.settings.hooks
+    }
+
+    /// Runs one call through hooks, validation and the tool.
+    pub async fn execute_call(
+        &self,
+        call: &ToolCall,
+        tools: &Tools,
+        context: &ToolContext,
+    ) -> ToolExecution {
+        let started_at = Utc::now();
+        let call = match AssertUnwindSafe(self.run_before_hooks(call, context))
+            .catch_unwind()
+            .await
+        {
+            Ok(ToolHookDecision::Proceed(call)) => call,
+            Ok(ToolHookDecision::Block(reason)) => return self.blocked(call, reason, started_at),
+            Err(panic) => {
+                let message = format!(
+                    "a before-tool hook panicked on the call to `{}`: {}",
+                    call.name(),
+                    panic_message(panic.as_ref())
+                );
+                tracing::error!(tool = call.name(), %message, "tool hook panicked");
+                let execution = ToolExecution::failure(
+                    call.clone(),
+                    ToolFailureKind::Panicked,
+                    message,
+                    started_at,
+                    Utc::now(),
+                );
+                self.emit(&ToolEvent::Completed {
+                    execution: execution.clone(),
+                });
+                return execution;
+            }
+        };
+
+        self.emit(&ToolEvent::Started { call: call.clone() });
+        tracing::debug!(tool = call.name(), id = call.id(), "tool call started");
+        let outcome = self.invoke(&call, tools, context).await;
+        let execution = ToolExecution::new(call, outcome, started_at, Utc::now());
+        let execution = self.run_after_hooks(execution, context).await;
+        tracing::debug!(
+            tool = execution.name(),
+            id = execution.id(),
+            failed = execution.has_error(),
+            "tool call completed"
+        );
+        self.emit(&ToolEvent::Completed {
+            execution: execution.clone(),
+        });
+        execution
+    }
+
+    fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        change(Arc::make_mut(&mut self.settings));
+        self
+    }
+
+    fn emit(&self, event: &ToolEvent) {
+        for listener in &self.settings.listeners {
+            listener(event);
+        }
+    }
+
+    async fn run_before_hooks(&self, call: &ToolCall, context: &ToolContext) -> ToolHookDecision {
+        let mut current = call.clone();
+        for hook in &self.settings.hooks {
+            match hook.before(&current, context).await {
+                ToolHookDecision::Proceed(next) => current = next,
+                blocked @ ToolHookDecision::Block(_) => return blocked,
+            }
+        }
+        ToolHookDecision::Proceed(current)
+    }
+
+    async fn run_after_hooks(
+        &self,
+        execution: ToolExecution,
+        context: &ToolContext,
+    ) -> ToolExecution {
+        let mut current = execution;
+        for hook in &self.settings.hooks {
+            let fallback = current.clone();
+            match AssertUnwindSafe(hook.after(current, context))
+                .catch_unwind()
+                .await
+            {
+                Ok(next) => current = next,
+                Err(panic) => {
+                    let message = format!(
+                        "an after-tool hook panicked on the call to `{}`: {}",
+                        fallback.name(),
+                        panic_message(panic.as_ref())
+                    );
+                    tracing::error!(tool = fallback.name(), %message, "tool hook panicked");
+                    return ToolExecution::failure(
+                        fallback.call().clone(),
+                        ToolFailureKind::Panicked,
+                        message,
+                        fallback.started_at(),
+                        Utc::now(),
+                    );
+                }
+            }
+        }
+        current
+    }
+
+    fn blocked(&self, call: &ToolCall, reason: String, started_at: DateTime<Utc>) -> ToolExecution {
+        tracing::info!(tool = call.name(), %reason, "tool call blocked");
+        self.emit(&ToolEvent::Blocked {
+            call: call.clone(),
+            reason: reason.clone(),
+        });
+        ToolExecution::failure(
+            call.clone(),
+            ToolFailureKind::Blocked,
+            format!("the call to `{}` was blocked: {reason}", call.name()),
+            started_at,
+            Utc::now(),
+        )
+    }
+
+    async fn invoke(&self, call: &ToolCall, tools: &Tools, context: &ToolContext) -> ToolOutcome {
+        let name = call.name();
+        let Some(tool) = tools.get(name) else {
+            return failure(
+                ToolFailureKind::UnknownTool,
+                unknown_tool_message(name, tools),
+            );
+        };
+        if context.cancellation.is_cancelled() {
+            return failure(
+                ToolFailureKind::Failed,
+                format!("`{name}` was not run because the agent run was cancelled"),
+            );
+        }
+        if self.settings.validate_arguments {
+            if let Err(problem) = validate_arguments(&tool.parameters(), call.arguments()) {
+                return failure(
+                    ToolFailureKind::InvalidArguments,
+                    invalid_arguments_message(name, &problem),
+                );
+            }
+        }
+
+        let run = AssertUnwindSafe(tool.call(call.arguments().clone(), context)).catch_unwind();
+        let limit = self.timeout_for(name);
+        let guarded = async move {
+            match limit {
+                Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| limit),
+                None => Ok(run.await),
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            () = context.cancellation.cancelled() => {
+                return failure(
+                    ToolFailureKind::Failed,
+                    format!("`{name}` was stopped because the agent run was cancelled"),
+                );
+            }
+            result = guarded => result,
+        };
+        match result {
+            Err(limit) => {
+                tracing::warn!(tool = name, ?limit, "tool call timed out");
+                failure(
+                    ToolFailureKind::TimedOut,
+                    format!("`{name}` did not finish within {limit:?} and was stopped"),
+                )
+            }
+            Ok(Err(panic)) => {
+                let message = panic_message(panic.as_ref());
+                tracing::error!(tool = name, %message, "tool panicked");
+                failure(
+                    ToolFailureKind::Panicked,
+                    format!("`{name}` crashed (panic: {message})"),
+                )
+            }
+            Ok(Ok(Err(ToolError::InvalidArguments(problem)))) => failure(
+                ToolFailureKind::InvalidArguments,
+                invalid_arguments_message(name, &problem),
+            ),
+            Ok(Ok(Err(ToolError::Failed(message)))) => failure(ToolFailureKind::Failed, message),
+            Ok(Ok(Ok(output))) => {
+                let (content, value) = output.into_parts();
+                ToolOutcome::Success { content, value }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for DefaultToolExecutor {
+    async fn execute(
+        &self,
+        calls: &[ToolCall],
+        tools: &Tools,
+        context: &ToolContext,
+        parallel: bool,
+    ) -> ToolExecutions {
+        if !parallel || calls.len() < 2 {
+            let mut executions = ToolExecutions::new();
+            for call in calls {
+                executions.push(self.execute_call(call, tools, context).await);
+            }
+            return executions;
+        }
+        // Boxed so the future of `execute` stays `Send` (the compiler cannot prove it through
+        // the borrowing closure otherwise).
+        let runs: Vec<BoxFuture<'_, ToolExecution>> = calls
+            .iter()
+            .map(|call| self.execute_call(call, tools, context).boxed())
+            .collect();
+        let executions: Vec<ToolExecution> = match self.settings.max_concurrency {
+            Some(limit) => futures::stream::iter(runs).buffered(limit).collect().await,
+            None => futures::future::join_all(runs).await,
+        };
+        ToolExecutions::from(executions)
+    }
+}
+
+impl std::fmt::Debug for DefaultToolExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let settings = &self.settings;
+        f.debug_struct("DefaultToolExecutor")
+            .field("timeout", &settings.timeout)
+            .field("tool_timeouts", &settings.tool_timeouts)
+            .field("max_concurrency", &settings.max_concurrency)
+            .field("validate_arguments", &settings.validate_arguments)
+            .field("hooks", &settings.hooks.len())
+            .field("listeners", &settings.listeners.len())
+            .finish()
+    }
+}
+
+fn failure(kind: ToolFailureKind, message: String) -> ToolOutcome {
+    ToolOutcome::Failure { kind, message }
+}
+
+fn unknown_tool_message(name: &str, tools: &Tools) -> String {
+    if tools.is_empty() {
+        return format!("unknown tool `{name}`: no tools are available");
+    }
+    let available: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "unknown tool `{name}`; available tools: {}",
+        available.join(", ")
+    )
+}
+
+fn invalid_arguments_message(name: &str, problem: &str) -> String {
+    format!("invalid arguments for `{name}`: {problem}")
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "unknown panic payload".to_owned()
+    }
+}
