@@ -6,7 +6,6 @@ mod decision;
 mod evaluation;
 mod outcome;
 
-pub(crate) use criteria::describe_error_context;
 pub use criteria::{
     criterion_fn, CallableCriterion, ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck,
     ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit, ToolCallPresenceCheck,

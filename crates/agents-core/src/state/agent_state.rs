@@ -260,6 +260,10 @@ impl AgentState {
         self.current_step.as_deref()
     }
 
+    pub(crate) fn current_step_shared(&self) -> Option<&Arc<AgentStep>> {
+        self.current_step.as_ref()
+    }
+
     /// The running step's execution record.
     pub fn current_execution(&self) -> Option<&CurrentExecution> {
         self.current_execution.as_ref()

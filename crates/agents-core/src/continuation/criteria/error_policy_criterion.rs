@@ -49,7 +49,7 @@ impl ContinuationCriterion for ErrorPolicyCriterion {
     }
 }
 
-pub(crate) fn describe(context: &ErrorContext) -> String {
+fn describe(context: &ErrorContext) -> String {
     let kind = serde_json::to_value(context.error_type)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

@@ -11,7 +11,7 @@ mod token_usage_limit;
 mod tool_call_presence_check;
 
 pub use callable_criterion::{criterion_fn, CallableCriterion};
-pub(crate) use error_policy_criterion::describe as describe_error_context;
+
 pub use error_policy_criterion::ErrorPolicyCriterion;
 pub use execution_time_limit::ExecutionTimeLimit;
 pub use finish_reason_check::FinishReasonCheck;

@@ -1,0 +1,229 @@
+//! `Run`: one execution of the agent loop, advanced one yielded state at a time.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::hooks::{run_state_hooks, StopDecision};
+use super::step_runner::StepRunner;
+use crate::{
+    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, EventSource, Next,
+    StepContext, StopReason,
+};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Start,
+    Steps,
+    Done,
+}
+
+/// The state of one execution between yielded items.
+pub(crate) struct Run {
+    agent: Agent,
+    state: AgentState,
+    phase: Phase,
+    vetoes: usize,
+    runner: StepRunner,
+}
+
+impl Run {
+    pub(crate) fn new(agent: Agent, state: AgentState, cancellation: CancellationToken) -> Self {
+        let runner = StepRunner {
+            driver: Arc::clone(&agent.driver),
+            tools: agent.tools.clone(),
+            executor: Arc::clone(&agent.executor),
+            criteria: agent.criteria.clone(),
+            error_policy: agent.error_policy,
+            context: StepContext::new(agent.events.clone()).with_cancellation(cancellation),
+        };
+        Self {
+            agent,
+            state,
+            phase: Phase::Start,
+            vetoes: 0,
+            runner,
+        }
+    }
+
+    /// The next item: the state after a step, or the final state, or `None` when done.
+    pub(crate) async fn next_item(&mut self) -> Option<Result<AgentState, AgentError>> {
+        match self.phase {
+            Phase::Done => return None,
+            Phase::Start => {
+                self.start();
+                self.phase = Phase::Steps;
+            }
+            Phase::Steps => {}
+        }
+        if self.run_step().await {
+            return Some(Ok(self.state.clone()));
+        }
+        self.phase = Phase::Done;
+        Some(Ok(self.finish()))
+    }
+
+    fn start(&mut self) {
+        self.agent.criteria.execution_started(Instant::now());
+        let state = run_state_hooks(&self.agent.hooks.before_execution, self.state.clone());
+        self.agent.events.emit(AgentEvent::ExecutionStarted {
+            source: EventSource::execution(&state),
+            message_count: state.messages().len(),
+            tool_count: self.agent.tools.len(),
+        });
+        self.state = state;
+    }
+
+    /// Runs one step if the agent should continue; false when it stops.
+    async fn run_step(&mut self) -> bool {
+        if !self.should_continue() {
+            self.state = self.state.clear_current_execution();
+            return false;
+        }
+        if self.runner.context.cancellation.is_cancelled() {
+            self.state = self
+                .state
+                .clear_current_execution()
+                .with_stop_reason(StopReason::UserRequested);
+            return false;
+        }
+        let state = self.state.begin_step_execution();
+        let state = run_state_hooks(&self.agent.hooks.before_step, state);
+        self.agent.events.emit(AgentEvent::StepStarted {
+            source: EventSource::step(&state),
+            message_count: state.messages_for_inference().len(),
+        });
+        let before = state.clone();
+        let result = self
+            .agent
+            .processors
+            .apply(state, self.terminal())
+            .await;
+        let state = match result {
+            Ok(state) if step_was_recorded(&before, &state) => state,
+            Ok(_) => self.runner.record_failure(
+                &before,
+                &AgentError::InvalidState(
+                    "the step was not recorded: a processor returned without calling `next`"
+                        .into(),
+                ),
+            ),
+            Err(error) => self.runner.record_failure(&before, &error),
+        };
+        let state = run_state_hooks(&self.agent.hooks.after_step, state);
+        self.emit_step_completed(&state);
+        self.state = state;
+        true
+    }
+
+    fn terminal(&self) -> Next {
+        let runner = self.runner.clone();
+        Box::new(move |state| Box::pin(runner.run(state)))
+    }
+
+    /// False after a failure; before the first step the criteria decide; afterwards the last
+    /// outcome, unless a stop hook vetoes the stop.
+    fn should_continue(&mut self) -> bool {
+        let state = &self.state;
+        if state.status() == AgentStatus::Failed {
+            return false;
+        }
+        let go_on = if state.step_count() == 0 {
+            let outcome = self.agent.criteria.evaluate_all(state);
+            self.agent.events.emit(AgentEvent::ContinuationEvaluated {
+                source: EventSource::execution(state),
+                outcome: outcome.clone(),
+            });
+            outcome.should_continue()
+        } else {
+            state.step_executions().should_continue()
+        };
+        go_on || self.stop_vetoed()
+    }
+
+    fn stop_vetoed(&mut self) -> bool {
+        if self.vetoes >= self.agent.max_stop_vetoes {
+            return false;
+        }
+        for hook in &self.agent.hooks.stop {
+            if let StopDecision::Prevent(reason) = hook(&self.state) {
+                self.vetoes += 1;
+                tracing::info!(
+                    target: "agents_core::agent",
+                    agent_id = %self.state.agent_id(),
+                    veto = self.vetoes,
+                    %reason,
+                    "a stop hook prevented the agent from stopping"
+                );
+                return true;
+            }
+        }
+        false
+    }
+
+    fn emit_step_completed(&self, state: &AgentState) {
+        let Some(execution) = state.step_executions().last() else {
+            return;
+        };
+        let step = execution.step();
+        let source = EventSource {
+            step_number: execution.step_number(),
+            ..EventSource::execution(state)
+        };
+        self.agent.events.emit(AgentEvent::StepCompleted {
+            source: source.clone(),
+            step_type: step.step_type(),
+            has_tool_calls: step.has_tool_calls(),
+            errors: step.error_messages(),
+            usage: step.usage(),
+            finish_reason: step.finish_reason(),
+            duration: execution.duration(),
+        });
+        if !step.usage().is_empty() {
+            self.agent.events.emit(AgentEvent::TokenUsage {
+                source,
+                usage: step.usage(),
+            });
+        }
+    }
+
+    fn finish(&mut self) -> AgentState {
+        let failed = self.state.status() == AgentStatus::Failed;
+        let status = if failed {
+            AgentStatus::Failed
+        } else {
+            AgentStatus::Completed
+        };
+        let state = self.state.with_status(status);
+        let state = run_state_hooks(&self.agent.hooks.after_execution, state);
+        let source = EventSource::execution(&state);
+        let steps = state.step_count();
+        let usage = state.execution_usage();
+        if failed {
+            self.agent.events.emit(AgentEvent::ExecutionFailed {
+                source,
+                errors: state
+                    .current_step()
+                    .map(AgentStep::error_messages)
+                    .unwrap_or_default(),
+                steps,
+                usage,
+            });
+        } else {
+            self.agent.events.emit(AgentEvent::ExecutionCompleted {
+                source,
+                status: state.status(),
+                stop_reason: state.stop_reason(),
+                steps,
+                usage,
+            });
+        }
+        self.state = state.clone();
+        state
+    }
+}
+
+fn step_was_recorded(before: &AgentState, after: &AgentState) -> bool {
+    after.current_execution().is_none() && after.step_count() > before.step_count()
+}

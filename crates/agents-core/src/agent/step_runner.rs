@@ -1,0 +1,94 @@
+//! The terminal of the processor chain: run the driver, record the step, decide continuation.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+
+use crate::{
+    AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, AgentStep,
+    ContinuationCriteria, ContinuationCriterion, ContinuationOutcome, ErrorPolicy,
+    ErrorPolicyCriterion, EventSource, StepContext, StepExecution, ToolExecutor, Tools,
+};
+
+/// Everything the terminal needs, owned (the terminal is `'static`).
+#[derive(Clone)]
+pub(crate) struct StepRunner {
+    pub(crate) driver: Arc<dyn AgentDriver>,
+    pub(crate) tools: Tools,
+    pub(crate) executor: Arc<dyn ToolExecutor>,
+    pub(crate) criteria: ContinuationCriteria,
+    pub(crate) error_policy: ErrorPolicy,
+    pub(crate) context: StepContext,
+}
+
+impl StepRunner {
+    /// Runs one step on `state`. Driver errors become a recorded failure step.
+    pub(crate) async fn run(self, state: AgentState) -> Result<AgentState, AgentError> {
+        let state = state.begin_step_execution();
+        let result = self
+            .driver
+            .next_step(&state, &self.tools, self.executor.as_ref(), &self.context)
+            .await;
+        Ok(match result {
+            Ok(step) => self.record(&state, step),
+            Err(error) => self.record_failure(&state, &error),
+        })
+    }
+
+    /// Records `step`, evaluates continuation and records the step execution.
+    pub(crate) fn record(&self, state: &AgentState, step: AgentStep) -> AgentState {
+        let state = state.record_step(step);
+        let outcome = self.evaluate(&state);
+        record_execution(&state, outcome)
+    }
+
+    /// Records a failure step for `error`; the error policy decides whether to go on.
+    pub(crate) fn record_failure(&self, state: &AgentState, error: &AgentError) -> AgentState {
+        tracing::warn!(
+            target: "agents_core::agent",
+            agent_id = %state.agent_id(),
+            error = %error,
+            error_type = ?error.error_type(),
+            "step failed"
+        );
+        let step = AgentStep::failure(state.messages_for_inference(), error);
+        self.record(state, step)
+    }
+
+    /// The criteria's outcome plus the error policy's verdict when the step failed.
+    fn evaluate(&self, state: &AgentState) -> ContinuationOutcome {
+        let mut evaluations = self.criteria.evaluate_all(state).evaluations().to_vec();
+        if state.current_step().is_some_and(AgentStep::has_errors) {
+            evaluations.push(ErrorPolicyCriterion::new(self.error_policy).evaluate(state));
+        }
+        let outcome = ContinuationOutcome::from_evaluations(evaluations);
+        emit_evaluated(&self.context.events, state, &outcome);
+        outcome
+    }
+}
+
+fn emit_evaluated(events: &AgentEvents, state: &AgentState, outcome: &ContinuationOutcome) {
+    events.emit(AgentEvent::ContinuationEvaluated {
+        source: EventSource::step(state),
+        outcome: outcome.clone(),
+    });
+}
+
+fn record_execution(state: &AgentState, outcome: ContinuationOutcome) -> AgentState {
+    let (step_number, started_at) = state
+        .current_execution()
+        .map_or((state.step_count() + 1, Utc::now()), |c| {
+            (c.step_number, c.started_at)
+        });
+    let Some(step) = state.current_step_shared() else {
+        return state.clone();
+    };
+    let execution = StepExecution::new(
+        Arc::clone(step),
+        outcome,
+        started_at,
+        Utc::now().max(started_at),
+        step_number,
+    );
+    state.record_step_execution(execution)
+}

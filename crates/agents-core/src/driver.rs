@@ -1,0 +1,91 @@
+//! The `AgentDriver` contract and the `StepContext` drivers receive.
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ToolContext, ToolExecutions,
+    ToolExecutor, ToolFailureKind, Tools,
+};
+
+/// What the loop gives a driver besides the state, tools and executor: the event handle
+/// (drivers emit `InferenceRequested`/`InferenceResponded`, tool and text-delta events through
+/// it) and the execution's cancellation token (pass it to tools via
+/// [`StepContext::tool_context`]).
+///
+/// This is the one deviation from the indicative `next_step(state, tools, executor)` signature:
+/// a fourth argument that can grow without breaking drivers.
+#[derive(Clone, Debug, Default)]
+pub struct StepContext {
+    /// Where to emit events.
+    pub events: AgentEvents,
+    /// Cancelled when the execution is cancelled.
+    pub cancellation: CancellationToken,
+}
+
+impl StepContext {
+    /// A context with these events and a fresh cancellation token.
+    pub fn new(events: AgentEvents) -> Self {
+        Self {
+            events,
+            cancellation: CancellationToken::new(),
+        }
+    }
+
+    /// A copy with this cancellation token.
+    pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
+        self.cancellation = cancellation;
+        self
+    }
+
+    /// Emits an event.
+    pub fn emit(&self, event: AgentEvent) {
+        self.events.emit(event);
+    }
+
+    /// Emits `ToolCallCompleted` for each execution (`ToolCallBlocked` for calls a hook
+    /// refused), for drivers whose executor does not report to the agent's events itself.
+    pub fn emit_tool_executions(&self, tool_context: &ToolContext, executions: &ToolExecutions) {
+        for execution in executions {
+            let event = match (execution.failure_kind(), execution.error_message()) {
+                (Some(ToolFailureKind::Blocked), Some(reason)) => crate::ToolEvent::Blocked {
+                    call: execution.call().clone(),
+                    reason: reason.to_owned(),
+                },
+                _ => crate::ToolEvent::Completed {
+                    execution: execution.clone(),
+                },
+            };
+            self.events.emit_tool_event(tool_context, event);
+        }
+    }
+
+    /// The tool context for `state`'s running step, carrying this execution's cancellation token.
+    pub fn tool_context(&self, state: &AgentState) -> ToolContext {
+        let mut context = state.tool_context();
+        context.cancellation = self.cancellation.clone();
+        context
+    }
+}
+
+/// Produces the next step: calls the model, runs the tools it asks for (through `executor`)
+/// and returns an [`AgentStep`] with trace and response messages kept apart.
+///
+/// Drivers do not touch the state: the loop records the step, evaluates continuation and the
+/// processors decide which messages persist.
+#[async_trait]
+pub trait AgentDriver: Send + Sync {
+    /// Runs one step.
+    ///
+    /// # Errors
+    /// An [`AgentError`] when no step could be produced (provider failure, invalid model output
+    /// the driver could not recover from). The loop records it as a failure step and applies
+    /// the [`ErrorPolicy`](crate::ErrorPolicy).
+    async fn next_step(
+        &self,
+        state: &AgentState,
+        tools: &Tools,
+        executor: &dyn ToolExecutor,
+        context: &StepContext,
+    ) -> Result<AgentStep, AgentError>;
+}

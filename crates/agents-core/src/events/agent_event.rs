@@ -1,0 +1,245 @@
+//! `AgentEvent`: what the loop, drivers and tool executors report.
+
+use std::time::Duration;
+
+use inference::{FinishReason, Usage};
+use messages::ToolCall;
+
+use crate::{
+    AgentState, AgentStatus, AgentStepType, ContinuationOutcome, StopReason, ToolContext,
+    ToolEvent, ToolExecution,
+};
+
+/// Who emitted an event: the agent, its parent and the step (0 for execution-level events).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventSource {
+    /// The agent's id.
+    pub agent_id: String,
+    /// The parent agent's id, for subagents.
+    pub parent_agent_id: Option<String>,
+    /// The 1-based step number; 0 for execution-level events.
+    pub step_number: usize,
+}
+
+impl EventSource {
+    /// The source for `state`'s running step (or the next step when none runs).
+    pub fn step(state: &AgentState) -> Self {
+        Self {
+            agent_id: state.agent_id().to_owned(),
+            parent_agent_id: state.parent_agent_id().map(str::to_owned),
+            step_number: state
+                .current_execution()
+                .map_or(state.step_count() + 1, |c| c.step_number),
+        }
+    }
+
+    /// The source for `state`'s execution (step number 0).
+    pub fn execution(state: &AgentState) -> Self {
+        Self {
+            step_number: 0,
+            ..Self::step(state)
+        }
+    }
+
+    /// The source of a tool call.
+    pub fn tool(context: &ToolContext) -> Self {
+        Self {
+            agent_id: context.agent_id.clone(),
+            parent_agent_id: context.parent_agent_id.clone(),
+            step_number: context.step_number,
+        }
+    }
+}
+
+/// Something that happened while an agent ran. Every event names its [`EventSource`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// `execute`/`iterate` started.
+    ExecutionStarted {
+        /// Who.
+        source: EventSource,
+        /// Messages in the `messages` section.
+        message_count: usize,
+        /// Tools available.
+        tool_count: usize,
+    },
+    /// The execution ended without failing.
+    ExecutionCompleted {
+        /// Who.
+        source: EventSource,
+        /// The final status.
+        status: AgentStatus,
+        /// Why it stopped.
+        stop_reason: Option<StopReason>,
+        /// Steps run.
+        steps: usize,
+        /// Tokens used by the execution.
+        usage: Usage,
+    },
+    /// The execution ended in failure.
+    ExecutionFailed {
+        /// Who.
+        source: EventSource,
+        /// The errors of the last step.
+        errors: Vec<String>,
+        /// Steps run.
+        steps: usize,
+        /// Tokens used by the execution.
+        usage: Usage,
+    },
+    /// A step is about to run.
+    StepStarted {
+        /// Who.
+        source: EventSource,
+        /// Messages the model will see.
+        message_count: usize,
+    },
+    /// A step finished.
+    StepCompleted {
+        /// Who.
+        source: EventSource,
+        /// The step's kind.
+        step_type: AgentStepType,
+        /// Whether the model asked for tools.
+        has_tool_calls: bool,
+        /// The step's errors.
+        errors: Vec<String>,
+        /// Tokens used by the step.
+        usage: Usage,
+        /// Why the model stopped.
+        finish_reason: Option<FinishReason>,
+        /// How long the step took.
+        duration: Duration,
+    },
+    /// A driver is about to call the model.
+    InferenceRequested {
+        /// Who.
+        source: EventSource,
+        /// Messages sent.
+        message_count: usize,
+        /// Model name, when known.
+        model: Option<String>,
+    },
+    /// The model answered.
+    InferenceResponded {
+        /// Who.
+        source: EventSource,
+        /// Tokens used.
+        usage: Usage,
+        /// Why the model stopped.
+        finish_reason: FinishReason,
+        /// Tool calls asked for.
+        tool_calls: usize,
+    },
+    /// A streaming driver received text.
+    TextDelta {
+        /// Who.
+        source: EventSource,
+        /// The new text.
+        delta: String,
+    },
+    /// A tool call is about to run.
+    ToolCallStarted {
+        /// Who.
+        source: EventSource,
+        /// The call.
+        call: ToolCall,
+    },
+    /// A tool call finished.
+    ToolCallCompleted {
+        /// Who.
+        source: EventSource,
+        /// The execution record.
+        execution: ToolExecution,
+    },
+    /// A before-tool hook refused a call.
+    ToolCallBlocked {
+        /// Who.
+        source: EventSource,
+        /// The refused call.
+        call: ToolCall,
+        /// Why.
+        reason: String,
+    },
+    /// The continuation criteria were evaluated after a step (or before the first one).
+    ContinuationEvaluated {
+        /// Who (the step just run; 0 before the first step).
+        source: EventSource,
+        /// The verdict.
+        outcome: ContinuationOutcome,
+    },
+    /// A step used tokens.
+    TokenUsage {
+        /// Who.
+        source: EventSource,
+        /// Tokens used by the step.
+        usage: Usage,
+    },
+}
+
+impl AgentEvent {
+    /// Who emitted the event.
+    pub fn source(&self) -> &EventSource {
+        match self {
+            AgentEvent::ExecutionStarted { source, .. }
+            | AgentEvent::ExecutionCompleted { source, .. }
+            | AgentEvent::ExecutionFailed { source, .. }
+            | AgentEvent::StepStarted { source, .. }
+            | AgentEvent::StepCompleted { source, .. }
+            | AgentEvent::InferenceRequested { source, .. }
+            | AgentEvent::InferenceResponded { source, .. }
+            | AgentEvent::TextDelta { source, .. }
+            | AgentEvent::ToolCallStarted { source, .. }
+            | AgentEvent::ToolCallCompleted { source, .. }
+            | AgentEvent::ToolCallBlocked { source, .. }
+            | AgentEvent::ContinuationEvaluated { source, .. }
+            | AgentEvent::TokenUsage { source, .. } => source,
+        }
+    }
+
+    /// The emitting agent's id.
+    pub fn agent_id(&self) -> &str {
+        &self.source().agent_id
+    }
+
+    /// The step number (0 for execution-level events).
+    pub fn step_number(&self) -> usize {
+        self.source().step_number
+    }
+
+    /// A short snake_case name of the event kind (for logs and filters).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentEvent::ExecutionStarted { .. } => "execution_started",
+            AgentEvent::ExecutionCompleted { .. } => "execution_completed",
+            AgentEvent::ExecutionFailed { .. } => "execution_failed",
+            AgentEvent::StepStarted { .. } => "step_started",
+            AgentEvent::StepCompleted { .. } => "step_completed",
+            AgentEvent::InferenceRequested { .. } => "inference_requested",
+            AgentEvent::InferenceResponded { .. } => "inference_responded",
+            AgentEvent::TextDelta { .. } => "text_delta",
+            AgentEvent::ToolCallStarted { .. } => "tool_call_started",
+            AgentEvent::ToolCallCompleted { .. } => "tool_call_completed",
+            AgentEvent::ToolCallBlocked { .. } => "tool_call_blocked",
+            AgentEvent::ContinuationEvaluated { .. } => "continuation_evaluated",
+            AgentEvent::TokenUsage { .. } => "token_usage",
+        }
+    }
+
+    /// The agent event for a tool executor's event.
+    pub fn from_tool_event(context: &ToolContext, event: ToolEvent) -> Self {
+        let source = EventSource::tool(context);
+        match event {
+            ToolEvent::Started { call } => AgentEvent::ToolCallStarted { source, call },
+            ToolEvent::Completed { execution } => {
+                AgentEvent::ToolCallCompleted { source, execution }
+            }
+            ToolEvent::Blocked { call, reason } => AgentEvent::ToolCallBlocked {
+                source,
+                call,
+                reason,
+            },
+        }
+    }
+}

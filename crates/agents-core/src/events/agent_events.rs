@@ -1,0 +1,64 @@
+//! `AgentEvents`: the handle events are emitted through.
+
+use std::sync::Arc;
+
+use super::AgentEvent;
+use crate::{ToolContext, ToolEvent};
+
+type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// Delivers events to the registered listeners (in registration order) and logs each one with
+/// `tracing` (target `agents_core::events`, level debug). Cheap to clone; clones share the
+/// listeners.
+#[derive(Clone, Default)]
+pub struct AgentEvents {
+    listeners: Arc<Vec<Listener>>,
+}
+
+impl AgentEvents {
+    /// No listeners (events are only logged).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy with one more listener.
+    pub fn with_listener(&self, listener: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+        let mut listeners: Vec<Listener> = self.listeners.iter().cloned().collect();
+        listeners.push(Arc::new(listener));
+        Self {
+            listeners: Arc::new(listeners),
+        }
+    }
+
+    /// Number of listeners.
+    pub fn listener_count(&self) -> usize {
+        self.listeners.len()
+    }
+
+    /// Logs `event` and hands it to every listener.
+    pub fn emit(&self, event: AgentEvent) {
+        tracing::debug!(
+            target: "agents_core::events",
+            event = event.name(),
+            agent_id = %event.agent_id(),
+            step = event.step_number(),
+            details = ?event,
+        );
+        for listener in self.listeners.iter() {
+            listener(&event);
+        }
+    }
+
+    /// Emits a tool executor's event as an [`AgentEvent`].
+    pub fn emit_tool_event(&self, context: &ToolContext, event: ToolEvent) {
+        self.emit(AgentEvent::from_tool_event(context, event));
+    }
+}
+
+impl std::fmt::Debug for AgentEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentEvents")
+            .field("listeners", &self.listeners.len())
+            .finish()
+    }
+}
