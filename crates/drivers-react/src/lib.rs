@@ -12,6 +12,7 @@ mod decision;
 mod decision_error;
 mod parse;
 mod prompt;
+mod react_driver;
 mod stop_on_final_decision;
 #[cfg(test)]
 mod test_tools;
@@ -22,6 +23,7 @@ pub use decision::{DecisionKind, ReActDecision};
 pub use decision_error::DecisionError;
 pub use parse::parse_decision;
 pub use prompt::react_prompt;
+pub use react_driver::ReActDriver;
 pub use stop_on_final_decision::StopOnFinalDecision;
 pub use trace::{
     action_message, is_react_trace, observation_message, observation_messages, REACT_ACTION,

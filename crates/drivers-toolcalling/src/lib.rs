@@ -9,9 +9,13 @@
 
 pub mod lenient_json;
 mod recover;
+mod run_tool_calls;
 mod step_messages;
 #[cfg(test)]
 mod test_tools;
+mod tool_calling_driver;
 
 pub use recover::{recover_tool_calls_from_content, RECOVERED_ID_PREFIX};
+pub use run_tool_calls::run_tool_calls;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
+pub use tool_calling_driver::ToolCallingDriver;
