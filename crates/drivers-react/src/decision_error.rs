@@ -9,7 +9,7 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum DecisionError {
     /// The reply holds no JSON object.
-    #[error("the reply contains no JSON object; reply with exactly one JSON object")]
+    #[error("the reply contains no JSON object")]
     NoJson,
     /// A field has the wrong JSON type.
     #[error("field `{field}` must be {expected}, got {found}")]
