@@ -5,5 +5,7 @@
 //! assert_eq!(layer, "agents");
 //! ```
 
+pub mod capabilities;
+
 /// The name of this layer.
 pub const LAYER: &str = "agents";

@@ -132,7 +132,9 @@ impl Agent {
         mut self,
         hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static,
     ) -> Self {
-        self.hooks.before_execution.push(Arc::new(hook) as StateHook);
+        self.hooks
+            .before_execution
+            .push(Arc::new(hook) as StateHook);
         self
     }
 

@@ -95,18 +95,13 @@ impl Run {
             message_count: state.messages_for_inference().len(),
         });
         let before = state.clone();
-        let result = self
-            .agent
-            .processors
-            .apply(state, self.terminal())
-            .await;
+        let result = self.agent.processors.apply(state, self.terminal()).await;
         let state = match result {
             Ok(state) if step_was_recorded(&before, &state) => state,
             Ok(_) => self.runner.record_failure(
                 &before,
                 &AgentError::InvalidState(
-                    "the step was not recorded: a processor returned without calling `next`"
-                        .into(),
+                    "the step was not recorded: a processor returned without calling `next`".into(),
                 ),
             ),
             Err(error) => self.runner.record_failure(&before, &error),

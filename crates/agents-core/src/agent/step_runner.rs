@@ -5,9 +5,9 @@ use std::sync::Arc;
 use chrono::Utc;
 
 use crate::{
-    AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, AgentStep,
-    ContinuationCriteria, ContinuationCriterion, ContinuationOutcome, ErrorPolicy,
-    ErrorPolicyCriterion, EventSource, StepContext, StepExecution, ToolExecutor, Tools,
+    AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ContinuationCriteria,
+    ContinuationCriterion, ContinuationOutcome, ErrorPolicy, ErrorPolicyCriterion, EventSource,
+    StepContext, StepExecution, ToolExecutor, Tools,
 };
 
 /// Everything the terminal needs, owned (the terminal is `'static`).

@@ -131,8 +131,9 @@ mod tests {
             (vec![], false),
         ];
         for (decisions, expected) in cases {
-            let outcome =
-                ContinuationOutcome::from_evaluations(decisions.iter().copied().map(eval).collect());
+            let outcome = ContinuationOutcome::from_evaluations(
+                decisions.iter().copied().map(eval).collect(),
+            );
             assert_eq!(outcome.should_continue(), expected, "{decisions:?}");
         }
         let forbid = ContinuationOutcome::from_evaluations(vec![

@@ -287,7 +287,9 @@ impl AgentState {
     /// True when the current step is the last recorded one.
     pub fn is_current_step_recorded(&self) -> bool {
         match (&self.current_step, self.step_executions.last()) {
-            (Some(current), Some(last)) => Arc::ptr_eq(current, last.shared_step()) || current.id() == last.step().id(),
+            (Some(current), Some(last)) => {
+                Arc::ptr_eq(current, last.shared_step()) || current.id() == last.step().id()
+            }
             _ => false,
         }
     }
@@ -512,7 +514,9 @@ impl TryFrom<StateDocument> for AgentState {
         }
         // Share the current step with the last record when they are the same step.
         let current_step = match (document.current_step, document.step_executions.last()) {
-            (Some(step), Some(last)) if *step == *last.step() => Some(Arc::clone(last.shared_step())),
+            (Some(step), Some(last)) if *step == *last.step() => {
+                Some(Arc::clone(last.shared_step()))
+            }
             (step, _) => step,
         };
         Ok(Self {

@@ -11,7 +11,9 @@ pub enum StateError {
     #[error("agent state is not valid JSON: {0}")]
     Syntax(String),
     /// The document has no `version` field: probably not an agent state.
-    #[error("not an agent state document: the `version` field is missing (expected version {expected})")]
+    #[error(
+        "not an agent state document: the `version` field is missing (expected version {expected})"
+    )]
     MissingVersion {
         /// The version this library reads.
         expected: u32,

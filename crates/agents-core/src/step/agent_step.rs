@@ -253,7 +253,10 @@ mod tests {
             .with_inference_response(InferenceResponse::text("done"))
             .with_response_messages(vec![Message::assistant("done")]);
         assert_eq!(answer.step_type(), AgentStepType::FinalResponse);
-        assert_eq!(answer.final_response().map(Message::text).as_deref(), Some("done"));
+        assert_eq!(
+            answer.final_response().map(Message::text).as_deref(),
+            Some("done")
+        );
 
         let now = Utc::now();
         let ok = ToolExecution::success(call.clone(), "found", now, now);

@@ -94,24 +94,30 @@ pub fn tool_execution() -> impl Strategy<Value = ToolExecution> {
         ToolFailureKind::TimedOut,
         ToolFailureKind::Blocked,
     ]);
-    (msg::tool_call(), option::of((kind, "[a-z ]{0,16}")), "[a-z ]{0,16}", time()).prop_map(
-        |(call, failure, content, at)| match failure {
+    (
+        msg::tool_call(),
+        option::of((kind, "[a-z ]{0,16}")),
+        "[a-z ]{0,16}",
+        time(),
+    )
+        .prop_map(|(call, failure, content, at)| match failure {
             Some((kind, message)) => ToolExecution::failure(call, kind, message, at, at),
             None => ToolExecution::success(call, content, at, at),
-        },
-    )
+        })
 }
 
 /// A step with any mix of trace, response, tool executions and errors.
 pub fn agent_step() -> impl Strategy<Value = AgentStep> {
-    let response = option::of(("[a-zA-Z ]{0,20}", vec(msg::tool_call(), 0..2), usage()).prop_map(
-        |(text, calls, usage)| {
-            InferenceResponse::text(text)
-                .with_calls(calls)
-                .with_usage(usage)
-                .with_finish_reason(FinishReason::Stop)
-        },
-    ));
+    let response = option::of(
+        ("[a-zA-Z ]{0,20}", vec(msg::tool_call(), 0..2), usage()).prop_map(
+            |(text, calls, usage)| {
+                InferenceResponse::text(text)
+                    .with_calls(calls)
+                    .with_usage(usage)
+                    .with_finish_reason(FinishReason::Stop)
+            },
+        ),
+    );
     (
         msg::messages(3),
         msg::messages(3),

@@ -1,8 +1,8 @@
 //! `ErrorPolicyCriterion`: the error policy as a continuation guard.
 
 use crate::{
-    AgentState, ContinuationCriterion, ContinuationEvaluation, ErrorContext,
-    ErrorHandlingDecision, ErrorPolicy, StopReason,
+    AgentState, ContinuationCriterion, ContinuationEvaluation, ErrorContext, ErrorHandlingDecision,
+    ErrorPolicy, StopReason,
 };
 
 /// Judges the last step's errors (failed tool executions are [`ErrorType::Tool`](crate::ErrorType::Tool))

@@ -19,9 +19,10 @@ impl ContinuationCriterion for RetryLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let failures = ErrorContext::from_state(state).consecutive_failures;
         if failures >= self.max {
-            return ContinuationEvaluation::forbid(self.name(), StopReason::RetryLimit).with_reason(
-                format!("retry limit reached: {failures} failed steps in a row"),
-            );
+            return ContinuationEvaluation::forbid(self.name(), StopReason::RetryLimit)
+                .with_reason(format!(
+                    "retry limit reached: {failures} failed steps in a row"
+                ));
         }
         ContinuationEvaluation::allow(self.name())
     }

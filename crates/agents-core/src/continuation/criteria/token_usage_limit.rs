@@ -21,7 +21,10 @@ impl ContinuationCriterion for TokenUsageLimit {
         let used = state.execution_usage().total();
         if used >= self.max {
             return ContinuationEvaluation::forbid(self.name(), StopReason::TokenLimit)
-                .with_reason(format!("token limit reached: {used} of {} tokens", self.max));
+                .with_reason(format!(
+                    "token limit reached: {used} of {} tokens",
+                    self.max
+                ));
         }
         ContinuationEvaluation::allow(self.name())
     }

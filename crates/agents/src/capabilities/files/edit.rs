@@ -1,0 +1,191 @@
+//! `edit_file`: replace a unique piece of text in a file.
+
+use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+
+/// `edit_file{path, old_string, new_string, replace_all?}`: replaces `old_string` with
+/// `new_string`. Unless `replace_all` is true, `old_string` must occur exactly once, so the edit
+/// lands where the model meant it to.
+#[derive(Clone, Debug)]
+pub struct EditFileTool {
+    sandbox: Sandbox,
+}
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// Path of the file, relative to the workspace root.
+    pub path: String,
+    /// The exact text to replace (include enough context to make it unique).
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring exactly one (default false).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+impl EditFileTool {
+    /// `edit_file` inside `sandbox`.
+    pub fn new(sandbox: Sandbox) -> Self {
+        Self { sandbox }
+    }
+}
+
+#[async_trait]
+impl Tool for EditFileTool {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &str {
+        "Replace an exact piece of text in a file of the workspace. old_string must match the \
+         file exactly (whitespace included) and occur once, unless replace_all is true."
+    }
+
+    fn parameters(&self) -> Value {
+        arguments_schema::<EditFileArgs>()
+    }
+
+    async fn call(
+        &self,
+        arguments: Value,
+        _context: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: EditFileArgs = parse_arguments(arguments)?;
+        if args.old_string.is_empty() {
+            return Err(ToolError::invalid_arguments(
+                "old_string is empty; give the exact text to replace (use write_file to create a file)",
+            ));
+        }
+        if args.old_string == args.new_string {
+            return Err(ToolError::invalid_arguments(
+                "old_string and new_string are identical; nothing would change",
+            ));
+        }
+        let path = resolve(&self.sandbox, &args.path)?;
+        let shown = self.sandbox.display(&path);
+        if is_dir(&path).await {
+            return Err(ToolError::failed(format!(
+                "`{shown}` is a directory, not a file"
+            )));
+        }
+        let content = tokio::fs::read_to_string(&path)
+            .await
+            .map_err(|e| io_error("read", &shown, &e))?;
+        let count = content.matches(&args.old_string).count();
+        let replaced = match count {
+            0 => {
+                return Err(ToolError::failed(format!(
+                    "old_string was not found in `{shown}`; read the file and copy the text exactly"
+                )))
+            }
+            1 => content.replacen(&args.old_string, &args.new_string, 1),
+            n if !args.replace_all => {
+                return Err(ToolError::failed(format!(
+                    "old_string occurs {n} times in `{shown}`; add surrounding context to make it \
+                     unique, or set replace_all to true to replace every occurrence"
+                )))
+            }
+            _ => content.replace(&args.old_string, &args.new_string),
+        };
+        tokio::fs::write(&path, replaced.as_bytes())
+            .await
+            .map_err(|e| io_error("write", &shown, &e))?;
+        Ok(ToolOutput::text(format!(
+            "replaced {count} {} in `{shown}`",
+            if count == 1 {
+                "occurrence"
+            } else {
+                "occurrences"
+            }
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn setup(content: &str) -> (tempfile::TempDir, EditFileTool) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), content).unwrap();
+        let tool = EditFileTool::new(Sandbox::new(dir.path()).unwrap());
+        (dir, tool)
+    }
+
+    async fn edit(tool: &EditFileTool, arguments: Value) -> Result<String, ToolError> {
+        tool.call(arguments, &ToolContext::default())
+            .await
+            .map(|o| o.content().to_owned())
+    }
+
+    fn read(dir: &tempfile::TempDir) -> String {
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn replaces_a_unique_match() {
+        let (dir, tool) = setup("let x = 1;\nlet y = 2;\n");
+        let output = edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 10"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(output, "replaced 1 occurrence in `a.txt`");
+        assert_eq!(read(&dir), "let x = 10;\nlet y = 2;\n");
+    }
+
+    #[tokio::test]
+    async fn several_matches_need_replace_all() {
+        let (dir, tool) = setup("a a a");
+        let error = edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "a", "new_string": "b"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(error
+            .message()
+            .starts_with("old_string occurs 3 times in `a.txt`"));
+        assert_eq!(read(&dir), "a a a");
+
+        let output = edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": true}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(output, "replaced 3 occurrences in `a.txt`");
+        assert_eq!(read(&dir), "b b b");
+    }
+
+    #[tokio::test]
+    async fn clear_errors_for_bad_edits() {
+        let (dir, tool) = setup("hello");
+        let cases = [
+            (json!({"path": "a.txt", "old_string": "bye", "new_string": "x"}),
+             ToolError::failed("old_string was not found in `a.txt`; read the file and copy the text exactly")),
+            (json!({"path": "a.txt", "old_string": "hello", "new_string": "hello"}),
+             ToolError::invalid_arguments("old_string and new_string are identical; nothing would change")),
+            (json!({"path": "a.txt", "old_string": "", "new_string": "x"}),
+             ToolError::invalid_arguments("old_string is empty; give the exact text to replace (use write_file to create a file)")),
+            (json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}),
+             ToolError::failed("cannot read `missing.txt`: no such file or directory")),
+            (json!({"path": "../a.txt", "old_string": "a", "new_string": "b"}),
+             ToolError::invalid_arguments("path `../a.txt` escapes the workspace root")),
+        ];
+        for (arguments, expected) in cases {
+            assert_eq!(edit(&tool, arguments).await.unwrap_err(), expected);
+        }
+        assert_eq!(read(&dir), "hello");
+    }
+}

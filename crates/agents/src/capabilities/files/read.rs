@@ -1,0 +1,258 @@
+//! `read_file`: a text file with line numbers.
+
+use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+
+/// Lines returned when the model gives no `limit` (and the most it may ask for).
+pub const MAX_LINES: usize = 2000;
+/// Longer lines are cut and end with `...`.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Larger files are refused (read them in a shell, or split them).
+pub const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
+
+/// `read_file{path, offset?, limit?}`: the file's lines numbered from 1 (`     1\tfirst line`),
+/// starting at line `offset` (1-based), at most `limit` lines. Binary files and directories are
+/// refused; an empty file reads as `(empty file)`.
+#[derive(Clone, Debug)]
+pub struct ReadFileTool {
+    sandbox: Sandbox,
+}
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// Path of the file, relative to the workspace root.
+    pub path: String,
+    /// The 1-based line number to start reading at (default 1).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// The maximum number of lines to return (default and maximum 2000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+impl ReadFileTool {
+    /// `read_file` inside `sandbox`.
+    pub fn new(sandbox: Sandbox) -> Self {
+        Self { sandbox }
+    }
+}
+
+#[async_trait]
+impl Tool for ReadFileTool {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file from the workspace. Returns its lines prefixed with 1-based line \
+         numbers. Use offset and limit to read a long file in parts."
+    }
+
+    fn parameters(&self) -> Value {
+        arguments_schema::<ReadFileArgs>()
+    }
+
+    async fn call(
+        &self,
+        arguments: Value,
+        _context: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: ReadFileArgs = parse_arguments(arguments)?;
+        let path = resolve(&self.sandbox, &args.path)?;
+        let shown = self.sandbox.display(&path);
+        if is_dir(&path).await {
+            return Err(ToolError::failed(format!(
+                "`{shown}` is a directory, not a file (use list_dir to see its entries)"
+            )));
+        }
+        let metadata = tokio::fs::metadata(&path)
+            .await
+            .map_err(|e| io_error("read", &shown, &e))?;
+        if metadata.len() > MAX_FILE_BYTES {
+            return Err(ToolError::failed(format!(
+                "`{shown}` is too large to read ({} bytes, the limit is {MAX_FILE_BYTES})",
+                metadata.len()
+            )));
+        }
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|e| io_error("read", &shown, &e))?;
+        if bytes.contains(&0) {
+            return Err(ToolError::failed(format!(
+                "`{shown}` is a binary file and cannot be shown as text"
+            )));
+        }
+        if bytes.is_empty() {
+            return Ok(ToolOutput::text("(empty file)"));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        number_lines(&text, args.offset, args.limit).map(ToolOutput::text)
+    }
+}
+
+/// The numbered lines of `text` from `offset` (1-based), at most `limit` of them.
+fn number_lines(
+    text: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<String, ToolError> {
+    let total = text.lines().count();
+    let first = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(MAX_LINES).clamp(1, MAX_LINES);
+    if first > total {
+        return Err(ToolError::invalid_arguments(format!(
+            "offset {first} is beyond the end of the file ({total} lines)"
+        )));
+    }
+    let mut output = String::new();
+    for (index, line) in text.lines().enumerate().skip(first - 1).take(limit) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        output.push_str(&format!("{:>6}\t{}\n", index + 1, cut_line(line)));
+    }
+    let last = (first - 1 + limit).min(total);
+    if last < total {
+        output.push_str(&format!(
+            "... ({} more lines; read on with offset={})\n",
+            total - last,
+            last + 1
+        ));
+    }
+    Ok(output.trim_end_matches('\n').to_owned())
+}
+
+fn cut_line(line: &str) -> String {
+    if line.chars().count() <= MAX_LINE_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
+    format!("{cut}...")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn setup() -> (tempfile::TempDir, ReadFileTool) {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = ReadFileTool::new(Sandbox::new(dir.path()).unwrap());
+        (dir, tool)
+    }
+
+    async fn read(tool: &ReadFileTool, arguments: Value) -> Result<String, ToolError> {
+        tool.call(arguments, &ToolContext::default())
+            .await
+            .map(|o| o.content().to_owned())
+    }
+
+    #[tokio::test]
+    async fn numbers_lines_from_one() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\r\ngamma\n").unwrap();
+        let output = read(&tool, json!({"path": "a.txt"})).await.unwrap();
+        assert_eq!(output, "     1\talpha\n     2\tbeta\n     3\tgamma");
+    }
+
+    #[tokio::test]
+    async fn reads_a_window_and_says_how_to_continue() {
+        let (dir, tool) = setup();
+        let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("a.txt"), text).unwrap();
+        let output = read(&tool, json!({"path": "a.txt", "offset": 4, "limit": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            output,
+            "     4\tline 4\n     5\tline 5\n... (5 more lines; read on with offset=6)"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_offset_beyond_the_end_is_an_error() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let error = read(&tool, json!({"path": "a.txt", "offset": 3}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::invalid_arguments("offset 3 is beyond the end of the file (2 lines)")
+        );
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("a.txt"), "x".repeat(MAX_LINE_CHARS + 10)).unwrap();
+        let output = read(&tool, json!({"path": "a.txt"})).await.unwrap();
+        assert!(output.ends_with("x..."));
+        assert_eq!(output.chars().count(), 7 + MAX_LINE_CHARS + 3);
+    }
+
+    #[tokio::test]
+    async fn empty_binary_missing_and_directory_files() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+        std::fs::write(dir.path().join("image.png"), [0x89, b'P', 0, 1, 2]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "empty.txt"})).await.unwrap(),
+            "(empty file)"
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "image.png"})).await.unwrap_err(),
+            ToolError::failed("`image.png` is a binary file and cannot be shown as text")
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "sub"})).await.unwrap_err(),
+            ToolError::failed("`sub` is a directory, not a file (use list_dir to see its entries)")
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "nope.txt"})).await.unwrap_err(),
+            ToolError::failed("cannot read `nope.txt`: no such file or directory")
+        );
+    }
+
+    #[tokio::test]
+    async fn paths_outside_the_root_are_refused() {
+        let (_dir, tool) = setup();
+        assert_eq!(
+            read(&tool, json!({"path": "../../etc/passwd"}))
+                .await
+                .unwrap_err(),
+            ToolError::invalid_arguments("path `../../etc/passwd` escapes the workspace root")
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "/etc/passwd"}))
+                .await
+                .unwrap_err(),
+            ToolError::invalid_arguments("path `/etc/passwd` escapes the workspace root")
+        );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_symlink_out_of_the_root_is_refused() {
+        let (dir, tool) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            dir.path().join("innocent.txt"),
+        )
+        .unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "innocent.txt"}))
+                .await
+                .unwrap_err(),
+            ToolError::invalid_arguments("path `innocent.txt` escapes the workspace root")
+        );
+    }
+}

@@ -1,0 +1,161 @@
+//! `write_file`: create or overwrite a file.
+
+use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+
+/// `write_file{path, content}`: writes `content` to `path` (replacing what was there), creating
+/// missing parent directories, and reports the bytes and lines written.
+#[derive(Clone, Debug)]
+pub struct WriteFileTool {
+    sandbox: Sandbox,
+}
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// Path of the file, relative to the workspace root.
+    pub path: String,
+    /// The complete new content of the file.
+    pub content: String,
+}
+
+impl WriteFileTool {
+    /// `write_file` inside `sandbox`.
+    pub fn new(sandbox: Sandbox) -> Self {
+        Self { sandbox }
+    }
+}
+
+#[async_trait]
+impl Tool for WriteFileTool {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        "Write a file in the workspace, replacing its content (parent directories are created). \
+         To change part of a file, use edit_file instead."
+    }
+
+    fn parameters(&self) -> Value {
+        arguments_schema::<WriteFileArgs>()
+    }
+
+    async fn call(
+        &self,
+        arguments: Value,
+        _context: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: WriteFileArgs = parse_arguments(arguments)?;
+        let path = resolve(&self.sandbox, &args.path)?;
+        let shown = self.sandbox.display(&path);
+        if path.as_path() == self.sandbox.root() || is_dir(&path).await {
+            return Err(ToolError::failed(format!(
+                "`{shown}` is a directory; give the path of a file"
+            )));
+        }
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| io_error("create the directories of", &shown, &e))?;
+        }
+        tokio::fs::write(&path, args.content.as_bytes())
+            .await
+            .map_err(|e| io_error("write", &shown, &e))?;
+        let lines = args.content.lines().count();
+        Ok(ToolOutput::text(format!(
+            "wrote {} bytes ({lines} {}) to `{shown}`",
+            args.content.len(),
+            if lines == 1 { "line" } else { "lines" }
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn setup() -> (tempfile::TempDir, WriteFileTool) {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = WriteFileTool::new(Sandbox::new(dir.path()).unwrap());
+        (dir, tool)
+    }
+
+    async fn write(tool: &WriteFileTool, arguments: Value) -> Result<String, ToolError> {
+        tool.call(arguments, &ToolContext::default())
+            .await
+            .map(|o| o.content().to_owned())
+    }
+
+    #[tokio::test]
+    async fn writes_and_creates_parent_directories() {
+        let (dir, tool) = setup();
+        let output = write(
+            &tool,
+            json!({"path": "src/deep/main.rs", "content": "fn main() {}\n// end\n"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(output, "wrote 20 bytes (2 lines) to `src/deep/main.rs`");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("src/deep/main.rs")).unwrap(),
+            "fn main() {}\n// end\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn overwrites_an_existing_file() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("a.txt"), "old content").unwrap();
+        let output = write(&tool, json!({"path": "a.txt", "content": "new"}))
+            .await
+            .unwrap();
+        assert_eq!(output, "wrote 3 bytes (1 line) to `a.txt`");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "new"
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_directories_and_escapes() {
+        let (dir, tool) = setup();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        assert_eq!(
+            write(&tool, json!({"path": "sub", "content": "x"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed("`sub` is a directory; give the path of a file")
+        );
+        assert_eq!(
+            write(&tool, json!({"path": "../evil.txt", "content": "x"}))
+                .await
+                .unwrap_err(),
+            ToolError::invalid_arguments("path `../evil.txt` escapes the workspace root")
+        );
+        assert!(!dir.path().parent().unwrap().join("evil.txt").exists());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn does_not_write_through_a_symlinked_directory_out_of_the_root() {
+        let (dir, tool) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        let error = write(&tool, json!({"path": "out/new/file.txt", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::invalid_arguments("path `out/new/file.txt` escapes the workspace root")
+        );
+        assert!(!outside.path().join("new").exists());
+    }
+}
