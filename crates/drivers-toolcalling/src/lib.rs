@@ -1,9 +1,56 @@
-//! `drivers_toolcalling`: this layer is being built; see docs/architecture.md for its responsibilities.
+//! `drivers_toolcalling`: the agent step that talks to the model through native tool calls.
+//!
+//! - [`format_step_messages`] turns a model response and its tool executions into a step's
+//!   messages: the tool trace (one assistant message with all the calls, then one tool result
+//!   per call) and the response (the assistant's text answer).
+//! - [`recover_tool_calls_from_content`] recovers calls that a model wrote as JSON text instead
+//!   of native tool calls (common with small local models), validated against the tools.
+//! - [`lenient_json`] finds JSON in model text (code fences, prose around it, trailing commas).
+//! - [`ToolCallingDriver`] runs one agent step with all of that: it builds the request (cached
+//!   context, tools, options), calls the model (optionally streaming), runs the calls through
+//!   the executor (optionally in parallel) and returns the step.
 //!
 //! ```
-//! let layer = drivers_toolcalling::LAYER;
-//! assert_eq!(layer, "drivers-toolcalling");
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use agents_core::{Agent, AgentState, FunctionTool, StepsLimit, ToolCallPresenceCheck, Tools};
+//! use drivers_toolcalling::ToolCallingDriver;
+//! use inference::{InferenceResponse, ScriptedModel};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct City { city: String }
+//!
+//! let weather = FunctionTool::new("get_weather", "Weather for a city.", |c: City| async move {
+//!     Ok::<_, String>(format!("Sunny in {}", c.city))
+//! });
+//! // A small local model that writes its tool call as JSON text instead of a native call.
+//! let model = ScriptedModel::new([
+//!     InferenceResponse::text(r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#),
+//!     InferenceResponse::text("It is sunny in Paris."),
+//! ]);
+//! let driver = ToolCallingDriver::new(model).with_content_tool_call_recovery(true);
+//! // (A real agent also wires processors so the trace reaches the next request.)
+//! let agent = Agent::new(driver)
+//!     .with_tools(Tools::new().with(weather))
+//!     .with_criterion(ToolCallPresenceCheck::new())
+//!     .with_criterion(StepsLimit::new(5));
+//!
+//! let done = agent.execute(AgentState::new().with_user_message("Weather in Paris?")).await.unwrap();
+//! let first = done.steps().next().unwrap();
+//! assert_eq!(first.tool_executions().iter().next().unwrap().result_text(), "Sunny in Paris");
+//! assert_eq!(done.final_response().map(|m| m.text()).as_deref(), Some("It is sunny in Paris."));
+//! # });
 //! ```
 
-/// The name of this layer.
-pub const LAYER: &str = "drivers-toolcalling";
+pub mod lenient_json;
+mod recover;
+mod run_tool_calls;
+mod step_messages;
+#[cfg(test)]
+mod test_tools;
+mod tool_calling_driver;
+
+pub use recover::{recover_tool_calls_from_content, RECOVERED_ID_PREFIX};
+pub use run_tool_calls::run_tool_calls;
+pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
+pub use tool_calling_driver::ToolCallingDriver;

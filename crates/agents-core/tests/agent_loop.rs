@@ -1,0 +1,555 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+//! The agent loop: steps, limits, error policies, iterate, hooks, cancellation.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agents_core::testing::ScriptedDriver;
+use agents_core::{
+    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStepType, ContinuationCriteria,
+    ErrorHandlingDecision, ErrorPolicy, ErrorType, ExecutionTimeLimit, FunctionTool, Next,
+    StepProcessing, StepsLimit, StopDecision, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
+    ToolError, EXECUTION_BUFFER_SECTION,
+};
+use async_trait::async_trait;
+use futures::StreamExt;
+use inference::{InferenceError, InferenceResponse, Usage};
+use messages::{Message, ToolCall};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Deserialize, JsonSchema)]
+struct CityArgs {
+    city: String,
+}
+
+fn weather() -> FunctionTool {
+    FunctionTool::new(
+        "get_weather",
+        "Current weather",
+        |args: CityArgs| async move { Ok::<_, ToolError>(format!("22°C and sunny in {}", args.city)) },
+    )
+}
+
+fn broken() -> FunctionTool {
+    FunctionTool::new(
+        "get_weather",
+        "Current weather",
+        |_args: CityArgs| async move {
+            Err::<String, _>(ToolError::failed("weather service unavailable"))
+        },
+    )
+}
+
+fn call(id: &str) -> InferenceResponse {
+    InferenceResponse::with_tool_calls([ToolCall::new(id, "get_weather", json!({"city": "Paris"}))])
+}
+
+fn criteria() -> ContinuationCriteria {
+    ContinuationCriteria::new()
+        .with(ToolCallPresenceCheck::new())
+        .with(StepsLimit::new(10))
+}
+
+fn user(text: &str) -> AgentState {
+    AgentState::new().with_user_message(text)
+}
+
+/// What agents-processing does in separated-trace mode, in miniature: the step's trace goes to
+/// `execution_buffer`, a final answer to `messages`, and the buffer is cleared on stop.
+struct SeparatedTrace;
+
+#[async_trait]
+impl StepProcessing for SeparatedTrace {
+    async fn apply(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        let state = next(state).await?;
+        let Some(step) = state.current_step().cloned() else {
+            return Ok(state);
+        };
+        let mut store = state
+            .store()
+            .section(EXECUTION_BUFFER_SECTION)
+            .append(step.trace_messages().clone());
+        if let Some(answer) = step.final_response() {
+            store = store.section("messages").append(answer.clone());
+        }
+        if state
+            .continuation_outcome()
+            .is_some_and(|o| !o.should_continue())
+        {
+            store = store.section(EXECUTION_BUFFER_SECTION).clear();
+        }
+        Ok(state.with_store(store))
+    }
+}
+
+fn recorder() -> (
+    Arc<Mutex<Vec<AgentEvent>>>,
+    impl Fn(&AgentEvent) + Send + Sync,
+) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    (events, move |e: &AgentEvent| {
+        sink.lock().unwrap().push(e.clone())
+    })
+}
+
+#[tokio::test]
+async fn one_step_answer() {
+    let driver = ScriptedDriver::new([InferenceResponse::text("Hello!")]);
+    let agent = Agent::new(driver.clone()).with_criteria(criteria());
+    let done = agent.execute(user("Hi")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.stored_status(), AgentStatus::Completed);
+    assert_eq!(done.stop_reason(), Some(StopReason::Completed));
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.final_response().unwrap().text(), "Hello!");
+    assert_eq!(driver.inputs()[0].to_transcript(), "user: Hi\n");
+    assert!(done.current_execution().is_none());
+}
+
+#[tokio::test]
+async fn tool_call_then_answer_keeps_the_trace_out_of_messages() {
+    let driver = ScriptedDriver::new([
+        call("call_1").with_usage(Usage::new(10, 5)),
+        InferenceResponse::text("It is 22°C and sunny in Paris.").with_usage(Usage::new(20, 8)),
+    ]);
+    let (events, listener) = recorder();
+    let agent = Agent::new(driver.clone())
+        .with_tool(weather())
+        .with_criteria(criteria())
+        .with_processors(SeparatedTrace)
+        .on_event(listener);
+    let done = agent.execute(user("Weather in Paris?")).await.unwrap();
+
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.step_count(), 2);
+    let steps: Vec<_> = done.steps().collect();
+    assert_eq!(steps[0].step_type(), AgentStepType::ToolExecution);
+    assert_eq!(
+        steps[0].trace_messages().to_transcript(),
+        "assistant -> get_weather {\"city\":\"Paris\"} [call_1]\n\
+         tool get_weather [call_1]: 22°C and sunny in Paris\n"
+    );
+    assert!(steps[0].response_messages().is_empty());
+    assert_eq!(steps[1].step_type(), AgentStepType::FinalResponse);
+    // The second inference saw the tool trace through the execution buffer.
+    assert_eq!(driver.inputs()[1].len(), 3);
+    // Only the user message and the final answer persist.
+    assert_eq!(
+        done.messages().to_transcript(),
+        "user: Weather in Paris?\nassistant: It is 22°C and sunny in Paris.\n"
+    );
+    assert!(done.store().section(EXECUTION_BUFFER_SECTION).is_empty());
+    assert_eq!(done.usage().total(), 43);
+    assert_eq!(done.execution_usage().total(), 43);
+
+    let names: Vec<&str> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(AgentEvent::name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "execution_started",
+            "continuation_evaluated",
+            "step_started",
+            "inference_requested",
+            "inference_responded",
+            "tool_call_started",
+            "tool_call_completed",
+            "continuation_evaluated",
+            "step_completed",
+            "token_usage",
+            "step_started",
+            "inference_requested",
+            "inference_responded",
+            "continuation_evaluated",
+            "step_completed",
+            "token_usage",
+            "execution_completed",
+        ]
+    );
+    let events = events.lock().unwrap();
+    assert!(events.iter().all(|e| e.agent_id() == done.agent_id()));
+    let step_numbers: Vec<usize> = events
+        .iter()
+        .filter(|e| e.name() == "step_completed")
+        .map(AgentEvent::step_number)
+        .collect();
+    assert_eq!(step_numbers, [1, 2]);
+}
+
+#[tokio::test]
+async fn steps_limit_stops_a_tool_loop() {
+    let driver = ScriptedDriver::new((1..=5).map(|i| call(&format!("c{i}"))));
+    let agent = Agent::new(driver.clone())
+        .with_tool(weather())
+        .with_criteria(
+            ContinuationCriteria::new()
+                .with(ToolCallPresenceCheck::new())
+                .with(StepsLimit::new(2)),
+        );
+    let done = agent.execute(user("loop")).await.unwrap();
+    assert_eq!(done.step_count(), 2);
+    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(driver.remaining(), 3);
+}
+
+#[tokio::test]
+async fn token_limit_stops_with_token_limit() {
+    let driver =
+        ScriptedDriver::new((1..=5).map(|i| call(&format!("c{i}")).with_usage(Usage::new(40, 20))));
+    let agent = Agent::new(driver)
+        .with_tool(weather())
+        .with_criteria(criteria().with(TokenUsageLimit::new(100)));
+    let done = agent.execute(user("loop")).await.unwrap();
+    assert_eq!(done.step_count(), 2);
+    assert_eq!(done.stop_reason(), Some(StopReason::TokenLimit));
+    assert_eq!(done.execution_usage().total(), 120);
+}
+
+#[tokio::test(start_paused = true)]
+async fn time_limit_stops_with_time_limit() {
+    let driver = ScriptedDriver::new((1..=5).map(|i| call(&format!("c{i}"))))
+        .with_delay(Duration::from_secs(40));
+    let agent = Agent::new(driver)
+        .with_tool(weather())
+        .with_criteria(criteria().with(ExecutionTimeLimit::new(Duration::from_secs(60))));
+    let done = agent.execute(user("slow")).await.unwrap();
+    assert_eq!(done.step_count(), 2);
+    assert_eq!(done.stop_reason(), Some(StopReason::TimeLimit));
+    // A second execution starts a new time budget.
+    let again = agent
+        .execute(done.with_user_message("again"))
+        .await
+        .unwrap();
+    assert_eq!(again.step_count(), 2);
+}
+
+#[tokio::test]
+async fn tool_errors_stop_by_default() {
+    let driver = ScriptedDriver::new([call("c1"), InferenceResponse::text("sorry")]);
+    let agent = Agent::new(driver)
+        .with_tool(broken())
+        .with_criteria(criteria());
+    let done = agent.execute(user("weather")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    assert_eq!(done.step_count(), 1);
+    let step = done.current_step().unwrap();
+    assert_eq!(step.step_type(), AgentStepType::Error);
+    assert_eq!(
+        step.trace_messages().last().unwrap().text(),
+        "Error: weather service unavailable"
+    );
+    let reason = &done
+        .continuation_outcome()
+        .unwrap()
+        .evaluation_for("ErrorPolicyCriterion")
+        .unwrap()
+        .reason;
+    assert!(
+        reason.contains("tool error in tool `get_weather`"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn tool_errors_are_retried_within_the_budget() {
+    let driver = ScriptedDriver::new([
+        call("c1"),
+        call("c2"),
+        call("c3"),
+        InferenceResponse::text("x"),
+    ]);
+    let agent = Agent::new(driver)
+        .with_tool(broken())
+        .with_criteria(criteria())
+        .with_error_policy(ErrorPolicy::retry_tool_errors(2));
+    let done = agent.execute(user("weather")).await.unwrap();
+    // Two failures are retried; the third in a row stops.
+    assert_eq!(done.step_count(), 3);
+    assert_eq!(done.status(), AgentStatus::Failed);
+
+    let recovering =
+        ScriptedDriver::new([call("c1"), InferenceResponse::text("The service is down.")]);
+    let agent = Agent::new(recovering)
+        .with_tool(broken())
+        .with_criteria(criteria())
+        .with_error_policy(ErrorPolicy::retry_tool_errors(2));
+    let done = agent.execute(user("weather")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(
+        done.final_response().unwrap().text(),
+        "The service is down."
+    );
+}
+
+#[tokio::test]
+async fn ignored_tool_errors_do_not_fail_the_run() {
+    let driver = ScriptedDriver::new([call("c1"), InferenceResponse::text("The service is down.")]);
+    let agent = Agent::new(driver)
+        .with_tool(broken())
+        .with_criteria(criteria())
+        .with_error_policy(ErrorPolicy::ignore_tool_errors());
+    let done = agent.execute(user("weather")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.step_count(), 2);
+}
+
+fn rate_limited() -> AgentError {
+    AgentError::from(InferenceError::RateLimited {
+        retry_after: Some(Duration::from_secs(1)),
+        message: "too many requests".into(),
+    })
+    .context("calling the model")
+}
+
+#[tokio::test]
+async fn a_rate_limited_driver_error_is_retried_as_a_rate_limit() {
+    let driver =
+        ScriptedDriver::from_results([Err(rate_limited()), Ok(InferenceResponse::text("Hi!"))]);
+    let agent = Agent::new(driver)
+        .with_criteria(criteria())
+        .with_error_policy(ErrorPolicy::retry_tool_errors(2));
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.step_count(), 2);
+    let first = done.steps().next().unwrap();
+    assert_eq!(first.step_type(), AgentStepType::Error);
+    assert_eq!(first.errors()[0].error_type, ErrorType::RateLimit);
+    assert!(first.errors()[0].message.contains("too many requests"));
+    assert_eq!(done.final_response().unwrap().text(), "Hi!");
+}
+
+#[tokio::test]
+async fn driver_errors_stop_by_default_without_panicking() {
+    let driver = ScriptedDriver::from_results([Err(AgentError::driver("no model configured"))]);
+    let (events, listener) = recorder();
+    let agent = Agent::new(driver)
+        .with_criteria(criteria())
+        .on_event(listener);
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert_eq!(done.stored_status(), AgentStatus::Failed);
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(
+        done.current_step().unwrap().errors()[0].error_type,
+        ErrorType::Model
+    );
+    let last = events.lock().unwrap().last().cloned().unwrap();
+    let AgentEvent::ExecutionFailed { errors, steps, .. } = last else {
+        panic!("expected ExecutionFailed, got {last:?}");
+    };
+    assert_eq!(steps, 1);
+    assert_eq!(errors, ["driver error: no model configured"]);
+}
+
+#[tokio::test]
+async fn driver_errors_retry_all_is_bounded() {
+    let driver = ScriptedDriver::from_results((0..5).map(|_| Err(rate_limited())));
+    let agent = Agent::new(driver.clone())
+        .with_criteria(criteria())
+        .with_error_policy(ErrorPolicy::retry_all(2));
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.step_count(), 3);
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert_eq!(driver.remaining(), 2);
+}
+
+#[tokio::test]
+async fn ignored_driver_errors_complete_instead_of_failing() {
+    let policy = ErrorPolicy::stop_on_any_error()
+        .with_decision(ErrorType::Model, ErrorHandlingDecision::Ignore);
+    let driver = ScriptedDriver::from_results([Err(AgentError::driver("hiccup"))]);
+    let agent = Agent::new(driver)
+        .with_criteria(criteria())
+        .with_error_policy(policy);
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.step_count(), 1);
+}
+
+#[tokio::test]
+async fn an_exhausted_script_is_a_clear_error() {
+    let agent = Agent::new(ScriptedDriver::new([])).with_criteria(criteria());
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert_eq!(
+        done.current_step().unwrap().errors()[0].message,
+        "driver error: scripted driver has no step left: it was scripted with 0 step(s)"
+    );
+}
+
+#[tokio::test]
+async fn iterate_yields_each_step_then_the_final_state() {
+    let driver = ScriptedDriver::new([call("c1"), InferenceResponse::text("done")]);
+    let agent = Agent::new(driver)
+        .with_tool(weather())
+        .with_criteria(criteria());
+    let items: Vec<AgentState> = agent
+        .iterate(user("go"))
+        .map(|item| item.unwrap())
+        .collect()
+        .await;
+    assert_eq!(items.len(), 3);
+    let counts: Vec<usize> = items.iter().map(AgentState::step_count).collect();
+    assert_eq!(counts, [1, 2, 2]);
+    assert_eq!(items[0].status(), AgentStatus::InProgress);
+    assert_eq!(items[1].stored_status(), AgentStatus::InProgress);
+    assert_eq!(items[2].stored_status(), AgentStatus::Completed);
+
+    let executed = agent.execute(user("go")).await;
+    // The scripted driver is exhausted now: execute reports it in the final state.
+    assert_eq!(executed.unwrap().status(), AgentStatus::Failed);
+}
+
+#[tokio::test]
+async fn execute_returns_after_execution_hook_changes() {
+    let driver = ScriptedDriver::new([InferenceResponse::text("done")]);
+    let agent = Agent::new(driver)
+        .with_criteria(criteria())
+        .before_execution(|s| s.with_metadata("started", true))
+        .before_step(|s| s.with_metadata("steps_seen", s.step_count() + 1))
+        .after_execution(|s| s.with_metadata("finished", true));
+    let done = agent.execute(user("go")).await.unwrap();
+    assert_eq!(done.metadata().get("started"), Some(&json!(true)));
+    assert_eq!(done.metadata().get("steps_seen"), Some(&json!(1)));
+    assert_eq!(done.metadata().get("finished"), Some(&json!(true)));
+}
+
+#[tokio::test]
+async fn stop_hook_vetoes_are_bounded() {
+    let driver =
+        ScriptedDriver::new((0..10).map(|i| InferenceResponse::text(format!("answer {i}"))));
+    let agent = Agent::new(driver.clone())
+        .with_criteria(criteria())
+        .with_stop_hook(|_| StopDecision::Prevent("not good enough".into()));
+    let done = agent.execute(user("go")).await.unwrap();
+    assert_eq!(done.step_count(), 4, "one step plus three vetoes");
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.final_response().unwrap().text(), "answer 3");
+
+    let once = Agent::new(ScriptedDriver::new(
+        (0..10).map(|i| InferenceResponse::text(format!("a{i}"))),
+    ))
+    .with_criteria(criteria())
+    .with_stop_hook(|s| {
+        if s.step_count() < 2 {
+            StopDecision::Prevent("one more".into())
+        } else {
+            StopDecision::Allow
+        }
+    });
+    assert_eq!(once.execute(user("go")).await.unwrap().step_count(), 2);
+}
+
+#[tokio::test]
+async fn cancellation_stops_at_the_next_step_boundary() {
+    let token = CancellationToken::new();
+    let canceller = token.clone();
+    let driver = ScriptedDriver::new((1..=5).map(|i| call(&format!("c{i}"))));
+    let agent = Agent::new(driver.clone())
+        .with_tool(weather())
+        .with_criteria(criteria())
+        .on_event(move |e| {
+            if e.name() == "step_completed" {
+                canceller.cancel();
+            }
+        });
+    let done = agent
+        .execute_with_cancellation(user("go"), token)
+        .await
+        .unwrap();
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.stop_reason(), Some(StopReason::UserRequested));
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(driver.remaining(), 4);
+    // A new execution forgets the interruption.
+    assert_eq!(done.with_user_message("go on").stop_reason(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_stream_stops_the_run() {
+    let driver = ScriptedDriver::new((1..=5).map(|i| call(&format!("c{i}"))))
+        .with_delay(Duration::from_secs(1));
+    let agent = Agent::new(driver.clone())
+        .with_tool(weather())
+        .with_criteria(criteria());
+    {
+        let stream = agent.iterate(user("go"));
+        futures::pin_mut!(stream);
+        let first = stream.next().await.unwrap().unwrap();
+        assert_eq!(first.step_count(), 1);
+    }
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(
+        driver.remaining(),
+        4,
+        "no step ran after the stream was dropped"
+    );
+}
+
+struct Failing;
+
+#[async_trait]
+impl StepProcessing for Failing {
+    async fn apply(&self, _state: AgentState, _next: Next) -> Result<AgentState, AgentError> {
+        Err(AgentError::Hook {
+            hook: "Failing".into(),
+            message: "disk full".into(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_failing_processor_is_handled_like_a_driver_error() {
+    let agent = Agent::new(ScriptedDriver::new([InferenceResponse::text("x")]))
+        .with_criteria(criteria())
+        .with_processors(Failing);
+    let done = agent.execute(user("go")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert_eq!(
+        done.current_step().unwrap().errors()[0].message,
+        "hook `Failing` failed: disk full"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_without_criteria_runs_one_step() {
+    let driver = ScriptedDriver::new([call("c1"), call("c2")]);
+    let agent = Agent::new(driver.clone()).with_tool(weather());
+    let done = agent.execute(user("go")).await.unwrap();
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(driver.remaining(), 1);
+}
+
+#[tokio::test]
+async fn a_finished_state_continues_after_a_new_user_message() {
+    let driver = ScriptedDriver::new([
+        InferenceResponse::text("one"),
+        InferenceResponse::text("two"),
+    ]);
+    let agent = Agent::new(driver.clone())
+        .with_criteria(criteria())
+        .with_processors(SeparatedTrace);
+    let first = agent.execute(user("first")).await.unwrap();
+    let second = agent
+        .execute(first.with_user_message(Message::user("second")))
+        .await
+        .unwrap();
+    assert_eq!(second.step_count(), 1);
+    assert_eq!(
+        second.messages().to_transcript(),
+        "user: first\nassistant: one\nuser: second\nassistant: two\n"
+    );
+    assert_eq!(second.agent_id(), first.agent_id());
+}

@@ -1,0 +1,152 @@
+//! `DecisionError`: why a model's ReAct reply cannot be used, in words the model can act on.
+
+use thiserror::Error;
+
+/// Why a ReAct reply could not be read or does not fit the tools.
+///
+/// Every message is written to be sent back to the model so it can correct itself; see
+/// [`DecisionError::feedback`].
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum DecisionError {
+    /// The reply holds no JSON object.
+    #[error("the reply contains no JSON object")]
+    NoJson,
+    /// A field has the wrong JSON type.
+    #[error("field `{field}` must be {expected}, got {found}")]
+    WrongFieldType {
+        /// The field.
+        field: String,
+        /// What it should be.
+        expected: String,
+        /// What was there.
+        found: String,
+    },
+    /// `type` is missing and cannot be inferred.
+    #[error("field `type` is missing; set it to \"call_tool\" or \"final_answer\"")]
+    MissingKind,
+    /// `type` has an unknown value.
+    #[error("field `type` must be \"call_tool\" or \"final_answer\", got {found}")]
+    UnknownKind {
+        /// The value found.
+        found: String,
+    },
+    /// A `call_tool` decision names no tool.
+    #[error("a call_tool decision needs `tool`, the name of the tool to call")]
+    MissingTool,
+    /// A `call_tool` decision while no tools are available.
+    #[error(
+        "no tools are available, so `call_tool` is not possible; answer with type \"final_answer\""
+    )]
+    NoTools,
+    /// The tool is not one of the available tools.
+    #[error("unknown tool `{tool}`; available tools: {}", .available.join(", "))]
+    UnknownTool {
+        /// The name the model used.
+        tool: String,
+        /// The names it may use.
+        available: Vec<String>,
+    },
+    /// `args` is not a JSON object.
+    #[error("`args` for tool `{tool}` must be a JSON object of named arguments, got {found}")]
+    ArgsNotObject {
+        /// The tool.
+        tool: String,
+        /// What was there.
+        found: String,
+    },
+    /// Required arguments are missing.
+    #[error("tool `{tool}` is missing required arguments: {}", .missing.join(", "))]
+    MissingArguments {
+        /// The tool.
+        tool: String,
+        /// The missing parameter names.
+        missing: Vec<String>,
+    },
+    /// An argument has the wrong JSON type for the tool's schema.
+    #[error("argument `{argument}` of tool `{tool}` must be {expected}, got {found}")]
+    InvalidArgument {
+        /// The tool.
+        tool: String,
+        /// The argument.
+        argument: String,
+        /// The type(s) the schema allows.
+        expected: String,
+        /// What was there.
+        found: String,
+    },
+    /// A `final_answer` decision has no answer.
+    #[error("a final_answer decision needs a non-empty `answer`")]
+    MissingAnswer,
+}
+
+impl DecisionError {
+    /// The correction message for the model: what was wrong and what to do.
+    ///
+    /// ```
+    /// use drivers_react::DecisionError;
+    ///
+    /// let feedback = DecisionError::MissingAnswer.feedback();
+    /// assert!(feedback.contains("a final_answer decision needs a non-empty `answer`"));
+    /// ```
+    pub fn feedback(&self) -> String {
+        format!(
+            "Your last reply could not be used: {self}. Reply again with exactly one JSON \
+             object, either {{\"thought\": ..., \"type\": \"call_tool\", \"tool\": ..., \"args\": {{...}}}} \
+             or {{\"thought\": ..., \"type\": \"final_answer\", \"answer\": ...}}."
+        )
+    }
+}
+
+/// A short rendering of a JSON value for error messages.
+pub(crate) fn describe(value: &serde_json::Value) -> String {
+    let kind = match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    };
+    let text = value.to_string();
+    let shown: String = text.chars().take(60).collect();
+    let ellipsis = if shown.len() < text.len() { "..." } else { "" };
+    if value.is_null() {
+        kind.to_owned()
+    } else {
+        format!("{kind} ({shown}{ellipsis})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_name_what_is_wrong() {
+        let unknown = DecisionError::UnknownTool {
+            tool: "fly".into(),
+            available: vec!["search".into(), "calc".into()],
+        };
+        assert_eq!(
+            unknown.to_string(),
+            "unknown tool `fly`; available tools: search, calc"
+        );
+        let missing = DecisionError::MissingArguments {
+            tool: "calc".into(),
+            missing: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            missing.to_string(),
+            "tool `calc` is missing required arguments: a, b"
+        );
+    }
+
+    #[test]
+    fn describe_shortens_long_values() {
+        assert_eq!(describe(&json!(5)), "a number (5)");
+        assert_eq!(describe(&json!(null)), "null");
+        let long = describe(&json!("x".repeat(200)));
+        assert!(long.ends_with("...)") && long.len() < 100, "{long}");
+    }
+}

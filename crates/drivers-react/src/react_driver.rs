@@ -1,0 +1,335 @@
+//! `ReActDriver`: one agent step through the Thought/Action/Observation JSON protocol.
+
+use std::sync::Arc;
+
+use agents_core::{
+    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, ErrorType, EventSource,
+    StepContext, StepError, ToolExecutor, Tools,
+};
+use async_trait::async_trait;
+use drivers_toolcalling::run_tool_calls;
+use inference::{
+    InferenceRequest, InferenceResponse, LanguageModel, ResponseFormat, ToolSchema, Usage,
+};
+use messages::{Message, Messages};
+
+use crate::{
+    action_message, observation_messages, parse_decision, react_prompt, validate, DecisionError,
+    ValidatedDecision,
+};
+
+/// The system prompt of the optional second inference that writes the final answer.
+const FINAL_ANSWER_PROMPT: &str = "Write the final answer to the user's request as plain text, \
+using what the conversation established. Do not use JSON and do not mention tools.";
+
+/// Runs one agent step with the ReAct protocol: the model replies with a JSON decision, either
+/// to call one tool or to give the final answer.
+///
+/// - The request's system prompt is [`react_prompt`] for the tools, followed by the cached
+///   context's messages and `state.messages_for_inference()`. No native tool schemas are sent;
+///   the response format is `json_object` unless turned off.
+/// - A reply that does not parse or validate is retried up to `max_decision_retries` times
+///   (default 2), each retry showing the model its reply and the error. After that the step
+///   is an error step (no tool runs) whose error says what was wrong.
+/// - `call_tool`: the call runs through the executor; the step's trace is the action message
+///   and one observation per execution (see [`action_message`]), and its inference response
+///   carries the call, so the step counts as a tool step.
+/// - `final_answer`: the step's response is the answer as an assistant message, optionally
+///   rewritten by a second, plain-text inference (`with_final_via_inference`).
+///
+/// Use it with [`StopOnFinalDecision`](crate::StopOnFinalDecision).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use agents_core::{AgentDriver, AgentState, DefaultToolExecutor, StepContext, Tools};
+/// use drivers_react::{ReActDecision, ReActDriver};
+/// use inference::{InferenceResponse, ScriptedModel};
+///
+/// let reply = ReActDecision::final_answer("Simple greeting.", "Hello!").to_json();
+/// let model = ScriptedModel::new([InferenceResponse::text(reply)]);
+/// let driver = ReActDriver::new(model.clone());
+/// let state = AgentState::new().with_user_message("Hi");
+/// let step = driver
+///     .next_step(&state, &Tools::new(), &DefaultToolExecutor::new(), &StepContext::default())
+///     .await
+///     .unwrap();
+/// assert_eq!(step.response_messages().to_transcript(), "assistant: Hello!\n");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ReActDriver {
+    model: Arc<dyn LanguageModel>,
+    model_name: Option<String>,
+    temperature: Option<f32>,
+    max_tokens: Option<u32>,
+    max_decision_retries: usize,
+    final_via_inference: bool,
+    json_response_format: bool,
+}
+
+impl ReActDriver {
+    /// A driver for `model`: 2 decision retries, JSON response format, the answer taken from
+    /// the decision.
+    pub fn new(model: impl LanguageModel + 'static) -> Self {
+        Self::from_shared(Arc::new(model))
+    }
+
+    /// A driver for a shared model.
+    pub fn from_shared(model: Arc<dyn LanguageModel>) -> Self {
+        Self {
+            model,
+            model_name: None,
+            temperature: None,
+            max_tokens: None,
+            max_decision_retries: 2,
+            final_via_inference: false,
+            json_response_format: true,
+        }
+    }
+
+    /// Sets the model name sent with each request (default: the provider's configured model).
+    pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the completion token limit.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// How many times an unusable decision is sent back for correction (default 2; 0 means
+    /// one attempt only).
+    pub fn with_max_decision_retries(mut self, retries: usize) -> Self {
+        self.max_decision_retries = retries;
+        self
+    }
+
+    /// Writes the final answer with a second, plain-text inference instead of taking it from
+    /// the decision (default off).
+    pub fn with_final_via_inference(mut self, enabled: bool) -> Self {
+        self.final_via_inference = enabled;
+        self
+    }
+
+    /// Asks the provider for a JSON object reply (`ResponseFormat::JsonObject`; default on).
+    /// Turn it off for providers that reject the option.
+    pub fn with_json_response_format(mut self, enabled: bool) -> Self {
+        self.json_response_format = enabled;
+        self
+    }
+
+    /// The decision request this driver sends first for `state` with `tools`.
+    pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
+        let cached = state.cached_context();
+        let schemas: Vec<ToolSchema> = if tools.is_empty() {
+            cached.tools.clone()
+        } else {
+            tools.schemas()
+        };
+        let messages = Messages::from(vec![Message::system(react_prompt(&schemas))])
+            .concat(&cached.messages)
+            .concat(&state.messages_for_inference());
+        let mut request = self.base_request(messages);
+        if self.json_response_format {
+            request.response_format = Some(ResponseFormat::JsonObject);
+        }
+        request
+    }
+
+    fn base_request(&self, messages: Messages) -> InferenceRequest {
+        let mut request = InferenceRequest::new(messages);
+        request.model.clone_from(&self.model_name);
+        request.temperature = self.temperature;
+        request.max_tokens = self.max_tokens;
+        request
+    }
+
+    async fn infer(
+        &self,
+        request: InferenceRequest,
+        source: &EventSource,
+        context: &StepContext,
+    ) -> Result<InferenceResponse, AgentError> {
+        context.emit(AgentEvent::InferenceRequested {
+            source: source.clone(),
+            message_count: request.messages.len(),
+            model: self.model_name.clone(),
+        });
+        let response = self.model.complete(request).await?;
+        context.emit(AgentEvent::InferenceResponded {
+            source: source.clone(),
+            usage: response.usage(),
+            finish_reason: response.finish_reason(),
+            tool_calls: 0,
+        });
+        Ok(response)
+    }
+
+    /// Asks for a decision until one validates or the retries are used up. Returns the last
+    /// response, the total usage and the decision or the last error.
+    async fn decide(
+        &self,
+        request: &InferenceRequest,
+        tools: &Tools,
+        source: &EventSource,
+        context: &StepContext,
+    ) -> Result<Decided, AgentError> {
+        let mut usage = Usage::default();
+        let mut attempt_request = request.clone();
+        let mut attempt = 0;
+        loop {
+            let response = self.infer(attempt_request, source, context).await?;
+            usage += response.usage();
+            let outcome = parse_decision(response.content()).and_then(|d| validate(&d, tools));
+            match outcome {
+                Ok(decision) => {
+                    return Ok(Decided {
+                        response,
+                        usage,
+                        outcome: Ok(decision),
+                        attempts: attempt + 1,
+                    })
+                }
+                Err(error) if attempt >= self.max_decision_retries => {
+                    return Ok(Decided {
+                        response,
+                        usage,
+                        outcome: Err(error),
+                        attempts: attempt + 1,
+                    })
+                }
+                Err(error) => {
+                    tracing::debug!(%error, attempt, "ReAct decision rejected; asking again");
+                    attempt += 1;
+                    // The correction lives in this request only; the conversation is untouched.
+                    let mut retry = request.clone();
+                    retry.messages = request
+                        .messages
+                        .appended(Message::assistant(response.content()))
+                        .appended(Message::user(error.feedback()));
+                    attempt_request = retry;
+                }
+            }
+        }
+    }
+
+    async fn final_answer(
+        &self,
+        state: &AgentState,
+        decided_answer: String,
+        source: &EventSource,
+        context: &StepContext,
+    ) -> Result<(String, Option<InferenceResponse>), AgentError> {
+        if !self.final_via_inference {
+            return Ok((decided_answer, None));
+        }
+        let messages = Messages::from(vec![Message::system(FINAL_ANSWER_PROMPT)])
+            .concat(&state.cached_context().messages)
+            .concat(&state.messages_for_inference());
+        let response = self
+            .infer(self.base_request(messages), source, context)
+            .await?;
+        let text = response.content().trim();
+        let answer = if text.is_empty() {
+            decided_answer
+        } else {
+            text.to_owned()
+        };
+        Ok((answer, Some(response)))
+    }
+}
+
+struct Decided {
+    response: InferenceResponse,
+    usage: Usage,
+    outcome: Result<ValidatedDecision, DecisionError>,
+    attempts: usize,
+}
+
+#[async_trait]
+impl AgentDriver for ReActDriver {
+    async fn next_step(
+        &self,
+        state: &AgentState,
+        tools: &Tools,
+        executor: &dyn ToolExecutor,
+        context: &StepContext,
+    ) -> Result<AgentStep, AgentError> {
+        let input = state.messages_for_inference();
+        let request = self.build_request(state, tools);
+        let source = EventSource::step(state);
+        let decided = self.decide(&request, tools, &source, context).await?;
+        let decision = match decided.outcome {
+            Ok(decision) => decision,
+            Err(error) => {
+                let message = format!(
+                    "the model gave no usable ReAct decision in {} attempt(s); last problem: {error}",
+                    decided.attempts
+                );
+                return Ok(AgentStep::new(input)
+                    .with_inference_response(decided.response)
+                    .with_usage(decided.usage)
+                    .with_error(StepError::new(ErrorType::Validation, message)));
+            }
+        };
+        match decision {
+            ValidatedDecision::FinalAnswer { answer, .. } => {
+                let (answer, final_response) =
+                    self.final_answer(state, answer, &source, context).await?;
+                let usage = decided.usage
+                    + final_response
+                        .as_ref()
+                        .map(|r| r.usage())
+                        .unwrap_or_default();
+                let response = final_response.unwrap_or(decided.response);
+                Ok(AgentStep::new(input)
+                    .with_response_messages(vec![Message::assistant(answer)])
+                    .with_inference_response(response)
+                    .with_usage(usage))
+            }
+            ValidatedDecision::CallTool { .. } => {
+                let tool_context = context.tool_context(state);
+                let id = format!("react_{}", tool_context.step_number);
+                let Some(call) = decision.tool_call(id) else {
+                    return Err(AgentError::driver("a call_tool decision produced no call"));
+                };
+                let executions = run_tool_calls(
+                    executor,
+                    std::slice::from_ref(&call),
+                    tools,
+                    &tool_context,
+                    false,
+                    context,
+                )
+                .await;
+                let mut trace = vec![action_message(decision.thought(), &call)];
+                trace.extend(observation_messages(&executions));
+                Ok(AgentStep::new(input)
+                    .with_trace_messages(trace)
+                    .with_tool_executions(executions)
+                    .with_inference_response(decided.response.with_calls([call]))
+                    .with_usage(decided.usage))
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for ReActDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReActDriver")
+            .field("model", &self.model.name())
+            .field("model_name", &self.model_name)
+            .field("max_decision_retries", &self.max_decision_retries)
+            .field("final_via_inference", &self.final_via_inference)
+            .field("json_response_format", &self.json_response_format)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,309 @@
+//! `ReActDriver` against a scripted model: the prompt, retries, tool steps and final answers.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use agents_core::{
+    Agent, AgentDriver, AgentError, AgentState, AgentStep, AgentStepType, DefaultToolExecutor,
+    ErrorType, FunctionTool, Next, StepContext, StepProcessing, StepsLimit, Tools, DEFAULT_SECTION,
+    EXECUTION_BUFFER_SECTION,
+};
+use async_trait::async_trait;
+use drivers_react::{ReActDecision, ReActDriver, StopOnFinalDecision};
+use inference::{InferenceError, InferenceResponse, ResponseFormat, ScriptedModel, Usage};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Deserialize, JsonSchema)]
+struct Pair {
+    /// First addend.
+    a: f64,
+    /// Second addend.
+    b: f64,
+}
+
+fn tools() -> Tools {
+    Tools::new().with(FunctionTool::new(
+        "add",
+        "Adds two numbers.",
+        |p: Pair| async move { Ok::<_, String>(json!(p.a + p.b)) },
+    ))
+}
+
+/// Separated-trace persistence: trace to the execution buffer, answer to the conversation.
+struct SeparatedTrace;
+
+#[async_trait]
+impl StepProcessing for SeparatedTrace {
+    async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
+        let state = terminal(state).await?;
+        let Some(step) = state.current_step().cloned() else {
+            return Ok(state);
+        };
+        let store = state
+            .store()
+            .section(EXECUTION_BUFFER_SECTION)
+            .append(step.trace_messages().clone());
+        let store = store
+            .section(DEFAULT_SECTION)
+            .append(step.response_messages().clone());
+        Ok(state.with_store(store))
+    }
+}
+
+fn reply(decision: ReActDecision) -> InferenceResponse {
+    InferenceResponse::text(decision.to_json())
+}
+
+fn add_call() -> InferenceResponse {
+    reply(ReActDecision::call_tool(
+        "I must add the numbers with the tool.",
+        "add",
+        json!({"a": 2, "b": 3}),
+    ))
+}
+
+async fn one_step(driver: &ReActDriver) -> AgentStep {
+    let state = AgentState::new().with_user_message("What is 2 + 3?");
+    driver
+        .next_step(
+            &state,
+            &tools(),
+            &DefaultToolExecutor::new(),
+            &StepContext::default(),
+        )
+        .await
+        .unwrap()
+}
+
+fn step_transcripts(state: &AgentState) -> String {
+    state
+        .steps()
+        .enumerate()
+        .map(|(i, step)| {
+            format!(
+                "## step {} ({:?})\n### trace\n{}### response\n{}",
+                i + 1,
+                step.step_type(),
+                step.trace_messages().to_transcript(),
+                step.response_messages().to_transcript()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn multi_step_tool_use_then_final_answer() {
+    let model = ScriptedModel::new([
+        add_call().with_usage(Usage::new(300, 30)),
+        reply(ReActDecision::final_answer("The tool said 5.", "2 + 3 = 5"))
+            .with_usage(Usage::new(350, 20)),
+    ]);
+    let driver = ReActDriver::new(model.clone()).with_model_name("small-model");
+    let agent = Agent::new(driver)
+        .with_tools(tools())
+        .with_processors(SeparatedTrace)
+        .with_criterion(StopOnFinalDecision::new())
+        .with_criterion(StepsLimit::new(5));
+
+    let done = agent
+        .execute(AgentState::new().with_user_message("What is 2 + 3?"))
+        .await
+        .unwrap();
+
+    assert_eq!(done.step_count(), 2);
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("2 + 3 = 5")
+    );
+    assert_eq!(done.usage(), Usage::new(650, 50));
+    let first = done.steps().next().unwrap();
+    assert_eq!(first.step_type(), AgentStepType::ToolExecution);
+    assert_eq!(first.requested_tool_calls()[0].id(), "react_1");
+    insta::assert_snapshot!("react_multi_step_messages", step_transcripts(&done));
+    insta::assert_json_snapshot!("react_multi_step_requests", model.requests());
+}
+
+#[tokio::test]
+async fn decision_in_a_code_fence_with_prose_is_accepted() {
+    let text = format!(
+        "Sure, here is my decision:\n```json\n{}\n```",
+        ReActDecision::call_tool("add them", "add", json!({"a": 1, "b": 1})).to_json()
+    );
+    let model = ScriptedModel::new([InferenceResponse::text(text)]);
+    let step = one_step(&ReActDriver::new(model.clone())).await;
+    assert_eq!(step.step_type(), AgentStepType::ToolExecution);
+    assert_eq!(
+        step.trace_messages().to_transcript(),
+        "assistant: Thought: add them\n    Action: add\n    Action Input: {\"a\":1,\"b\":1}\nuser: Observation: 2.0\n"
+    );
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn invalid_decision_is_retried_with_the_error_fed_back() {
+    let model = ScriptedModel::new([
+        InferenceResponse::text("The answer is obviously 5.").with_usage(Usage::new(10, 5)),
+        add_call().with_usage(Usage::new(20, 5)),
+    ]);
+    let step = one_step(&ReActDriver::new(model.clone())).await;
+
+    assert_eq!(step.step_type(), AgentStepType::ToolExecution);
+    assert_eq!(step.usage(), Usage::new(30, 10), "both attempts count");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].messages.len(), 2, "system + user");
+    insta::assert_snapshot!(
+        "react_retry_request_tail",
+        requests[1].messages.tail(3).to_transcript()
+    );
+}
+
+#[tokio::test]
+async fn malformed_decisions_fail_the_step_cleanly_after_the_retries() {
+    let cases = [
+        ("not json at all", "the reply contains no JSON object"),
+        (
+            r#"{"type": "call_tool", "tool": 7}"#,
+            "field `tool` must be a string",
+        ),
+        (
+            r#"{"type": "call_tool", "tool": "multiply", "args": {}}"#,
+            "unknown tool `multiply`; available tools: add",
+        ),
+        (
+            r#"{"type": "call_tool", "tool": "add", "args": {"a": 1}}"#,
+            "tool `add` is missing required arguments: b",
+        ),
+        (
+            r#"{"type": "call_tool", "tool": "add", "args": {"a": "1", "b": 2}}"#,
+            "argument `a` of tool `add` must be number",
+        ),
+        (
+            r#"{"type": "call_tool", "tool": "add", "args": [1, 2]}"#,
+            "must be a JSON object",
+        ),
+        (
+            r#"{"type": "final_answer", "answer": ""}"#,
+            "needs a non-empty `answer`",
+        ),
+    ];
+    for (bad, expected) in cases {
+        let model =
+            ScriptedModel::new([InferenceResponse::text(bad), InferenceResponse::text(bad)]);
+        let driver = ReActDriver::new(model.clone()).with_max_decision_retries(1);
+        let step = one_step(&driver).await;
+
+        assert_eq!(model.requests().len(), 2, "{bad}");
+        assert_eq!(step.step_type(), AgentStepType::Error, "{bad}");
+        assert!(step.tool_executions().is_empty());
+        assert!(step.trace_messages().is_empty() && step.response_messages().is_empty());
+        assert_eq!(step.errors()[0].error_type, ErrorType::Validation);
+        let message = &step.errors()[0].message;
+        assert!(
+            message.contains("in 2 attempt(s)") && message.contains(expected),
+            "{message}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn default_is_two_retries() {
+    let model = ScriptedModel::new((0..3).map(|_| InferenceResponse::text("??")));
+    let step = one_step(&ReActDriver::new(model.clone())).await;
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(step.step_type(), AgentStepType::Error);
+}
+
+#[tokio::test]
+async fn tool_failure_becomes_an_error_observation() {
+    let model = ScriptedModel::new([reply(ReActDecision::call_tool(
+        "",
+        "add",
+        json!({"a": 1, "b": 1.0, "c": null}),
+    ))]);
+    // `c` is unknown and null: dropped before the call.
+    let step = one_step(&ReActDriver::new(model)).await;
+    assert_eq!(
+        step.tool_executions().calls()[0].arguments(),
+        &json!({"a": 1, "b": 1.0})
+    );
+
+    let failing = Tools::new().with(FunctionTool::new(
+        "add",
+        "Adds two numbers.",
+        |_: Pair| async move { Err::<String, _>("the adder is broken".to_owned()) },
+    ));
+    let model = ScriptedModel::new([add_call()]);
+    let state = AgentState::new().with_user_message("2 + 3?");
+    let step = ReActDriver::new(model)
+        .next_step(
+            &state,
+            &failing,
+            &DefaultToolExecutor::new(),
+            &StepContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        step.trace_messages().last().map(|m| m.text()).as_deref(),
+        Some("Observation: Error: the adder is broken")
+    );
+    assert_eq!(step.step_type(), AgentStepType::Error);
+}
+
+#[tokio::test]
+async fn final_answer_via_a_second_plain_text_inference() {
+    let model = ScriptedModel::new([
+        reply(ReActDecision::final_answer("done", "5")).with_usage(Usage::new(100, 10)),
+        InferenceResponse::text("  The sum of 2 and 3 is 5.  ").with_usage(Usage::new(90, 8)),
+    ]);
+    let driver = ReActDriver::new(model.clone()).with_final_via_inference(true);
+    let step = one_step(&driver).await;
+
+    assert_eq!(
+        step.response_messages().to_transcript(),
+        "assistant: The sum of 2 and 3 is 5.\n"
+    );
+    assert_eq!(step.usage(), Usage::new(190, 18));
+    assert_eq!(step.step_type(), AgentStepType::FinalResponse);
+    let second = &model.requests()[1];
+    assert_eq!(second.response_format, None);
+    insta::assert_snapshot!("react_final_request", second.messages.to_transcript());
+}
+
+#[tokio::test]
+async fn json_response_format_can_be_turned_off() {
+    let model = ScriptedModel::new([reply(ReActDecision::final_answer("", "5"))]);
+    one_step(&ReActDriver::new(model.clone())).await;
+    assert_eq!(
+        model.requests()[0].response_format,
+        Some(ResponseFormat::JsonObject)
+    );
+
+    let model = ScriptedModel::new([reply(ReActDecision::final_answer("", "5"))]);
+    one_step(&ReActDriver::new(model.clone()).with_json_response_format(false)).await;
+    let request = &model.requests()[0];
+    assert_eq!(request.response_format, None);
+    assert!(
+        request.tools.is_empty(),
+        "ReAct sends no native tool schemas"
+    );
+}
+
+#[tokio::test]
+async fn inference_failures_are_returned_as_agent_errors() {
+    let model = ScriptedModel::from_results([Err(InferenceError::Timeout {
+        after: std::time::Duration::from_secs(10),
+    })]);
+    let state = AgentState::new().with_user_message("2 + 3?");
+    let error = ReActDriver::new(model)
+        .next_step(
+            &state,
+            &tools(),
+            &DefaultToolExecutor::new(),
+            &StepContext::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(error, AgentError::Inference(_)), "{error:?}");
+}

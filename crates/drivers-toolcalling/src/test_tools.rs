@@ -1,0 +1,62 @@
+//! Small tools for the unit tests of this crate.
+
+use agents_core::{Tool, ToolContext, ToolError, ToolOutput};
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+/// A tool answering with a fixed function of its arguments.
+pub(crate) struct FnTool {
+    name: &'static str,
+    description: &'static str,
+    parameters: Value,
+    run: fn(&Value) -> Result<String, String>,
+}
+
+#[async_trait]
+impl Tool for FnTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn description(&self) -> &str {
+        self.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.parameters.clone()
+    }
+
+    async fn call(&self, arguments: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        (self.run)(&arguments)
+            .map(ToolOutput::text)
+            .map_err(ToolError::failed)
+    }
+}
+
+/// `get_weather{city}` answering `Sunny in <city>`.
+pub(crate) fn weather_tool() -> FnTool {
+    FnTool {
+        name: "get_weather",
+        description: "Current weather for a city.",
+        parameters: json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"]
+        }),
+        run: |args| Ok(format!("Sunny in {}", args["city"].as_str().unwrap_or("?"))),
+    }
+}
+
+/// `echo{text}` answering its text.
+pub(crate) fn echo_tool() -> FnTool {
+    FnTool {
+        name: "echo",
+        description: "Repeats the text.",
+        parameters: json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"]
+        }),
+        run: |args| Ok(args["text"].as_str().unwrap_or_default().to_owned()),
+    }
+}

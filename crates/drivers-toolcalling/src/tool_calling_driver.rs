@@ -1,0 +1,301 @@
+//! `ToolCallingDriver`: one agent step through the model's native tool calling.
+
+use std::sync::Arc;
+
+use agents_core::{
+    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, ErrorType, EventSource,
+    StepContext, StepError, ToolExecutor, Tools,
+};
+use async_trait::async_trait;
+use futures::StreamExt;
+use inference::{
+    FinishReason, InferenceEvent, InferenceRequest, InferenceResponse, LanguageModel,
+    ResponseFormat, StreamAccumulator, ToolChoice,
+};
+use messages::ToolCall;
+
+use crate::{format_step_messages, recover_tool_calls_from_content, run_tool_calls};
+
+/// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
+/// runs the calls the model asks for, and returns the step with its tool trace and its answer
+/// kept apart.
+///
+/// The request is built from the state's cached context (its messages first, then its tools,
+/// tool choice and response format as fallbacks) and `state.messages_for_inference()`. The
+/// tools sent are those of the `Tools` registry (the cached ones when the registry is empty).
+///
+/// Finish reasons `length`, `content_filter` and `error` are recorded as step errors so that
+/// the error policy sees them; inference failures are returned as
+/// [`AgentError::Inference`].
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use agents_core::{AgentDriver, AgentState, DefaultToolExecutor, StepContext, Tools};
+/// use drivers_toolcalling::ToolCallingDriver;
+/// use inference::{InferenceResponse, ScriptedModel};
+///
+/// let model = ScriptedModel::new([InferenceResponse::text("Hello!")]);
+/// let driver = ToolCallingDriver::new(model.clone()).with_temperature(0.0);
+/// let state = AgentState::new().with_user_message("Hi");
+/// let step = driver
+///     .next_step(&state, &Tools::new(), &DefaultToolExecutor::new(), &StepContext::default())
+///     .await
+///     .unwrap();
+/// assert_eq!(step.response_messages().to_transcript(), "assistant: Hello!\n");
+/// assert_eq!(model.requests()[0].temperature, Some(0.0));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ToolCallingDriver {
+    model: Arc<dyn LanguageModel>,
+    model_name: Option<String>,
+    temperature: Option<f32>,
+    max_tokens: Option<u32>,
+    parallel_tool_calls: bool,
+    tool_choice: Option<ToolChoice>,
+    response_format: Option<ResponseFormat>,
+    streaming: bool,
+    content_tool_call_recovery: bool,
+}
+
+impl ToolCallingDriver {
+    /// A driver for `model` with provider defaults: one tool call at a time, no streaming, no
+    /// recovery of calls written as text.
+    pub fn new(model: impl LanguageModel + 'static) -> Self {
+        Self::from_shared(Arc::new(model))
+    }
+
+    /// A driver for a shared model.
+    pub fn from_shared(model: Arc<dyn LanguageModel>) -> Self {
+        Self {
+            model,
+            model_name: None,
+            temperature: None,
+            max_tokens: None,
+            parallel_tool_calls: false,
+            tool_choice: None,
+            response_format: None,
+            streaming: false,
+            content_tool_call_recovery: false,
+        }
+    }
+
+    /// Sets the model name sent with each request (default: the provider's configured model).
+    pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the completion token limit.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Lets the model ask for several tool calls at once and runs them concurrently
+    /// (default: off, calls run one after another).
+    pub fn with_parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = parallel;
+        self
+    }
+
+    /// Sets the tool choice (default: the cached one, else the provider's).
+    pub fn with_tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// Sets the response format (default: the cached one, else free text).
+    pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
+        self.response_format = Some(format);
+        self
+    }
+
+    /// Streams the answer and reports text as it arrives ([`AgentEvent::TextDelta`]).
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// When tools were offered but the model wrote its call(s) as JSON text instead of native
+    /// tool calls, turn that text into calls (see
+    /// [`recover_tool_calls_from_content`]). Off by default.
+    pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
+        self.content_tool_call_recovery = enabled;
+        self
+    }
+
+    /// The request this driver sends for `state` with `tools`.
+    pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
+        let cached = state.cached_context();
+        let schemas = if tools.is_empty() {
+            cached.tools.clone()
+        } else {
+            tools.schemas()
+        };
+        let has_tools = !schemas.is_empty();
+        let mut request =
+            InferenceRequest::new(cached.messages.concat(&state.messages_for_inference()))
+                .with_tools(schemas);
+        request.model.clone_from(&self.model_name);
+        request.temperature = self.temperature;
+        request.max_tokens = self.max_tokens;
+        request.response_format = self
+            .response_format
+            .clone()
+            .or_else(|| cached.response_format.clone());
+        if has_tools {
+            request.tool_choice = self
+                .tool_choice
+                .clone()
+                .or_else(|| cached.tool_choice.clone());
+            request.parallel_tool_calls = Some(self.parallel_tool_calls);
+        }
+        request
+    }
+
+    async fn infer(
+        &self,
+        request: InferenceRequest,
+        source: &EventSource,
+        context: &StepContext,
+    ) -> Result<InferenceResponse, AgentError> {
+        if !self.streaming {
+            return Ok(self.model.complete(request).await?);
+        }
+        let mut stream = self.model.stream(request).await?;
+        let mut accumulator = StreamAccumulator::new();
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            if let InferenceEvent::TextDelta { text } = &event {
+                context.emit(AgentEvent::TextDelta {
+                    source: source.clone(),
+                    delta: text.clone(),
+                });
+            }
+            accumulator.push(&event);
+        }
+        Ok(accumulator.finish()?)
+    }
+}
+
+#[async_trait]
+impl AgentDriver for ToolCallingDriver {
+    async fn next_step(
+        &self,
+        state: &AgentState,
+        tools: &Tools,
+        executor: &dyn ToolExecutor,
+        context: &StepContext,
+    ) -> Result<AgentStep, AgentError> {
+        let input = state.messages_for_inference();
+        let request = self.build_request(state, tools);
+        let offered_tools = !request.tools.is_empty();
+        let source = EventSource::step(state);
+        context.emit(AgentEvent::InferenceRequested {
+            source: source.clone(),
+            message_count: request.messages.len(),
+            model: self.model_name.clone(),
+        });
+        let started = std::time::Instant::now();
+        let mut response = self.infer(request, &source, context).await?;
+        let latency = started.elapsed();
+        tracing::debug!(?latency, finish_reason = ?response.finish_reason(), "inference answered");
+        context.emit(AgentEvent::InferenceResponded {
+            source: source.clone(),
+            usage: response.usage(),
+            finish_reason: response.finish_reason(),
+            tool_calls: response.tool_calls().len(),
+        });
+
+        if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
+            if let Some(calls) = recover_tool_calls_from_content(response.content(), tools) {
+                tracing::info!(
+                    calls = calls.len(),
+                    "recovered tool calls the model wrote as text"
+                );
+                response = response
+                    .with_calls(calls)
+                    .with_finish_reason(FinishReason::ToolCalls);
+            }
+        }
+        let calls = with_ids(response.tool_calls());
+        response = response.with_calls(calls.clone());
+
+        let executions = if calls.is_empty() {
+            Default::default()
+        } else {
+            run_tool_calls(
+                executor,
+                &calls,
+                tools,
+                &context.tool_context(state),
+                self.parallel_tool_calls,
+                context,
+            )
+            .await
+        };
+        let messages = format_step_messages(&response, &executions);
+        let finish_reason = response.finish_reason();
+        let mut step = AgentStep::new(input)
+            .with_trace_messages(messages.trace)
+            .with_response_messages(messages.response)
+            .with_tool_executions(executions)
+            .with_inference_response(response);
+        if let Some(error) = finish_reason_error(finish_reason) {
+            step = step.with_error(error);
+        }
+        Ok(step)
+    }
+}
+
+impl std::fmt::Debug for ToolCallingDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCallingDriver")
+            .field("model", &self.model.name())
+            .field("model_name", &self.model_name)
+            .field("parallel_tool_calls", &self.parallel_tool_calls)
+            .field("streaming", &self.streaming)
+            .field(
+                "content_tool_call_recovery",
+                &self.content_tool_call_recovery,
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// The step error for a finish reason that means the answer cannot be trusted.
+pub(crate) fn finish_reason_error(reason: FinishReason) -> Option<StepError> {
+    let message = match reason {
+        FinishReason::Length => {
+            "the model stopped at the token limit (finish reason `length`); its answer is incomplete"
+        }
+        FinishReason::ContentFilter => {
+            "the provider's content filter stopped the answer (finish reason `content_filter`)"
+        }
+        FinishReason::Error => "the provider reported an error while generating (finish reason `error`)",
+        _ => return None,
+    };
+    Some(StepError::new(ErrorType::Model, message))
+}
+
+/// The calls with an id each: providers that send none (some local servers) get `call_<n>`.
+fn with_ids(calls: &[ToolCall]) -> Vec<ToolCall> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            if call.id().is_empty() {
+                call.clone().with_id(format!("call_{}", i + 1))
+            } else {
+                call.clone()
+            }
+        })
+        .collect()
+}
