@@ -17,8 +17,8 @@
 //!   final state; [`Agent::execute`] returns the final state. [`AgentEvents`] reports what
 //!   happens to listeners and to `tracing`.
 //!
-//! With the `testing` feature, [`testing::ScriptedDriver`] replays scripted model answers and
-//! [`testing`] has proptest strategies for states and steps.
+//! With the `testing` feature, `testing::ScriptedDriver` replays scripted model answers and
+//! `testing` has proptest strategies for states and steps.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
