@@ -1,4 +1,63 @@
-//! `agents_core`: agent state, steps, continuation, error policy, tools, events and the loop.
+//! The core of the agent library: the state an agent carries, the steps it takes, when it
+//! stops, what happens on errors, its tools, the events it reports, and the loop that runs it.
+//!
+//! - [`AgentState`]: an immutable, cheaply cloned value holding the conversation in a sectioned
+//!   [`MessageStore`](messages::MessageStore) (`messages` persists across executions,
+//!   `execution_buffer` holds the tool trace of the running execution and is cleared by
+//!   [`AgentState::for_continuation`]), metadata, usage and the [`StepExecutions`] of the
+//!   running execution. It serializes to versioned JSON ([`AgentState::to_json`]).
+//! - [`AgentStep`]: what one step produced, with `trace_messages` (tool calls and results) kept
+//!   apart from `response_messages` (the answer).
+//! - [`ContinuationCriterion`]s ([`StepsLimit`], [`TokenUsageLimit`], [`ExecutionTimeLimit`],
+//!   [`ToolCallPresenceCheck`], ...) decide after each step whether to run another; the
+//!   [`ErrorPolicy`] decides what failures do ([`AgentError::error_type`] sees through wrappers).
+//! - [`AgentDriver`]: produces a step (calls the model, runs tools through a [`ToolExecutor`]);
+//!   [`StepProcessing`]: middleware around each step (implemented by `agents-processing`).
+//! - [`Agent`]: the loop. [`Agent::iterate`] streams the state after each step and then the
+//!   final state; [`Agent::execute`] returns the final state. [`AgentEvents`] reports what
+//!   happens to listeners and to `tracing`.
+//!
+//! With the `testing` feature, `testing::ScriptedDriver` replays scripted model answers and
+//! `testing` has proptest strategies for states and steps.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! use agents_core::testing::ScriptedDriver;
+//! use agents_core::{
+//!     Agent, AgentState, AgentStatus, ContinuationCriteria, FunctionTool, StepsLimit, StopReason,
+//!     ToolCallPresenceCheck, ToolError,
+//! };
+//! use inference::InferenceResponse;
+//! use messages::ToolCall;
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Args { city: String }
+//!
+//! let weather = FunctionTool::new("get_weather", "Current weather", |args: Args| async move {
+//!     Ok::<_, ToolError>(format!("22°C and sunny in {}", args.city))
+//! });
+//! let driver = ScriptedDriver::new([
+//!     InferenceResponse::with_tool_calls([ToolCall::new("call_1", "get_weather", json!({"city": "Paris"}))]),
+//!     InferenceResponse::text("It is 22°C and sunny in Paris."),
+//! ]);
+//! let agent = Agent::new(driver)
+//!     .with_tool(weather)
+//!     .with_criteria(ContinuationCriteria::new().with(ToolCallPresenceCheck::new()).with(StepsLimit::new(10)));
+//!
+//! let done = agent.execute(AgentState::new().with_user_message("Weather in Paris?")).await.unwrap();
+//! assert_eq!(done.status(), AgentStatus::Completed);
+//! assert_eq!(done.stop_reason(), Some(StopReason::Completed));
+//! assert_eq!(done.step_count(), 2);
+//! assert_eq!(done.final_response().unwrap().text(), "It is 22°C and sunny in Paris.");
+//! let first = done.steps().next().unwrap();
+//! assert_eq!(first.trace_messages().len(), 2); // the tool call and its result
+//!
+//! // States round-trip through JSON.
+//! let restored = AgentState::from_json(&done.to_json().unwrap()).unwrap();
+//! assert_eq!(restored, done);
+//! # });
+//! ```
 
 mod agent;
 mod continuation;

@@ -405,21 +405,15 @@ impl AgentState {
     /// [`StateError::UnsupportedVersion`] for foreign or newer documents, and
     /// [`StateError::InvalidField`] naming the path of a missing or malformed field.
     pub fn from_json(text: &str) -> Result<Self, StateError> {
-        #[derive(Deserialize)]
-        struct Probe {
-            version: Option<Value>,
-        }
-        let probe: Probe = serde_json::from_str(text).map_err(|e| {
-            if e.is_data() {
-                StateError::InvalidField {
-                    path: ".".into(),
-                    message: format!("expected a JSON object: {e}"),
-                }
-            } else {
-                StateError::Syntax(e.to_string())
-            }
-        })?;
-        match probe.version {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| StateError::Syntax(e.to_string()))?;
+        let Some(object) = value.as_object() else {
+            return Err(StateError::InvalidField {
+                path: ".".into(),
+                message: "expected a JSON object".into(),
+            });
+        };
+        match object.get("version") {
             None | Some(Value::Null) => {
                 return Err(StateError::MissingVersion {
                     expected: STATE_VERSION,
@@ -433,13 +427,10 @@ impl AgentState {
                 })
             }
         }
-        let mut deserializer = serde_json::Deserializer::from_str(text);
         let document: StateDocument =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-                StateError::InvalidField {
-                    path: e.path().to_string(),
-                    message: e.inner().to_string(),
-                }
+            serde_path_to_error::deserialize(&value).map_err(|e| StateError::InvalidField {
+                path: e.path().to_string(),
+                message: e.inner().to_string(),
             })?;
         Self::try_from(document).map_err(|message| StateError::InvalidField {
             path: "version".into(),

@@ -1,0 +1,313 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+//! `AgentState`: message streams, continuation, serialization.
+
+use agents_core::testing::{agent_state, ScriptedDriver};
+use agents_core::{
+    Agent, AgentState, AgentStatus, CachedContext, ContinuationCriteria, ContinuationEvaluation,
+    ContinuationOutcome, StateError, StepExecution, StepsLimit, StopReason, ToolCallPresenceCheck,
+    BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+};
+use agents_core::{AgentStep, FunctionTool, ToolError};
+use chrono::Utc;
+use inference::{InferenceResponse, Usage};
+use messages::{Message, ToolCall};
+use proptest::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+fn with_trace() -> AgentState {
+    let store = AgentState::new()
+        .with_user_message("weather?")
+        .store()
+        .section(EXECUTION_BUFFER_SECTION)
+        .append(vec![
+            Message::assistant_tool_calls([ToolCall::new("c1", "get_weather", json!({}))]),
+            Message::tool_result("c1", "get_weather", "sunny"),
+        ]);
+    let state = AgentState::new().with_store(store);
+    let step = AgentStep::new(state.messages_for_inference())
+        .with_inference_response(InferenceResponse::text("x").with_usage(Usage::new(3, 4)));
+    let outcome = ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Test"));
+    state
+        .with_cached_context(CachedContext::new().with_messages(vec![Message::system("be brief")]))
+        .begin_step_execution()
+        .record_step_execution(StepExecution::new(step, outcome, Utc::now(), Utc::now(), 1))
+}
+
+#[test]
+fn section_constants() {
+    assert_eq!(AgentState::DEFAULT_SECTION, DEFAULT_SECTION);
+    assert_eq!(DEFAULT_SECTION, "messages");
+    assert_eq!(AgentState::EXECUTION_BUFFER_SECTION, "execution_buffer");
+    assert_eq!(AgentState::SUMMARY_SECTION, SUMMARY_SECTION);
+    assert_eq!(AgentState::BUFFER_SECTION, BUFFER_SECTION);
+}
+
+#[test]
+fn messages_for_inference_compiles_sections_in_order() {
+    let store = AgentState::new()
+        .store()
+        .section(EXECUTION_BUFFER_SECTION)
+        .append(Message::tool_result("c", "t", "trace"))
+        .section(DEFAULT_SECTION)
+        .append(Message::user("conversation"))
+        .section(BUFFER_SECTION)
+        .append(Message::user("older"))
+        .section(SUMMARY_SECTION)
+        .append(Message::system("summary"))
+        .section("notes")
+        .append(Message::user("not sent"));
+    let state = AgentState::new().with_store(store);
+    assert_eq!(
+        state.messages_for_inference().to_transcript(),
+        "system: summary\nuser: older\nuser: conversation\ntool t [c]: trace\n"
+    );
+}
+
+#[test]
+fn for_continuation_clears_the_execution_state_and_buffer() {
+    let state = with_trace().with_metadata("topic", "weather");
+    assert_eq!(state.step_count(), 1);
+    let next = state.for_continuation();
+    assert!(next.store().section(EXECUTION_BUFFER_SECTION).is_empty());
+    assert_eq!(next.step_count(), 0);
+    assert!(next.current_step().is_none());
+    assert!(next.current_execution().is_none());
+    assert!(next.cached_context().is_empty());
+    assert_eq!(next.status(), AgentStatus::InProgress);
+    // Kept: messages, metadata, ids, lifetime usage.
+    assert_eq!(next.messages().len(), 1);
+    assert_eq!(next.metadata().get("topic"), Some(&json!("weather")));
+    assert_eq!(next.agent_id(), state.agent_id());
+    assert_eq!(next.usage().total(), 7);
+    assert_eq!(next.execution_usage().total(), 0);
+}
+
+#[test]
+fn with_user_message_resets_but_keep_execution_does_not() {
+    let state = with_trace();
+    let reset = state.with_user_message("and tomorrow?");
+    assert!(reset.store().section(EXECUTION_BUFFER_SECTION).is_empty());
+    assert_eq!(reset.step_count(), 0);
+    assert_eq!(
+        reset.messages().to_transcript(),
+        "user: weather?\nuser: and tomorrow?\n"
+    );
+
+    let kept = state.with_user_message_keep_execution("and tomorrow?");
+    assert_eq!(kept.store().section(EXECUTION_BUFFER_SECTION).len(), 2);
+    assert_eq!(kept.step_count(), 1);
+    assert_eq!(kept.messages().len(), 2);
+}
+
+#[test]
+fn step_bookkeeping() {
+    let state = AgentState::new()
+        .with_user_message("hi")
+        .begin_step_execution();
+    let running = state.current_execution().unwrap().clone();
+    assert_eq!(running.step_number, 1);
+    // Beginning again is a no-op while a step runs.
+    assert_eq!(
+        state.begin_step_execution().current_execution(),
+        Some(&running)
+    );
+    let step = AgentStep::new(state.messages_for_inference())
+        .with_response_messages(vec![Message::assistant("hello")])
+        .with_inference_response(InferenceResponse::text("hello").with_usage(Usage::new(5, 5)));
+    let recorded = state.record_step(step);
+    assert_eq!(recorded.step_count(), 0);
+    assert_eq!(recorded.transient_step_count(), 1);
+    assert_eq!(recorded.usage().total(), 10, "an unrecorded step counts");
+    let outcome = ContinuationOutcome::from_evaluation(ContinuationEvaluation::forbid(
+        "StepsLimit",
+        StopReason::StepsLimit,
+    ));
+    let execution = StepExecution::new(
+        recorded.current_step().unwrap().clone(),
+        outcome,
+        running.started_at,
+        Utc::now(),
+        1,
+    );
+    let done = recorded.record_step_execution(execution);
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.transient_step_count(), 1);
+    assert_eq!(done.usage().total(), 10, "counted once");
+    assert!(done.current_execution().is_none());
+    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.stored_status(), AgentStatus::InProgress);
+    assert_eq!(done.final_response().unwrap().text(), "hello");
+    assert_eq!(done.tool_context().step_number, 2);
+    assert_eq!(
+        done.begin_step_execution()
+            .current_execution()
+            .unwrap()
+            .step_number,
+        2
+    );
+}
+
+#[test]
+fn status_is_derived_from_the_last_outcome() {
+    let error = ContinuationOutcome::from_evaluation(ContinuationEvaluation::forbid(
+        "E",
+        StopReason::Error,
+    ));
+    let step = AgentStep::new(Vec::<Message>::new());
+    let state = AgentState::new().record_step_execution(StepExecution::new(
+        step,
+        error,
+        Utc::now(),
+        Utc::now(),
+        1,
+    ));
+    assert_eq!(state.status(), AgentStatus::Failed);
+    assert_eq!(
+        AgentState::new().with_status(AgentStatus::Failed).status(),
+        AgentStatus::Failed
+    );
+    assert_eq!(AgentState::new().status(), AgentStatus::InProgress);
+}
+
+#[test]
+fn final_response_falls_back_to_messages() {
+    let state = AgentState::new()
+        .with_user_message("hi")
+        .with_messages(vec![
+            Message::user("hi"),
+            Message::assistant("first"),
+            Message::assistant_tool_calls([ToolCall::new("c", "t", json!({}))]),
+            Message::assistant("  "),
+        ]);
+    assert_eq!(state.final_response().unwrap().text(), "first");
+    assert!(AgentState::new().final_response().is_none());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn json_round_trip_is_lossless(state in agent_state()) {
+        let text = state.to_json().unwrap();
+        let back = AgentState::from_json(&text).unwrap();
+        prop_assert_eq!(&back, &state);
+        // Through plain serde as well.
+        let value = serde_json::to_value(&state).unwrap();
+        prop_assert_eq!(value.get("version"), Some(&json!(1)));
+        let back: AgentState = serde_json::from_value(value).unwrap();
+        prop_assert_eq!(back.status(), state.status());
+        prop_assert_eq!(back.stop_reason(), state.stop_reason());
+        prop_assert_eq!(back.usage(), state.usage());
+    }
+}
+
+#[test]
+fn corrupt_documents_give_errors_naming_the_field() {
+    let mut value = serde_json::to_value(with_trace()).unwrap();
+    value["step_executions"][0]["step"]["usage"]["input_tokens"] = json!("lots");
+    let error = AgentState::from_json(&value.to_string()).unwrap_err();
+    let StateError::InvalidField { path, message } = &error else {
+        panic!("expected InvalidField, got {error:?}");
+    };
+    assert_eq!(path, "step_executions[0].step.usage.input_tokens");
+    assert!(message.contains("invalid type"), "{message}");
+    assert!(error
+        .to_string()
+        .starts_with("invalid agent state at `step_executions[0].step.usage.input_tokens`"));
+
+    let mut missing = serde_json::to_value(with_trace()).unwrap();
+    missing.as_object_mut().unwrap().remove("agent_id");
+    let error = AgentState::from_json(&missing.to_string()).unwrap_err();
+    assert!(
+        error.to_string().contains("missing field `agent_id`"),
+        "{error}"
+    );
+
+    let mut bad_status = serde_json::to_value(with_trace()).unwrap();
+    bad_status["status"] = json!("sleeping");
+    let error = AgentState::from_json(&bad_status.to_string()).unwrap_err();
+    assert!(
+        matches!(&error, StateError::InvalidField { path, .. } if path == "status"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn foreign_and_future_documents_are_rejected_clearly() {
+    assert_eq!(
+        AgentState::from_json(r#"{"name": "not a state"}"#).unwrap_err(),
+        StateError::MissingVersion { expected: 1 }
+    );
+    let mut future: Value = serde_json::to_value(AgentState::new()).unwrap();
+    future["version"] = json!(2);
+    let error = AgentState::from_json(&future.to_string()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "unsupported agent state version 2 (this library reads version 1)"
+    );
+    assert!(matches!(
+        AgentState::from_json("{not json"),
+        Err(StateError::Syntax(_))
+    ));
+    assert!(matches!(
+        AgentState::from_json("[1, 2]"),
+        Err(StateError::InvalidField { .. })
+    ));
+    // Plain serde refuses another version too.
+    assert!(serde_json::from_value::<AgentState>(future).is_err());
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct CityArgs {
+    city: String,
+}
+
+#[tokio::test]
+async fn serialized_state_after_a_two_step_run() {
+    let weather = FunctionTool::new(
+        "get_weather",
+        "Current weather",
+        |args: CityArgs| async move { Ok::<_, ToolError>(format!("22°C and sunny in {}", args.city)) },
+    );
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "call_1",
+            "get_weather",
+            json!({"city": "Paris"}),
+        )])
+        .with_usage(Usage::new(12, 6)),
+        InferenceResponse::text("It is 22°C and sunny in Paris.").with_usage(Usage::new(30, 9)),
+    ]);
+    let agent = Agent::new(driver).with_tool(weather).with_criteria(
+        ContinuationCriteria::new()
+            .with(ToolCallPresenceCheck::new())
+            .with(StepsLimit::new(5)),
+    );
+    let done = agent
+        .execute(
+            AgentState::new()
+                .with_user_message("Weather in Paris?")
+                .with_metadata("session", "s-1"),
+        )
+        .await
+        .unwrap();
+    let back = AgentState::from_json(&done.to_json().unwrap()).unwrap();
+    assert_eq!(back, done);
+    insta::assert_json_snapshot!("two_step_run_state", done, {
+        ".agent_id" => "[agent_id]",
+        ".created_at" => "[time]",
+        ".updated_at" => "[time]",
+        ".current_step.id" => "[step_id]",
+        ".step_executions[].id" => "[step_id]",
+        ".step_executions[].step.id" => "[step_id]",
+        ".step_executions[].started_at" => "[time]",
+        ".step_executions[].completed_at" => "[time]",
+        ".step_executions[].step.tool_executions[].started_at" => "[time]",
+        ".step_executions[].step.tool_executions[].completed_at" => "[time]",
+        ".current_step.tool_executions[].started_at" => "[time]",
+        ".current_step.tool_executions[].completed_at" => "[time]",
+    });
+}
