@@ -5,6 +5,11 @@
 //!   with [`ToolSchema`], [`ToolChoice`], [`ResponseFormat`], [`Usage`] and [`FinishReason`].
 //! - [`ScriptedModel`]: answers from a script and records requests; every agent test in the
 //!   workspace talks to it.
+//! - Providers over HTTP (reqwest with rustls): [`OpenAiCompatible`] for OpenAI and every
+//!   compatible server (vLLM, llama.cpp, Ollama, LM Studio) and [`Anthropic`] for the
+//!   messages API. Both stream over SSE, retry rate limits, timeouts and 5xx with backoff
+//!   ([`RetryPolicy`], honouring `Retry-After`), and keep keys in a redacting [`SecretString`].
+//!   The wire mappings live in [`providers::openai`] and [`providers::anthropic`].
 //! - [`InferenceError`]: typed failures with [`InferenceError::is_retryable`].
 //!
 //! ```

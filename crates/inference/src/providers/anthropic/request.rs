@@ -77,7 +77,8 @@ pub fn messages_to_anthropic<'a>(
             results.push(tool_result_block(message));
             continue;
         }
-        if !results.is_empty() {
+        // System text moves to `system`, so it must not split a run of tool results.
+        if !results.is_empty() && !message.role().is_system() {
             out.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
         }
         match message.role() {
