@@ -5,6 +5,11 @@
 //!   with [`ToolSchema`], [`ToolChoice`], [`ResponseFormat`], [`Usage`] and [`FinishReason`].
 //! - [`ScriptedModel`]: answers from a script and records requests; every agent test in the
 //!   workspace talks to it.
+//! - Providers over HTTP (reqwest with rustls): [`OpenAiCompatible`] for OpenAI and every
+//!   compatible server (vLLM, llama.cpp, Ollama, LM Studio) and [`Anthropic`] for the
+//!   messages API. Both stream over SSE, retry rate limits, timeouts and 5xx with backoff
+//!   ([`RetryPolicy`], honouring `Retry-After`), and keep keys in a redacting [`SecretString`].
+//!   The wire mappings live in [`providers::openai`] and [`providers::anthropic`].
 //! - [`InferenceError`]: typed failures with [`InferenceError::is_retryable`].
 //!
 //! ```
@@ -31,7 +36,9 @@
 mod error;
 mod event;
 mod finish_reason;
+mod http;
 mod model;
+pub mod providers;
 mod request;
 mod response;
 mod scripted;
@@ -40,7 +47,13 @@ mod usage;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;
+pub use http::client::HttpSettings;
+pub use http::retry::{parse_retry_after, RetryPolicy};
+pub use http::secret::{IntoApiKey, SecretString};
+pub use http::sse::{SseEvent, SseParser};
 pub use model::{collect_stream, InferenceStream, LanguageModel};
+pub use providers::anthropic::{Anthropic, AnthropicBuilder};
+pub use providers::openai::{OpenAiCompatible, OpenAiCompatibleBuilder};
 pub use request::{InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};
 pub use response::InferenceResponse;
 pub use scripted::ScriptedModel;

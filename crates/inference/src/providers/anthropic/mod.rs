@@ -1,0 +1,291 @@
+//! [`Anthropic`]: the Anthropic messages API (`/v1/messages`) over HTTP.
+
+mod content;
+mod request;
+mod response;
+mod stream;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::stream as futures_stream;
+use reqwest::header::{HeaderMap, HeaderValue};
+
+pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
+pub use response::{parse_response, usage_from_anthropic};
+
+use super::openai::header_map;
+use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
+use crate::http::event_stream::event_stream;
+use crate::http::retry::RetryPolicy;
+use crate::http::secret::{IntoApiKey, SecretString};
+use crate::{
+    response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
+    LanguageModel,
+};
+use stream::AnthropicStreamDecoder;
+
+/// Anthropic's API root, used when no base URL is given.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header sent with every request.
+pub const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` when a request sets none (Anthropic requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A Claude model behind the Anthropic messages API.
+///
+/// The key is sent as `x-api-key`, kept in a [`SecretString`] and never shown in `Debug`
+/// output, errors or logs.
+///
+/// ```
+/// use inference::{Anthropic, LanguageModel};
+///
+/// let model = Anthropic::new("sk-ant-...", "claude-sonnet-4-5").unwrap();
+/// assert_eq!(model.name(), "anthropic/claude-sonnet-4-5");
+/// assert!(!format!("{model:?}").contains("sk-ant"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Anthropic {
+    base_url: String,
+    api_key: Option<SecretString>,
+    model: String,
+    max_tokens: u32,
+    extra_headers: HeaderMap,
+    http: HttpClient,
+}
+
+impl Anthropic {
+    /// A client for `model` with the given key.
+    ///
+    /// # Errors
+    /// [`InferenceError::Configuration`] for an empty model.
+    pub fn new(api_key: impl IntoApiKey, model: impl Into<String>) -> Result<Self, InferenceError> {
+        Self::builder().api_key(api_key).model(model).build()
+    }
+
+    /// A client configured from `ANTHROPIC_API_KEY`, `ANTHROPIC_MODEL` and
+    /// `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`).
+    ///
+    /// # Errors
+    /// [`InferenceError::Configuration`] when `ANTHROPIC_MODEL` is unset, or the key is
+    /// missing for api.anthropic.com.
+    pub fn from_env() -> Result<Self, InferenceError> {
+        Self::builder_from(|name| std::env::var(name).ok())?.build()
+    }
+
+    /// A builder for every setting (base URL, key, model, max tokens, timeouts, retries).
+    pub fn builder() -> AnthropicBuilder {
+        AnthropicBuilder::default()
+    }
+
+    /// The default model.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn builder_from(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<AnthropicBuilder, InferenceError> {
+        let set = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let base_url = set("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let model = set("ANTHROPIC_MODEL").ok_or_else(|| InferenceError::Configuration {
+            message: "ANTHROPIC_MODEL is not set: set it to the Claude model to use".into(),
+        })?;
+        let api_key = set("ANTHROPIC_API_KEY");
+        if api_key.is_none() && base_url.contains("api.anthropic.com") {
+            return Err(InferenceError::Configuration {
+                message: "ANTHROPIC_API_KEY is not set; it is required for api.anthropic.com"
+                    .into(),
+            });
+        }
+        let mut builder = Self::builder().base_url(base_url).model(model);
+        builder.api_key = api_key.map(SecretString::from);
+        Ok(builder)
+    }
+
+    fn post(
+        &self,
+        request: &InferenceRequest,
+        stream: bool,
+    ) -> Result<PostRequest, InferenceError> {
+        let body = request_body(request, &self.model, self.max_tokens, stream);
+        let body = serde_json::to_vec(&body).map_err(|e| InferenceError::Configuration {
+            message: format!("the request cannot be serialized: {e}"),
+        })?;
+        let mut headers = self.extra_headers.clone();
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        if let Some(key) = &self.api_key {
+            let mut value = HeaderValue::from_str(key.expose_secret()).map_err(|_| {
+                InferenceError::Configuration {
+                    message: "the API key contains characters not allowed in a header".into(),
+                }
+            })?;
+            value.set_sensitive(true);
+            headers.insert("x-api-key", value);
+        }
+        Ok(PostRequest {
+            url: format!("{}/v1/messages", self.base_url),
+            headers,
+            body,
+        })
+    }
+}
+
+#[async_trait]
+impl LanguageModel for Anthropic {
+    async fn complete(
+        &self,
+        request: InferenceRequest,
+    ) -> Result<InferenceResponse, InferenceError> {
+        let post = self.post(&request, false)?;
+        let body = self.http.post_json(&post).await?;
+        parse_response(&body)
+    }
+
+    async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
+        let post = self.post(&request, true)?;
+        match self.http.post_stream(&post).await? {
+            StreamStart::Events { first, rest } => Ok(event_stream(
+                first,
+                rest,
+                AnthropicStreamDecoder::default(),
+                self.http.settings().stream_idle_timeout,
+            )),
+            StreamStart::Json(body) => {
+                let response = parse_response(&body)?;
+                let events = response_to_events(&response).into_iter().map(Ok);
+                Ok(Box::pin(futures_stream::iter(events)))
+            }
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("anthropic/{}", self.model)
+    }
+}
+
+/// Builds an [`Anthropic`] client; [`build`](AnthropicBuilder::build) validates.
+#[derive(Clone, Debug, Default)]
+pub struct AnthropicBuilder {
+    base_url: Option<String>,
+    api_key: Option<SecretString>,
+    model: Option<String>,
+    max_tokens: Option<u32>,
+    headers: Vec<(String, String)>,
+    http: HttpSettings,
+}
+
+impl AnthropicBuilder {
+    /// The API root (default `https://api.anthropic.com`); a trailing `/` or `/v1` is ignored.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
+    }
+
+    /// The API key.
+    pub fn api_key(mut self, api_key: impl IntoApiKey) -> Self {
+        self.api_key = api_key.into_api_key();
+        self
+    }
+
+    /// The default model.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// `max_tokens` for requests that set none (default 4096).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// An extra header sent with every request (e.g. `anthropic-beta`).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Time allowed for one attempt (the whole answer, or the first byte of a stream).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.http.timeout = timeout;
+        self
+    }
+
+    /// Time allowed to connect.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.http.connect_timeout = timeout;
+        self
+    }
+
+    /// Longest silence allowed between two chunks of a stream.
+    pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.http.stream_idle_timeout = timeout;
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.http.retry = policy;
+        self
+    }
+
+    /// Total attempts per request (1 = no retries).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.http.retry = self.http.retry.with_max_attempts(attempts);
+        self
+    }
+
+    /// The client.
+    ///
+    /// # Errors
+    /// [`InferenceError::Configuration`] for a missing model, an empty base URL or an invalid
+    /// header.
+    pub fn build(self) -> Result<Anthropic, InferenceError> {
+        let base_url = self.base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let base_url = base_url.trim().trim_end_matches('/');
+        let base_url = base_url.strip_suffix("/v1").unwrap_or(base_url).to_owned();
+        if base_url.is_empty() {
+            return Err(InferenceError::Configuration {
+                message: "the base URL is empty".into(),
+            });
+        }
+        let model = self.model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+            InferenceError::Configuration {
+                message: "no model given: call `.model(..)`".into(),
+            }
+        })?;
+        Ok(Anthropic {
+            base_url,
+            api_key: self.api_key,
+            model,
+            max_tokens: self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            extra_headers: header_map(&self.headers)?,
+            http: HttpClient::new(self.http)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_and_base_url_normalisation() {
+        let env = |name: &str| match name {
+            "ANTHROPIC_MODEL" => Some("claude".to_owned()),
+            "ANTHROPIC_BASE_URL" => Some("http://localhost:18081/anthropic/v1/".to_owned()),
+            _ => None,
+        };
+        let model = Anthropic::builder_from(env).unwrap().build().unwrap();
+        let post = model.post(&InferenceRequest::default(), false).unwrap();
+        assert_eq!(post.url, "http://localhost:18081/anthropic/v1/messages");
+        assert_eq!(post.headers["anthropic-version"], API_VERSION);
+        assert!(post.headers.get("x-api-key").is_none());
+        let missing = Anthropic::builder_from(|n| (n == "ANTHROPIC_MODEL").then(|| "c".to_owned()));
+        assert!(missing
+            .unwrap_err()
+            .to_string()
+            .contains("ANTHROPIC_API_KEY"));
+    }
+}

@@ -1,0 +1,215 @@
+//! Our request and messages as an OpenAI chat completions body, and back.
+
+use messages::{Message, Role};
+use serde_json::{json, Map, Value};
+
+use crate::{InferenceError, InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};
+
+/// The chat completions body for `request`. `model` is used when the request names none;
+/// `stream` adds `stream` and `stream_options.include_usage`. Free options are merged last,
+/// so they override anything set here.
+///
+/// `developer` messages are sent with role `system` unless `developer_role` is true: many
+/// local servers' chat templates only know `system`.
+pub fn request_body(
+    request: &InferenceRequest,
+    model: &str,
+    stream: bool,
+    developer_role: bool,
+) -> Value {
+    let mut body = Map::new();
+    let model = request
+        .model
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .unwrap_or(model);
+    body.insert("model".into(), json!(model));
+    let messages = request
+        .messages
+        .iter()
+        .map(|message| {
+            let mut value = message_to_openai(message);
+            if message.role() == Role::Developer && !developer_role {
+                value["role"] = json!("system");
+            }
+            value
+        })
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools = request.tools.iter().map(tool_to_openai).collect();
+        body.insert("tools".into(), Value::Array(tools));
+        if let Some(choice) = &request.tool_choice {
+            body.insert("tool_choice".into(), tool_choice_to_openai(choice));
+        }
+        if let Some(parallel) = request.parallel_tool_calls {
+            body.insert("parallel_tool_calls".into(), json!(parallel));
+        }
+    }
+    match &request.response_format {
+        Some(ResponseFormat::JsonObject) => {
+            body.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        Some(ResponseFormat::JsonSchema {
+            name,
+            schema,
+            strict,
+        }) => {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}),
+            );
+        }
+        Some(ResponseFormat::Text) | None => {}
+    }
+    if let Some(max_tokens) = request.max_tokens {
+        body.insert("max_tokens".into(), json!(max_tokens));
+    }
+    if let Some(temperature) = request.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if stream {
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    for (key, value) in &request.options {
+        body.insert(key.clone(), value.clone());
+    }
+    Value::Object(body)
+}
+
+/// One message in the OpenAI shape: tool calls as `{"id","type":"function","function":{..}}`
+/// with arguments as a JSON string, tool results as `{"role":"tool","tool_call_id","content"}`,
+/// multi-part user content (images, files, audio) as content parts.
+pub fn message_to_openai(message: &Message) -> Value {
+    let mut object = Map::new();
+    object.insert("role".into(), json!(message.role().as_str()));
+    match message.role() {
+        Role::Tool => {
+            object.insert(
+                "tool_call_id".into(),
+                json!(message.tool_call_id().unwrap_or_default()),
+            );
+            object.insert("content".into(), json!(message.text()));
+        }
+        Role::Assistant => {
+            if message.has_tool_calls() {
+                let text = message.text();
+                let content = if text.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                };
+                object.insert("content".into(), content);
+                let calls = message
+                    .tool_calls()
+                    .iter()
+                    .map(|c| c.to_openai_value())
+                    .collect();
+                object.insert("tool_calls".into(), Value::Array(calls));
+            } else {
+                object.insert("content".into(), json!(message.text()));
+            }
+        }
+        Role::User => {
+            object.insert("content".into(), message.content().to_value());
+        }
+        Role::System | Role::Developer => {
+            object.insert("content".into(), json!(message.text()));
+        }
+    }
+    if let Some(name) = message.name().filter(|_| message.role() != Role::Tool) {
+        object.insert("name".into(), json!(name));
+    }
+    Value::Object(object)
+}
+
+/// Reads a message in the OpenAI shape (the reverse of [`message_to_openai`]).
+///
+/// # Errors
+/// [`InferenceError::MalformedResponse`] for an unknown role, bad content parts or tool call
+/// arguments that are not JSON.
+pub fn message_from_openai(value: &Value) -> Result<Message, InferenceError> {
+    Message::from_value(value).map_err(|e| {
+        InferenceError::malformed(format!("not an OpenAI message: {e}"), &value.to_string())
+    })
+}
+
+fn tool_to_openai(tool: &ToolSchema) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
+    })
+}
+
+fn tool_choice_to_openai(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use messages::ToolCall;
+
+    #[test]
+    fn body_has_tools_choice_format_and_options() {
+        let request =
+            InferenceRequest::new(vec![Message::developer("Be brief."), Message::user("hi")])
+                .with_tools([ToolSchema::new("f", "does f", json!({"type": "object"}))])
+                .with_tool_choice(ToolChoice::Tool("f".into()))
+                .with_parallel_tool_calls(false)
+                .with_response_format(ResponseFormat::JsonObject)
+                .with_max_tokens(50)
+                .with_option("seed", 7)
+                .with_option("max_tokens", 60);
+        let body = request_body(&request, "default-model", true, false);
+        assert_eq!(body["model"], "default-model");
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["tool_choice"]["function"]["name"], "f");
+        assert_eq!(body["parallel_tool_calls"], false);
+        assert_eq!(body["response_format"]["type"], "json_object");
+        assert_eq!(body["max_tokens"], 60, "options override fields");
+        assert_eq!(body["seed"], 7);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        let with_developer = request_body(&request.with_model("m2"), "default-model", false, true);
+        assert_eq!(with_developer["messages"][0]["role"], "developer");
+        assert_eq!(with_developer["model"], "m2");
+        assert!(with_developer.get("stream").is_none());
+    }
+
+    #[test]
+    fn no_tool_fields_without_tools() {
+        let request = InferenceRequest::new(vec![Message::user("hi")])
+            .with_tool_choice(ToolChoice::Auto)
+            .with_parallel_tool_calls(true);
+        let body = request_body(&request, "m", false, false);
+        assert!(body.get("tools").is_none());
+        assert!(body.get("tool_choice").is_none());
+        assert!(body.get("parallel_tool_calls").is_none());
+    }
+
+    #[test]
+    fn tool_calls_and_results_use_the_openai_shapes() {
+        let call = Message::assistant_tool_calls([ToolCall::new("c1", "f", json!({"a": 1}))]);
+        assert_eq!(
+            message_to_openai(&call),
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}
+            ]})
+        );
+        let result = Message::tool_result("c1", "f", "42");
+        assert_eq!(
+            message_to_openai(&result),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "42"})
+        );
+    }
+}
