@@ -60,6 +60,25 @@ fn ci() -> Result<(), String> {
         ),
         Step::new("test", cargo(&["test", "--workspace", "--all-targets"])),
         Step::new("doc tests", cargo(&["test", "--workspace", "--doc"])),
+        // Optional features are compiled and tested too, not only the defaults.
+        Step::new(
+            "clippy (tiktoken feature)",
+            cargo(&[
+                "clippy",
+                "-p",
+                "agents-processing",
+                "--all-targets",
+                "--features",
+                "tiktoken",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        ),
+        Step::new(
+            "test (tiktoken feature)",
+            cargo(&["test", "-p", "agents-processing", "--features", "tiktoken"]),
+        ),
     ];
     for step in steps {
         step.run()?;

@@ -60,6 +60,28 @@ impl StepContext {
         }
     }
 
+    /// Runs `calls` through `executor` and reports them: `ToolCallStarted` for each call before
+    /// they run, then `ToolCallCompleted` (or `ToolCallBlocked` for calls a hook refused) for
+    /// each execution, in call order. Every driver runs its tools through this.
+    pub async fn run_tool_calls(
+        &self,
+        executor: &dyn ToolExecutor,
+        calls: &[messages::ToolCall],
+        tools: &Tools,
+        tool_context: &ToolContext,
+        parallel: bool,
+    ) -> ToolExecutions {
+        for call in calls {
+            self.events.emit_tool_event(
+                tool_context,
+                crate::ToolEvent::Started { call: call.clone() },
+            );
+        }
+        let executions = executor.execute(calls, tools, tool_context, parallel).await;
+        self.emit_tool_executions(tool_context, &executions);
+        executions
+    }
+
     /// The tool context for `state`'s running step, carrying this execution's cancellation token.
     pub fn tool_context(&self, state: &AgentState) -> ToolContext {
         let mut context = state.tool_context();

@@ -1,6 +1,6 @@
 //! `parse_decision`: reading a ReAct decision leniently from a model's reply.
 
-use drivers_toolcalling::lenient_json::{json_values, parse_lenient};
+use inference::lenient_json::{json_values, parse_lenient};
 use serde_json::{Map, Value};
 
 use crate::decision_error::describe;

@@ -7,7 +7,6 @@ use agents_core::{
     StepContext, StepError, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
-use drivers_toolcalling::run_tool_calls;
 use inference::{
     InferenceRequest, InferenceResponse, LanguageModel, ResponseFormat, ToolSchema, Usage,
 };
@@ -301,15 +300,15 @@ impl AgentDriver for ReActDriver {
                 let Some(call) = decision.tool_call(id) else {
                     return Err(AgentError::driver("a call_tool decision produced no call"));
                 };
-                let executions = run_tool_calls(
-                    executor,
-                    std::slice::from_ref(&call),
-                    tools,
-                    &tool_context,
-                    false,
-                    context,
-                )
-                .await;
+                let executions = context
+                    .run_tool_calls(
+                        executor,
+                        std::slice::from_ref(&call),
+                        tools,
+                        &tool_context,
+                        false,
+                    )
+                    .await;
                 let mut trace = vec![action_message(decision.thought(), &call)];
                 trace.extend(observation_messages(&executions));
                 Ok(AgentStep::new(input)

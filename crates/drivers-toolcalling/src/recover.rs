@@ -11,7 +11,7 @@ use agents_core::Tools;
 use messages::ToolCall;
 use serde_json::{Map, Value};
 
-use crate::lenient_json::{json_values, parse_lenient};
+use inference::lenient_json::{json_values, parse_lenient};
 
 /// Prefix of the ids given to recovered calls (`recovered_1`, `recovered_2`, ...).
 pub const RECOVERED_ID_PREFIX: &str = "recovered_";

@@ -4,8 +4,8 @@ use agents_core::ToolExecutions;
 use inference::InferenceResponse;
 use messages::{Message, Messages, ToolCall};
 
-use crate::lenient_json::json_values;
 use crate::recover::call_shapes;
+use inference::lenient_json::json_values;
 
 /// The messages one tool-calling step produced, split the way `AgentStep` keeps them.
 #[derive(Clone, Debug, Default, PartialEq)]

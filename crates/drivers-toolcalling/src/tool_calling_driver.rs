@@ -14,7 +14,7 @@ use inference::{
 };
 use messages::ToolCall;
 
-use crate::{format_step_messages, recover_tool_calls_from_content, run_tool_calls};
+use crate::{format_step_messages, recover_tool_calls_from_content};
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -231,15 +231,15 @@ impl AgentDriver for ToolCallingDriver {
         let executions = if calls.is_empty() {
             Default::default()
         } else {
-            run_tool_calls(
-                executor,
-                &calls,
-                tools,
-                &context.tool_context(state),
-                self.parallel_tool_calls,
-                context,
-            )
-            .await
+            context
+                .run_tool_calls(
+                    executor,
+                    &calls,
+                    tools,
+                    &context.tool_context(state),
+                    self.parallel_tool_calls,
+                )
+                .await
         };
         let messages = format_step_messages(&response, &executions);
         let finish_reason = response.finish_reason();

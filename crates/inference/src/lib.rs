@@ -37,6 +37,7 @@ mod error;
 mod event;
 mod finish_reason;
 mod http;
+pub mod lenient_json;
 mod model;
 pub mod providers;
 mod request;

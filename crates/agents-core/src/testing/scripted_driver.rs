@@ -114,16 +114,9 @@ impl AgentDriver for ScriptedDriver {
                 .with_inference_response(response));
         }
         let tool_context = context.tool_context(state);
-        for call in response.tool_calls() {
-            context.emit(AgentEvent::ToolCallStarted {
-                source: EventSource::tool(&tool_context),
-                call: call.clone(),
-            });
-        }
-        let executions = executor
-            .execute(response.tool_calls(), tools, &tool_context, false)
+        let executions = context
+            .run_tool_calls(executor, response.tool_calls(), tools, &tool_context, false)
             .await;
-        context.emit_tool_executions(&tool_context, &executions);
         let trace = Messages::from(vec![response.to_message()]).extended(executions.to_messages());
         Ok(step
             .with_trace_messages(trace)

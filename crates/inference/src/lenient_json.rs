@@ -17,7 +17,7 @@ use serde_json::Value;
 /// Duplicates are returned once.
 ///
 /// ```
-/// use drivers_toolcalling::lenient_json::json_values;
+/// use inference::lenient_json::json_values;
 /// use serde_json::json;
 ///
 /// let text = "Sure! ```json\n{\"city\": \"Paris\",}\n``` Anything else?";
@@ -51,7 +51,7 @@ pub fn json_values(text: &str) -> Vec<Value> {
 /// Parses `text` as JSON, retrying once with trailing commas removed.
 ///
 /// ```
-/// use drivers_toolcalling::lenient_json::parse_lenient;
+/// use inference::lenient_json::parse_lenient;
 /// use serde_json::json;
 ///
 /// assert_eq!(parse_lenient("[1, 2,]"), Some(json!([1, 2])));
