@@ -162,12 +162,14 @@ impl ReActDriver {
             message_count: request.messages.len(),
             model: self.model_name.clone(),
         });
+        let started = std::time::Instant::now();
         let response = self.model.complete(request).await?;
         context.emit(AgentEvent::InferenceResponded {
             source: source.clone(),
             usage: response.usage(),
             finish_reason: response.finish_reason(),
             tool_calls: 0,
+            latency: started.elapsed(),
         });
         Ok(response)
     }

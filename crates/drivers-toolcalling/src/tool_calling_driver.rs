@@ -212,6 +212,7 @@ impl AgentDriver for ToolCallingDriver {
             usage: response.usage(),
             finish_reason: response.finish_reason(),
             tool_calls: response.tool_calls().len(),
+            latency,
         });
 
         if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {

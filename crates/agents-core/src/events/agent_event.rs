@@ -131,6 +131,8 @@ pub enum AgentEvent {
         finish_reason: FinishReason,
         /// Tool calls asked for.
         tool_calls: usize,
+        /// Time from sending the request to having the whole answer.
+        latency: std::time::Duration,
     },
     /// A streaming driver received text.
     TextDelta {

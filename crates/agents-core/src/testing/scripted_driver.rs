@@ -96,6 +96,7 @@ impl AgentDriver for ScriptedDriver {
             message_count: input.len(),
             model: Some("scripted".into()),
         });
+        let started = tokio::time::Instant::now();
         if let Some(delay) = self.delay {
             tokio::time::sleep(delay).await;
         }
@@ -105,6 +106,7 @@ impl AgentDriver for ScriptedDriver {
             usage: response.usage(),
             finish_reason: response.finish_reason(),
             tool_calls: response.tool_calls().len(),
+            latency: started.elapsed(),
         });
         let step = AgentStep::new(input);
         if !response.has_tool_calls() {
