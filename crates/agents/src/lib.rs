@@ -1,11 +1,59 @@
-//! `agents`: this layer is being built; see docs/architecture.md for its responsibilities.
+//! The facade: build agents with [`AgentBuilder`], give them [capabilities](capabilities), and
+//! reach every layer of the workspace from one dependency.
+//!
+//! `use agents::prelude::*;` is enough for most programs:
 //!
 //! ```
-//! let layer = agents::LAYER;
-//! assert_eq!(layer, "agents");
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use agents::prelude::*;
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct WeatherArgs { city: String }
+//!
+//! let weather = FunctionTool::new("get_weather", "Current weather for a city",
+//!     |args: WeatherArgs| async move { Ok::<_, ToolError>(format!("22°C and sunny in {}", args.city)) });
+//! let model = ScriptedModel::new([
+//!     InferenceResponse::with_tool_calls([ToolCall::new("call_1", "get_weather", json!({"city": "Paris"}))]),
+//!     InferenceResponse::text("It is 22°C and sunny in Paris."),
+//! ]);
+//! let agent = AgentBuilder::new()
+//!     .with_model(model)
+//!     .with_tool(weather)
+//!     .with_system_prompt("You are a helpful assistant.")
+//!     .with_separated_tool_trace(true)
+//!     .with_max_steps(10)
+//!     .build()
+//!     .unwrap();
+//!
+//! let done = agent.execute(AgentState::new().with_user_message("What's the weather in Paris?")).await.unwrap();
+//! assert_eq!(done.status(), AgentStatus::Completed);
+//! assert_eq!(done.messages().len(), 2); // the question and the answer; the tool trace is gone
+//! assert!(done.store().section(EXECUTION_BUFFER_SECTION).is_empty());
+//! # });
 //! ```
+//!
+//! The layers are re-exported as modules: [`messages`], [`inference`], [`core`],
+//! [`processing`], [`toolcalling`], [`react`].
 
+mod build_error;
+mod builder;
 pub mod capabilities;
+mod capability;
+pub mod prelude;
 
-/// The name of this layer.
-pub const LAYER: &str = "agents";
+pub use build_error::BuildError;
+pub use builder::AgentBuilder;
+pub use capability::AgentCapability;
+
+pub use agents_core as core;
+pub use agents_processing as processing;
+pub use drivers_react as react;
+pub use drivers_toolcalling as toolcalling;
+pub use inference;
+pub use messages;
+
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -8,3 +8,11 @@ pub use files::{
     EditFileTool, FileTools, ListDirTool, ReadFileTool, Sandbox, SandboxError, SearchFilesTool,
     WriteFileTool,
 };
+
+mod use_bash;
+mod use_file_tools;
+mod use_summarization;
+
+pub use use_bash::UseBash;
+pub use use_file_tools::UseFileTools;
+pub use use_summarization::UseSummarization;

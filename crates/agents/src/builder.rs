@@ -1,0 +1,455 @@
+//! `AgentBuilder`: an agent from a model, tools and a few settings, with sensible defaults.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents_core::{
+    Agent, AgentDriver, AgentEvent, CachedContext, ContinuationCriteria, ContinuationCriterion,
+    DefaultToolExecutor, ErrorPolicy, ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool,
+    ToolCallPresenceCheck, ToolHook, Tools,
+};
+use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
+use drivers_react::{ReActDriver, StopOnFinalDecision};
+use drivers_toolcalling::ToolCallingDriver;
+use inference::LanguageModel;
+use messages::Message;
+
+use crate::{AgentCapability, BuildError};
+
+type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+#[derive(Clone)]
+enum DriverChoice {
+    ToolCalling(Arc<dyn LanguageModel>),
+    React(Arc<dyn LanguageModel>),
+    Custom(Arc<dyn AgentDriver>),
+}
+
+/// Builds an [`Agent`] with defaults that work:
+///
+/// - the [`ToolCallingDriver`] over the model given to [`with_model`](Self::with_model)
+///   ([`with_react`](Self::with_react) for the ReAct driver, [`with_driver`](Self::with_driver)
+///   for your own);
+/// - at most 20 steps; no token or time limit unless set;
+/// - [`ErrorPolicy::retry_tool_errors(3)`](ErrorPolicy::retry_tool_errors);
+/// - legacy trace mode (every step message persists) unless
+///   [`with_separated_tool_trace(true)`](Self::with_separated_tool_trace) or
+///   [`with_trace_retention`](Self::with_trace_retention).
+///
+/// `build` validates the configuration and says what to fix.
+#[derive(Clone)]
+pub struct AgentBuilder {
+    driver: Option<DriverChoice>,
+    model_name: Option<String>,
+    temperature: Option<f32>,
+    max_tokens: Option<u32>,
+    parallel_tool_calls: bool,
+    streaming: bool,
+    content_tool_call_recovery: bool,
+    tools: Vec<Arc<dyn Tool>>,
+    system_prompt: Option<String>,
+    retention: TraceRetention,
+    max_steps: usize,
+    token_limit: Option<u64>,
+    time_limit: Option<Duration>,
+    error_policy: ErrorPolicy,
+    processors: Vec<Arc<dyn StateProcessor>>,
+    criteria: Vec<Arc<dyn ContinuationCriterion>>,
+    listeners: Vec<Listener>,
+    tool_hooks: Vec<Arc<dyn ToolHook>>,
+    tool_timeout: Option<Duration>,
+    tool_timeouts: Vec<(String, Duration)>,
+    capability_errors: Vec<BuildError>,
+}
+
+impl Default for AgentBuilder {
+    fn default() -> Self {
+        Self {
+            driver: None,
+            model_name: None,
+            temperature: None,
+            max_tokens: None,
+            parallel_tool_calls: false,
+            streaming: false,
+            content_tool_call_recovery: false,
+            tools: Vec::new(),
+            system_prompt: None,
+            retention: TraceRetention::Full,
+            max_steps: 20,
+            token_limit: None,
+            time_limit: None,
+            error_policy: ErrorPolicy::retry_tool_errors(3),
+            processors: Vec::new(),
+            criteria: Vec::new(),
+            listeners: Vec::new(),
+            tool_hooks: Vec::new(),
+            tool_timeout: None,
+            tool_timeouts: Vec::new(),
+            capability_errors: Vec::new(),
+        }
+    }
+}
+
+impl AgentBuilder {
+    /// A builder with the defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Talks to `model` through native tool calls (the [`ToolCallingDriver`]).
+    pub fn with_model(self, model: impl LanguageModel + 'static) -> Self {
+        self.with_shared_model(Arc::new(model))
+    }
+
+    /// As [`with_model`](Self::with_model), with a shared model.
+    pub fn with_shared_model(mut self, model: Arc<dyn LanguageModel>) -> Self {
+        self.driver = Some(DriverChoice::ToolCalling(model));
+        self
+    }
+
+    /// Talks to `model` through the ReAct protocol (the [`ReActDriver`]); the run stops on the
+    /// model's final answer.
+    pub fn with_react(mut self, model: impl LanguageModel + 'static) -> Self {
+        self.driver = Some(DriverChoice::React(Arc::new(model)));
+        self
+    }
+
+    /// Uses your own driver.
+    pub fn with_driver(mut self, driver: impl AgentDriver + 'static) -> Self {
+        self.driver = Some(DriverChoice::Custom(Arc::new(driver)));
+        self
+    }
+
+    /// The model name sent with each request (default: the provider's configured model).
+    pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Sampling temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Completion token limit per request.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Lets the model ask for several tool calls at once, run concurrently (default off).
+    pub fn with_parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = parallel;
+        self
+    }
+
+    /// Streams model answers (text deltas arrive as [`AgentEvent::TextDelta`]).
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Recognises a tool call the model wrote as JSON text instead of a native call (small
+    /// local models do this); it is validated against the tools before it runs.
+    pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
+        self.content_tool_call_recovery = enabled;
+        self
+    }
+
+    /// Adds a tool.
+    pub fn with_tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds shared tools.
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Adds every tool of a registry.
+    pub fn with_tool_set(mut self, tools: &Tools) -> Self {
+        self.tools.extend(tools.iter().cloned());
+        self
+    }
+
+    /// The system prompt (sent first in every request, never stored in the conversation).
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        let prompt = prompt.into().trim().to_owned();
+        self.system_prompt = (!prompt.is_empty()).then_some(prompt);
+        self
+    }
+
+    /// `true`: tool calls and results live in the ephemeral execution buffer and only user
+    /// messages and final answers persist; `false` (default): legacy, everything persists.
+    pub fn with_separated_tool_trace(mut self, separated: bool) -> Self {
+        self.retention = if separated {
+            TraceRetention::Ephemeral
+        } else {
+            TraceRetention::Full
+        };
+        self
+    }
+
+    /// What of the tool trace persists after an execution (separated modes: `Ephemeral`,
+    /// `Digest`; `Full` is legacy).
+    pub fn with_trace_retention(mut self, retention: TraceRetention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Step limit per execution (default 20).
+    pub fn with_max_steps(mut self, max_steps: usize) -> Self {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// Token limit per execution (off by default).
+    pub fn with_token_limit(mut self, max_tokens: u64) -> Self {
+        self.token_limit = Some(max_tokens);
+        self
+    }
+
+    /// Time limit per execution (off by default).
+    pub fn with_time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// How errors are handled (default: retry tool errors up to 3 times in a row).
+    pub fn with_error_policy(mut self, policy: ErrorPolicy) -> Self {
+        self.error_policy = policy;
+        self
+    }
+
+    /// Adds a processor. Your processors wrap the standard ones (outer layers, in the order
+    /// added): their post-step logic sees the step's messages already persisted.
+    pub fn with_processor(mut self, processor: impl StateProcessor + 'static) -> Self {
+        self.processors.push(Arc::new(processor));
+        self
+    }
+
+    /// Adds a shared processor (see [`with_processor`](Self::with_processor)).
+    pub fn with_shared_processor(mut self, processor: Arc<dyn StateProcessor>) -> Self {
+        self.processors.push(processor);
+        self
+    }
+
+    /// Adds a continuation criterion.
+    pub fn with_criterion(mut self, criterion: impl ContinuationCriterion + 'static) -> Self {
+        self.criteria.push(Arc::new(criterion));
+        self
+    }
+
+    /// Installs a capability now.
+    pub fn with_capability(self, capability: impl AgentCapability) -> Self {
+        capability.install(self)
+    }
+
+    /// Records a capability's installation failure; `build` reports it.
+    pub fn with_capability_error(mut self, capability: &str, reason: impl Into<String>) -> Self {
+        self.capability_errors.push(BuildError::Capability {
+            capability: capability.to_owned(),
+            reason: reason.into(),
+        });
+        self
+    }
+
+    /// Adds an event listener.
+    pub fn on_event(mut self, listener: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+        self.listeners.push(Arc::new(listener));
+        self
+    }
+
+    /// Adds a shared event listener.
+    pub fn on_shared_event(mut self, listener: Arc<dyn Fn(&AgentEvent) + Send + Sync>) -> Self {
+        self.listeners.push(listener);
+        self
+    }
+
+    /// Adds a tool hook (may block or rewrite calls and results).
+    pub fn with_tool_hook(mut self, hook: impl ToolHook + 'static) -> Self {
+        self.tool_hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds a shared tool hook.
+    pub fn with_shared_tool_hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
+        self.tool_hooks.push(hook);
+        self
+    }
+
+    /// Timeout of every tool call (default 60 s).
+    pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Timeout of the tool `name`'s calls.
+    pub fn with_timeout_for_tool(mut self, name: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.push((name.into(), timeout));
+        self
+    }
+
+    /// The tools added so far.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// The event listeners added so far (subagents inherit them).
+    pub fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
+    /// The tool hooks added so far (subagents inherit them).
+    pub fn tool_hooks(&self) -> &[Arc<dyn ToolHook>] {
+        &self.tool_hooks
+    }
+
+    /// The configured trace retention.
+    pub fn retention(&self) -> &TraceRetention {
+        &self.retention
+    }
+
+    /// Builds the agent.
+    ///
+    /// # Errors
+    /// [`BuildError`] when no model or driver was given, two tools share a name, the step
+    /// limit is zero, or a capability failed to install.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        if let Some(error) = self.capability_errors.first() {
+            return Err(error.clone());
+        }
+        let choice = self.driver.clone().ok_or(BuildError::MissingModel)?;
+        if self.max_steps == 0 {
+            return Err(BuildError::ZeroStepLimit);
+        }
+        let mut seen = BTreeSet::new();
+        for tool in &self.tools {
+            if !seen.insert(tool.name().to_owned()) {
+                return Err(BuildError::DuplicateTool {
+                    name: tool.name().to_owned(),
+                });
+            }
+        }
+        let tools: Tools = self.tools.iter().cloned().collect();
+        let react = matches!(choice, DriverChoice::React(_));
+        let driver = self.driver(choice);
+        let mut agent = Agent::from_shared_driver(driver)
+            .with_tools(tools)
+            .with_shared_executor(Arc::new(self.executor()))
+            .with_criteria(self.criteria(react))
+            .with_error_policy(self.error_policy)
+            .with_processors(self.processors());
+        for listener in &self.listeners {
+            let listener = Arc::clone(listener);
+            agent = agent.on_event(move |event| listener(event));
+        }
+        Ok(agent)
+    }
+
+    fn driver(&self, choice: DriverChoice) -> Arc<dyn AgentDriver> {
+        match choice {
+            DriverChoice::Custom(driver) => driver,
+            DriverChoice::ToolCalling(model) => {
+                let mut driver = ToolCallingDriver::from_shared(model)
+                    .with_parallel_tool_calls(self.parallel_tool_calls)
+                    .with_streaming(self.streaming)
+                    .with_content_tool_call_recovery(self.content_tool_call_recovery);
+                if let Some(name) = &self.model_name {
+                    driver = driver.with_model_name(name.clone());
+                }
+                if let Some(temperature) = self.temperature {
+                    driver = driver.with_temperature(temperature);
+                }
+                if let Some(max_tokens) = self.max_tokens {
+                    driver = driver.with_max_tokens(max_tokens);
+                }
+                Arc::new(driver)
+            }
+            DriverChoice::React(model) => {
+                let mut driver = ReActDriver::from_shared(model);
+                if let Some(name) = &self.model_name {
+                    driver = driver.with_model_name(name.clone());
+                }
+                if let Some(temperature) = self.temperature {
+                    driver = driver.with_temperature(temperature);
+                }
+                if let Some(max_tokens) = self.max_tokens {
+                    driver = driver.with_max_tokens(max_tokens);
+                }
+                Arc::new(driver)
+            }
+        }
+    }
+
+    fn executor(&self) -> DefaultToolExecutor {
+        let mut executor = DefaultToolExecutor::new();
+        if let Some(timeout) = self.tool_timeout {
+            executor = executor.with_timeout(timeout);
+        }
+        for (name, timeout) in &self.tool_timeouts {
+            executor = executor.with_tool_timeout(name.clone(), *timeout);
+        }
+        for hook in &self.tool_hooks {
+            executor = executor.with_shared_hook(Arc::clone(hook));
+        }
+        executor
+    }
+
+    fn criteria(&self, react: bool) -> ContinuationCriteria {
+        let mut criteria = ContinuationCriteria::new().with(StepsLimit::new(self.max_steps));
+        if let Some(tokens) = self.token_limit {
+            criteria = criteria.with(TokenUsageLimit::new(tokens));
+        }
+        if let Some(limit) = self.time_limit {
+            criteria = criteria.with(ExecutionTimeLimit::new(limit));
+        }
+        criteria = if react {
+            criteria.with(StopOnFinalDecision::new())
+        } else {
+            criteria.with(ToolCallPresenceCheck::new())
+        };
+        for criterion in &self.criteria {
+            criteria.push(Arc::clone(criterion));
+        }
+        criteria
+    }
+
+    fn processors(&self) -> StateProcessors {
+        let cached = match &self.system_prompt {
+            Some(prompt) => {
+                CachedContext::new().with_messages(vec![Message::system(prompt.as_str())])
+            }
+            None => CachedContext::new(),
+        };
+        let standard = standard_processors(self.retention.clone(), cached);
+        self.processors
+            .iter()
+            .cloned()
+            .chain(standard.iter().cloned())
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| t.name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .field("retention", &self.retention)
+            .field("max_steps", &self.max_steps)
+            .field("token_limit", &self.token_limit)
+            .field("time_limit", &self.time_limit)
+            .finish_non_exhaustive()
+    }
+}
