@@ -1,0 +1,45 @@
+//! `agents`: run an agent from the command line.
+//!
+//! - `agents demo` (or no arguments): the bundled demo, no endpoint needed.
+//! - `agents run --prompt ... [--provider openai|anthropic] [--base-url ...] [--model ...]`:
+//!   an agent with sandboxed file tools and a policy-bound bash tool against a real endpoint.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod demo;
+mod render;
+mod run;
+
+use clap::{Parser, Subcommand};
+
+/// Run LLM agents from the command line.
+#[derive(Debug, Parser)]
+#[command(name = "agents", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The bundled demo: a scripted model, real file tools, both trace modes side by side.
+    Demo,
+    /// One user turn against an OpenAI-compatible or Anthropic endpoint.
+    Run(run::RunArgs),
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::Demo) {
+        Command::Demo => demo::run().await,
+        Command::Run(args) => run::run(args).await,
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
