@@ -5,19 +5,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::{
-    Agent, AgentDriver, AgentEvent, CachedContext, ContinuationCriteria, ContinuationCriterion,
-    DefaultToolExecutor, ErrorPolicy, ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool,
-    ToolCallPresenceCheck, ToolHook, Tools,
+    AfterToolHook, Agent, AgentDriver, AgentEvent, BeforeToolHook, CachedContext,
+    ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, ErrorPolicy,
+    ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallPresenceCheck, ToolContext,
+    ToolExecution, ToolHook, ToolHookDecision, Tools,
 };
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
 use drivers_toolcalling::ToolCallingDriver;
 use inference::LanguageModel;
-use messages::Message;
+use messages::{Message, ToolCall};
 
 use crate::{AgentCapability, BuildError};
 
 type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+type BuildStep = Arc<dyn Fn(AgentBuilder) -> AgentBuilder + Send + Sync>;
+type DriverLayer = Arc<dyn Fn(Arc<dyn AgentDriver>) -> Arc<dyn AgentDriver> + Send + Sync>;
 
 #[derive(Clone)]
 enum DriverChoice {
@@ -61,6 +64,8 @@ pub struct AgentBuilder {
     tool_timeout: Option<Duration>,
     tool_timeouts: Vec<(String, Duration)>,
     capability_errors: Vec<BuildError>,
+    build_steps: Vec<BuildStep>,
+    driver_layers: Vec<DriverLayer>,
 }
 
 impl Default for AgentBuilder {
@@ -87,6 +92,8 @@ impl Default for AgentBuilder {
             tool_timeout: None,
             tool_timeouts: Vec::new(),
             capability_errors: Vec::new(),
+            build_steps: Vec::new(),
+            driver_layers: Vec::new(),
         }
     }
 }
@@ -282,6 +289,42 @@ impl AgentBuilder {
         self
     }
 
+    /// Runs `hook` before every tool call; it may let the call proceed, rewrite it or block it
+    /// (a blocked call's reason goes back to the model as a tool error).
+    pub fn on_before_tool(
+        self,
+        hook: impl Fn(&ToolCall, &ToolContext) -> ToolHookDecision + Send + Sync + 'static,
+    ) -> Self {
+        self.with_tool_hook(BeforeToolHook::new(hook))
+    }
+
+    /// Runs `hook` after every tool call; it may rewrite the execution record.
+    pub fn on_after_tool(
+        self,
+        hook: impl Fn(ToolExecution, &ToolContext) -> ToolExecution + Send + Sync + 'static,
+    ) -> Self {
+        self.with_tool_hook(AfterToolHook::new(hook))
+    }
+
+    /// Defers `step` to [`build`](Self::build): it runs on the builder after everything else
+    /// was configured (capabilities that need the final tools, hooks or listeners use this).
+    pub fn on_build(
+        mut self,
+        step: impl Fn(AgentBuilder) -> AgentBuilder + Send + Sync + 'static,
+    ) -> Self {
+        self.build_steps.push(Arc::new(step));
+        self
+    }
+
+    /// Wraps the driver `build` creates (the first layer added is the innermost).
+    pub fn with_driver_layer(
+        mut self,
+        layer: impl Fn(Arc<dyn AgentDriver>) -> Arc<dyn AgentDriver> + Send + Sync + 'static,
+    ) -> Self {
+        self.driver_layers.push(Arc::new(layer));
+        self
+    }
+
     /// Timeout of every tool call (default 60 s).
     pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
         self.tool_timeout = Some(timeout);
@@ -319,7 +362,10 @@ impl AgentBuilder {
     /// # Errors
     /// [`BuildError`] when no model or driver was given, two tools share a name, the step
     /// limit is zero, or a capability failed to install.
-    pub fn build(self) -> Result<Agent, BuildError> {
+    pub fn build(mut self) -> Result<Agent, BuildError> {
+        for step in std::mem::take(&mut self.build_steps) {
+            self = step(self);
+        }
         if let Some(error) = self.capability_errors.first() {
             return Err(error.clone());
         }
@@ -337,7 +383,10 @@ impl AgentBuilder {
         }
         let tools: Tools = self.tools.iter().cloned().collect();
         let react = matches!(choice, DriverChoice::React(_));
-        let driver = self.driver(choice);
+        let driver = self
+            .driver_layers
+            .iter()
+            .fold(self.driver(choice), |driver, layer| layer(driver));
         let mut agent = Agent::from_shared_driver(driver)
             .with_tools(tools)
             .with_shared_executor(Arc::new(self.executor()))
@@ -349,6 +398,53 @@ impl AgentBuilder {
             agent = agent.on_event(move |event| listener(event));
         }
         Ok(agent)
+    }
+
+    /// A builder for a subagent of this agent: the same driver kind, model settings, tool hooks,
+    /// event listeners, tool timeouts, error policy and step limit; the tools named in
+    /// `allowed_tools` (all when `None`); its own system prompt; separated tool trace. With
+    /// `model`, the child talks to that model instead of the parent's.
+    pub(crate) fn subagent_builder(
+        &self,
+        system_prompt: &str,
+        allowed_tools: Option<&[String]>,
+        model: Option<Arc<dyn LanguageModel>>,
+    ) -> AgentBuilder {
+        let driver = match (&self.driver, model) {
+            (Some(DriverChoice::React(_)), Some(model)) => Some(DriverChoice::React(model)),
+            (_, Some(model)) => Some(DriverChoice::ToolCalling(model)),
+            (inherited, None) => inherited.clone(),
+        };
+        let tools = self
+            .tools
+            .iter()
+            .filter(|tool| allowed_tools.is_none_or(|names| names.iter().any(|n| n == tool.name())))
+            .cloned()
+            .collect();
+        let inherit_model_settings = matches!(
+            (&self.driver, &driver),
+            (Some(DriverChoice::ToolCalling(a)), Some(DriverChoice::ToolCalling(b)))
+            | (Some(DriverChoice::React(a)), Some(DriverChoice::React(b))) if Arc::ptr_eq(a, b)
+        );
+        AgentBuilder {
+            driver,
+            model_name: self.model_name.clone().filter(|_| inherit_model_settings),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            parallel_tool_calls: self.parallel_tool_calls,
+            streaming: self.streaming,
+            content_tool_call_recovery: self.content_tool_call_recovery,
+            tools,
+            retention: TraceRetention::Ephemeral,
+            max_steps: self.max_steps,
+            error_policy: self.error_policy,
+            listeners: self.listeners.clone(),
+            tool_hooks: self.tool_hooks.clone(),
+            tool_timeout: self.tool_timeout,
+            tool_timeouts: self.tool_timeouts.clone(),
+            ..AgentBuilder::new()
+        }
+        .with_system_prompt(system_prompt)
     }
 
     fn driver(&self, choice: DriverChoice) -> Arc<dyn AgentDriver> {

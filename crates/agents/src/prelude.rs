@@ -1,13 +1,18 @@
 //! `use agents::prelude::*;` brings in what most agents need.
 
-pub use crate::capabilities::{UseBash, UseFileTools, UseSummarization};
+pub use crate::capabilities::{
+    BashPolicy, SubagentDefinition, SubagentModel, UseBash, UseFileTools, UseSelfCritique,
+    UseStructuredOutput, UseSubagents, UseSummarization,
+};
 pub use crate::{AgentBuilder, AgentCapability, BuildError};
 pub use agents_core::{
-    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AgentStepType, ErrorPolicy,
-    FunctionTool, StopReason, Tool, ToolContext, ToolError, ToolOutput, Tools, BUFFER_SECTION,
-    DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+    AfterToolHook, Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep,
+    AgentStepType, BeforeToolHook, ContinuationCriterion, ContinuationDecision,
+    ContinuationEvaluation, ErrorPolicy, FunctionTool, StopReason, Tool, ToolContext, ToolError,
+    ToolExecution, ToolHookDecision, ToolOutput, Tools, BUFFER_SECTION, DEFAULT_SECTION,
+    EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
-pub use agents_processing::TraceRetention;
+pub use agents_processing::{StateProcessor, TraceRetention};
 pub use futures::StreamExt;
 pub use inference::{
     Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, OpenAiCompatible,

@@ -1,4 +1,5 @@
-//! Capabilities: ready-made tools an agent can be given (file access, a shell).
+//! Capabilities: ready-made bundles an agent can be given (file access, a shell, subagents,
+//! summarization, structured output, self-critique).
 
 pub mod bash;
 pub mod files;
@@ -11,8 +12,14 @@ pub use files::{
 
 mod use_bash;
 mod use_file_tools;
+mod use_self_critique;
+mod use_structured_output;
+mod use_subagents;
 mod use_summarization;
 
 pub use use_bash::UseBash;
 pub use use_file_tools::UseFileTools;
+pub use use_self_critique::{UseSelfCritique, CRITIQUE_METADATA_KEY};
+pub use use_structured_output::{OutputSchema, UseStructuredOutput, STRUCTURED_OUTPUT_TOOL};
+pub use use_subagents::{SubagentDefinition, SubagentModel, UseSubagents, SPAWN_SUBAGENT_TOOL};
 pub use use_summarization::UseSummarization;
