@@ -1,4 +1,4 @@
-//! The facade: build agents with [`AgentBuilder`], give them [capabilities](capabilities), and
+//! The facade: build agents with [`AgentBuilder`], give them [`capabilities`], and
 //! reach every layer of the workspace from one dependency.
 //!
 //! `use agents::prelude::*;` is enough for most programs:
@@ -35,7 +35,14 @@
 //! ```
 //!
 //! The layers are re-exported as modules: [`messages`], [`inference`], [`core`],
-//! [`processing`], [`toolcalling`], [`react`].
+//! [`processing`], [`toolcalling`], [`react`]; the items most programs use are also at the
+//! crate root and in [`prelude`].
+//!
+//! [`capabilities`] add whole features in one call: [`UseFileTools`](capabilities::UseFileTools),
+//! [`UseBash`](capabilities::UseBash), [`UseSubagents`](capabilities::UseSubagents),
+//! [`UseSummarization`](capabilities::UseSummarization),
+//! [`UseStructuredOutput`](capabilities::UseStructuredOutput) and
+//! [`UseSelfCritique`](capabilities::UseSelfCritique).
 
 mod build_error;
 mod builder;
@@ -46,6 +53,19 @@ pub mod prelude;
 pub use build_error::BuildError;
 pub use builder::AgentBuilder;
 pub use capability::AgentCapability;
+
+pub use agents_core::{
+    Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, ErrorPolicy,
+    FunctionTool, StopReason, Tool, ToolContext, ToolError, ToolOutput, Tools,
+    EXECUTION_BUFFER_SECTION,
+};
+pub use agents_processing::{StateProcessor, TraceRetention};
+pub use drivers_react::ReActDriver;
+pub use drivers_toolcalling::ToolCallingDriver;
+pub use inference::{
+    Anthropic, InferenceError, InferenceResponse, LanguageModel, OpenAiCompatible, ScriptedModel,
+};
+pub use messages::{Message, Messages, ToolCall};
 
 pub use agents_core as core;
 pub use agents_processing as processing;

@@ -244,7 +244,7 @@ async fn structured_output_is_validated_retried_and_stored_in_metadata() {
     assert_eq!(done.status(), AgentStatus::Completed);
     let error = &tool_results(&model.requests()[1])[0];
     assert!(error.contains("age"), "{error}");
-    assert!(error.contains("does not match schema `contact`"), "{error}");
+    assert!(error.contains("must be an integer"), "{error}");
     let stored: Contact = UseStructuredOutput::read(&done, "person").unwrap().unwrap();
     assert_eq!(
         stored,
@@ -366,4 +366,59 @@ async fn the_step_limit_still_wins_over_the_critic() {
         .unwrap();
     assert_eq!(done.step_count(), 1);
     assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+}
+
+#[test]
+fn the_capability_tools_tell_the_model_what_they_take() {
+    let agent = AgentBuilder::new()
+        .with_model(ScriptedModel::new([]))
+        .with_capability(UseSubagents::new([
+            researcher(),
+            SubagentDefinition::new("coder", "Writes code", "You write code."),
+        ]))
+        .with_capability(UseStructuredOutput::new().with_schema::<Contact>("contact", "A person"))
+        .build()
+        .unwrap();
+    let mut schemas = agent.tools().schemas();
+    schemas.sort_by(|a, b| a.name.cmp(&b.name));
+    insta::assert_json_snapshot!(schemas);
+}
+
+#[tokio::test]
+async fn with_several_schemas_the_data_is_checked_against_the_chosen_one() {
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c1",
+            "structured_output",
+            json!({"schema": "contact", "data": {"name": "Ada"}}),
+        )]),
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c2",
+            "structured_output",
+            json!({"schema": "tag", "data": {"label": "vip"}}),
+        )]),
+        InferenceResponse::text("Done."),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_capability(
+            UseStructuredOutput::new()
+                .with_schema::<Contact>("contact", "A person")
+                .with_json_schema(
+                    "tag",
+                    "A label",
+                    json!({"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]}),
+                ),
+        )
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("Ada, vip"))
+        .await
+        .unwrap();
+    let error = &tool_results(&model.requests()[1])[0];
+    assert!(error.contains("does not match schema `contact`"), "{error}");
+    assert!(error.contains("age"), "{error}");
+    assert!(done.metadata().get("contact").is_none());
+    assert_eq!(done.metadata().get("tag"), Some(&json!({"label": "vip"})));
 }

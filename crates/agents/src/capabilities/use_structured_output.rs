@@ -149,11 +149,16 @@ impl Tool for StructuredOutputTool {
 
     fn parameters(&self) -> Value {
         let names: Vec<&str> = self.schemas.iter().map(|s| s.name.as_str()).collect();
+        // With one schema the model gets it inline, where it is most likely to follow it.
+        let data = match &*self.schemas {
+            [only] => only.schema.clone(),
+            _ => json!({"type": "object", "description": "The data, matching the schema."}),
+        };
         json!({
             "type": "object",
             "properties": {
                 "schema": {"type": "string", "enum": names, "description": "Which schema `data` follows."},
-                "data": {"type": "object", "description": "The data, matching the schema."}
+                "data": data
             },
             "required": ["schema", "data"]
         })
