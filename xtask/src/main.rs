@@ -7,6 +7,7 @@ use std::env;
 use std::process::{Command, ExitCode};
 
 mod deny;
+mod e2e;
 mod run;
 
 use run::{cargo, Step};
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
         "ci" => ci(),
         "deny" => deny::check(),
         "bench" => bench(),
+        "e2e" => e2e::run(),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -39,6 +41,7 @@ fn print_help() {
          tasks:\n  \
          ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
+         e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
          bench   criterion benchmarks of the workspace\n"
     );
 }
