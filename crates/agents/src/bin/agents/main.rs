@@ -18,7 +18,11 @@ use clap::{Parser, Subcommand};
 
 /// Run LLM agents from the command line.
 #[derive(Debug, Parser)]
-#[command(name = "agents", version, about)]
+#[command(
+    name = "agents",
+    version,
+    about = "Run LLM agents from the command line; `agents demo` needs no endpoint."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
