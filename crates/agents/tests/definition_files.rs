@@ -265,3 +265,56 @@ fn an_unreadable_directory_is_an_error() {
         .to_string()
         .starts_with("/definitely/not/here: cannot read"));
 }
+
+type Settings = (
+    Option<usize>,
+    Option<u64>,
+    Option<u64>,
+    Option<TraceMode>,
+    Option<ErrorPolicyName>,
+);
+
+fn settings() -> impl proptest::strategy::Strategy<Value = Settings> {
+    use proptest::prelude::*;
+    (
+        proptest::option::of(1usize..1000),
+        proptest::option::of(1u64..1_000_000),
+        proptest::option::of(1u64..10_000),
+        proptest::option::of(prop_oneof![
+            Just(TraceMode::Legacy),
+            Just(TraceMode::Separated),
+            Just(TraceMode::Digest)
+        ]),
+        proptest::option::of(prop_oneof![
+            Just(ErrorPolicyName::StopOnAnyError),
+            Just(ErrorPolicyName::RetryToolErrors),
+            Just(ErrorPolicyName::IgnoreToolErrors),
+            Just(ErrorPolicyName::RetryAll)
+        ]),
+    )
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_valid_definition_round_trips_through_yaml(
+        id in "[a-z][a-z0-9-]{0,20}",
+        name in "[A-Za-z][A-Za-z0-9 ]{0,20}[A-Za-z0-9]",
+        prompt in "[a-zA-Z0-9][ -~\n]{0,80}[a-zA-Z0-9.:#'\"]",
+        (max_steps, max_tokens, timeout_sec, trace, policy) in settings(),
+        deny in proptest::collection::vec("[a-z_]{1,12}", 0..4),
+    ) {
+        let mut definition = parse(VALID).unwrap();
+        definition.id = id;
+        definition.name = name;
+        definition.system_prompt = prompt;
+        definition.execution.max_steps = max_steps;
+        definition.execution.max_tokens = max_tokens;
+        definition.execution.timeout_sec = timeout_sec;
+        definition.execution.trace = trace;
+        definition.execution.error_policy = policy;
+        definition.tools.deny = deny;
+        let yaml = definition.to_yaml().unwrap();
+        let again = parse(&yaml).unwrap();
+        proptest::prop_assert_eq!(again, definition);
+    }
+}

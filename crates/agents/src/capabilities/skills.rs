@@ -93,7 +93,8 @@ impl SkillLibrary {
                 skills.push(read_skill(&folder, &file)?);
             }
         }
-        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        // two folders naming the same skill: the first folder (by path) wins
+        skills.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));
         skills.dedup_by(|later, earlier| later.name == earlier.name);
         Ok(Self { skills })
     }

@@ -1,5 +1,6 @@
 //! `AgentDefinitionRegistry`: definitions by id, loaded from files and directories.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -44,11 +45,14 @@ impl AgentDefinitionRegistry {
                 if let Some((_, Some(previous))) = self.definitions.get(&id) {
                     tracing::debug!(%id, previous = %previous.display(), now = %path.display(), "agent definition overridden");
                 }
-                let slot = self
-                    .definitions
-                    .entry(id)
-                    .or_insert_with(|| (definition.clone(), None));
-                *slot = (definition, Some(path.to_path_buf()));
+                let entry = (definition, Some(path.to_path_buf()));
+                let slot = match self.definitions.entry(id) {
+                    Entry::Occupied(mut occupied) => {
+                        occupied.insert(entry);
+                        occupied.into_mut()
+                    }
+                    Entry::Vacant(vacant) => vacant.insert(entry),
+                };
                 Ok(&slot.0)
             }
             Err(error) => {
