@@ -1,4 +1,4 @@
-//! The facade: build agents with [`AgentBuilder`], give them [capabilities](capabilities), and
+//! The facade: build agents with [`AgentBuilder`], give them [`capabilities`], and
 //! reach every layer of the workspace from one dependency.
 //!
 //! `use agents::prelude::*;` is enough for most programs:

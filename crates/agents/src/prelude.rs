@@ -1,6 +1,8 @@
 //! `use agents::prelude::*;` brings in what most agents need.
 
-pub use crate::capabilities::{UseBash, UseFileTools, UseSummarization};
+pub use crate::capabilities::{
+    UseBash, UseFileTools, UseMetadataTools, UseSkills, UseSummarization, UseToolRegistry,
+};
 pub use crate::{AgentBuilder, AgentCapability, BuildError};
 pub use agents_core::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AgentStepType, ErrorPolicy,
