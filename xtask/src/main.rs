@@ -63,6 +63,11 @@ fn ci() -> Result<(), String> {
         ),
         Step::new("test", cargo(&["test", "--workspace", "--all-targets"])),
         Step::new("doc tests", cargo(&["test", "--workspace", "--doc"])),
+        Step::new("docs build without warnings", {
+            let mut command = cargo(&["doc", "--workspace", "--no-deps"]);
+            command.env("RUSTDOCFLAGS", "-D warnings");
+            command
+        }),
         // Optional features are compiled and tested too, not only the defaults.
         Step::new(
             "clippy (tiktoken feature)",

@@ -5,7 +5,7 @@ use messages::{Message, Messages};
 /// Counts tokens of text and messages.
 ///
 /// The default, [`EstimateTokenCounter`], is a fast heuristic that needs no vocabulary. With the
-/// `tiktoken` feature, [`TiktokenCounter`] counts exactly for OpenAI-family models.
+/// `tiktoken` feature, `TiktokenCounter` counts exactly for OpenAI-family models.
 pub trait TokenCounter: Send + Sync {
     /// Tokens in `text`.
     fn count_text(&self, text: &str) -> usize;
@@ -32,7 +32,7 @@ pub trait TokenCounter: Send + Sync {
 /// punctuation, digits or non-ASCII characters (JSON, code, other scripts).
 ///
 /// On English prose and JSON tool results it stays within about 15% of OpenAI's cl100k
-/// tokenizer; use [`TiktokenCounter`] when budgets must be exact.
+/// tokenizer; use `TiktokenCounter` when budgets must be exact.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EstimateTokenCounter;
 

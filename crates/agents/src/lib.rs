@@ -48,6 +48,7 @@ mod build_error;
 mod builder;
 pub mod capabilities;
 mod capability;
+pub mod definition;
 pub mod prelude;
 
 pub use build_error::BuildError;

@@ -1,8 +1,9 @@
 //! `use agents::prelude::*;` brings in what most agents need.
 
 pub use crate::capabilities::{
-    BashPolicy, SubagentDefinition, SubagentModel, UseBash, UseFileTools, UseSelfCritique,
-    UseStructuredOutput, UseSubagents, UseSummarization,
+    BashPolicy, SubagentDefinition, SubagentModel, UseBash, UseFileTools, UseMetadataTools,
+    UseSelfCritique, UseSkills, UseStructuredOutput, UseSubagents, UseSummarization,
+    UseToolRegistry,
 };
 pub use crate::{AgentBuilder, AgentCapability, BuildError};
 pub use agents_core::{

@@ -1,8 +1,11 @@
 //! Capabilities: ready-made bundles an agent can be given (file access, a shell, subagents,
-//! summarization, structured output, self-critique).
+//! summarization, structured output, self-critique, skills, metadata notes, tool discovery).
 
 pub mod bash;
 pub mod files;
+pub mod metadata;
+pub mod skills;
+pub mod tool_registry;
 
 pub use bash::{BashPolicy, BashTool};
 pub use files::{
@@ -23,3 +26,10 @@ pub use use_self_critique::{UseSelfCritique, CRITIQUE_METADATA_KEY};
 pub use use_structured_output::{OutputSchema, UseStructuredOutput, STRUCTURED_OUTPUT_TOOL};
 pub use use_subagents::{SubagentDefinition, SubagentModel, UseSubagents, SPAWN_SUBAGENT_TOOL};
 pub use use_summarization::UseSummarization;
+
+pub use metadata::{
+    ListMetadataTool, MetadataPolicy, PersistMetadata, ReadMetadataTool, StoreMetadataTool,
+    UseMetadataTools,
+};
+pub use skills::{LoadSkillTool, ShowSkillsList, Skill, SkillError, SkillLibrary, UseSkills};
+pub use tool_registry::{ToolRegistryTool, UseToolRegistry};

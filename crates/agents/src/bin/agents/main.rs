@@ -2,19 +2,27 @@
 //!
 //! - `agents demo` (or no arguments): the bundled demo, no endpoint needed.
 //! - `agents run --prompt ... [--provider openai|anthropic] [--base-url ...] [--model ...]`:
-//!   an agent with sandboxed file tools and a policy-bound bash tool against a real endpoint.
+//!   an agent with sandboxed file tools and a policy-bound bash tool against a real endpoint;
+//!   `--definition FILE` takes the prompt, model, limits, tools and capabilities from an agent
+//!   definition file.
+//! - `agents check PATH...`: validate agent definition files.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod demo;
 mod render;
 mod run;
+mod setup;
 
 use clap::{Parser, Subcommand};
 
 /// Run LLM agents from the command line.
 #[derive(Debug, Parser)]
-#[command(name = "agents", version, about)]
+#[command(
+    name = "agents",
+    version,
+    about = "Run LLM agents from the command line; `agents demo` needs no endpoint."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -25,7 +33,13 @@ enum Command {
     /// The bundled demo: a scripted model, real file tools, both trace modes side by side.
     Demo,
     /// One user turn against an OpenAI-compatible or Anthropic endpoint.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
+    /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
+    Check {
+        /// Definition files or directories.
+        #[arg(required = true)]
+        paths: Vec<std::path::PathBuf>,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -33,7 +47,8 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run().await,
-        Command::Run(args) => run::run(args).await,
+        Command::Run(args) => run::run(*args).await,
+        Command::Check { paths } => setup::check(&paths),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

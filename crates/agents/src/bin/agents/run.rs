@@ -6,6 +6,7 @@ use std::sync::Arc;
 use agents::prelude::*;
 
 use crate::render::{print_event, print_transcript};
+use crate::setup::Settings;
 
 /// Which wire protocol the endpoint speaks.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -33,36 +34,49 @@ pub struct RunArgs {
     /// The user's message.
     #[arg(long, short)]
     pub prompt: String,
-    /// The endpoint's protocol.
-    #[arg(long, value_enum, default_value = "openai")]
-    pub provider: Provider,
-    /// Base URL (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's).
+    /// An agent definition file (YAML, version 1): prompt, model, limits, tools, capabilities.
+    /// The other options override it.
+    #[arg(long)]
+    pub definition: Option<PathBuf>,
+    /// The endpoint's protocol (default: the definition's, else openai).
+    #[arg(long, value_enum)]
+    pub provider: Option<Provider>,
+    /// Base URL (default: the definition's, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's).
     #[arg(long)]
     pub base_url: Option<String>,
-    /// Model name (default: OPENAI_MODEL / ANTHROPIC_MODEL).
+    /// Model name (default: the definition's, else OPENAI_MODEL / ANTHROPIC_MODEL).
     #[arg(long)]
     pub model: Option<String>,
     /// Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
     #[arg(long)]
     pub api_key_env: Option<String>,
-    /// System prompt.
-    #[arg(
-        long,
-        default_value = "You are a helpful assistant. Use the tools when they help."
-    )]
-    pub system: String,
+    /// System prompt (default: the definition's, else a short helpful-assistant prompt).
+    #[arg(long)]
+    pub system: Option<String>,
     /// Directory the file and bash tools are confined to (default: current directory).
     #[arg(long)]
     pub root: Option<PathBuf>,
     /// Leave out the bash tool.
     #[arg(long)]
     pub no_bash: bool,
-    /// Trace mode.
-    #[arg(long, value_enum, default_value = "separated")]
-    pub trace: Trace,
-    /// Step limit.
-    #[arg(long, default_value_t = 20)]
-    pub max_steps: usize,
+    /// A skills directory (`<dir>/<skill>/SKILL.md`): adds the `load_skill` tool.
+    #[arg(long)]
+    pub skills: Option<PathBuf>,
+    /// Trace mode (default: the definition's, else separated).
+    #[arg(long, value_enum, group = "trace_mode")]
+    pub trace: Option<Trace>,
+    /// Same as `--trace separated`.
+    #[arg(long, group = "trace_mode")]
+    pub separated: bool,
+    /// Same as `--trace legacy`.
+    #[arg(long, group = "trace_mode")]
+    pub legacy: bool,
+    /// Same as `--trace digest`.
+    #[arg(long, group = "trace_mode")]
+    pub digest: bool,
+    /// Step limit (default: the definition's, else 20).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
     /// Stream the model's text as it arrives.
     #[arg(long)]
     pub stream: bool,
@@ -77,9 +91,27 @@ pub struct RunArgs {
     pub transcript: bool,
 }
 
-fn model(args: &RunArgs) -> Result<Arc<dyn LanguageModel>, Box<dyn std::error::Error>> {
+impl RunArgs {
+    /// The trace mode the flags ask for, if any.
+    pub fn trace_flag(&self) -> Option<Trace> {
+        if self.separated {
+            Some(Trace::Separated)
+        } else if self.legacy {
+            Some(Trace::Legacy)
+        } else if self.digest {
+            Some(Trace::Digest)
+        } else {
+            self.trace
+        }
+    }
+}
+
+fn model(
+    args: &RunArgs,
+    settings: &Settings,
+) -> Result<Arc<dyn LanguageModel>, Box<dyn std::error::Error>> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    Ok(match args.provider {
+    Ok(match settings.provider {
         Provider::Openai => {
             let key_var = args
                 .api_key_env
@@ -87,10 +119,10 @@ fn model(args: &RunArgs) -> Result<Arc<dyn LanguageModel>, Box<dyn std::error::E
                 .unwrap_or_else(|| "OPENAI_API_KEY".into());
             let mut builder =
                 OpenAiCompatible::builder().api_key(env(&key_var).unwrap_or_default());
-            if let Some(url) = args.base_url.clone().or_else(|| env("OPENAI_BASE_URL")) {
+            if let Some(url) = settings.base_url.clone().or_else(|| env("OPENAI_BASE_URL")) {
                 builder = builder.base_url(url);
             }
-            let model = args.model.clone().or_else(|| env("OPENAI_MODEL")).ok_or(
+            let model = settings.model.clone().or_else(|| env("OPENAI_MODEL")).ok_or(
                 "no model: pass --model or set OPENAI_MODEL (or run `agents demo`, which needs no endpoint)",
             )?;
             Arc::new(builder.model(model).build()?)
@@ -101,10 +133,14 @@ fn model(args: &RunArgs) -> Result<Arc<dyn LanguageModel>, Box<dyn std::error::E
                 .clone()
                 .unwrap_or_else(|| "ANTHROPIC_API_KEY".into());
             let mut builder = Anthropic::builder().api_key(env(&key_var).unwrap_or_default());
-            if let Some(url) = args.base_url.clone().or_else(|| env("ANTHROPIC_BASE_URL")) {
+            if let Some(url) = settings
+                .base_url
+                .clone()
+                .or_else(|| env("ANTHROPIC_BASE_URL"))
+            {
                 builder = builder.base_url(url);
             }
-            let model = args
+            let model = settings
                 .model
                 .clone()
                 .or_else(|| env("ANTHROPIC_MODEL"))
@@ -138,23 +174,13 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         Some(root) => root.clone(),
         None => std::env::current_dir()?,
     };
-    let retention = match args.trace {
-        Trace::Legacy => TraceRetention::Full,
-        Trace::Separated => TraceRetention::Ephemeral,
-        Trace::Digest => TraceRetention::digest(300),
-    };
-    let mut builder = AgentBuilder::new()
-        .with_shared_model(model(&args)?)
-        .with_system_prompt(args.system.clone())
-        .with_trace_retention(retention)
-        .with_max_steps(args.max_steps)
+    let settings = Settings::resolve(&args)?;
+    let builder = settings
+        .builder(&args, &root)?
+        .with_shared_model(model(&args, &settings)?)
         .with_streaming(args.stream)
         .with_content_tool_call_recovery(args.recover_tool_calls)
-        .with_capability(UseFileTools::new(&root))
         .on_event(print_event);
-    if !args.no_bash {
-        builder = builder.with_capability(UseBash::new(&root));
-    }
     let agent = builder.build()?;
     println!("user: {}", args.prompt);
     let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(args.prompt.as_str())));

@@ -1,0 +1,390 @@
+//! Skills: folders of instructions (`<dir>/<skill>/SKILL.md` with YAML front matter) that the
+//! model loads on demand with the `load_skill` tool; [`UseSkills`] installs the tool and shows
+//! the list of skills to the model.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agents_core::DEFAULT_SECTION;
+use agents_core::{AgentError, AgentState, Next, Tool, ToolContext, ToolError, ToolOutput};
+use agents_processing::StateProcessor;
+use async_trait::async_trait;
+use messages::{Message, Messages};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::{AgentBuilder, AgentCapability};
+
+/// Metadata key marking the system message that lists the skills.
+pub const SKILLS_LIST_KEY: &str = "skills_list";
+
+/// The folders whose files are listed as a skill's resources.
+const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
+
+/// One skill: a name, a one-line description, the instructions and the files that come with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skill {
+    /// The name the model loads it by (front matter `name`, else the folder's name).
+    pub name: String,
+    /// When to use it (front matter `description`).
+    pub description: String,
+    /// The instructions: `SKILL.md` after the front matter, trimmed.
+    pub body: String,
+    /// Files under `scripts/`, `references/` and `assets/`, relative to the skill's folder.
+    pub resources: Vec<String>,
+    /// The skill's folder.
+    pub path: PathBuf,
+}
+
+/// A skill folder that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// A file or folder could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// What could not be read.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `SKILL.md`'s front matter is not valid.
+    #[error("{}: invalid front matter: {message}", path.display())]
+    FrontMatter {
+        /// The `SKILL.md` file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The skills found in a directory, sorted by name.
+#[derive(Clone, Debug, Default)]
+pub struct SkillLibrary {
+    skills: Vec<Skill>,
+}
+
+#[derive(Deserialize)]
+struct FrontMatter {
+    name: Option<String>,
+    description: Option<String>,
+}
+
+impl SkillLibrary {
+    /// Reads every `<dir>/<folder>/SKILL.md`. A missing `dir` gives an empty library.
+    ///
+    /// # Errors
+    /// [`SkillError::Io`] when `dir` or a skill cannot be read, [`SkillError::FrontMatter`]
+    /// when a `SKILL.md` front matter is malformed (both name the file).
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, SkillError> {
+        let dir = dir.as_ref();
+        if !dir.exists() {
+            return Ok(Self::default());
+        }
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SkillError::Io { path, source }
+        };
+        let mut skills = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+            let folder = entry.map_err(io(dir))?.path();
+            let file = folder.join("SKILL.md");
+            if folder.is_dir() && file.is_file() {
+                skills.push(read_skill(&folder, &file)?);
+            }
+        }
+        // two folders naming the same skill: the first folder (by path) wins
+        skills.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));
+        skills.dedup_by(|later, earlier| later.name == earlier.name);
+        Ok(Self { skills })
+    }
+
+    /// A library of the given skills.
+    pub fn from_skills(skills: impl IntoIterator<Item = Skill>) -> Self {
+        let mut skills: Vec<Skill> = skills.into_iter().collect();
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        Self { skills }
+    }
+
+    /// The skill with this name.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|skill| skill.name == name)
+    }
+
+    /// All skills, sorted by name.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.skills.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// `true` when there are no skills.
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// One `- [name]: description` line per skill, or `(no skills available)`.
+    pub fn list_text(&self) -> String {
+        if self.skills.is_empty() {
+            return "(no skills available)".to_owned();
+        }
+        self.skills
+            .iter()
+            .map(|s| format!("- [{}]: {}", s.name, s.description))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Skill {
+    /// The text `load_skill` returns: the body wrapped in `<skill name="...">`, with the
+    /// resources listed.
+    pub fn render(&self) -> String {
+        let mut text = format!("<skill name=\"{}\">\n{}", self.name, self.body);
+        if !self.resources.is_empty() {
+            text.push_str("\n\n## Available Resources\n");
+            let lines: Vec<String> = self.resources.iter().map(|r| format!("- {r}")).collect();
+            text.push_str(&lines.join("\n"));
+        }
+        text.push_str("\n</skill>");
+        text
+    }
+}
+
+fn read_skill(folder: &Path, file: &Path) -> Result<Skill, SkillError> {
+    let text = std::fs::read_to_string(file).map_err(|source| SkillError::Io {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let (front, body) = split_front_matter(&text);
+    let front: FrontMatter = match front {
+        Some(yaml) if !yaml.trim().is_empty() => {
+            serde_yaml::from_str(yaml).map_err(|e| SkillError::FrontMatter {
+                path: file.to_path_buf(),
+                message: e.to_string(),
+            })?
+        }
+        _ => FrontMatter {
+            name: None,
+            description: None,
+        },
+    };
+    let folder_name = folder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = front
+        .name
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(folder_name);
+    let mut resources = Vec::new();
+    for dir in RESOURCE_DIRS {
+        collect_files(folder, &folder.join(dir), &mut resources);
+    }
+    resources.sort();
+    Ok(Skill {
+        name,
+        description: front.description.unwrap_or_default().trim().to_owned(),
+        body: body.trim().to_owned(),
+        resources,
+        path: folder.to_path_buf(),
+    })
+}
+
+/// `(front matter, body)`; no front matter when the file does not start with `---`.
+fn split_front_matter(text: &str) -> (Option<&str>, &str) {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return (None, text);
+    };
+    for marker in ["\n---\n", "\n---\r\n"] {
+        if let Some(end) = rest.find(marker) {
+            return (Some(&rest[..end]), &rest[end + marker.len()..]);
+        }
+    }
+    match rest.strip_suffix("\n---") {
+        Some(front) => (Some(front), ""),
+        None => (None, text),
+    }
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(root, &path, out);
+        } else if let Ok(relative) = path.strip_prefix(root) {
+            out.push(relative.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+/// The `load_skill{skill_name?, list_skills?}` tool.
+#[derive(Clone, Debug)]
+pub struct LoadSkillTool {
+    library: Arc<SkillLibrary>,
+}
+
+impl LoadSkillTool {
+    /// A tool over `library`.
+    pub fn new(library: impl Into<Arc<SkillLibrary>>) -> Self {
+        Self {
+            library: library.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for LoadSkillTool {
+    fn name(&self) -> &str {
+        "load_skill"
+    }
+
+    fn description(&self) -> &str {
+        "Load a skill's instructions by name. Without a name (or with list_skills), list the available skills."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "skill_name": {"type": "string", "description": "The skill to load"},
+                "list_skills": {"type": "boolean", "description": "List the skills instead"}
+            }
+        })
+    }
+
+    async fn call(
+        &self,
+        arguments: Value,
+        _context: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let name = match arguments.get("skill_name") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) => Some(name.trim()).filter(|n| !n.is_empty()),
+            Some(other) => {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`skill_name` must be a string, found {other}"
+                )))
+            }
+        };
+        let list = arguments.get("list_skills").and_then(Value::as_bool) == Some(true);
+        let Some(name) = name.filter(|_| !list) else {
+            return Ok(ToolOutput::text(format!(
+                "Available skills:\n{}",
+                self.library.list_text()
+            )));
+        };
+        match self.library.get(name) {
+            Some(skill) => Ok(ToolOutput::text(skill.render())),
+            None => Err(ToolError::failed(format!(
+                "Skill '{name}' not found.\n\nAvailable skills:\n{}",
+                self.library.list_text()
+            ))),
+        }
+    }
+}
+
+/// Before each step, makes sure the conversation starts with a system message listing the
+/// skills (added once; it persists with the conversation).
+#[derive(Clone, Debug)]
+pub struct ShowSkillsList {
+    library: Arc<SkillLibrary>,
+}
+
+impl ShowSkillsList {
+    /// Shows the skills of `library`.
+    pub fn new(library: impl Into<Arc<SkillLibrary>>) -> Self {
+        Self {
+            library: library.into(),
+        }
+    }
+
+    /// The system message's text.
+    pub fn text(&self) -> String {
+        format!(
+            "<skills>\nAvailable skills:\n{}\n</skills>\nUse load_skill to load a skill's instructions when a task needs them.",
+            self.library.list_text()
+        )
+    }
+}
+
+#[async_trait]
+impl StateProcessor for ShowSkillsList {
+    fn can_process(&self, _state: &AgentState) -> bool {
+        !self.library.is_empty()
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        let messages = state.messages();
+        let shown = messages
+            .iter()
+            .any(|m| m.metadata().get(SKILLS_LIST_KEY).is_some());
+        let state = if shown {
+            state
+        } else {
+            let list = Message::system(self.text()).with_metadata(SKILLS_LIST_KEY, true);
+            let all = Messages::from(vec![list]).concat(&messages);
+            let store = state.store().section(DEFAULT_SECTION).set(all);
+            state.with_store(store)
+        };
+        next(state).await
+    }
+}
+
+/// Gives the agent the `load_skill` tool over the skills in `dir` and shows their names and
+/// descriptions to the model.
+#[derive(Clone, Debug)]
+pub struct UseSkills {
+    source: SkillSource,
+}
+
+#[derive(Clone, Debug)]
+enum SkillSource {
+    Dir(PathBuf),
+    Library(Arc<SkillLibrary>),
+}
+
+impl UseSkills {
+    /// Skills from `<dir>/*/SKILL.md` (read when the capability is installed).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            source: SkillSource::Dir(dir.into()),
+        }
+    }
+
+    /// Skills from a library already loaded.
+    pub fn from_library(library: SkillLibrary) -> Self {
+        Self {
+            source: SkillSource::Library(Arc::new(library)),
+        }
+    }
+}
+
+impl AgentCapability for UseSkills {
+    fn name(&self) -> &str {
+        "skills"
+    }
+
+    fn install(&self, builder: AgentBuilder) -> AgentBuilder {
+        let library = match &self.source {
+            SkillSource::Library(library) => Arc::clone(library),
+            SkillSource::Dir(dir) => match SkillLibrary::load(dir) {
+                Ok(library) => Arc::new(library),
+                Err(error) => return builder.with_capability_error(self.name(), error.to_string()),
+            },
+        };
+        builder
+            .with_tool(LoadSkillTool::new(Arc::clone(&library)))
+            .with_processor(ShowSkillsList::new(library))
+    }
+}

@@ -1,0 +1,248 @@
+//! `AgentDefinition`: the parsed contents of one agent definition file (YAML, version 1).
+
+use std::path::Path;
+use std::time::Duration;
+
+use agents_core::ErrorPolicy;
+use agents_processing::TraceRetention;
+use serde::{Deserialize, Serialize};
+
+use super::parse;
+use super::DefinitionError;
+use crate::AgentBuilder;
+
+/// One agent, as described by a definition file.
+///
+/// ```yaml
+/// version: 1
+/// id: helper
+/// name: Helper
+/// description: Answers questions about the project
+/// system_prompt: |
+///   You are a careful assistant.
+/// llm: { provider: openai, model: gpt-4o-mini, temperature: 0.2 }
+/// execution: { max_steps: 8, timeout_sec: 120, error_policy: retry_tool_errors, trace: separated }
+/// tools: { deny: [bash] }
+/// capabilities: [files, bash]
+/// metadata: { cost_tier: low }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentDefinition {
+    /// Format version; must be 1.
+    pub version: u32,
+    /// Unique id (non-empty); later definitions with the same id replace earlier ones.
+    pub id: String,
+    /// Display name (non-empty).
+    pub name: String,
+    /// What the agent is for (non-empty).
+    pub description: String,
+    /// The system prompt (trimmed, non-empty).
+    pub system_prompt: String,
+    /// Which model to talk to.
+    pub llm: LlmSettings,
+    /// Limits, error policy and trace mode.
+    #[serde(default)]
+    pub execution: ExecutionSettings,
+    /// Which tools the agent may use.
+    #[serde(default, skip_serializing_if = "ToolPolicy::is_empty")]
+    pub tools: ToolPolicy,
+    /// Capability names (for example `files`, `bash`, `skills`, `metadata`, `tool_registry`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
+    /// Free-form data for the application.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The `llm` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The wire protocol.
+    pub provider: LlmProvider,
+    /// The model name (non-empty).
+    pub model: String,
+    /// The endpoint, when not the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Output token limit per inference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// The endpoint's protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmProvider {
+    /// OpenAI chat completions and compatible servers.
+    Openai,
+    /// Anthropic messages.
+    Anthropic,
+    /// A scripted model (tests and demos).
+    Scripted,
+}
+
+/// The `execution` section; every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionSettings {
+    /// Step limit per execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<usize>,
+    /// Token limit per execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Wall-clock limit per execution, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_sec: Option<u64>,
+    /// How errors are handled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_policy: Option<ErrorPolicyName>,
+    /// Retries for the retrying policies (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_policy_max_retries: Option<u32>,
+    /// What of the tool trace persists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceMode>,
+}
+
+/// The error policies a definition can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorPolicyName {
+    /// [`ErrorPolicy::stop_on_any_error`].
+    StopOnAnyError,
+    /// [`ErrorPolicy::retry_tool_errors`].
+    RetryToolErrors,
+    /// [`ErrorPolicy::ignore_tool_errors`].
+    IgnoreToolErrors,
+    /// [`ErrorPolicy::retry_all`].
+    RetryAll,
+}
+
+/// What of the tool trace persists in the conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceMode {
+    /// Every tool call and result persists.
+    Legacy,
+    /// Only questions and answers persist; the trace lives in the execution buffer.
+    Separated,
+    /// Questions, answers and a short digest of the tool calls persist.
+    Digest,
+}
+
+/// The `tools` section: allow and deny lists of tool names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolPolicy {
+    /// When present, only these tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// Never these tools (wins over `allow`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
+impl AgentDefinition {
+    /// Parses and validates a definition; `source` names it in errors (usually the file path).
+    ///
+    /// # Errors
+    /// [`DefinitionError::Syntax`] for malformed YAML, [`DefinitionError::Field`] naming the
+    /// field for unknown, missing, mistyped or invalid values.
+    pub fn from_yaml_str(yaml: &str, source: &str) -> Result<Self, DefinitionError> {
+        parse::parse_definition(yaml, source)
+    }
+
+    /// Reads, parses and validates a definition file.
+    ///
+    /// # Errors
+    /// [`DefinitionError::Io`] when the file cannot be read, else as [`Self::from_yaml_str`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, DefinitionError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| DefinitionError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_yaml_str(&text, &path.display().to_string())
+    }
+
+    /// The definition as YAML (round-trips through [`Self::from_yaml_str`]).
+    ///
+    /// # Errors
+    /// [`DefinitionError::Syntax`] if serialization fails (it does not for valid definitions).
+    pub fn to_yaml(&self) -> Result<String, DefinitionError> {
+        serde_yaml::to_string(self).map_err(|e| DefinitionError::Syntax {
+            file: self.id.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The error policy the definition names (stop on any error when it names none).
+    pub fn error_policy(&self) -> ErrorPolicy {
+        let retries = self.execution.error_policy_max_retries.unwrap_or(3);
+        match self.execution.error_policy {
+            None | Some(ErrorPolicyName::StopOnAnyError) => ErrorPolicy::stop_on_any_error(),
+            Some(ErrorPolicyName::RetryToolErrors) => ErrorPolicy::retry_tool_errors(retries),
+            Some(ErrorPolicyName::IgnoreToolErrors) => ErrorPolicy::ignore_tool_errors(),
+            Some(ErrorPolicyName::RetryAll) => ErrorPolicy::retry_all(retries),
+        }
+    }
+
+    /// The trace retention the definition names (legacy when it names none).
+    pub fn trace_retention(&self) -> TraceRetention {
+        match self.execution.trace {
+            None | Some(TraceMode::Legacy) => TraceRetention::Full,
+            Some(TraceMode::Separated) => TraceRetention::Ephemeral,
+            Some(TraceMode::Digest) => TraceRetention::digest(300),
+        }
+    }
+
+    /// Applies the prompt, model settings, limits, error policy and trace mode to `builder`.
+    ///
+    /// The model itself, the tools and the capabilities are the caller's: they need endpoints,
+    /// keys and directories a definition does not hold. Filter tools with [`Self::tools`].
+    pub fn configure(&self, builder: AgentBuilder) -> AgentBuilder {
+        let mut builder = builder
+            .with_system_prompt(self.system_prompt.clone())
+            .with_model_name(self.llm.model.clone())
+            .with_error_policy(self.error_policy())
+            .with_trace_retention(self.trace_retention());
+        if let Some(temperature) = self.llm.temperature {
+            builder = builder.with_temperature(temperature);
+        }
+        if let Some(max_tokens) = self.llm.max_tokens {
+            builder = builder.with_max_tokens(max_tokens);
+        }
+        if let Some(max_steps) = self.execution.max_steps {
+            builder = builder.with_max_steps(max_steps);
+        }
+        if let Some(max_tokens) = self.execution.max_tokens {
+            builder = builder.with_token_limit(max_tokens);
+        }
+        if let Some(seconds) = self.execution.timeout_sec {
+            builder = builder.with_time_limit(Duration::from_secs(seconds));
+        }
+        builder
+    }
+}
+
+impl ToolPolicy {
+    /// `true` when neither list is given.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty()
+    }
+
+    /// Whether a tool of this name may be used.
+    pub fn permits(&self, tool: &str) -> bool {
+        let allowed = self
+            .allow
+            .as_ref()
+            .is_none_or(|allow| allow.iter().any(|name| name == tool));
+        allowed && !self.deny.iter().any(|name| name == tool)
+    }
+}
