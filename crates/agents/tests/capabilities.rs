@@ -422,3 +422,57 @@ async fn with_several_schemas_the_data_is_checked_against_the_chosen_one() {
     assert!(done.metadata().get("contact").is_none());
     assert_eq!(done.metadata().get("tag"), Some(&json!({"label": "vip"})));
 }
+
+#[tokio::test]
+async fn a_failing_subagent_is_a_tool_error_for_the_parent() {
+    let parent = ScriptedModel::new([
+        spawn("c1", "researcher", "Weather?"),
+        InferenceResponse::text("The researcher failed; sorry."),
+    ]);
+    let broken = ScriptedModel::new([]); // the child's model has nothing to say: an error
+    let agent = AgentBuilder::new()
+        .with_model(parent.clone())
+        .with_capability(UseSubagents::new([researcher().with_model(broken)]))
+        .with_error_policy(ErrorPolicy::retry_tool_errors(1))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("Go"))
+        .await
+        .unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    let error = &tool_results(&parent.requests()[1])[0];
+    assert!(error.contains("subagent `researcher` failed"), "{error}");
+}
+
+#[tokio::test]
+async fn before_tool_hooks_can_rewrite_a_call() {
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c1",
+            "get_weather",
+            json!({"city": "Oslo"}),
+        )]),
+        InferenceResponse::text("ok"),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(weather())
+        .on_before_tool(|call, _| {
+            ToolHookDecision::proceed(&ToolCall::new(
+                call.id(),
+                call.name(),
+                json!({"city": "Bergen"}),
+            ))
+        })
+        .build()
+        .unwrap();
+    agent
+        .execute(AgentState::new().with_user_message("Go"))
+        .await
+        .unwrap();
+    assert_eq!(
+        tool_results(&model.requests()[1]),
+        vec!["sunny in Bergen".to_owned()]
+    );
+}
