@@ -6,15 +6,11 @@
 use std::time::Duration;
 
 use agents_bench::{
-    criteria, history, state_with_history, tool_calling_agent, two_step_script, CycleModel, ANSWER,
+    big_state, state_with_history, tool_calling_agent, two_step_script, CycleModel, ANSWER,
 };
-use agents_core::{Agent, AgentState};
+use agents_core::AgentState;
 use agents_processing::TraceRetention;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use drivers_toolcalling::ToolCallingDriver;
-use inference::{InferenceResponse, ScriptedModel};
-use messages::ToolCall;
-use serde_json::json;
 
 fn quick() -> bool {
     std::env::var_os("AGENTS_BENCH_QUICK").is_some()
@@ -64,60 +60,20 @@ fn overhead(c: &mut Criterion) {
     group.finish();
 }
 
-/// A state with 1,000 messages and 100 step executions: an execution of 100 steps (99 tool
-/// calls, then the answer) in legacy mode on top of 800 messages of history.
-fn big_state(rt: &tokio::runtime::Runtime) -> AgentState {
-    let mut script: Vec<InferenceResponse> = (0..99)
-        .map(|i| {
-            InferenceResponse::with_tool_calls([ToolCall::new(
-                format!("call_{i}"),
-                "noop",
-                json!({"attempt": i}),
-            )])
-        })
-        .collect();
-    script.push(InferenceResponse::text(ANSWER));
-    let agent: Agent = Agent::new(ToolCallingDriver::new(ScriptedModel::new(script)))
-        .with_tool(agents_bench::noop_tool())
-        .with_criteria(criteria(200))
-        .with_processors(agents_processing::standard_processors(
-            TraceRetention::Full,
-            agents_core::CachedContext::new(),
-        ));
-    let state = AgentState::new()
-        .with_messages(history(800))
-        .with_user_message("Keep calling the tool.");
-    let done = rt.block_on(agent.execute(state)).unwrap();
-    assert_eq!(done.messages().len(), 1_000);
-    assert_eq!(done.step_executions().len(), 100);
-    done
-}
-
 fn serialization(c: &mut Criterion) {
     let rt = runtime();
-    let state = big_state(&rt);
+    let state = rt.block_on(big_state()).unwrap();
     let json = state.to_json().unwrap();
     let restored = AgentState::from_json(&json).unwrap();
     assert_eq!(restored.messages().len(), 1_000);
     assert_eq!(restored.step_executions().len(), 100);
-    // The size is part of the report: written next to criterion's own output.
-    if let Some(dir) = std::env::var_os("AGENTS_BENCH_OUT") {
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = std::fs::write(
-            std::path::Path::new(&dir).join("serialization.json"),
-            format!(
-                "{{\"bytes\": {}, \"messages\": 1000, \"step_executions\": 100}}",
-                json.len()
-            ),
-        );
-    }
     let mut group = c.benchmark_group("serialization");
     group.throughput(Throughput::Bytes(json.len() as u64));
     group.bench_function("to_json", |b| b.iter(|| state.to_json().unwrap()));
     group.bench_function("from_json", |b| {
         b.iter_batched(
             || json.clone(),
-            |text| AgentState::from_json(&text).unwrap(),
+            |text: String| AgentState::from_json(&text).unwrap(),
             BatchSize::SmallInput,
         )
     });

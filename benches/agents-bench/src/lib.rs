@@ -177,6 +177,33 @@ pub fn state_with_history(len: usize) -> AgentState {
     AgentState::new().with_messages(history(len))
 }
 
+/// A state with 1,000 messages and 100 step executions: one execution of 100 steps (99 tool
+/// calls, then [`ANSWER`]) in legacy mode on top of 800 messages of history.
+///
+/// # Errors
+/// An [`AgentError`](agents_core::AgentError) if the scripted run fails.
+pub async fn big_state() -> Result<AgentState, agents_core::AgentError> {
+    let mut script: Vec<InferenceResponse> = (0..99)
+        .map(|i| {
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                format!("call_{i}"),
+                "noop",
+                json!({"attempt": i}),
+            )])
+        })
+        .collect();
+    script.push(InferenceResponse::text(ANSWER));
+    let agent = Agent::new(ToolCallingDriver::new(CycleModel::new(script)))
+        .with_tool(noop_tool())
+        .with_criteria(criteria(200))
+        .with_processors(standard_processors(
+            TraceRetention::Full,
+            CachedContext::new(),
+        ));
+    let state = state_with_history(800).with_user_message("Keep calling the tool.");
+    agent.execute(state).await
+}
+
 /// Peak resident memory of this process (`VmHWM`), in KiB; `None` where `/proc` is missing.
 pub fn peak_rss_kib() -> Option<u64> {
     proc_status_kib("VmHWM:")
@@ -228,6 +255,16 @@ mod tests {
             .unwrap();
         assert_eq!(done.final_response().unwrap().text(), "fine");
         assert_eq!(done.step_executions().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_big_state_has_1000_messages_and_100_step_executions_and_round_trips() {
+        let state = big_state().await.unwrap();
+        assert_eq!(state.messages().len(), 1_000);
+        assert_eq!(state.step_executions().len(), 100);
+        let restored = AgentState::from_json(&state.to_json().unwrap()).unwrap();
+        assert_eq!(restored.messages().len(), 1_000);
+        assert_eq!(restored.step_executions().len(), 100);
     }
 
     #[test]
