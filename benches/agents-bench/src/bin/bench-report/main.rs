@@ -59,6 +59,13 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(n) = args
+        .get(2)
+        .filter(|_| args.get(1).map(String::as_str) == Some("--held-states"))
+    {
+        return scale::held_states_child(n.parse().map_err(|_| "--held-states N")?);
+    }
     let options = parse_options()?;
     // Scale first, while the process is small, so its memory numbers are its own.
     let executions = if options.quick { 1_000 } else { 10_000 };

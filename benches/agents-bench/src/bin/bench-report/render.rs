@@ -432,7 +432,7 @@ impl Report {
              | RSS before (baseline) | {:.1} MiB |\n\
              | peak RSS (`VmHWM`) | {:.1} MiB |\n\
              | peak above baseline per in-flight execution | {:.1} KiB |\n\
-             | RSS with all {} finished states held | {:.1} MiB |\n\
+             | RSS growth holding {} finished states (fresh process) | {:.1} MiB |\n\
              | memory per held (idle) state | {:.1} KiB |\n",
             group_digits(s.executions as u64),
             s.worker_threads,

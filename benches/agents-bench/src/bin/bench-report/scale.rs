@@ -19,6 +19,7 @@ pub struct Scale {
     pub worker_threads: usize,
     pub baseline_rss_kib: u64,
     pub peak_rss_kib: u64,
+    /// RSS above its own baseline of a fresh process holding `executions` finished states.
     pub held_states_rss_kib: u64,
 }
 
@@ -41,6 +42,73 @@ impl Scale {
 
 const ANSWER: &str = "The job finished.";
 
+fn agent() -> Agent {
+    Agent::new(ToolCallingDriver::new(ReplyModel::new(
+        vec![ToolCall::new("call_1", "wait", json!({"job": "build"}))],
+        ANSWER,
+    )))
+    .with_tool(sleep_tool("wait", Duration::from_millis(10)))
+    .with_criteria(criteria(10))
+    .with_processors(standard_processors(
+        TraceRetention::Ephemeral,
+        CachedContext::new(),
+    ))
+}
+
+/// Memory of held states, measured in a fresh child process (this one's allocator still holds
+/// the memory of the concurrent run, which would hide the states' own size).
+fn held_states_rss(executions: usize) -> Result<u64, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let output = std::process::Command::new(exe)
+        .args(["--held-states", &executions.to_string()])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .find_map(|line| line.strip_prefix("held_kib="))
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or_else(|| format!("held-states child failed: {text}"))
+}
+
+/// The child's side: run `executions` executions in batches of 100, hold every finished state,
+/// and print the RSS growth in KiB as `held_kib=N`.
+pub fn held_states_child(executions: usize) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let agent = agent();
+    rt.block_on(agent.execute(AgentState::new().with_user_message("warm up")))
+        .map_err(|e| e.to_string())?;
+    let baseline = rss_kib().unwrap_or(0);
+    let mut states = Vec::with_capacity(executions);
+    rt.block_on(async {
+        for batch in 0..executions.div_ceil(100) {
+            let runs = (0..100.min(executions - batch * 100)).map(|i| {
+                agent.execute(
+                    AgentState::new().with_user_message(format!("Run job {}", batch * 100 + i)),
+                )
+            });
+            for result in futures::future::join_all(runs).await {
+                states.push(result.map_err(|e| e.to_string())?);
+            }
+        }
+        Ok::<_, String>(())
+    })?;
+    let held = rss_kib().unwrap_or(0).saturating_sub(baseline);
+    let answered = states
+        .iter()
+        .filter(|s| s.final_response().is_some_and(|m| m.text() == ANSWER))
+        .count();
+    if answered != executions {
+        return Err(format!(
+            "only {answered} of {executions} held states answered"
+        ));
+    }
+    println!("held_kib={held}");
+    Ok(())
+}
+
 pub fn measure(executions: usize) -> Result<Scale, String> {
     let worker_threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -50,16 +118,7 @@ pub fn measure(executions: usize) -> Result<Scale, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let agent = Agent::new(ToolCallingDriver::new(ReplyModel::new(
-        vec![ToolCall::new("call_1", "wait", json!({"job": "build"}))],
-        ANSWER,
-    )))
-    .with_tool(sleep_tool("wait", Duration::from_millis(10)))
-    .with_criteria(criteria(10))
-    .with_processors(standard_processors(
-        TraceRetention::Ephemeral,
-        CachedContext::new(),
-    ));
+    let agent = agent();
     // Warm the runtime and the allocator with one run, then take the baseline.
     rt.block_on(agent.execute(AgentState::new().with_user_message("warm up")))
         .map_err(|e| e.to_string())?;
@@ -92,7 +151,8 @@ pub fn measure(executions: usize) -> Result<Scale, String> {
         .iter()
         .filter(|s| s.final_response().is_some_and(|m| m.text() == ANSWER))
         .count();
-    let held_states_rss_kib = rss_kib().unwrap_or(0);
+    drop(states);
+    let held_states_rss_kib = held_states_rss(executions)?;
     let scale = Scale {
         executions,
         completed_with_answer,
@@ -103,7 +163,6 @@ pub fn measure(executions: usize) -> Result<Scale, String> {
         peak_rss_kib: peak,
         held_states_rss_kib,
     };
-    drop(states);
     if scale.completed_with_answer != executions || scale.failed != 0 {
         return Err(format!(
             "executions lost: {} of {executions} finished with the answer, {} failed",
