@@ -210,10 +210,25 @@ impl Report {
             );
         }
         if let (Some(ours), Some(rig)) = (self.rig("agents", 10), self.rig("rig", 10)) {
+            let ratio = rig.mean_ns / ours.mean_ns;
+            let verdict = if ratio >= 1.0 {
+                format!("rig takes **{ratio:.2}×** our time")
+            } else {
+                format!(
+                    "rig is **{:.2}× faster** (target was ours ≥ 5× faster: not met)",
+                    1.0 / ratio
+                )
+            };
+            let large = match (self.rig("agents", 1_000), self.rig("rig", 1_000)) {
+                (Some(o), Some(r)) => format!(
+                    "; at 1,000 messages rig takes **{:.2}×** our time",
+                    r.mean_ns / o.mean_ns
+                ),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 md,
-                "| same conversation through rig-agent 0.42.0 | rig takes **{:.1}×** our time per step ({} vs {}) |",
-                rig.mean_ns / ours.mean_ns,
+                "| same conversation through rig-agent 0.42.0, 10 messages of history | {verdict} per step ({} vs our {}){large} |",
                 time(rig.mean_ns / STEPS),
                 time(ours.mean_ns / STEPS)
             );
