@@ -493,6 +493,14 @@ impl Report {
                     per_call(&from),
                     mbps(from)
                 );
+                let _ = writeln!(
+                    md,
+                    "The size grows with steps × history: every step keeps the messages it was given \
+                     (`AgentStep::input_messages`), shared in memory but written out in full by \
+                     `to_json`, so 100 steps over a history of about 900 messages serialize about \
+                     90,000 messages. Writing step inputs as references into the state's sections \
+                     would make the JSON proportional to the history instead.\n"
+                );
             }
             _ => {
                 let _ = writeln!(md, "_Not measured in this run._\n");
