@@ -6,6 +6,7 @@
 use std::env;
 use std::process::{Command, ExitCode};
 
+mod bench;
 mod deny;
 mod e2e;
 mod run;
@@ -18,7 +19,7 @@ fn main() -> ExitCode {
     let result = match task {
         "ci" => ci(),
         "deny" => deny::check(),
-        "bench" => bench(),
+        "bench" => bench::run(&args[1..]),
         "e2e" => e2e::run(),
         "help" | "--help" | "-h" => {
             print_help();
@@ -42,7 +43,7 @@ fn print_help() {
          ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
-         bench   criterion benchmarks of the workspace\n"
+         bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n"
     );
 }
 
@@ -115,10 +116,6 @@ fn run_examples() -> Result<(), String> {
         .run()?;
     }
     Ok(())
-}
-
-fn bench() -> Result<(), String> {
-    Step::new("bench", cargo(&["bench", "--workspace"])).run()
 }
 
 /// A command that must exist on the machine (used by `deny` to find cargo-deny).

@@ -81,6 +81,12 @@ impl Messages {
 
     /// A copy with every message of `other` appended (shares the messages themselves).
     pub fn concat(&self, other: &Messages) -> Self {
+        if other.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
         let mut items = self.items.clone();
         for message in other.items.iter() {
             items.push(Arc::clone(message));

@@ -1,0 +1,88 @@
+//! Criterion benches: framework overhead per step (`overhead/...`) and state serialization
+//! (`serialization/...`). Run through `cargo xtask bench`, which turns the results into
+//! `docs/benchmarks.md`.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use agents_bench::{
+    big_state, state_with_history, tool_calling_agent, two_step_script, CycleModel, ANSWER,
+};
+use agents_core::AgentState;
+use agents_processing::TraceRetention;
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+
+fn quick() -> bool {
+    std::env::var_os("AGENTS_BENCH_QUICK").is_some()
+}
+
+fn config() -> Criterion {
+    let (warm_up, measure, samples) = if quick() {
+        (Duration::from_millis(200), Duration::from_millis(500), 10)
+    } else {
+        (Duration::from_secs(1), Duration::from_secs(3), 30)
+    };
+    Criterion::default()
+        .warm_up_time(warm_up)
+        .measurement_time(measure)
+        .sample_size(samples)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// One full `Agent::execute` of the two-step conversation (tool call, then answer) on top of a
+/// history; the reported time is for two steps.
+fn overhead(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("overhead");
+    for (mode, retention) in [
+        ("full", TraceRetention::Full),
+        ("ephemeral", TraceRetention::Ephemeral),
+    ] {
+        let agent = tool_calling_agent(CycleModel::new(two_step_script()), retention);
+        for len in [10usize, 1_000, 10_000] {
+            let state = state_with_history(len).with_user_message("Run the tool, please.");
+            // Sanity: the measured run ends with the scripted answer.
+            let done = rt.block_on(agent.execute(state.clone())).unwrap();
+            assert_eq!(done.final_response().unwrap().text(), ANSWER);
+            assert_eq!(done.step_executions().len(), 2);
+            group.throughput(Throughput::Elements(2));
+            group.bench_with_input(BenchmarkId::new(mode, len), &state, |b, state| {
+                b.iter(|| rt.block_on(agent.execute(state.clone())).unwrap());
+            });
+        }
+    }
+    group.finish();
+}
+
+fn serialization(c: &mut Criterion) {
+    let rt = runtime();
+    let state = rt.block_on(big_state()).unwrap();
+    let json = state.to_json().unwrap();
+    let restored = AgentState::from_json(&json).unwrap();
+    assert_eq!(restored.messages().len(), 1_000);
+    assert_eq!(restored.step_executions().len(), 100);
+    let mut group = c.benchmark_group("serialization");
+    group.throughput(Throughput::Bytes(json.len() as u64));
+    group.bench_function("to_json", |b| b.iter(|| state.to_json().unwrap()));
+    group.bench_function("from_json", |b| {
+        b.iter_batched(
+            || json.clone(),
+            |text: String| AgentState::from_json(&text).unwrap(),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = overhead, serialization
+}
+criterion_main!(benches);

@@ -1,0 +1,66 @@
+//! Criterion's estimates, read from its output directory.
+
+use std::path::Path;
+
+/// Mean time of one iteration, in nanoseconds, with its 95% confidence interval.
+#[derive(Clone, Copy, Debug)]
+pub struct Estimate {
+    pub mean_ns: f64,
+    pub lower_ns: f64,
+    pub upper_ns: f64,
+}
+
+/// What the criterion runs measured (missing entries were not run).
+#[derive(Debug, Default)]
+pub struct CriterionData {
+    /// `(mode, history length, time of one two-step execution)`.
+    pub overhead: Vec<(String, usize, Estimate)>,
+    pub to_json: Option<Estimate>,
+    pub from_json: Option<Estimate>,
+    /// `(framework, history length, time of one two-step conversation)`.
+    pub rig_compare: Vec<(String, usize, Estimate)>,
+}
+
+/// History lengths of the overhead bench.
+pub const HISTORIES: [usize; 3] = [10, 1_000, 10_000];
+/// History lengths of the comparison with rig.
+pub const RIG_HISTORIES: [usize; 2] = [10, 1_000];
+
+fn estimate(dir: &Path) -> Option<Estimate> {
+    let text = std::fs::read_to_string(dir.join("new").join("estimates.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let mean = &value["mean"];
+    Some(Estimate {
+        mean_ns: mean["point_estimate"].as_f64()?,
+        lower_ns: mean["confidence_interval"]["lower_bound"].as_f64()?,
+        upper_ns: mean["confidence_interval"]["upper_bound"].as_f64()?,
+    })
+}
+
+pub fn load(criterion: &Path, rig: Option<&Path>) -> CriterionData {
+    let mut data = CriterionData::default();
+    for mode in ["full", "ephemeral"] {
+        for len in HISTORIES {
+            let dir = criterion.join("overhead").join(mode).join(len.to_string());
+            if let Some(e) = estimate(&dir) {
+                data.overhead.push((mode.to_owned(), len, e));
+            }
+        }
+    }
+    data.to_json = estimate(&criterion.join("serialization").join("to_json"));
+    data.from_json = estimate(&criterion.join("serialization").join("from_json"));
+    if let Some(rig) = rig {
+        for framework in ["agents", "rig"] {
+            for len in RIG_HISTORIES {
+                let dir = rig
+                    .join("rig_vs_agents")
+                    .join(framework)
+                    .join(len.to_string());
+                if let Some(e) = estimate(&dir) {
+                    data.rig_compare.push((framework.to_owned(), len, e));
+                }
+            }
+        }
+    }
+    data
+}

@@ -1,0 +1,103 @@
+//! `bench-report`: the measurements that are not criterion benches (context cost, scale,
+//! parallel tools), then `docs/benchmarks.md` and its SVG plots from those numbers and from
+//! criterion's estimates. Run through `cargo xtask bench`.
+//!
+//! ```text
+//! bench-report [--quick] --criterion DIR [--rig-criterion DIR] --docs DIR
+//! ```
+// A report generator: it prints its progress.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod context_cost;
+mod criterion_data;
+mod parallel_tools;
+mod render;
+mod scale;
+mod svg;
+
+use std::path::PathBuf;
+
+/// Command line options.
+struct Options {
+    quick: bool,
+    criterion: PathBuf,
+    rig_criterion: Option<PathBuf>,
+    docs: PathBuf,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut args = std::env::args().skip(1);
+    let mut quick = false;
+    let mut criterion = None;
+    let mut rig_criterion = None;
+    let mut docs = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--criterion" => criterion = args.next().map(PathBuf::from),
+            "--rig-criterion" => rig_criterion = args.next().map(PathBuf::from),
+            "--docs" => docs = args.next().map(PathBuf::from),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(Options {
+        quick,
+        criterion: criterion.ok_or("--criterion DIR is required")?,
+        rig_criterion,
+        docs: docs.ok_or("--docs DIR is required")?,
+    })
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("bench-report: {message}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(n) = args
+        .get(2)
+        .filter(|_| args.get(1).map(String::as_str) == Some("--held-states"))
+    {
+        return scale::held_states_child(n.parse().map_err(|_| "--held-states N")?);
+    }
+    let options = parse_options()?;
+    // Scale first, while the process is small, so its memory numbers are its own.
+    let executions = if options.quick { 1_000 } else { 10_000 };
+    println!("scale: {executions} concurrent executions ...");
+    let scale = scale::measure(executions)?;
+    println!("{scale:?}");
+    println!("parallel tools ...");
+    let parallel = parallel_tools::measure()?;
+    println!("{parallel:?}");
+    println!("context cost ...");
+    let context = context_cost::measure()?;
+    println!(
+        "context: legacy {} / separated {} / summarized {} tokens",
+        context.legacy.total(),
+        context.separated.total(),
+        context.summarized.total()
+    );
+    let criterion = criterion_data::load(&options.criterion, options.rig_criterion.as_deref());
+    std::fs::create_dir_all(options.docs.join("benchmarks")).map_err(|e| e.to_string())?;
+    let report = render::Report {
+        quick: options.quick,
+        scale,
+        parallel,
+        context,
+        criterion,
+    };
+    for (name, svg) in report.plots() {
+        let path = options.docs.join("benchmarks").join(name);
+        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let path = options.docs.join("benchmarks.md");
+    std::fs::write(&path, report.markdown()).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

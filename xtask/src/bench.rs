@@ -1,0 +1,83 @@
+//! `cargo xtask bench [--quick]`: runs the criterion benches of `benches/agents-bench`, the
+//! side-by-side comparison with rig in `benches/rig-compare` (a separate cargo project), then
+//! `bench-report`, which measures context cost, scale and parallel tools and writes
+//! `docs/benchmarks.md` with its SVG plots.
+//!
+//! `--quick` uses short criterion runs and a smaller scale run, and writes its report under the
+//! target directory instead of `docs/` (a smoke run must not overwrite the real numbers).
+//!
+//! Target directories: the workspace's `CARGO_TARGET_DIR` (or `target/`), and for rig-compare
+//! `RIG_COMPARE_TARGET_DIR` (or `target/rig-compare`), so rig's build is kept between runs.
+
+use std::path::{Path, PathBuf};
+
+use crate::run::{cargo, Step};
+
+/// Runs every benchmark and writes the report.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let skip_rig = args.iter().any(|a| a == "--no-rig");
+    let root = workspace_root()?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let rig_target = std::env::var_os("RIG_COMPARE_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target.join("rig-compare"));
+    let docs = if quick {
+        target.join("bench-quick")
+    } else {
+        root.join("docs")
+    };
+
+    let mut agents = cargo(&["bench", "-p", "agents-bench", "--bench", "agent_loop"]);
+    agents.current_dir(&root).env("CARGO_TARGET_DIR", &target);
+    if quick {
+        agents.env("AGENTS_BENCH_QUICK", "1");
+    }
+    Step::new("criterion: overhead and serialization", agents).run()?;
+
+    let mut rig_criterion = None;
+    if !skip_rig {
+        let manifest = root.join("benches/rig-compare/Cargo.toml");
+        let mut rig = cargo(&["bench", "--manifest-path", &manifest.to_string_lossy()]);
+        rig.current_dir(&root).env("CARGO_TARGET_DIR", &rig_target);
+        if quick {
+            rig.env("AGENTS_BENCH_QUICK", "1");
+        }
+        // The comparison is part of the report, but a failed rig build must not hide the rest.
+        match Step::new("criterion: agents vs rig", rig).run() {
+            Ok(()) => rig_criterion = Some(rig_target.join("criterion")),
+            Err(message) => eprintln!("warning: {message}; the report says rig was not measured"),
+        }
+    }
+
+    let mut report = cargo(&[
+        "run",
+        "--release",
+        "-p",
+        "agents-bench",
+        "--bin",
+        "bench-report",
+        "--",
+    ]);
+    report.current_dir(&root).env("CARGO_TARGET_DIR", &target);
+    if quick {
+        report.arg("--quick");
+    }
+    report.arg("--criterion").arg(target.join("criterion"));
+    if let Some(dir) = rig_criterion {
+        report.arg("--rig-criterion").arg(dir);
+    }
+    report.arg("--docs").arg(&docs);
+    Step::new("bench-report", report).run()?;
+    eprintln!("report: {}", docs.join("benchmarks.md").display());
+    Ok(())
+}
+
+fn workspace_root() -> Result<PathBuf, String> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| "xtask has no parent directory".to_owned())
+}
