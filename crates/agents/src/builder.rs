@@ -448,37 +448,33 @@ impl AgentBuilder {
     }
 
     fn driver(&self, choice: DriverChoice) -> Arc<dyn AgentDriver> {
+        // Both built-in drivers take the same sampling options under the same names.
+        macro_rules! with_sampling {
+            ($driver:expr) => {{
+                let mut driver = $driver;
+                if let Some(name) = &self.model_name {
+                    driver = driver.with_model_name(name.clone());
+                }
+                if let Some(temperature) = self.temperature {
+                    driver = driver.with_temperature(temperature);
+                }
+                if let Some(max_tokens) = self.max_tokens {
+                    driver = driver.with_max_tokens(max_tokens);
+                }
+                driver
+            }};
+        }
         match choice {
             DriverChoice::Custom(driver) => driver,
             DriverChoice::ToolCalling(model) => {
-                let mut driver = ToolCallingDriver::from_shared(model)
+                Arc::new(with_sampling!(ToolCallingDriver::from_shared(model)
                     .with_parallel_tool_calls(self.parallel_tool_calls)
                     .with_streaming(self.streaming)
-                    .with_content_tool_call_recovery(self.content_tool_call_recovery);
-                if let Some(name) = &self.model_name {
-                    driver = driver.with_model_name(name.clone());
-                }
-                if let Some(temperature) = self.temperature {
-                    driver = driver.with_temperature(temperature);
-                }
-                if let Some(max_tokens) = self.max_tokens {
-                    driver = driver.with_max_tokens(max_tokens);
-                }
-                Arc::new(driver)
+                    .with_content_tool_call_recovery(
+                        self.content_tool_call_recovery
+                    )))
             }
-            DriverChoice::React(model) => {
-                let mut driver = ReActDriver::from_shared(model);
-                if let Some(name) = &self.model_name {
-                    driver = driver.with_model_name(name.clone());
-                }
-                if let Some(temperature) = self.temperature {
-                    driver = driver.with_temperature(temperature);
-                }
-                if let Some(max_tokens) = self.max_tokens {
-                    driver = driver.with_max_tokens(max_tokens);
-                }
-                Arc::new(driver)
-            }
+            DriverChoice::React(model) => Arc::new(with_sampling!(ReActDriver::from_shared(model))),
         }
     }
 
