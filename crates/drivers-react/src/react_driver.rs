@@ -7,9 +7,7 @@ use agents_core::{
     StepContext, StepError, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
-use inference::{
-    InferenceRequest, InferenceResponse, LanguageModel, ResponseFormat, ToolSchema, Usage,
-};
+use inference::{InferenceRequest, InferenceResponse, LanguageModel, ResponseFormat, Usage};
 use messages::{Message, Messages};
 
 use crate::{
@@ -127,15 +125,9 @@ impl ReActDriver {
 
     /// The decision request this driver sends first for `state` with `tools`.
     pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
-        let cached = state.cached_context();
-        let schemas: Vec<ToolSchema> = if tools.is_empty() {
-            cached.tools.clone()
-        } else {
-            tools.schemas()
-        };
+        let schemas = state.cached_context().tool_schemas(tools);
         let messages = Messages::from(vec![Message::system(react_prompt(&schemas))])
-            .concat(&cached.messages)
-            .concat(&state.messages_for_inference());
+            .concat(&state.prompt_messages());
         let mut request = self.base_request(messages);
         if self.json_response_format {
             request.response_format = Some(ResponseFormat::JsonObject);
@@ -233,8 +225,7 @@ impl ReActDriver {
             return Ok((decided_answer, None));
         }
         let messages = Messages::from(vec![Message::system(FINAL_ANSWER_PROMPT)])
-            .concat(&state.cached_context().messages)
-            .concat(&state.messages_for_inference());
+            .concat(&state.prompt_messages());
         let response = self
             .infer(self.base_request(messages), source, context)
             .await?;

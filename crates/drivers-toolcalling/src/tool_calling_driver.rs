@@ -134,15 +134,9 @@ impl ToolCallingDriver {
     /// The request this driver sends for `state` with `tools`.
     pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
         let cached = state.cached_context();
-        let schemas = if tools.is_empty() {
-            cached.tools.clone()
-        } else {
-            tools.schemas()
-        };
+        let schemas = cached.tool_schemas(tools);
         let has_tools = !schemas.is_empty();
-        let mut request =
-            InferenceRequest::new(cached.messages.concat(&state.messages_for_inference()))
-                .with_tools(schemas);
+        let mut request = InferenceRequest::new(state.prompt_messages()).with_tools(schemas);
         request.model.clone_from(&self.model_name);
         request.temperature = self.temperature;
         request.max_tokens = self.max_tokens;

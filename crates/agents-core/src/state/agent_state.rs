@@ -143,6 +143,14 @@ impl AgentState {
         .compile(&self.store)
     }
 
+    /// What a driver sends: the cached prefix (system prompt) followed by
+    /// [`messages_for_inference`](Self::messages_for_inference).
+    pub fn prompt_messages(&self) -> Messages {
+        self.cached_context
+            .messages
+            .concat(&self.messages_for_inference())
+    }
+
     /// The agent's answer: the last assistant message with text and no tool calls, from the
     /// last step's response, else from `messages`.
     pub fn final_response(&self) -> Option<Message> {

@@ -23,6 +23,16 @@ pub struct CachedContext {
 }
 
 impl CachedContext {
+    /// The tool schemas to offer: those of the agent's registry when it has tools (they are the
+    /// ones the executor can run), else the cached ones.
+    pub fn tool_schemas(&self, tools: &crate::Tools) -> Vec<ToolSchema> {
+        if tools.is_empty() {
+            self.tools.clone()
+        } else {
+            tools.schemas()
+        }
+    }
+
     /// An empty context.
     pub fn new() -> Self {
         Self::default()

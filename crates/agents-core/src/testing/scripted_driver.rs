@@ -83,10 +83,7 @@ impl AgentDriver for ScriptedDriver {
         executor: &dyn ToolExecutor,
         context: &StepContext,
     ) -> Result<AgentStep, AgentError> {
-        let input = state
-            .cached_context()
-            .messages
-            .concat(&state.messages_for_inference());
+        let input = state.prompt_messages();
         if let Ok(mut inputs) = self.inputs.lock() {
             inputs.push(input.clone());
         }
