@@ -43,9 +43,18 @@ impl StepContext {
         self.events.emit(event);
     }
 
+    /// Builds the event with `make` and emits it only when someone observes events (see
+    /// [`AgentEvents::emit_with`]).
+    pub fn emit_with(&self, make: impl FnOnce() -> AgentEvent) {
+        self.events.emit_with(make);
+    }
+
     /// Emits `ToolCallCompleted` for each execution (`ToolCallBlocked` for calls a hook
     /// refused), for drivers whose executor does not report to the agent's events itself.
     pub fn emit_tool_executions(&self, tool_context: &ToolContext, executions: &ToolExecutions) {
+        if !self.events.is_observed() {
+            return;
+        }
         for execution in executions {
             let event = match (execution.failure_kind(), execution.error_message()) {
                 (Some(ToolFailureKind::Blocked), Some(reason)) => crate::ToolEvent::Blocked {
@@ -72,10 +81,10 @@ impl StepContext {
         parallel: bool,
     ) -> ToolExecutions {
         for call in calls {
-            self.events.emit_tool_event(
-                tool_context,
-                crate::ToolEvent::Started { call: call.clone() },
-            );
+            self.events
+                .emit_tool_event_with(tool_context, || crate::ToolEvent::Started {
+                    call: call.clone(),
+                });
         }
         let executions = executor.execute(calls, tools, tool_context, parallel).await;
         self.emit_tool_executions(tool_context, &executions);

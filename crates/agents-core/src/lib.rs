@@ -64,6 +64,7 @@ mod continuation;
 mod driver;
 mod errors;
 mod events;
+mod id;
 mod processing;
 mod state;
 mod step;

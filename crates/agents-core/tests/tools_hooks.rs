@@ -284,7 +284,7 @@ async fn hooks_receive_the_context() {
         }
     }));
     let mut context = ToolContext::new("child");
-    context.parent_agent_id = Some("parent".to_owned());
+    context.parent_agent_id = Some("parent".into());
     let executions = executor
         .execute(&[bash("c1", "ls")], &tools(Arc::default()), &context, false)
         .await;

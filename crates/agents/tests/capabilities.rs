@@ -71,7 +71,7 @@ async fn a_subagent_runs_with_inherited_hooks_and_listeners_and_returns_only_its
         .on_before_tool(move |call, ctx| {
             h.lock()
                 .unwrap()
-                .push((call.name().to_owned(), ctx.agent_id.clone()));
+                .push((call.name().to_owned(), ctx.agent_id.to_string()));
             ToolHookDecision::proceed(call)
         })
         .on_event(move |event| {
@@ -379,7 +379,7 @@ fn the_capability_tools_tell_the_model_what_they_take() {
         .with_capability(UseStructuredOutput::new().with_schema::<Contact>("contact", "A person"))
         .build()
         .unwrap();
-    let mut schemas = agent.tools().schemas();
+    let mut schemas = agent.tools().schemas().to_vec();
     schemas.sort_by(|a, b| a.name.cmp(&b.name));
     insta::assert_json_snapshot!(schemas);
 }

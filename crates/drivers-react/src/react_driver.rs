@@ -149,14 +149,14 @@ impl ReActDriver {
         source: &EventSource,
         context: &StepContext,
     ) -> Result<InferenceResponse, AgentError> {
-        context.emit(AgentEvent::InferenceRequested {
+        context.emit_with(|| AgentEvent::InferenceRequested {
             source: source.clone(),
             message_count: request.messages.len(),
             model: self.model_name.clone(),
         });
         let started = std::time::Instant::now();
         let response = self.model.complete(request).await?;
-        context.emit(AgentEvent::InferenceResponded {
+        context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
             usage: response.usage(),
             finish_reason: response.finish_reason(),

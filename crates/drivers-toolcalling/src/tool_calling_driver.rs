@@ -136,7 +136,7 @@ impl ToolCallingDriver {
         let cached = state.cached_context();
         let schemas = cached.tool_schemas(tools);
         let has_tools = !schemas.is_empty();
-        let mut request = InferenceRequest::new(state.prompt_messages()).with_tools(schemas);
+        let mut request = InferenceRequest::new(state.prompt_messages()).with_shared_tools(schemas);
         request.model.clone_from(&self.model_name);
         request.temperature = self.temperature;
         request.max_tokens = self.max_tokens;
@@ -168,7 +168,7 @@ impl ToolCallingDriver {
         while let Some(event) = stream.next().await {
             let event = event?;
             if let InferenceEvent::TextDelta { text } = &event {
-                context.emit(AgentEvent::TextDelta {
+                context.emit_with(|| AgentEvent::TextDelta {
                     source: source.clone(),
                     delta: text.clone(),
                 });
@@ -192,7 +192,7 @@ impl AgentDriver for ToolCallingDriver {
         let request = self.build_request(state, tools);
         let offered_tools = !request.tools.is_empty();
         let source = EventSource::step(state);
-        context.emit(AgentEvent::InferenceRequested {
+        context.emit_with(|| AgentEvent::InferenceRequested {
             source: source.clone(),
             message_count: request.messages.len(),
             model: self.model_name.clone(),
@@ -201,7 +201,7 @@ impl AgentDriver for ToolCallingDriver {
         let mut response = self.infer(request, &source, context).await?;
         let latency = started.elapsed();
         tracing::debug!(?latency, finish_reason = ?response.finish_reason(), "inference answered");
-        context.emit(AgentEvent::InferenceResponded {
+        context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
             usage: response.usage(),
             finish_reason: response.finish_reason(),

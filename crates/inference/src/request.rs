@@ -1,5 +1,7 @@
 //! `InferenceRequest` and the pieces it is made of.
 
+use std::sync::Arc;
+
 use messages::Messages;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -69,8 +71,8 @@ pub struct InferenceRequest {
     /// The conversation, system messages included (providers that need a separate system
     /// prompt extract it).
     pub messages: Messages,
-    /// Tools the model may call.
-    pub tools: Vec<ToolSchema>,
+    /// Tools the model may call. Shared: an agent hands the same list to every request.
+    pub tools: Arc<[ToolSchema]>,
     /// Tool choice; `None` means the provider default.
     pub tool_choice: Option<ToolChoice>,
     /// Response format; `None` means free text.
@@ -103,6 +105,12 @@ impl InferenceRequest {
     /// Sets the tools.
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = ToolSchema>) -> Self {
         self.tools = tools.into_iter().collect();
+        self
+    }
+
+    /// Sets a shared list of tools (no copy).
+    pub fn with_shared_tools(mut self, tools: Arc<[ToolSchema]>) -> Self {
+        self.tools = tools;
         self
     }
 

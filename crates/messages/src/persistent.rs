@@ -17,12 +17,15 @@ enum Node<T> {
 }
 
 /// An immutable vector with cheap clones and O(log n) append on a shared copy.
+///
+/// The root and the tail are allocated on first use, so an empty vector (and a clone of one)
+/// costs no allocation.
 #[derive(Clone, Debug)]
 pub(crate) struct PersistentVec<T> {
     len: usize,
     shift: usize,
-    root: Arc<Node<T>>,
-    tail: Arc<Vec<T>>,
+    root: Option<Arc<Node<T>>>,
+    tail: Option<Arc<Vec<T>>>,
 }
 
 impl<T: Clone> Default for PersistentVec<T> {
@@ -36,8 +39,8 @@ impl<T: Clone> PersistentVec<T> {
         Self {
             len: 0,
             shift: BITS,
-            root: Arc::new(Node::Branch(Vec::new())),
-            tail: Arc::new(Vec::new()),
+            root: None,
+            tail: None,
         }
     }
 
@@ -59,9 +62,9 @@ impl<T: Clone> PersistentVec<T> {
             return None;
         }
         if index >= self.tail_offset() {
-            return Some(&self.tail);
+            return self.tail.as_deref().map(Vec::as_slice);
         }
-        let mut node = &self.root;
+        let mut node = self.root.as_ref()?;
         let mut level = self.shift;
         loop {
             match node.as_ref() {
@@ -80,19 +83,29 @@ impl<T: Clone> PersistentVec<T> {
 
     pub(crate) fn push(&mut self, value: T) {
         if self.len - self.tail_offset() < WIDTH {
-            Arc::make_mut(&mut self.tail).push(value);
+            let tail = self
+                .tail
+                .get_or_insert_with(|| Arc::new(Vec::with_capacity(4)));
+            Arc::make_mut(tail).push(value);
             self.len += 1;
             return;
         }
-        let full_tail = std::mem::replace(&mut self.tail, Arc::new(vec![value]));
-        let tail_node = Arc::new(Node::Leaf(Arc::unwrap_or_clone(full_tail)));
+        let full_tail = self
+            .tail
+            .replace(Arc::new(vec![value]))
+            .map(Arc::unwrap_or_clone)
+            .unwrap_or_default();
+        let tail_node = Arc::new(Node::Leaf(full_tail));
+        let root = self
+            .root
+            .take()
+            .unwrap_or_else(|| Arc::new(Node::Branch(Vec::new())));
         if (self.len >> BITS) > (1 << self.shift) {
-            let old_root = self.root.clone();
             let path = new_path(self.shift, tail_node);
-            self.root = Arc::new(Node::Branch(vec![old_root, path]));
+            self.root = Some(Arc::new(Node::Branch(vec![root, path])));
             self.shift += BITS;
         } else {
-            self.root = push_tail(self.len, self.shift, &self.root, tail_node);
+            self.root = Some(push_tail(self.len, self.shift, &root, tail_node));
         }
         self.len += 1;
     }

@@ -1,5 +1,7 @@
 //! `MessageStore`: named sections of messages plus parameters.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -8,7 +10,7 @@ use crate::{Message, Messages, MessagesError, Metadata};
 /// One named section of a [`MessageStore`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Section {
-    name: String,
+    name: Arc<str>,
     messages: Messages,
 }
 
@@ -16,7 +18,7 @@ impl Section {
     /// A section with the given name and messages.
     pub fn new(name: impl Into<String>, messages: impl Into<Messages>) -> Self {
         Self {
-            name: name.into(),
+            name: Arc::from(name.into()),
             messages: messages.into(),
         }
     }
@@ -42,7 +44,8 @@ impl Section {
 /// names are unique (a document with a repeated name is rejected).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MessageStore {
-    sections: Vec<Section>,
+    /// Shared between copies; a change copies the (short) list of sections, never messages.
+    sections: Arc<Vec<Section>>,
     parameters: Metadata,
 }
 
@@ -67,19 +70,18 @@ impl MessageStore {
         let mut store = Self::new();
         for section in sections {
             if store.position(section.name()).is_some() {
-                return Err(MessagesError::DuplicateSection { name: section.name });
+                return Err(MessagesError::DuplicateSection {
+                    name: section.name.to_string(),
+                });
             }
-            store.sections.push(section);
+            Arc::make_mut(&mut store.sections).push(section);
         }
         Ok(store)
     }
 
     /// A handle on the section `name` (which may not exist yet).
-    pub fn section(&self, name: &str) -> SectionOperator<'_> {
-        SectionOperator {
-            store: self,
-            name: name.to_owned(),
-        }
+    pub fn section<'a>(&'a self, name: &'a str) -> SectionOperator<'a> {
+        SectionOperator { store: self, name }
     }
 
     /// The sections in order.
@@ -132,7 +134,7 @@ impl MessageStore {
             .filter_map(|name| self.position(name).map(|i| self.sections[i].clone()))
             .collect();
         Self {
-            sections,
+            sections: Arc::new(sections),
             parameters: self.parameters.clone(),
         }
     }
@@ -144,7 +146,7 @@ impl MessageStore {
             .iter()
             .map(|s| {
                 let messages: Vec<Value> = s.messages.iter().map(Message::to_value).collect();
-                serde_json::json!({"name": s.name, "messages": messages})
+                serde_json::json!({"name": &*s.name, "messages": messages})
             })
             .collect();
         serde_json::json!({"sections": Value::Array(sections), "parameters": self.parameters.to_value()})
@@ -204,14 +206,16 @@ impl MessageStore {
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        self.sections.iter().position(|s| s.name == name)
+        self.sections.iter().position(|s| &*s.name == name)
     }
 
     fn with_section_set(&self, name: &str, messages: Messages) -> Self {
         let mut store = self.clone();
-        match store.position(name) {
-            Some(i) => store.sections[i].messages = messages,
-            None => store.sections.push(Section::new(name, messages)),
+        let position = store.position(name);
+        let sections = Arc::make_mut(&mut store.sections);
+        match position {
+            Some(i) => sections[i].messages = messages,
+            None => sections.push(Section::new(name, messages)),
         }
         store
     }
@@ -224,13 +228,13 @@ impl MessageStore {
 #[derive(Clone, Debug)]
 pub struct SectionOperator<'a> {
     store: &'a MessageStore,
-    name: String,
+    name: &'a str,
 }
 
 impl SectionOperator<'_> {
     /// The section's name.
     pub fn name(&self) -> &str {
-        &self.name
+        self.name
     }
 
     /// The section's messages (empty when the section does not exist).
@@ -243,7 +247,7 @@ impl SectionOperator<'_> {
 
     /// True when the section exists (even if empty).
     pub fn exists(&self) -> bool {
-        self.store.position(&self.name).is_some()
+        self.store.position(self.name).is_some()
     }
 
     /// True when the section is missing or has no messages.
@@ -266,12 +270,12 @@ impl SectionOperator<'_> {
             return self.store.clone();
         }
         self.store
-            .with_section_set(&self.name, self.messages().concat(&messages))
+            .with_section_set(self.name, self.messages().concat(&messages))
     }
 
     /// A store with this section's messages replaced (created if missing).
     pub fn set(&self, messages: impl Into<Messages>) -> MessageStore {
-        self.store.with_section_set(&self.name, messages.into())
+        self.store.with_section_set(self.name, messages.into())
     }
 
     /// A store with this section emptied (kept in place if it exists).
@@ -279,13 +283,15 @@ impl SectionOperator<'_> {
         if !self.exists() {
             return self.store.clone();
         }
-        self.store.with_section_set(&self.name, Messages::new())
+        self.store.with_section_set(self.name, Messages::new())
     }
 
     /// A store without this section.
     pub fn remove(&self) -> MessageStore {
         let mut store = self.store.clone();
-        store.sections.retain(|s| s.name != self.name);
+        if store.position(self.name).is_some() {
+            Arc::make_mut(&mut store.sections).retain(|s| &*s.name != self.name);
+        }
         store
     }
 }

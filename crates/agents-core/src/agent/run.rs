@@ -67,11 +67,13 @@ impl Run {
     fn start(&mut self) {
         self.agent.criteria.execution_started(Instant::now());
         let state = run_state_hooks(&self.agent.hooks.before_execution, self.state.clone());
-        self.agent.events.emit(AgentEvent::ExecutionStarted {
-            source: EventSource::execution(&state),
-            message_count: state.messages().len(),
-            tool_count: self.agent.tools.len(),
-        });
+        self.agent
+            .events
+            .emit_with(|| AgentEvent::ExecutionStarted {
+                source: EventSource::execution(&state),
+                message_count: state.messages().len(),
+                tool_count: self.agent.tools.len(),
+            });
         self.state = state;
     }
 
@@ -90,7 +92,7 @@ impl Run {
         }
         let state = self.state.begin_step_execution();
         let state = run_state_hooks(&self.agent.hooks.before_step, state);
-        self.agent.events.emit(AgentEvent::StepStarted {
+        self.agent.events.emit_with(|| AgentEvent::StepStarted {
             source: EventSource::step(&state),
             message_count: state.messages_for_inference().len(),
         });
@@ -126,10 +128,12 @@ impl Run {
         }
         let go_on = if state.step_count() == 0 {
             let outcome = self.agent.criteria.evaluate_all(state);
-            self.agent.events.emit(AgentEvent::ContinuationEvaluated {
-                source: EventSource::execution(state),
-                outcome: outcome.clone(),
-            });
+            self.agent
+                .events
+                .emit_with(|| AgentEvent::ContinuationEvaluated {
+                    source: EventSource::execution(state),
+                    outcome: outcome.clone(),
+                });
             outcome.should_continue()
         } else {
             state.step_executions().should_continue()
@@ -166,7 +170,7 @@ impl Run {
             step_number: execution.step_number(),
             ..EventSource::execution(state)
         };
-        self.agent.events.emit(AgentEvent::StepCompleted {
+        self.agent.events.emit_with(|| AgentEvent::StepCompleted {
             source: source.clone(),
             step_type: step.step_type(),
             has_tool_calls: step.has_tool_calls(),
@@ -176,7 +180,7 @@ impl Run {
             duration: execution.duration(),
         });
         if !step.usage().is_empty() {
-            self.agent.events.emit(AgentEvent::TokenUsage {
+            self.agent.events.emit_with(|| AgentEvent::TokenUsage {
                 source,
                 usage: step.usage(),
             });
@@ -196,7 +200,7 @@ impl Run {
         let steps = state.step_count();
         let usage = state.execution_usage();
         if failed {
-            self.agent.events.emit(AgentEvent::ExecutionFailed {
+            self.agent.events.emit_with(|| AgentEvent::ExecutionFailed {
                 source,
                 errors: state
                     .current_step()
@@ -206,13 +210,15 @@ impl Run {
                 usage,
             });
         } else {
-            self.agent.events.emit(AgentEvent::ExecutionCompleted {
-                source,
-                status: state.status(),
-                stop_reason: state.stop_reason(),
-                steps,
-                usage,
-            });
+            self.agent
+                .events
+                .emit_with(|| AgentEvent::ExecutionCompleted {
+                    source,
+                    status: state.status(),
+                    stop_reason: state.stop_reason(),
+                    steps,
+                    usage,
+                });
         }
         self.state = state.clone();
         state

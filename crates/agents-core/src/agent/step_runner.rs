@@ -68,7 +68,7 @@ impl StepRunner {
 }
 
 fn emit_evaluated(events: &AgentEvents, state: &AgentState, outcome: &ContinuationOutcome) {
-    events.emit(AgentEvent::ContinuationEvaluated {
+    events.emit_with(|| AgentEvent::ContinuationEvaluated {
         source: EventSource::step(state),
         outcome: outcome.clone(),
     });

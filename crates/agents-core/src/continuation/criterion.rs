@@ -25,7 +25,8 @@ pub trait ContinuationCriterion: Send + Sync {
 /// stops. (Continuing forever would make an agent without criteria loop without end.)
 #[derive(Clone, Default)]
 pub struct ContinuationCriteria {
-    criteria: Vec<Arc<dyn ContinuationCriterion>>,
+    /// Shared between copies (the loop clones the criteria for every execution).
+    criteria: Arc<Vec<Arc<dyn ContinuationCriterion>>>,
 }
 
 impl ContinuationCriteria {
@@ -36,13 +37,13 @@ impl ContinuationCriteria {
 
     /// A copy with another criterion appended.
     pub fn with(mut self, criterion: impl ContinuationCriterion + 'static) -> Self {
-        self.criteria.push(Arc::new(criterion));
+        Arc::make_mut(&mut self.criteria).push(Arc::new(criterion));
         self
     }
 
     /// Appends a shared criterion.
     pub fn push(&mut self, criterion: Arc<dyn ContinuationCriterion>) {
-        self.criteria.push(criterion);
+        Arc::make_mut(&mut self.criteria).push(criterion);
     }
 
     /// Number of criteria.
@@ -62,7 +63,7 @@ impl ContinuationCriteria {
 
     /// Tells every criterion that an execution started.
     pub fn execution_started(&self, at: Instant) {
-        for criterion in &self.criteria {
+        for criterion in self.criteria.iter() {
             criterion.execution_started(at);
         }
     }
@@ -89,7 +90,7 @@ impl std::fmt::Debug for ContinuationCriteria {
 impl FromIterator<Arc<dyn ContinuationCriterion>> for ContinuationCriteria {
     fn from_iter<I: IntoIterator<Item = Arc<dyn ContinuationCriterion>>>(iter: I) -> Self {
         Self {
-            criteria: iter.into_iter().collect(),
+            criteria: Arc::new(iter.into_iter().collect()),
         }
     }
 }

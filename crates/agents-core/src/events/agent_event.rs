@@ -1,5 +1,6 @@
 //! `AgentEvent`: what the loop, drivers and tool executors report.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use inference::{FinishReason, Usage};
@@ -14,9 +15,9 @@ use crate::{
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventSource {
     /// The agent's id.
-    pub agent_id: String,
+    pub agent_id: Arc<str>,
     /// The parent agent's id, for subagents.
-    pub parent_agent_id: Option<String>,
+    pub parent_agent_id: Option<Arc<str>>,
     /// The 1-based step number; 0 for execution-level events.
     pub step_number: usize,
 }
@@ -25,8 +26,8 @@ impl EventSource {
     /// The source for `state`'s running step (or the next step when none runs).
     pub fn step(state: &AgentState) -> Self {
         Self {
-            agent_id: state.agent_id().to_owned(),
-            parent_agent_id: state.parent_agent_id().map(str::to_owned),
+            agent_id: Arc::clone(state.shared_agent_id()),
+            parent_agent_id: state.shared_parent_agent_id().cloned(),
             step_number: state
                 .current_execution()
                 .map_or(state.step_count() + 1, |c| c.step_number),

@@ -35,6 +35,29 @@ impl AgentEvents {
         self.listeners.len()
     }
 
+    /// True when an emitted event would reach anyone: a listener, or a `tracing` subscriber
+    /// that wants debug events of `agents_core::events`.
+    pub fn is_observed(&self) -> bool {
+        !self.listeners.is_empty()
+            || tracing::enabled!(target: "agents_core::events", tracing::Level::DEBUG)
+    }
+
+    /// Builds the event with `make` and emits it, only when someone observes events
+    /// ([`AgentEvents::is_observed`]). The loop uses this so that unobserved runs do not pay
+    /// for building events.
+    pub fn emit_with(&self, make: impl FnOnce() -> AgentEvent) {
+        if self.is_observed() {
+            self.emit(make());
+        }
+    }
+
+    /// Builds a tool executor's event with `make` and emits it when someone observes events.
+    pub fn emit_tool_event_with(&self, context: &ToolContext, make: impl FnOnce() -> ToolEvent) {
+        if self.is_observed() {
+            self.emit_tool_event(context, make());
+        }
+    }
+
     /// Logs `event` and hands it to every listener.
     pub fn emit(&self, event: AgentEvent) {
         tracing::debug!(

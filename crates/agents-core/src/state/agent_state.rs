@@ -25,10 +25,16 @@ pub const STATE_VERSION: u32 = 1;
 /// step records are shared), so the loop can hand out every intermediate state.
 ///
 /// Serializes (serde) to a JSON document with `"version": 1` and reads back losslessly.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct AgentState {
-    agent_id: String,
-    parent_agent_id: Option<String>,
+    /// One shared allocation: clones and moves are a pointer, changes copy the fields once.
+    data: Arc<StateData>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct StateData {
+    agent_id: Arc<str>,
+    parent_agent_id: Option<Arc<str>>,
     status: AgentStatus,
     store: MessageStore,
     metadata: Metadata,
@@ -61,8 +67,8 @@ impl AgentState {
     /// A fresh state with a new agent id (uuid v4).
     pub fn new() -> Self {
         let now = Utc::now();
-        Self {
-            agent_id: uuid::Uuid::new_v4().to_string(),
+        Self::from_data(StateData {
+            agent_id: crate::id::new_id(),
             parent_agent_id: None,
             status: AgentStatus::InProgress,
             store: MessageStore::new(),
@@ -75,6 +81,12 @@ impl AgentState {
             stop_reason: None,
             created_at: now,
             updated_at: now,
+        })
+    }
+
+    fn from_data(data: StateData) -> Self {
+        Self {
+            data: Arc::new(data),
         }
     }
 
@@ -89,10 +101,14 @@ impl AgentState {
 
     /// Appends a user message to `messages` without resetting the execution state.
     pub fn with_user_message_keep_execution(&self, message: impl Into<Message>) -> Self {
-        let store = self.store.section(DEFAULT_SECTION).append(message.into());
-        let mut next = self.with_store(store);
+        let mut next = self.touched();
+        next.store = self
+            .data
+            .store
+            .section(DEFAULT_SECTION)
+            .append(message.into());
         next.status = AgentStatus::InProgress;
-        next
+        Self::from_data(next)
     }
 
     /// The state ready for a new execution: status `InProgress`; no current execution, current
@@ -106,30 +122,30 @@ impl AgentState {
         next.step_executions = StepExecutions::new();
         next.cached_context = CachedContext::default();
         next.stop_reason = None;
-        next.store = self.store.section(EXECUTION_BUFFER_SECTION).clear();
-        next
+        next.store = self.data.store.section(EXECUTION_BUFFER_SECTION).clear();
+        Self::from_data(next)
     }
 
     /// The persistent conversation (the `messages` section).
     pub fn messages(&self) -> Messages {
-        self.store.section(DEFAULT_SECTION).messages()
+        self.data.store.section(DEFAULT_SECTION).messages()
     }
 
     /// The message store.
     pub fn store(&self) -> &MessageStore {
-        &self.store
+        &self.data.store
     }
 
     /// A copy with another store.
     pub fn with_store(&self, store: MessageStore) -> Self {
         let mut next = self.touched();
         next.store = store;
-        next
+        Self::from_data(next)
     }
 
     /// A copy with the `messages` section replaced.
     pub fn with_messages(&self, messages: impl Into<Messages>) -> Self {
-        self.with_store(self.store.section(DEFAULT_SECTION).set(messages))
+        self.with_store(self.data.store.section(DEFAULT_SECTION).set(messages))
     }
 
     /// What the model sees: `summary`, `buffer`, `messages` and `execution_buffer`, in that order.
@@ -140,13 +156,14 @@ impl AgentState {
             DEFAULT_SECTION,
             EXECUTION_BUFFER_SECTION,
         ])
-        .compile(&self.store)
+        .compile(&self.data.store)
     }
 
     /// What a driver sends: the cached prefix (system prompt) followed by
     /// [`messages_for_inference`](Self::messages_for_inference).
     pub fn prompt_messages(&self) -> Messages {
-        self.cached_context
+        self.data
+            .cached_context
             .messages
             .concat(&self.messages_for_inference())
     }
@@ -155,9 +172,10 @@ impl AgentState {
     /// last step's response, else from `messages`.
     pub fn final_response(&self) -> Option<Message> {
         let last_step = self
+            .data
             .current_step
             .as_deref()
-            .or_else(|| self.step_executions.steps().next_back());
+            .or_else(|| self.data.step_executions.steps().next_back());
         if let Some(message) = last_step.and_then(AgentStep::final_response) {
             return Some(message.clone());
         }
@@ -168,55 +186,63 @@ impl AgentState {
 
     /// The agent's id (uuid v4).
     pub fn agent_id(&self) -> &str {
-        &self.agent_id
+        &self.data.agent_id
     }
 
     /// The parent agent's id, for subagents.
     pub fn parent_agent_id(&self) -> Option<&str> {
-        self.parent_agent_id.as_deref()
+        self.data.parent_agent_id.as_deref()
+    }
+
+    pub(crate) fn shared_agent_id(&self) -> &Arc<str> {
+        &self.data.agent_id
+    }
+
+    pub(crate) fn shared_parent_agent_id(&self) -> Option<&Arc<str>> {
+        self.data.parent_agent_id.as_ref()
     }
 
     /// A copy with a parent agent id.
     pub fn with_parent_agent_id(&self, parent: impl Into<String>) -> Self {
         let mut next = self.touched();
-        next.parent_agent_id = Some(parent.into());
-        next
+        next.parent_agent_id = Some(Arc::from(parent.into()));
+        Self::from_data(next)
     }
 
     /// A copy with another agent id.
     pub fn with_agent_id(&self, id: impl Into<String>) -> Self {
         let mut next = self.touched();
-        next.agent_id = id.into();
-        next
+        next.agent_id = Arc::from(id.into());
+        Self::from_data(next)
     }
 
     /// Free metadata.
     pub fn metadata(&self) -> &Metadata {
-        &self.metadata
+        &self.data.metadata
     }
 
     /// A copy with one metadata entry set.
     pub fn with_metadata(&self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         let mut next = self.touched();
-        next.metadata = self.metadata.clone().with(key, value);
-        next
+        next.metadata = self.data.metadata.clone().with(key, value);
+        Self::from_data(next)
     }
 
     /// A copy with the whole metadata replaced.
     pub fn with_metadata_map(&self, metadata: Metadata) -> Self {
         let mut next = self.touched();
         next.metadata = metadata;
-        next
+        Self::from_data(next)
     }
 
     /// When the state was created.
     pub fn created_at(&self) -> DateTime<Utc> {
-        self.created_at
+        self.data.created_at
     }
 
     /// When the state last changed.
     pub fn updated_at(&self) -> DateTime<Utc> {
-        self.updated_at
+        self.data.updated_at
     }
 
     // ----- status -----------------------------------------------------------------------
@@ -225,32 +251,33 @@ impl AgentState {
     /// outcome says stop, or it was interrupted), `Failed` when it stopped on an error and
     /// `Completed` otherwise; else the stored status.
     pub fn status(&self) -> AgentStatus {
-        if self.status == AgentStatus::Failed {
+        if self.data.status == AgentStatus::Failed {
             return AgentStatus::Failed;
         }
         match self.stop_reason() {
             Some(StopReason::Error) => AgentStatus::Failed,
             Some(_) => AgentStatus::Completed,
-            None => self.status,
+            None => self.data.status,
         }
     }
 
     /// The stored status (as set by [`AgentState::with_status`]).
     pub fn stored_status(&self) -> AgentStatus {
-        self.status
+        self.data.status
     }
 
     /// A copy with the stored status set.
     pub fn with_status(&self, status: AgentStatus) -> Self {
         let mut next = self.touched();
         next.status = status;
-        next
+        Self::from_data(next)
     }
 
     /// Why the execution stopped: the interruption reason if it was interrupted (e.g.
     /// cancelled), else the last outcome's stop reason; `None` while it goes on.
     pub fn stop_reason(&self) -> Option<StopReason> {
-        self.stop_reason
+        self.data
+            .stop_reason
             .or_else(|| self.continuation_outcome().and_then(|o| o.stop_reason()))
     }
 
@@ -258,33 +285,33 @@ impl AgentState {
     pub fn with_stop_reason(&self, reason: StopReason) -> Self {
         let mut next = self.touched();
         next.stop_reason = Some(reason);
-        next
+        Self::from_data(next)
     }
 
     // ----- steps ------------------------------------------------------------------------
 
     /// The step that ran last (set by `record_step`, kept by `record_step_execution`).
     pub fn current_step(&self) -> Option<&AgentStep> {
-        self.current_step.as_deref()
+        self.data.current_step.as_deref()
     }
 
     pub(crate) fn current_step_shared(&self) -> Option<&Arc<AgentStep>> {
-        self.current_step.as_ref()
+        self.data.current_step.as_ref()
     }
 
     /// The running step's execution record.
     pub fn current_execution(&self) -> Option<&CurrentExecution> {
-        self.current_execution.as_ref()
+        self.data.current_execution.as_ref()
     }
 
     /// The recorded steps of this execution, in order.
     pub fn steps(&self) -> impl DoubleEndedIterator<Item = &AgentStep> + ExactSizeIterator {
-        self.step_executions.steps()
+        self.data.step_executions.steps()
     }
 
     /// Number of recorded steps in this execution.
     pub fn step_count(&self) -> usize {
-        self.step_executions.len()
+        self.data.step_executions.len()
     }
 
     /// Recorded steps plus the current step when it is not recorded yet (what limits count).
@@ -294,7 +321,7 @@ impl AgentState {
 
     /// True when the current step is the last recorded one.
     pub fn is_current_step_recorded(&self) -> bool {
-        match (&self.current_step, self.step_executions.last()) {
+        match (&self.data.current_step, self.data.step_executions.last()) {
             (Some(current), Some(last)) => {
                 Arc::ptr_eq(current, last.shared_step()) || current.id() == last.step().id()
             }
@@ -303,43 +330,43 @@ impl AgentState {
     }
 
     fn has_unrecorded_step(&self) -> bool {
-        self.current_step.is_some() && !self.is_current_step_recorded()
+        self.data.current_step.is_some() && !self.is_current_step_recorded()
     }
 
     /// The step executions of this execution.
     pub fn step_executions(&self) -> &StepExecutions {
-        &self.step_executions
+        &self.data.step_executions
     }
 
     /// The last step execution's outcome.
     pub fn continuation_outcome(&self) -> Option<&ContinuationOutcome> {
-        self.step_executions.last_outcome()
+        self.data.step_executions.last_outcome()
     }
 
     /// Starts a step: a new [`CurrentExecution`] numbered `step_count + 1` and no current step.
     /// A no-op while a step is already running.
     pub fn begin_step_execution(&self) -> Self {
-        if self.current_execution.is_some() {
+        if self.data.current_execution.is_some() {
             return self.clone();
         }
         let mut next = self.touched();
         next.current_execution = Some(CurrentExecution::new(self.step_count() + 1));
         next.current_step = None;
-        next
+        Self::from_data(next)
     }
 
     /// A copy without a current execution.
     pub fn clear_current_execution(&self) -> Self {
         let mut next = self.touched();
         next.current_execution = None;
-        next
+        Self::from_data(next)
     }
 
     /// Sets the current step (not yet recorded: criteria see it through `current_step`).
     pub fn record_step(&self, step: impl Into<Arc<AgentStep>>) -> Self {
         let mut next = self.touched();
         next.current_step = Some(step.into());
-        next
+        Self::from_data(next)
     }
 
     /// Records a finished step: appends it, makes its step current, ends the current execution
@@ -349,24 +376,24 @@ impl AgentState {
         next.usage += execution.step().usage();
         next.current_step = Some(Arc::clone(execution.shared_step()));
         next.current_execution = None;
-        next.step_executions = self.step_executions.appended(execution);
-        next
+        next.step_executions = self.data.step_executions.appended(execution);
+        Self::from_data(next)
     }
 
     // ----- usage and context --------------------------------------------------------------
 
     /// Tokens used by this agent over all its executions (including an unrecorded current step).
     pub fn usage(&self) -> Usage {
-        self.usage + self.unrecorded_usage()
+        self.data.usage + self.unrecorded_usage()
     }
 
     /// Tokens used by the running execution (recorded steps plus an unrecorded current step).
     pub fn execution_usage(&self) -> Usage {
-        self.step_executions.total_usage() + self.unrecorded_usage()
+        self.data.step_executions.total_usage() + self.unrecorded_usage()
     }
 
     fn unrecorded_usage(&self) -> Usage {
-        match &self.current_step {
+        match &self.data.current_step {
             Some(step) if self.has_unrecorded_step() => step.usage(),
             _ => Usage::default(),
         }
@@ -374,25 +401,26 @@ impl AgentState {
 
     /// The cached request context.
     pub fn cached_context(&self) -> &CachedContext {
-        &self.cached_context
+        &self.data.cached_context
     }
 
     /// A copy with another cached context.
     pub fn with_cached_context(&self, context: CachedContext) -> Self {
         let mut next = self.touched();
         next.cached_context = context;
-        next
+        Self::from_data(next)
     }
 
     /// A [`ToolContext`] for the running step (no cancellation; the loop supplies its own).
     pub fn tool_context(&self) -> ToolContext {
-        let mut context = ToolContext::new(self.agent_id.clone());
-        context.parent_agent_id = self.parent_agent_id.clone();
+        let mut context = ToolContext::new(self.data.agent_id.clone());
+        context.parent_agent_id = self.data.parent_agent_id.clone();
         context.step_number = self
+            .data
             .current_execution
             .as_ref()
             .map_or(self.step_count() + 1, |c| c.step_number);
-        context.metadata = self.metadata.clone();
+        context.metadata = self.data.metadata.clone();
         context
     }
 
@@ -446,10 +474,32 @@ impl AgentState {
         })
     }
 
-    fn touched(&self) -> Self {
-        let mut next = self.clone();
-        next.updated_at = Utc::now().max(self.updated_at);
+    /// A copy of the fields to change, with `updated_at` moved to now.
+    fn touched(&self) -> StateData {
+        let mut next = StateData::clone(&self.data);
+        next.updated_at = Utc::now().max(self.data.updated_at);
         next
+    }
+}
+
+impl std::fmt::Debug for AgentState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let data = &self.data;
+        f.debug_struct("AgentState")
+            .field("agent_id", &data.agent_id)
+            .field("parent_agent_id", &data.parent_agent_id)
+            .field("status", &data.status)
+            .field("store", &data.store)
+            .field("metadata", &data.metadata)
+            .field("current_execution", &data.current_execution)
+            .field("current_step", &data.current_step)
+            .field("step_executions", &data.step_executions)
+            .field("usage", &data.usage)
+            .field("cached_context", &data.cached_context)
+            .field("stop_reason", &data.stop_reason)
+            .field("created_at", &data.created_at)
+            .field("updated_at", &data.updated_at)
+            .finish()
     }
 }
 
@@ -457,9 +507,9 @@ impl AgentState {
 #[derive(Serialize, Deserialize)]
 struct StateDocument {
     version: u32,
-    agent_id: String,
+    agent_id: Arc<str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    parent_agent_id: Option<String>,
+    parent_agent_id: Option<Arc<str>>,
     status: AgentStatus,
     #[serde(default)]
     metadata: Metadata,
@@ -482,6 +532,7 @@ struct StateDocument {
 
 impl From<AgentState> for StateDocument {
     fn from(state: AgentState) -> Self {
+        let state = Arc::unwrap_or_clone(state.data);
         Self {
             version: STATE_VERSION,
             agent_id: state.agent_id,
@@ -518,7 +569,7 @@ impl TryFrom<StateDocument> for AgentState {
             }
             (step, _) => step,
         };
-        Ok(Self {
+        Ok(Self::from_data(StateData {
             agent_id: document.agent_id,
             parent_agent_id: document.parent_agent_id,
             status: document.status,
@@ -532,7 +583,7 @@ impl TryFrom<StateDocument> for AgentState {
             stop_reason: document.stop_reason,
             created_at: document.created_at,
             updated_at: document.updated_at,
-        })
+        }))
     }
 }
 

@@ -1,5 +1,7 @@
 //! `CachedContext`: request parts that stay the same across steps.
 
+use std::sync::Arc;
+
 use inference::{ResponseFormat, ToolChoice, ToolSchema};
 use messages::Messages;
 use serde::{Deserialize, Serialize};
@@ -12,8 +14,8 @@ pub struct CachedContext {
     #[serde(default, skip_serializing_if = "Messages::is_empty")]
     pub messages: Messages,
     /// Tool schemas.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolSchema>,
+    #[serde(default, skip_serializing_if = "<[ToolSchema]>::is_empty")]
+    pub tools: Arc<[ToolSchema]>,
     /// Tool choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
@@ -25,9 +27,9 @@ pub struct CachedContext {
 impl CachedContext {
     /// The tool schemas to offer: those of the agent's registry when it has tools (they are the
     /// ones the executor can run), else the cached ones.
-    pub fn tool_schemas(&self, tools: &crate::Tools) -> Vec<ToolSchema> {
+    pub fn tool_schemas(&self, tools: &crate::Tools) -> Arc<[ToolSchema]> {
         if tools.is_empty() {
-            self.tools.clone()
+            Arc::clone(&self.tools)
         } else {
             tools.schemas()
         }

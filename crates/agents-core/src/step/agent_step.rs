@@ -1,5 +1,7 @@
 //! `AgentStep`: what one step of the loop produced.
 
+use std::sync::Arc;
+
 use inference::{FinishReason, InferenceResponse, Usage};
 use messages::{Message, Messages, ToolCall};
 use serde::{Deserialize, Serialize};
@@ -41,7 +43,7 @@ pub enum AgentStepType {
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentStep {
-    id: String,
+    id: Arc<str>,
     #[serde(default)]
     input_messages: Messages,
     #[serde(default)]
@@ -64,7 +66,7 @@ impl AgentStep {
     /// An empty step (fresh uuid) with the messages the model was given.
     pub fn new(input_messages: impl Into<Messages>) -> Self {
         Self {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: crate::id::new_id(),
             input_messages: input_messages.into(),
             trace_messages: Messages::new(),
             response_messages: Messages::new(),
@@ -81,9 +83,13 @@ impl AgentStep {
         Self::new(input_messages).with_error(StepError::from(error))
     }
 
+    pub(crate) fn shared_id(&self) -> &Arc<str> {
+        &self.id
+    }
+
     /// A copy with another id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
-        self.id = id.into();
+        self.id = Arc::from(id.into());
         self
     }
 

@@ -11,7 +11,7 @@ use crate::{AgentStep, ContinuationOutcome};
 /// A finished step with the continuation verdict that followed it and its timing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepExecution {
-    id: String,
+    id: Arc<str>,
     step_number: usize,
     step: Arc<AgentStep>,
     outcome: ContinuationOutcome,
@@ -30,7 +30,7 @@ impl StepExecution {
     ) -> Self {
         let step = step.into();
         Self {
-            id: step.id().to_owned(),
+            id: Arc::clone(step.shared_id()),
             step_number,
             step,
             outcome,
@@ -174,7 +174,7 @@ pub struct CurrentExecution {
     /// When it started.
     pub started_at: DateTime<Utc>,
     /// A uuid v4 for the running step.
-    pub id: String,
+    pub id: Arc<str>,
 }
 
 impl CurrentExecution {
@@ -183,7 +183,7 @@ impl CurrentExecution {
         Self {
             step_number,
             started_at: Utc::now(),
-            id: uuid::Uuid::new_v4().to_string(),
+            id: crate::id::new_id(),
         }
     }
 }

@@ -88,7 +88,7 @@ impl AgentDriver for ScriptedDriver {
             inputs.push(input.clone());
         }
         let source = EventSource::step(state);
-        context.emit(AgentEvent::InferenceRequested {
+        context.emit_with(|| AgentEvent::InferenceRequested {
             source: source.clone(),
             message_count: input.len(),
             model: Some("scripted".into()),
@@ -98,7 +98,7 @@ impl AgentDriver for ScriptedDriver {
             tokio::time::sleep(delay).await;
         }
         let response = self.next_answer()?;
-        context.emit(AgentEvent::InferenceResponded {
+        context.emit_with(|| AgentEvent::InferenceResponded {
             source,
             usage: response.usage(),
             finish_reason: response.finish_reason(),

@@ -176,14 +176,14 @@ impl DefaultToolExecutor {
                     started_at,
                     Utc::now(),
                 );
-                self.emit(&ToolEvent::Completed {
+                self.emit_with(|| ToolEvent::Completed {
                     execution: execution.clone(),
                 });
                 return execution;
             }
         };
 
-        self.emit(&ToolEvent::Started { call: call.clone() });
+        self.emit_with(|| ToolEvent::Started { call: call.clone() });
         tracing::debug!(tool = call.name(), id = call.id(), "tool call started");
         let outcome = self.invoke(&call, tools, context).await;
         let execution = ToolExecution::new(call, outcome, started_at, Utc::now());
@@ -194,7 +194,7 @@ impl DefaultToolExecutor {
             failed = execution.has_error(),
             "tool call completed"
         );
-        self.emit(&ToolEvent::Completed {
+        self.emit_with(|| ToolEvent::Completed {
             execution: execution.clone(),
         });
         execution
@@ -205,9 +205,13 @@ impl DefaultToolExecutor {
         self
     }
 
-    fn emit(&self, event: &ToolEvent) {
+    fn emit_with(&self, make: impl FnOnce() -> ToolEvent) {
+        if self.settings.listeners.is_empty() {
+            return;
+        }
+        let event = make();
         for listener in &self.settings.listeners {
-            listener(event);
+            listener(&event);
         }
     }
 
@@ -257,7 +261,7 @@ impl DefaultToolExecutor {
 
     fn blocked(&self, call: &ToolCall, reason: String, started_at: DateTime<Utc>) -> ToolExecution {
         tracing::info!(tool = call.name(), %reason, "tool call blocked");
-        self.emit(&ToolEvent::Blocked {
+        self.emit_with(|| ToolEvent::Blocked {
             call: call.clone(),
             reason: reason.clone(),
         });

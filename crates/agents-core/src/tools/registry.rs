@@ -8,11 +8,31 @@ use inference::ToolSchema;
 use super::Tool;
 
 /// An agent's tools by name, in registration order. Registering a name again replaces the
-/// earlier tool (later registration wins). Cheap to clone.
+/// earlier tool (later registration wins).
+///
+/// Cheap to clone (one shared allocation). The schemas sent to the model are built once, when
+/// a tool is registered, and shared by every request.
 #[derive(Clone, Default)]
 pub struct Tools {
+    inner: Arc<Registry>,
+}
+
+#[derive(Clone, Default)]
+struct Registry {
     order: Vec<String>,
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    schemas: Arc<[ToolSchema]>,
+}
+
+impl Registry {
+    fn refresh_schemas(&mut self) {
+        self.schemas = self
+            .order
+            .iter()
+            .filter_map(|n| self.tools.get(n))
+            .map(|t| t.schema())
+            .collect();
+    }
 }
 
 impl Tools {
@@ -29,59 +49,68 @@ impl Tools {
 
     /// Registers a shared tool in place.
     pub fn insert(&mut self, tool: Arc<dyn Tool>) {
+        let registry = Arc::make_mut(&mut self.inner);
         let name = tool.name().to_owned();
-        if !self.tools.contains_key(&name) {
-            self.order.push(name.clone());
+        if !registry.tools.contains_key(&name) {
+            registry.order.push(name.clone());
         }
-        self.tools.insert(name, tool);
+        registry.tools.insert(name, tool);
+        registry.refresh_schemas();
     }
 
     /// A copy without the tool `name`.
     pub fn without(mut self, name: &str) -> Self {
-        self.tools.remove(name);
-        self.order.retain(|n| n != name);
+        if self.contains(name) {
+            let registry = Arc::make_mut(&mut self.inner);
+            registry.tools.remove(name);
+            registry.order.retain(|n| n != name);
+            registry.refresh_schemas();
+        }
         self
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+        self.inner.tools.get(name)
     }
 
     /// True when a tool called `name` is registered.
     pub fn contains(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
+        self.inner.tools.contains_key(name)
     }
 
     /// Tool names in registration order.
     pub fn names(&self) -> Vec<&str> {
-        self.order.iter().map(String::as_str).collect()
+        self.inner.order.iter().map(String::as_str).collect()
     }
 
     /// Tools in registration order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.order.iter().filter_map(|n| self.tools.get(n))
+        self.inner
+            .order
+            .iter()
+            .filter_map(|n| self.inner.tools.get(n))
     }
 
     /// Number of tools.
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.inner.order.len()
     }
 
     /// True when there are no tools.
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.inner.order.is_empty()
     }
 
-    /// The schemas sent to the model, in registration order.
-    pub fn schemas(&self) -> Vec<ToolSchema> {
-        self.iter().map(|t| t.schema()).collect()
+    /// The schemas sent to the model, in registration order (built at registration, shared).
+    pub fn schemas(&self) -> Arc<[ToolSchema]> {
+        Arc::clone(&self.inner.schemas)
     }
 }
 
 impl std::fmt::Debug for Tools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Tools").field(&self.order).finish()
+        f.debug_tuple("Tools").field(&self.inner.order).finish()
     }
 }
 

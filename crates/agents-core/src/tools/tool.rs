@@ -1,5 +1,7 @@
 //! The `Tool` trait and what a tool receives and returns.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use inference::ToolSchema;
 use messages::Metadata;
@@ -133,9 +135,9 @@ impl From<&str> for ToolError {
 #[derive(Clone, Debug, Default)]
 pub struct ToolContext {
     /// The calling agent's id.
-    pub agent_id: String,
+    pub agent_id: Arc<str>,
     /// The calling agent's parent, for subagents.
-    pub parent_agent_id: Option<String>,
+    pub parent_agent_id: Option<Arc<str>>,
     /// The 1-based number of the step that runs the call.
     pub step_number: usize,
     /// The agent's metadata at the start of the step.
@@ -146,7 +148,7 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// A context for the given agent id.
-    pub fn new(agent_id: impl Into<String>) -> Self {
+    pub fn new(agent_id: impl Into<Arc<str>>) -> Self {
         Self {
             agent_id: agent_id.into(),
             ..Self::default()

@@ -277,7 +277,7 @@ impl Tool for SpawnSubagentTool {
             .build()
             .map_err(|e| ToolError::failed(format!("subagent `{name}` could not be built: {e}")))?;
         let state = AgentState::new()
-            .with_parent_agent_id(context.agent_id.clone())
+            .with_parent_agent_id(context.agent_id.to_string())
             .with_user_message(prompt);
         tracing::info!(
             target: "agents::subagents",
