@@ -240,7 +240,7 @@ impl SectionOperator<'_> {
     /// The section's messages (empty when the section does not exist).
     pub fn messages(&self) -> Messages {
         self.store
-            .position(&self.name)
+            .position(self.name)
             .map(|i| self.store.sections[i].messages.clone())
             .unwrap_or_default()
     }
@@ -258,7 +258,7 @@ impl SectionOperator<'_> {
     /// Number of messages in the section.
     pub fn len(&self) -> usize {
         self.store
-            .position(&self.name)
+            .position(self.name)
             .map_or(0, |i| self.store.sections[i].messages.len())
     }
 
