@@ -60,6 +60,7 @@
 //! ```
 
 mod agent;
+mod clock;
 mod continuation;
 mod driver;
 mod errors;

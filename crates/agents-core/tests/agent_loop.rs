@@ -248,12 +248,13 @@ async fn tool_errors_stop_by_default() {
         step.trace_messages().last().unwrap().text(),
         "Error: weather service unavailable"
     );
-    let reason = &done
+    let reason = done
         .continuation_outcome()
         .unwrap()
         .evaluation_for("ErrorPolicyCriterion")
         .unwrap()
-        .reason;
+        .reason()
+        .into_owned();
     assert!(
         reason.contains("tool error in tool `get_weather`"),
         "{reason}"

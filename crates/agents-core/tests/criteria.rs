@@ -130,9 +130,10 @@ fn error_policy_criterion_maps_decisions() {
     assert_eq!(stop.decision, ContinuationDecision::Forbid);
     assert_eq!(stop.stop_reason, Some(StopReason::Error));
     assert!(
-        stop.reason.contains("model error (1 in a row): bad output"),
+        stop.reason()
+            .contains("model error (1 in a row): bad output"),
         "{}",
-        stop.reason
+        stop.reason()
     );
     let retry = ErrorPolicyCriterion::new(ErrorPolicy::retry_all(1)).evaluate(&state);
     assert_eq!(retry.decision, ContinuationDecision::Request);
@@ -159,7 +160,7 @@ fn closures_are_criteria() {
     let outcome = criteria.evaluate_all(&three);
     assert!(!outcome.should_continue());
     assert_eq!(
-        outcome.evaluation_for("UntilThree").unwrap().reason,
+        outcome.evaluation_for("UntilThree").unwrap().reason(),
         "UntilThree allows stop"
     );
 }

@@ -36,15 +36,15 @@ impl StopOnFinalDecision {
 impl ContinuationCriterion for StopOnFinalDecision {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let Some(step) = state.current_step() else {
-            return ContinuationEvaluation::request(self.name())
+            return ContinuationEvaluation::request("StopOnFinalDecision")
                 .with_reason("no step yet: run the first step");
         };
         match step.step_type() {
-            AgentStepType::ToolExecution => ContinuationEvaluation::request(self.name())
+            AgentStepType::ToolExecution => ContinuationEvaluation::request("StopOnFinalDecision")
                 .with_reason("the model called a tool and must see the observation"),
-            AgentStepType::FinalResponse => ContinuationEvaluation::stop(self.name())
+            AgentStepType::FinalResponse => ContinuationEvaluation::stop("StopOnFinalDecision")
                 .with_reason("the model gave its final answer"),
-            AgentStepType::Error => ContinuationEvaluation::allow(self.name())
+            AgentStepType::Error => ContinuationEvaluation::allow("StopOnFinalDecision")
                 .with_reason("the step failed; the error policy decides"),
         }
     }

@@ -12,7 +12,7 @@ use inference::{
     FinishReason, InferenceEvent, InferenceRequest, InferenceResponse, LanguageModel,
     ResponseFormat, StreamAccumulator, ToolChoice,
 };
-use messages::ToolCall;
+use messages::{Messages, ToolCall};
 
 use crate::{format_step_messages, recover_tool_calls_from_content};
 
@@ -133,10 +133,16 @@ impl ToolCallingDriver {
 
     /// The request this driver sends for `state` with `tools`.
     pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
+        self.request_for(state, tools, &state.messages_for_inference())
+    }
+
+    /// The request for `state` whose compiled conversation is `input`.
+    fn request_for(&self, state: &AgentState, tools: &Tools, input: &Messages) -> InferenceRequest {
         let cached = state.cached_context();
         let schemas = cached.tool_schemas(tools);
         let has_tools = !schemas.is_empty();
-        let mut request = InferenceRequest::new(state.prompt_messages()).with_shared_tools(schemas);
+        let mut request =
+            InferenceRequest::new(cached.messages.concat(input)).with_shared_tools(schemas);
         request.model.clone_from(&self.model_name);
         request.temperature = self.temperature;
         request.max_tokens = self.max_tokens;
@@ -189,7 +195,7 @@ impl AgentDriver for ToolCallingDriver {
         context: &StepContext,
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
-        let request = self.build_request(state, tools);
+        let request = self.request_for(state, tools, &input);
         let offered_tools = !request.tools.is_empty();
         let source = EventSource::step(state);
         context.emit_with(|| AgentEvent::InferenceRequested {
@@ -197,10 +203,9 @@ impl AgentDriver for ToolCallingDriver {
             message_count: request.messages.len(),
             model: self.model_name.clone(),
         });
-        let started = std::time::Instant::now();
+        let started = context.events.is_observed().then(std::time::Instant::now);
         let mut response = self.infer(request, &source, context).await?;
-        let latency = started.elapsed();
-        tracing::debug!(?latency, finish_reason = ?response.finish_reason(), "inference answered");
+        let latency = started.map(|started| started.elapsed()).unwrap_or_default();
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
             usage: response.usage(),
@@ -220,8 +225,15 @@ impl AgentDriver for ToolCallingDriver {
                     .with_finish_reason(FinishReason::ToolCalls);
             }
         }
-        let calls = with_ids(response.tool_calls());
-        response = response.with_calls(calls.clone());
+        if response
+            .tool_calls()
+            .iter()
+            .any(|call| call.id().is_empty())
+        {
+            let calls = with_ids(response.tool_calls());
+            response = response.with_calls(calls);
+        }
+        let calls = response.tool_calls();
 
         let executions = if calls.is_empty() {
             Default::default()
@@ -229,7 +241,7 @@ impl AgentDriver for ToolCallingDriver {
             context
                 .run_tool_calls(
                     executor,
-                    &calls,
+                    calls,
                     tools,
                     &context.tool_context(state),
                     self.parallel_tool_calls,

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
@@ -230,10 +230,10 @@ impl Agent {
         state: AgentState,
         token: CancellationToken,
     ) -> Result<AgentState, AgentError> {
-        let stream = self.iterate_with_cancellation(state, token);
-        futures::pin_mut!(stream);
+        // The same items as `iterate`, without a stream between the loop and the caller.
+        let mut run = Run::new(self.clone(), state, token);
         let mut last = None;
-        while let Some(item) = stream.next().await {
+        while let Some(item) = run.next_item().await {
             last = Some(item);
         }
         last.unwrap_or_else(|| {

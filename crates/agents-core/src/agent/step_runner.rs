@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
-
 use crate::{
     AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ContinuationCriteria,
     ContinuationCriterion, ContinuationOutcome, ErrorPolicy, ErrorPolicyCriterion, EventSource,
@@ -57,11 +55,12 @@ impl StepRunner {
 
     /// The criteria's outcome plus the error policy's verdict when the step failed.
     fn evaluate(&self, state: &AgentState) -> ContinuationOutcome {
-        let mut evaluations = self.criteria.evaluate_all(state).evaluations().to_vec();
+        let mut outcome = self.criteria.evaluate_all(state);
         if state.current_step().is_some_and(AgentStep::has_errors) {
+            let mut evaluations = outcome.into_evaluations();
             evaluations.push(ErrorPolicyCriterion::new(self.error_policy).evaluate(state));
+            outcome = ContinuationOutcome::from_evaluations(evaluations);
         }
-        let outcome = ContinuationOutcome::from_evaluations(evaluations);
         emit_evaluated(&self.context.events, state, &outcome);
         outcome
     }
@@ -75,9 +74,10 @@ fn emit_evaluated(events: &AgentEvents, state: &AgentState, outcome: &Continuati
 }
 
 fn record_execution(state: &AgentState, outcome: ContinuationOutcome) -> AgentState {
+    let now = crate::clock::now();
     let (step_number, started_at) = state
         .current_execution()
-        .map_or((state.step_count() + 1, Utc::now()), |c| {
+        .map_or((state.step_count() + 1, now), |c| {
             (c.step_number, c.started_at)
         });
     let Some(step) = state.current_step_shared() else {
@@ -87,7 +87,7 @@ fn record_execution(state: &AgentState, outcome: ContinuationOutcome) -> AgentSt
         Arc::clone(step),
         outcome,
         started_at,
-        Utc::now().max(started_at),
+        now.max(started_at),
         step_number,
     );
     state.record_step_execution(execution)

@@ -1,5 +1,7 @@
 //! `ContinuationOutcome`: the resolved verdict of all criteria.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use super::{ContinuationDecision, ContinuationEvaluation, StopReason};
@@ -14,7 +16,7 @@ pub struct ContinuationOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stop_reason: Option<StopReason>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    resolved_by: Option<String>,
+    resolved_by: Option<Cow<'static, str>>,
     #[serde(default)]
     evaluations: Vec<ContinuationEvaluation>,
 }
@@ -74,6 +76,11 @@ impl ContinuationOutcome {
     /// Every evaluation, in criteria order.
     pub fn evaluations(&self) -> &[ContinuationEvaluation] {
         &self.evaluations
+    }
+
+    /// The evaluations, taken out of the outcome.
+    pub fn into_evaluations(self) -> Vec<ContinuationEvaluation> {
+        self.evaluations
     }
 
     /// The evaluation of the named criterion.

@@ -42,7 +42,7 @@ struct StateData {
     current_step: Option<Arc<AgentStep>>,
     step_executions: StepExecutions,
     usage: Usage,
-    cached_context: CachedContext,
+    cached_context: Arc<CachedContext>,
     stop_reason: Option<StopReason>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -66,7 +66,7 @@ impl AgentState {
 
     /// A fresh state with a new agent id (uuid v4).
     pub fn new() -> Self {
-        let now = Utc::now();
+        let now = crate::clock::now();
         Self::from_data(StateData {
             agent_id: crate::id::new_id(),
             parent_agent_id: None,
@@ -77,7 +77,7 @@ impl AgentState {
             current_step: None,
             step_executions: StepExecutions::new(),
             usage: Usage::default(),
-            cached_context: CachedContext::default(),
+            cached_context: Arc::default(),
             stop_reason: None,
             created_at: now,
             updated_at: now,
@@ -120,7 +120,7 @@ impl AgentState {
         next.current_execution = None;
         next.current_step = None;
         next.step_executions = StepExecutions::new();
-        next.cached_context = CachedContext::default();
+        next.cached_context = Arc::default();
         next.stop_reason = None;
         next.store = self.data.store.section(EXECUTION_BUFFER_SECTION).clear();
         Self::from_data(next)
@@ -349,8 +349,9 @@ impl AgentState {
         if self.data.current_execution.is_some() {
             return self.clone();
         }
-        let mut next = self.touched();
-        next.current_execution = Some(CurrentExecution::new(self.step_count() + 1));
+        let execution = CurrentExecution::new(self.step_count() + 1);
+        let mut next = self.touched_at(execution.started_at);
+        next.current_execution = Some(execution);
         next.current_step = None;
         Self::from_data(next)
     }
@@ -372,7 +373,7 @@ impl AgentState {
     /// Records a finished step: appends it, makes its step current, ends the current execution
     /// and adds its usage to the totals.
     pub fn record_step_execution(&self, execution: StepExecution) -> Self {
-        let mut next = self.touched();
+        let mut next = self.touched_at(execution.completed_at());
         next.usage += execution.step().usage();
         next.current_step = Some(Arc::clone(execution.shared_step()));
         next.current_execution = None;
@@ -407,7 +408,7 @@ impl AgentState {
     /// A copy with another cached context.
     pub fn with_cached_context(&self, context: CachedContext) -> Self {
         let mut next = self.touched();
-        next.cached_context = context;
+        next.cached_context = Arc::new(context);
         Self::from_data(next)
     }
 
@@ -476,8 +477,13 @@ impl AgentState {
 
     /// A copy of the fields to change, with `updated_at` moved to now.
     fn touched(&self) -> StateData {
+        self.touched_at(crate::clock::now())
+    }
+
+    /// [`touched`](Self::touched) at a time the caller already read from the clock.
+    fn touched_at(&self, now: DateTime<Utc>) -> StateData {
         let mut next = StateData::clone(&self.data);
-        next.updated_at = Utc::now().max(self.data.updated_at);
+        next.updated_at = now.max(self.data.updated_at);
         next
     }
 }
@@ -541,7 +547,7 @@ impl From<AgentState> for StateDocument {
             metadata: state.metadata,
             message_store: state.store,
             usage: state.usage,
-            cached_context: state.cached_context,
+            cached_context: Arc::unwrap_or_clone(state.cached_context),
             current_execution: state.current_execution,
             current_step: state.current_step,
             step_executions: state.step_executions,
@@ -579,7 +585,7 @@ impl TryFrom<StateDocument> for AgentState {
             current_step,
             step_executions: document.step_executions,
             usage: document.usage,
-            cached_context: document.cached_context,
+            cached_context: Arc::new(document.cached_context),
             stop_reason: document.stop_reason,
             created_at: document.created_at,
             updated_at: document.updated_at,

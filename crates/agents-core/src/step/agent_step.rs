@@ -246,7 +246,6 @@ pub(crate) fn final_assistant_message(messages: &Messages) -> Option<&Message> {
 
 #[cfg(test)]
 mod tests {
-    use chrono::Utc;
     use serde_json::json;
 
     use super::*;
@@ -264,7 +263,7 @@ mod tests {
             Some("done")
         );
 
-        let now = Utc::now();
+        let now = crate::clock::now();
         let ok = ToolExecution::success(call.clone(), "found", now, now);
         let tools = AgentStep::new(Messages::new())
             .with_inference_response(InferenceResponse::with_tool_calls([call.clone()]))

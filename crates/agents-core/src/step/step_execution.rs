@@ -182,7 +182,7 @@ impl CurrentExecution {
     pub fn new(step_number: usize) -> Self {
         Self {
             step_number,
-            started_at: Utc::now(),
+            started_at: crate::clock::now(),
             id: crate::id::new_id(),
         }
     }

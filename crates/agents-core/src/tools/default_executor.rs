@@ -155,7 +155,7 @@ impl DefaultToolExecutor {
         tools: &Tools,
         context: &ToolContext,
     ) -> ToolExecution {
-        let started_at = Utc::now();
+        let started_at = crate::clock::now();
         let call = match AssertUnwindSafe(self.run_before_hooks(call, context))
             .catch_unwind()
             .await
@@ -174,7 +174,7 @@ impl DefaultToolExecutor {
                     ToolFailureKind::Panicked,
                     message,
                     started_at,
-                    Utc::now(),
+                    crate::clock::now(),
                 );
                 self.emit_with(|| ToolEvent::Completed {
                     execution: execution.clone(),
@@ -186,7 +186,7 @@ impl DefaultToolExecutor {
         self.emit_with(|| ToolEvent::Started { call: call.clone() });
         tracing::debug!(tool = call.name(), id = call.id(), "tool call started");
         let outcome = self.invoke(&call, tools, context).await;
-        let execution = ToolExecution::new(call, outcome, started_at, Utc::now());
+        let execution = ToolExecution::new(call, outcome, started_at, crate::clock::now());
         let execution = self.run_after_hooks(execution, context).await;
         tracing::debug!(
             tool = execution.name(),
@@ -251,7 +251,7 @@ impl DefaultToolExecutor {
                         ToolFailureKind::Panicked,
                         message,
                         fallback.started_at(),
-                        Utc::now(),
+                        crate::clock::now(),
                     );
                 }
             }
@@ -270,7 +270,7 @@ impl DefaultToolExecutor {
             ToolFailureKind::Blocked,
             format!("the call to `{}` was blocked: {reason}", call.name()),
             started_at,
-            Utc::now(),
+            crate::clock::now(),
         )
     }
 

@@ -29,17 +29,17 @@ impl ContinuationCriterion for ErrorPolicyCriterion {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let context = ErrorContext::from_state(state);
         if context.consecutive_failures == 0 {
-            return ContinuationEvaluation::allow(self.name());
+            return ContinuationEvaluation::allow("ErrorPolicyCriterion");
         }
         let what = describe(&context);
         match self.policy.evaluate(&context) {
             ErrorHandlingDecision::Stop => {
-                ContinuationEvaluation::forbid(self.name(), StopReason::Error)
+                ContinuationEvaluation::forbid("ErrorPolicyCriterion", StopReason::Error)
                     .with_reason(format!("error policy stops on {what}"))
             }
-            ErrorHandlingDecision::Retry => ContinuationEvaluation::request(self.name())
+            ErrorHandlingDecision::Retry => ContinuationEvaluation::request("ErrorPolicyCriterion")
                 .with_reason(format!("error policy retries after {what}")),
-            ErrorHandlingDecision::Ignore => ContinuationEvaluation::allow(self.name())
+            ErrorHandlingDecision::Ignore => ContinuationEvaluation::allow("ErrorPolicyCriterion")
                 .with_reason(format!("error policy ignores {what}")),
         }
     }

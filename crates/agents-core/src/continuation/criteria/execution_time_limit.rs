@@ -39,15 +39,14 @@ impl ContinuationCriterion for ExecutionTimeLimit {
     fn evaluate(&self, _state: &AgentState) -> ContinuationEvaluation {
         let elapsed = self.elapsed();
         if elapsed >= self.max {
-            return ContinuationEvaluation::forbid(self.name(), StopReason::TimeLimit).with_reason(
-                format!(
+            return ContinuationEvaluation::forbid("ExecutionTimeLimit", StopReason::TimeLimit)
+                .with_reason(format!(
                     "time limit reached: {:.1}s of {:.1}s",
                     elapsed.as_secs_f64(),
                     self.max.as_secs_f64()
-                ),
-            );
+                ));
         }
-        ContinuationEvaluation::allow(self.name())
+        ContinuationEvaluation::allow("ExecutionTimeLimit")
     }
 
     fn name(&self) -> &str {

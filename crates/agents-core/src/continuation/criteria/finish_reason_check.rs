@@ -24,10 +24,10 @@ impl ContinuationCriterion for FinishReasonCheck {
         let reason = state.current_step().and_then(|s| s.finish_reason());
         match reason {
             Some(reason) if self.reasons.contains(&reason) => {
-                ContinuationEvaluation::forbid(self.name(), StopReason::FinishReason)
+                ContinuationEvaluation::forbid("FinishReasonCheck", StopReason::FinishReason)
                     .with_reason(format!("the model finished with `{reason:?}`"))
             }
-            _ => ContinuationEvaluation::allow(self.name()),
+            _ => ContinuationEvaluation::allow("FinishReasonCheck"),
         }
     }
 

@@ -29,9 +29,11 @@ impl std::fmt::Debug for ResponseContentCheck {
 impl ContinuationCriterion for ResponseContentCheck {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         match state.current_step() {
-            None => ContinuationEvaluation::allow(self.name()),
-            Some(step) if (self.predicate)(step) => ContinuationEvaluation::request(self.name()),
-            Some(_) => ContinuationEvaluation::stop(self.name()),
+            None => ContinuationEvaluation::allow("ResponseContentCheck"),
+            Some(step) if (self.predicate)(step) => {
+                ContinuationEvaluation::request("ResponseContentCheck")
+            }
+            Some(_) => ContinuationEvaluation::stop("ResponseContentCheck"),
         }
     }
 

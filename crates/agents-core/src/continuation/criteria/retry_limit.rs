@@ -19,12 +19,12 @@ impl ContinuationCriterion for RetryLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let failures = ErrorContext::from_state(state).consecutive_failures;
         if failures >= self.max {
-            return ContinuationEvaluation::forbid(self.name(), StopReason::RetryLimit)
+            return ContinuationEvaluation::forbid("RetryLimit", StopReason::RetryLimit)
                 .with_reason(format!(
                     "retry limit reached: {failures} failed steps in a row"
                 ));
         }
-        ContinuationEvaluation::allow(self.name())
+        ContinuationEvaluation::allow("RetryLimit")
     }
 
     fn name(&self) -> &str {

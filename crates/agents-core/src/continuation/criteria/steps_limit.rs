@@ -19,10 +19,10 @@ impl ContinuationCriterion for StepsLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let steps = state.transient_step_count();
         if steps >= self.max {
-            return ContinuationEvaluation::forbid(self.name(), StopReason::StepsLimit)
+            return ContinuationEvaluation::forbid("StepsLimit", StopReason::StepsLimit)
                 .with_reason(format!("step limit reached: {steps} of {} steps", self.max));
         }
-        ContinuationEvaluation::allow(self.name())
+        ContinuationEvaluation::allow("StepsLimit")
     }
 
     fn name(&self) -> &str {

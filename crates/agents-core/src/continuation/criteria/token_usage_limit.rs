@@ -20,13 +20,13 @@ impl ContinuationCriterion for TokenUsageLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let used = state.execution_usage().total();
         if used >= self.max {
-            return ContinuationEvaluation::forbid(self.name(), StopReason::TokenLimit)
+            return ContinuationEvaluation::forbid("TokenUsageLimit", StopReason::TokenLimit)
                 .with_reason(format!(
                     "token limit reached: {used} of {} tokens",
                     self.max
                 ));
         }
-        ContinuationEvaluation::allow(self.name())
+        ContinuationEvaluation::allow("TokenUsageLimit")
     }
 
     fn name(&self) -> &str {

@@ -17,11 +17,13 @@ impl ToolCallPresenceCheck {
 impl ContinuationCriterion for ToolCallPresenceCheck {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         match state.current_step() {
-            None => ContinuationEvaluation::request(self.name())
+            None => ContinuationEvaluation::request("ToolCallPresenceCheck")
                 .with_reason("no step yet: run the first step"),
-            Some(step) if step.has_tool_calls() => ContinuationEvaluation::request(self.name())
-                .with_reason("the model asked for tool calls"),
-            Some(_) => ContinuationEvaluation::stop(self.name())
+            Some(step) if step.has_tool_calls() => {
+                ContinuationEvaluation::request("ToolCallPresenceCheck")
+                    .with_reason("the model asked for tool calls")
+            }
+            Some(_) => ContinuationEvaluation::stop("ToolCallPresenceCheck")
                 .with_reason("the model answered without tool calls"),
         }
     }
