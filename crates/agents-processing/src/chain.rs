@@ -69,26 +69,86 @@ impl StateProcessors {
     /// # Errors
     /// Whatever a processor or the terminal reports.
     pub async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
-        link(Arc::clone(&self.processors), 0, terminal)(state).await
+        run_from(Arc::clone(&self.processors), 0, state, terminal).await
     }
 }
 
-/// The chain from `index` inward. `can_process` is asked when the link is entered, on the state
+/// The chain from `start` inward. `can_process` is asked when a layer is reached, on the state
 /// as it arrives there.
-fn link(processors: Arc<[Arc<dyn StateProcessor>]>, index: usize, terminal: Next) -> Next {
-    Box::new(move |state| {
-        Box::pin(async move {
-            let Some(processor) = processors.get(index).cloned() else {
-                return terminal(state).await;
-            };
-            let next = link(processors, index + 1, terminal);
-            if processor.can_process(&state) {
-                processor.process(state, next).await
-            } else {
-                next(state).await
+///
+/// Inline layers ([`StateProcessor::as_inline`]) run in this frame: their `before` on the way
+/// in, their `after` (innermost first) on the way out. Only a layer that needs `process`
+/// itself gets a boxed `next` and a future of its own, so a chain of built-ins costs no
+/// allocation per layer.
+async fn run_from(
+    processors: Arc<[Arc<dyn StateProcessor>]>,
+    start: usize,
+    state: AgentState,
+    terminal: Next,
+) -> Result<AgentState, AgentError> {
+    let mut state = state;
+    let mut entered = Entered::default();
+    let mut index = start;
+    let around = loop {
+        let Some(processor) = processors.get(index) else {
+            break None;
+        };
+        if processor.can_process(&state) {
+            match processor.as_inline() {
+                Some(inline) => {
+                    state = inline.before(state)?;
+                    entered.push(index - start);
+                }
+                None => break Some(index),
             }
-        })
-    })
+        }
+        index += 1;
+    };
+    let mut state = match around {
+        None => terminal(state).await?,
+        Some(index) => {
+            let processor = Arc::clone(&processors[index]);
+            let next = link(processors.clone(), index + 1, terminal);
+            processor.process(state, next).await?
+        }
+    };
+    for offset in entered.innermost_first() {
+        if let Some(inline) = processors.get(start + offset).and_then(|p| p.as_inline()) {
+            state = inline.after(state)?;
+        }
+    }
+    Ok(state)
+}
+
+/// `next` for a layer that runs `process`: the chain from `index` inward.
+fn link(processors: Arc<[Arc<dyn StateProcessor>]>, index: usize, terminal: Next) -> Next {
+    Box::new(move |state| Box::pin(run_from(processors, index, state, terminal)))
+}
+
+/// The inline layers entered in one frame (offsets from its start), without allocating for
+/// the first 64.
+#[derive(Default)]
+struct Entered {
+    bits: u64,
+    more: Vec<usize>,
+}
+
+impl Entered {
+    fn push(&mut self, offset: usize) {
+        match u32::try_from(offset) {
+            Ok(shift) if shift < 64 => self.bits |= 1 << shift,
+            _ => self.more.push(offset),
+        }
+    }
+
+    fn innermost_first(&self) -> impl Iterator<Item = usize> + '_ {
+        let bits = self.bits;
+        self.more.iter().rev().copied().chain(
+            (0..64usize)
+                .rev()
+                .filter(move |offset| bits & (1 << offset) != 0),
+        )
+    }
 }
 
 #[async_trait]

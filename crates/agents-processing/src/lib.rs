@@ -51,7 +51,7 @@ mod stacks;
 mod token_counter;
 
 pub use chain::StateProcessors;
-pub use processor::StateProcessor;
+pub use processor::{run_inline, InlineProcessor, StateProcessor};
 pub use processors::*;
 pub use retention::{execution_digest, DigestConfig, TraceRetention, EXECUTION_DIGEST_KEY};
 pub use stacks::{legacy_processors, separated_processors, standard_processors};

@@ -32,6 +32,50 @@ pub trait StateProcessor: Send + Sync {
     /// Whatever the layer or the rest of the chain reports; the loop treats it like a driver
     /// error and applies the error policy.
     async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError>;
+
+    /// This processor's synchronous form, when all its work happens right before and/or right
+    /// after the step (most built-ins). The chain then runs it inline, without boxing a future
+    /// per layer; `process` must behave the same (see [`run_inline`]).
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        None
+    }
+}
+
+/// A processor whose work is synchronous and wraps the step: [`before`](Self::before) the
+/// rest of the chain runs, [`after`](Self::after) it returned. Like tower's `map_request` and
+/// `map_response` layers.
+///
+/// Return it from [`StateProcessor::as_inline`] and implement `process` with [`run_inline`].
+pub trait InlineProcessor: Send + Sync {
+    /// Pre-step work, on the state as it reaches this layer.
+    ///
+    /// # Errors
+    /// An error stops the step: the inner layers and the step do not run.
+    fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        Ok(state)
+    }
+
+    /// Post-step work, on the state the inner layers returned.
+    ///
+    /// # Errors
+    /// Reaches the loop like a driver error.
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        Ok(state)
+    }
+}
+
+/// `process` for an [`InlineProcessor`]: `before`, the rest of the chain, `after`.
+///
+/// # Errors
+/// Whatever `before`, the rest of the chain or `after` reports.
+pub async fn run_inline(
+    processor: &dyn InlineProcessor,
+    state: AgentState,
+    next: Next,
+) -> Result<AgentState, AgentError> {
+    let state = processor.before(state)?;
+    let state = next(state).await?;
+    processor.after(state)
 }
 
 fn short_type_name(full: &str) -> &str {

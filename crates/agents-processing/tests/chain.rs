@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use agents_core::testing::ScriptedDriver;
 use agents_core::{AgentError, AgentState, Next, StepProcessing};
-use agents_processing::{CallableProcessor, StateProcessor, StateProcessors};
+use agents_processing::{
+    run_inline, CallableProcessor, InlineProcessor, StateProcessor, StateProcessors,
+};
 use async_trait::async_trait;
 use inference::InferenceResponse;
 
@@ -81,6 +83,96 @@ async fn the_first_processor_is_the_outermost_layer() {
     );
     assert!(state.metadata().contains_key("stepped"));
     assert_eq!(chain.names(), ["A", "B", "C"]);
+}
+
+/// An inline layer: logs before and after the step; refuses states marked `refuse`.
+struct InlineRecorder {
+    name: &'static str,
+    log: Log,
+}
+
+impl InlineProcessor for InlineRecorder {
+    fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        if state.metadata().contains_key("refuse") {
+            return Err(AgentError::InvalidState(format!("{} refused", self.name)));
+        }
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} before", self.name));
+        Ok(state)
+    }
+
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("{} after", self.name));
+        Ok(state)
+    }
+}
+
+#[async_trait]
+impl StateProcessor for InlineRecorder {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
+    }
+}
+
+fn inline(name: &'static str, log: &Log) -> Arc<dyn StateProcessor> {
+    Arc::new(InlineRecorder {
+        name,
+        log: Arc::clone(log),
+    })
+}
+
+#[tokio::test]
+async fn inline_and_async_layers_keep_the_onion_order() {
+    let log = Log::default();
+    let chain = StateProcessors::new([
+        inline("A", &log),
+        recorder("B", &log, true),
+        inline("C", &log),
+        inline("D", &log),
+    ]);
+    chain
+        .apply(AgentState::new(), terminal(&log))
+        .await
+        .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "A before", "B pre", "C before", "D before", "step", "D after", "C after", "B post",
+            "A after"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_inline_layer_that_fails_before_the_step_stops_it() {
+    let log = Log::default();
+    let chain = StateProcessors::new([
+        recorder("A", &log, true),
+        inline("B", &log),
+        inline("C", &log),
+    ]);
+    let error = chain
+        .apply(
+            AgentState::new().with_metadata("refuse", true),
+            terminal(&log),
+        )
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("B refused"), "{error}");
+    assert_eq!(*log.lock().unwrap(), ["A pre"]);
 }
 
 #[tokio::test]

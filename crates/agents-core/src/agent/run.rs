@@ -25,19 +25,23 @@ pub(crate) struct Run {
     state: AgentState,
     phase: Phase,
     vetoes: usize,
-    runner: StepRunner,
+    /// Shared with each step's terminal (one reference count per step, not a deep copy).
+    runner: Arc<StepRunner>,
 }
 
 impl Run {
     pub(crate) fn new(agent: Agent, state: AgentState, cancellation: CancellationToken) -> Self {
-        let runner = StepRunner {
+        let runner = Arc::new(StepRunner {
             driver: Arc::clone(&agent.driver),
             tools: agent.tools.clone(),
             executor: Arc::clone(&agent.executor),
             criteria: agent.criteria.clone(),
             error_policy: agent.error_policy,
-            context: StepContext::new(agent.events.clone()).with_cancellation(cancellation),
-        };
+            context: StepContext {
+                events: agent.events.clone(),
+                cancellation,
+            },
+        });
         Self {
             agent,
             state,
@@ -115,8 +119,8 @@ impl Run {
     }
 
     fn terminal(&self) -> Next {
-        let runner = self.runner.clone();
-        Box::new(move |state| Box::pin(runner.run(state)))
+        let runner = Arc::clone(&self.runner);
+        Box::new(move |state| Box::pin(async move { runner.run(state).await }))
     }
 
     /// False after a failure; before the first step the criteria decide; afterwards the last

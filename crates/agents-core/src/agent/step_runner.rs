@@ -21,7 +21,7 @@ pub(crate) struct StepRunner {
 
 impl StepRunner {
     /// Runs one step on `state`. Driver errors become a recorded failure step.
-    pub(crate) async fn run(self, state: AgentState) -> Result<AgentState, AgentError> {
+    pub(crate) async fn run(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let state = state.begin_step_execution();
         let result = self
             .driver

@@ -412,6 +412,13 @@ impl AgentState {
         Self::from_data(next)
     }
 
+    /// A copy with a shared cached context (no copy of the context).
+    pub fn with_shared_cached_context(&self, context: Arc<CachedContext>) -> Self {
+        let mut next = self.touched();
+        next.cached_context = context;
+        Self::from_data(next)
+    }
+
     /// A [`ToolContext`] for the running step (no cancellation; the loop supplies its own).
     pub fn tool_context(&self) -> ToolContext {
         let mut context = ToolContext::new(self.data.agent_id.clone());

@@ -4,7 +4,7 @@ use agents_core::{AgentError, AgentState, Next};
 use async_trait::async_trait;
 use serde_json::json;
 
-use crate::StateProcessor;
+use crate::{run_inline, InlineProcessor, StateProcessor};
 
 /// The store parameter this processor maintains.
 pub const TOKEN_USAGE_PARAMETER: &str = "token_usage";
@@ -16,10 +16,8 @@ pub const TOKEN_USAGE_PARAMETER: &str = "token_usage";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AccumulateTokenUsage;
 
-#[async_trait]
-impl StateProcessor for AccumulateTokenUsage {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for AccumulateTokenUsage {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let stopping = state
             .continuation_outcome()
             .is_some_and(|outcome| !outcome.should_continue());
@@ -41,5 +39,16 @@ impl StateProcessor for AccumulateTokenUsage {
         });
         let store = state.store().with_parameter(TOKEN_USAGE_PARAMETER, value);
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for AccumulateTokenUsage {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }

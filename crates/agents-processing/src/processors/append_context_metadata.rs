@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use messages::Message;
 use serde_json::Value;
 
-use crate::StateProcessor;
+use crate::{run_inline, InlineProcessor, StateProcessor};
 
 /// Store parameter holding the last metadata document shown to the model.
 pub const CONTEXT_METADATA_PARAMETER: &str = "context_metadata_shown";
@@ -22,10 +22,8 @@ pub const CONTEXT_METADATA_KEY: &str = "context_metadata";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AppendContextMetadata;
 
-#[async_trait]
-impl StateProcessor for AppendContextMetadata {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for AppendContextMetadata {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let stopping = state
             .continuation_outcome()
             .is_some_and(|outcome| !outcome.should_continue());
@@ -47,5 +45,16 @@ impl StateProcessor for AppendContextMetadata {
             .append(message)
             .with_parameter(CONTEXT_METADATA_PARAMETER, document);
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for AppendContextMetadata {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use messages::Messages;
 
 use crate::retention::execution_digest;
-use crate::{StateProcessor, TraceRetention};
+use crate::{run_inline, InlineProcessor, StateProcessor, TraceRetention};
 
 /// Post-step: appends to `messages` only the final answer of a step that made no tool calls
 /// (the last assistant message of its response with text and no tool calls).
@@ -31,10 +31,8 @@ impl AppendFinalResponse {
     }
 }
 
-#[async_trait]
-impl StateProcessor for AppendFinalResponse {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for AppendFinalResponse {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let Some(step) = state.current_step() else {
             return Ok(state);
         };
@@ -58,5 +56,16 @@ impl StateProcessor for AppendFinalResponse {
         }
         let store = state.store().section(DEFAULT_SECTION).append(appended);
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for AppendFinalResponse {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }

@@ -3,7 +3,7 @@
 use agents_core::{AgentError, AgentState, Next, DEFAULT_SECTION};
 use async_trait::async_trait;
 
-use crate::StateProcessor;
+use crate::{run_inline, InlineProcessor, StateProcessor};
 
 /// Post-step: appends the step's whole output (trace, then response) to `messages`.
 ///
@@ -12,10 +12,8 @@ use crate::StateProcessor;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AppendStepMessages;
 
-#[async_trait]
-impl StateProcessor for AppendStepMessages {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for AppendStepMessages {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let Some(step) = state.current_step() else {
             return Ok(state);
         };
@@ -25,5 +23,16 @@ impl StateProcessor for AppendStepMessages {
         }
         let store = state.store().section(DEFAULT_SECTION).append(output);
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for AppendStepMessages {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }

@@ -3,7 +3,7 @@
 use agents_core::{AgentError, AgentState, Next, EXECUTION_BUFFER_SECTION};
 use async_trait::async_trait;
 
-use crate::StateProcessor;
+use crate::{run_inline, InlineProcessor, StateProcessor};
 
 /// Post-step: appends the step's `trace_messages` to `execution_buffer`, where the next steps
 /// of the same execution see them.
@@ -13,10 +13,8 @@ use crate::StateProcessor;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AppendToolTraceToBuffer;
 
-#[async_trait]
-impl StateProcessor for AppendToolTraceToBuffer {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for AppendToolTraceToBuffer {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let Some(step) = state.current_step() else {
             return Ok(state);
         };
@@ -28,5 +26,16 @@ impl StateProcessor for AppendToolTraceToBuffer {
             .section(EXECUTION_BUFFER_SECTION)
             .append(step.trace_messages().clone());
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for AppendToolTraceToBuffer {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }

@@ -1,16 +1,18 @@
 //! `ApplyCachedContext`: the agent's fixed request prefix (system prompt, tools).
 
+use std::sync::Arc;
+
 use agents_core::{AgentError, AgentState, CachedContext, Next};
 use async_trait::async_trait;
 
-use crate::StateProcessor;
+use crate::{run_inline, InlineProcessor, StateProcessor};
 
 /// Pre-step: puts the configured [`CachedContext`] (system prompt, tool schemas, tool choice,
 /// response format) into the state, by default only when the state has none yet (so a state
 /// restored from a checkpoint keeps its own).
 #[derive(Clone, Debug, Default)]
 pub struct ApplyCachedContext {
-    context: CachedContext,
+    context: Arc<CachedContext>,
     only_when_empty: bool,
 }
 
@@ -18,7 +20,7 @@ impl ApplyCachedContext {
     /// Applies `context` to states that have no cached context.
     pub fn new(context: CachedContext) -> Self {
         Self {
-            context,
+            context: Arc::new(context),
             only_when_empty: true,
         }
     }
@@ -26,7 +28,7 @@ impl ApplyCachedContext {
     /// Applies `context` before every step, replacing what the state has.
     pub fn always(context: CachedContext) -> Self {
         Self {
-            context,
+            context: Arc::new(context),
             only_when_empty: false,
         }
     }
@@ -38,7 +40,17 @@ impl StateProcessor for ApplyCachedContext {
         !self.context.is_empty() && (!self.only_when_empty || state.cached_context().is_empty())
     }
 
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
     async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        next(state.with_cached_context(self.context.clone())).await
+        run_inline(self, state, next).await
+    }
+}
+
+impl InlineProcessor for ApplyCachedContext {
+    fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        Ok(state.with_shared_cached_context(Arc::clone(&self.context)))
     }
 }

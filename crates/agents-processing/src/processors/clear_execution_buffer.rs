@@ -3,7 +3,7 @@
 use agents_core::{AgentError, AgentState, Next, EXECUTION_BUFFER_SECTION};
 use async_trait::async_trait;
 
-use crate::StateProcessor;
+use crate::{run_inline, InlineProcessor, StateProcessor};
 
 /// Post-step: empties `execution_buffer` when the step's continuation outcome says stop.
 ///
@@ -13,10 +13,8 @@ use crate::StateProcessor;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClearExecutionBuffer;
 
-#[async_trait]
-impl StateProcessor for ClearExecutionBuffer {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for ClearExecutionBuffer {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let stopping = state
             .continuation_outcome()
             .is_some_and(|outcome| !outcome.should_continue());
@@ -25,5 +23,16 @@ impl StateProcessor for ClearExecutionBuffer {
         }
         let store = state.store().section(EXECUTION_BUFFER_SECTION).clear();
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for ClearExecutionBuffer {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }

@@ -6,7 +6,7 @@ use agents_core::{AgentError, AgentState, Next, BUFFER_SECTION, DEFAULT_SECTION}
 use async_trait::async_trait;
 use messages::{Messages, Role};
 
-use crate::{EstimateTokenCounter, StateProcessor, TokenCounter};
+use crate::{run_inline, EstimateTokenCounter, InlineProcessor, StateProcessor, TokenCounter};
 
 /// Post-step: when `messages` exceeds `max_tokens`, moves the oldest messages to the `buffer`
 /// section (appended, oldest first), keeping the newest ones that fit.
@@ -68,10 +68,8 @@ impl std::fmt::Debug for MoveMessagesToBuffer {
     }
 }
 
-#[async_trait]
-impl StateProcessor for MoveMessagesToBuffer {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl InlineProcessor for MoveMessagesToBuffer {
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         let messages = state.messages();
         if self.counter.count_messages(&messages) <= self.max_tokens {
             return Ok(state);
@@ -94,5 +92,16 @@ impl StateProcessor for MoveMessagesToBuffer {
             .section(DEFAULT_SECTION)
             .set(kept);
         Ok(state.with_store(store))
+    }
+}
+
+#[async_trait]
+impl StateProcessor for MoveMessagesToBuffer {
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
     }
 }
