@@ -93,9 +93,7 @@ impl StepContext {
 
     /// The tool context for `state`'s running step, carrying this execution's cancellation token.
     pub fn tool_context(&self, state: &AgentState) -> ToolContext {
-        let mut context = state.tool_context();
-        context.cancellation = self.cancellation.clone();
-        context
+        state.tool_context_with(self.cancellation.clone())
     }
 }
 

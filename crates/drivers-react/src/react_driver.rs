@@ -155,7 +155,7 @@ impl ReActDriver {
             model: self.model_name.clone(),
         });
         let started = std::time::Instant::now();
-        let response = self.model.complete(request).await?;
+        let response = self.model.as_ref().complete(request).await?;
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
             usage: response.usage(),

@@ -167,9 +167,9 @@ impl ToolCallingDriver {
         context: &StepContext,
     ) -> Result<InferenceResponse, AgentError> {
         if !self.streaming {
-            return Ok(self.model.complete(request).await?);
+            return Ok(self.model.as_ref().complete(request).await?);
         }
-        let mut stream = self.model.stream(request).await?;
+        let mut stream = self.model.as_ref().stream(request).await?;
         let mut accumulator = StreamAccumulator::new();
         while let Some(event) = stream.next().await {
             let event = event?;

@@ -260,6 +260,15 @@ impl Content {
         self.parts.iter().all(ContentPart::is_empty)
     }
 
+    /// True when some text part holds more than whitespace (no allocation, unlike checking
+    /// `text_content().trim()`).
+    pub fn has_text(&self) -> bool {
+        self.parts
+            .iter()
+            .filter_map(ContentPart::as_text)
+            .any(|text| !text.trim().is_empty())
+    }
+
     /// True when the content is not a single plain text (several parts, or a non-text part).
     pub fn is_composite(&self) -> bool {
         self.parts.len() > 1 || self.parts.iter().any(|p| p.as_text().is_none())

@@ -1,5 +1,7 @@
 //! `Message`: one entry of a conversation.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -20,8 +22,8 @@ pub struct Message {
     name: Option<String>,
     content: Content,
     tool_calls: Vec<ToolCall>,
-    tool_call_id: Option<String>,
-    tool_name: Option<String>,
+    tool_call_id: Option<Arc<str>>,
+    tool_name: Option<Arc<str>>,
     metadata: Metadata,
 }
 
@@ -59,6 +61,14 @@ impl Message {
         Self::new(Role::Developer, content)
     }
 
+    /// The result of `call` (its id and tool name are shared, not copied).
+    pub fn tool_result_for(call: &ToolCall, content: impl Into<Content>) -> Self {
+        let mut message = Self::new(Role::Tool, content);
+        message.tool_call_id = Some(Arc::clone(call.shared_id()));
+        message.tool_name = Some(Arc::clone(call.shared_name()));
+        message
+    }
+
     /// The result of the tool call `call_id` to `tool_name`.
     pub fn tool_result(
         call_id: impl Into<String>,
@@ -66,8 +76,8 @@ impl Message {
         content: impl Into<Content>,
     ) -> Self {
         let mut message = Self::new(Role::Tool, content);
-        message.tool_call_id = Some(call_id.into());
-        message.tool_name = Some(tool_name.into());
+        message.tool_call_id = Some(Arc::from(call_id.into()));
+        message.tool_name = Some(Arc::from(tool_name.into()));
         message
     }
 
@@ -96,6 +106,11 @@ impl Message {
     /// The text parts joined with `\n` (empty when there is no text).
     pub fn text(&self) -> String {
         self.content.text_content()
+    }
+
+    /// True when the message has text beyond whitespace.
+    pub fn has_text(&self) -> bool {
+        self.content.has_text()
     }
 
     /// The tool calls an assistant message requests.
@@ -197,10 +212,10 @@ impl Message {
             object.insert("tool_calls".into(), Value::Array(calls));
         }
         if let Some(id) = &self.tool_call_id {
-            object.insert("tool_call_id".into(), Value::String(id.clone()));
+            object.insert("tool_call_id".into(), Value::String(id.to_string()));
         }
         if let Some(tool_name) = &self.tool_name {
-            object.insert("tool_name".into(), Value::String(tool_name.clone()));
+            object.insert("tool_name".into(), Value::String(tool_name.to_string()));
         }
         if !self.metadata.is_empty() {
             object.insert("_metadata".into(), self.metadata.to_value());
@@ -271,8 +286,8 @@ impl Message {
             name: string_field("name")?,
             content,
             tool_calls,
-            tool_call_id,
-            tool_name,
+            tool_call_id: tool_call_id.map(Arc::from),
+            tool_name: tool_name.map(Arc::from),
             metadata: Metadata::from(metadata),
         })
     }

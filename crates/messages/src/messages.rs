@@ -44,6 +44,11 @@ impl Messages {
         }
     }
 
+    /// The shared messages in order (clone one to keep it without copying the message).
+    pub fn iter_shared(&self) -> impl ExactSizeIterator<Item = &Arc<Message>> + '_ {
+        self.items.iter()
+    }
+
     /// The message at `index`.
     pub fn get(&self, index: usize) -> Option<&Message> {
         self.items.get(index).map(Arc::as_ref)

@@ -1,5 +1,7 @@
 //! `ToolCall`: a model's request to run a tool.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
@@ -11,8 +13,8 @@ use crate::MessagesError;
 /// form `{"id", "type": "function", "function": {"name", "arguments": "<json string>"}}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolCall {
-    id: String,
-    name: String,
+    id: Arc<str>,
+    name: Arc<str>,
     arguments: Value,
 }
 
@@ -20,8 +22,8 @@ impl ToolCall {
     /// A tool call. `arguments` is usually a JSON object; `null` becomes `{}`.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
         Self {
-            id: id.into(),
-            name: name.into(),
+            id: Arc::from(id.into()),
+            name: Arc::from(name.into()),
             arguments: normalize_arguments(arguments),
         }
     }
@@ -33,6 +35,14 @@ impl ToolCall {
 
     /// The tool's name.
     pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn shared_id(&self) -> &Arc<str> {
+        &self.id
+    }
+
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
         &self.name
     }
 
@@ -48,7 +58,7 @@ impl ToolCall {
 
     /// A copy with another id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
-        self.id = id.into();
+        self.id = Arc::from(id.into());
         self
     }
 
@@ -61,9 +71,9 @@ impl ToolCall {
     /// The OpenAI wire form: `{"id","type":"function","function":{"name","arguments":"<json>"}}`.
     pub fn to_openai_value(&self) -> Value {
         serde_json::json!({
-            "id": self.id,
+            "id": &*self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments_json()},
+            "function": {"name": &*self.name, "arguments": self.arguments_json()},
         })
     }
 

@@ -37,7 +37,7 @@ impl StepRunner {
     pub(crate) fn record(&self, state: &AgentState, step: AgentStep) -> AgentState {
         let state = state.record_step(step);
         let outcome = self.evaluate(&state);
-        record_execution(&state, outcome)
+        record_execution(state, outcome)
     }
 
     /// Records a failure step for `error`; the error policy decides whether to go on.
@@ -73,7 +73,7 @@ fn emit_evaluated(events: &AgentEvents, state: &AgentState, outcome: &Continuati
     });
 }
 
-fn record_execution(state: &AgentState, outcome: ContinuationOutcome) -> AgentState {
+fn record_execution(state: AgentState, outcome: ContinuationOutcome) -> AgentState {
     let now = crate::clock::now();
     let (step_number, started_at) = state
         .current_execution()
@@ -81,7 +81,7 @@ fn record_execution(state: &AgentState, outcome: ContinuationOutcome) -> AgentSt
             (c.step_number, c.started_at)
         });
     let Some(step) = state.current_step_shared() else {
-        return state.clone();
+        return state;
     };
     let execution = StepExecution::new(
         Arc::clone(step),
@@ -90,5 +90,5 @@ fn record_execution(state: &AgentState, outcome: ContinuationOutcome) -> AgentSt
         now.max(started_at),
         step_number,
     );
-    state.record_step_execution(execution)
+    state.into_recorded(execution)
 }

@@ -143,6 +143,17 @@ impl AgentState {
         Self::from_data(next)
     }
 
+    /// This state with another store, taken by value: changed in place when nothing else
+    /// shares the state (a processor's `after` gets its state by value, so the chain copies
+    /// nothing), else like [`with_store`](Self::with_store).
+    pub fn replace_store(mut self, store: MessageStore) -> Self {
+        let now = crate::clock::now();
+        let data = Arc::make_mut(&mut self.data);
+        data.store = store;
+        data.updated_at = now.max(data.updated_at);
+        self
+    }
+
     /// A copy with the `messages` section replaced.
     pub fn with_messages(&self, messages: impl Into<Messages>) -> Self {
         self.with_store(self.data.store.section(DEFAULT_SECTION).set(messages))
@@ -373,12 +384,19 @@ impl AgentState {
     /// Records a finished step: appends it, makes its step current, ends the current execution
     /// and adds its usage to the totals.
     pub fn record_step_execution(&self, execution: StepExecution) -> Self {
-        let mut next = self.touched_at(execution.completed_at());
-        next.usage += execution.step().usage();
-        next.current_step = Some(Arc::clone(execution.shared_step()));
-        next.current_execution = None;
-        next.step_executions = self.data.step_executions.appended(execution);
-        Self::from_data(next)
+        self.clone().into_recorded(execution)
+    }
+
+    /// [`record_step_execution`](Self::record_step_execution) on an owned state: changes it in
+    /// place when nothing else shares it (the loop's case), so recording copies nothing.
+    pub(crate) fn into_recorded(mut self, execution: StepExecution) -> Self {
+        let data = Arc::make_mut(&mut self.data);
+        data.updated_at = execution.completed_at().max(data.updated_at);
+        data.usage += execution.step().usage();
+        data.current_step = Some(Arc::clone(execution.shared_step()));
+        data.current_execution = None;
+        data.step_executions = data.step_executions.appended(execution);
+        self
     }
 
     // ----- usage and context --------------------------------------------------------------
@@ -421,15 +439,25 @@ impl AgentState {
 
     /// A [`ToolContext`] for the running step (no cancellation; the loop supplies its own).
     pub fn tool_context(&self) -> ToolContext {
-        let mut context = ToolContext::new(self.data.agent_id.clone());
-        context.parent_agent_id = self.data.parent_agent_id.clone();
-        context.step_number = self
-            .data
-            .current_execution
-            .as_ref()
-            .map_or(self.step_count() + 1, |c| c.step_number);
-        context.metadata = self.data.metadata.clone();
-        context
+        self.tool_context_with(tokio_util::sync::CancellationToken::new())
+    }
+
+    /// A [`ToolContext`] for the running step carrying `cancellation`.
+    pub fn tool_context_with(
+        &self,
+        cancellation: tokio_util::sync::CancellationToken,
+    ) -> ToolContext {
+        ToolContext {
+            agent_id: Arc::clone(&self.data.agent_id),
+            parent_agent_id: self.data.parent_agent_id.clone(),
+            step_number: self
+                .data
+                .current_execution
+                .as_ref()
+                .map_or(self.step_count() + 1, |c| c.step_number),
+            metadata: self.data.metadata.clone(),
+            cancellation,
+        }
     }
 
     // ----- serialization ----------------------------------------------------------------

@@ -235,13 +235,23 @@ impl AgentStep {
     pub fn final_response(&self) -> Option<&Message> {
         final_assistant_message(&self.response_messages)
     }
+
+    /// [`final_response`](Self::final_response), shared (keeping it copies nothing).
+    pub fn final_response_shared(&self) -> Option<&Arc<Message>> {
+        self.response_messages
+            .iter_shared()
+            .filter(|m| is_final_answer(m))
+            .last()
+    }
+}
+
+fn is_final_answer(message: &Message) -> bool {
+    message.role() == messages::Role::Assistant && !message.has_tool_calls() && message.has_text()
 }
 
 /// The last assistant message with non-empty text and no tool calls.
 pub(crate) fn final_assistant_message(messages: &Messages) -> Option<&Message> {
-    messages.iter().rev().find(|m| {
-        m.role() == messages::Role::Assistant && !m.has_tool_calls() && !m.text().trim().is_empty()
-    })
+    messages.iter().rev().find(|m| is_final_answer(m))
 }
 
 #[cfg(test)]

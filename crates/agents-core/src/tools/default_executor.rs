@@ -354,11 +354,11 @@ impl ToolExecutor for DefaultToolExecutor {
         parallel: bool,
     ) -> ToolExecutions {
         if !parallel || calls.len() < 2 {
-            let mut executions = ToolExecutions::new();
+            let mut executions = Vec::with_capacity(calls.len());
             for call in calls {
                 executions.push(self.execute_call(call, tools, context).await);
             }
-            return executions;
+            return ToolExecutions::from(executions);
         }
         // Boxed so the future of `execute` stays `Send` (the compiler cannot prove it through
         // the borrowing closure otherwise).

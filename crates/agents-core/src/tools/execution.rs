@@ -187,7 +187,7 @@ impl ToolExecution {
 
     /// The tool-result message for the model.
     pub fn to_message(&self) -> Message {
-        Message::tool_result(self.call.id(), self.call.name(), self.result_text())
+        Message::tool_result_for(&self.call, self.result_text())
     }
 }
 

@@ -38,7 +38,7 @@ impl InlineProcessor for AccumulateTokenUsage {
             "last_execution": state.execution_usage(),
         });
         let store = state.store().with_parameter(TOKEN_USAGE_PARAMETER, value);
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

@@ -44,7 +44,7 @@ impl InlineProcessor for AppendContextMetadata {
             .section(DEFAULT_SECTION)
             .append(message)
             .with_parameter(CONTEXT_METADATA_PARAMETER, document);
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

@@ -1,5 +1,7 @@
 //! `AppendFinalResponse`: separated mode, only the final answer persists.
 
+use std::sync::Arc;
+
 use agents_core::{AgentError, AgentState, Next, DEFAULT_SECTION};
 use async_trait::async_trait;
 use messages::Messages;
@@ -39,7 +41,7 @@ impl InlineProcessor for AppendFinalResponse {
         let answer = if step.has_tool_calls() {
             None
         } else {
-            step.final_response().cloned()
+            step.final_response_shared().cloned()
         };
         let stopping = state
             .continuation_outcome()
@@ -50,12 +52,12 @@ impl InlineProcessor for AppendFinalResponse {
             }
             _ => None,
         };
-        let appended: Messages = digest.into_iter().chain(answer).collect();
+        let appended: Messages = digest.map(Arc::new).into_iter().chain(answer).collect();
         if appended.is_empty() {
             return Ok(state);
         }
         let store = state.store().section(DEFAULT_SECTION).append(appended);
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

@@ -22,7 +22,7 @@ impl InlineProcessor for AppendStepMessages {
             return Ok(state);
         }
         let store = state.store().section(DEFAULT_SECTION).append(output);
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

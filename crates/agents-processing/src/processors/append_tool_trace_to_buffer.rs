@@ -25,7 +25,7 @@ impl InlineProcessor for AppendToolTraceToBuffer {
             .store()
             .section(EXECUTION_BUFFER_SECTION)
             .append(step.trace_messages().clone());
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

@@ -22,7 +22,7 @@ impl InlineProcessor for ClearExecutionBuffer {
             return Ok(state);
         }
         let store = state.store().section(EXECUTION_BUFFER_SECTION).clear();
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

@@ -91,7 +91,7 @@ impl InlineProcessor for MoveMessagesToBuffer {
             .append(moved)
             .section(DEFAULT_SECTION)
             .set(kept);
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
 

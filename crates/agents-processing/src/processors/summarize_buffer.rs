@@ -109,7 +109,7 @@ impl StateProcessor for SummarizeBuffer {
         if buffer.is_empty() || self.counter.count_messages(&buffer) <= self.max_tokens {
             return Ok(state);
         }
-        let summary = match self.model.complete(self.request(&state)).await {
+        let summary = match self.model.as_ref().complete(self.request(&state)).await {
             Ok(response) if !response.content().trim().is_empty() => {
                 response.content().trim().to_owned()
             }
@@ -128,6 +128,6 @@ impl StateProcessor for SummarizeBuffer {
             .set(Message::system(format!("{SUMMARY_PREFIX}{summary}")))
             .section(BUFFER_SECTION)
             .clear();
-        Ok(state.with_store(store))
+        Ok(state.replace_store(store))
     }
 }
