@@ -67,6 +67,7 @@ impl Messages {
     /// A copy with `message` appended (O(log n); the original is unchanged).
     pub fn appended(&self, message: impl Into<Message>) -> Self {
         let mut items = self.items.clone();
+        items.reserve(1);
         items.push(Arc::new(message.into()));
         Self { items }
     }
@@ -93,6 +94,7 @@ impl Messages {
             return other.clone();
         }
         let mut items = self.items.clone();
+        items.reserve(other.len());
         for message in other.items.iter() {
             items.push(Arc::clone(message));
         }

@@ -110,6 +110,24 @@ impl<T: Clone> PersistentVec<T> {
         self.len += 1;
     }
 
+    /// Makes room in the tail for up to `additional` pushes (as far as the tail reaches), so
+    /// the pushes that follow do not reallocate it; a shared tail is copied once here.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let in_tail = self.len - self.tail_offset();
+        let wanted = (in_tail + additional).min(WIDTH);
+        let Some(tail) = &mut self.tail else {
+            self.tail = Some(Arc::new(Vec::with_capacity(wanted)));
+            return;
+        };
+        if let Some(owned) = Arc::get_mut(tail) {
+            owned.reserve(wanted.saturating_sub(owned.len()));
+        } else if in_tail < WIDTH {
+            let mut copy = Vec::with_capacity(wanted);
+            copy.extend(tail.iter().cloned());
+            *tail = Arc::new(copy);
+        }
+    }
+
     pub(crate) fn iter(&self) -> Iter<'_, T> {
         Iter {
             vec: self,
@@ -184,7 +202,9 @@ impl<T: Clone> ExactSizeIterator for Iter<'_, T> {}
 
 impl<T: Clone> FromIterator<T> for PersistentVec<T> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let iter = iter.into_iter();
         let mut vec = Self::new();
+        vec.reserve(iter.size_hint().0);
         for item in iter {
             vec.push(item);
         }

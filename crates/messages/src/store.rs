@@ -45,7 +45,7 @@ impl Section {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MessageStore {
     /// Shared between copies; a change copies the (short) list of sections, never messages.
-    sections: Arc<Vec<Section>>,
+    sections: Arc<[Section]>,
     parameters: Metadata,
 }
 
@@ -74,7 +74,12 @@ impl MessageStore {
                     name: section.name.to_string(),
                 });
             }
-            Arc::make_mut(&mut store.sections).push(section);
+            store.sections = store
+                .sections
+                .iter()
+                .cloned()
+                .chain(std::iter::once(section))
+                .collect();
         }
         Ok(store)
     }
@@ -134,7 +139,7 @@ impl MessageStore {
             .filter_map(|name| self.position(name).map(|i| self.sections[i].clone()))
             .collect();
         Self {
-            sections: Arc::new(sections),
+            sections,
             parameters: self.parameters.clone(),
         }
     }
@@ -210,14 +215,34 @@ impl MessageStore {
     }
 
     fn with_section_set(&self, name: &str, messages: Messages) -> Self {
-        let mut store = self.clone();
-        let position = store.position(name);
-        let sections = Arc::make_mut(&mut store.sections);
-        match position {
-            Some(i) => sections[i].messages = messages,
-            None => sections.push(Section::new(name, messages)),
+        // One allocation: the new list is collected straight into its `Arc`.
+        let sections: Arc<[Section]> = match self.position(name) {
+            Some(position) => self
+                .sections
+                .iter()
+                .enumerate()
+                .map(|(i, section)| {
+                    if i == position {
+                        Section {
+                            name: Arc::clone(&section.name),
+                            messages: messages.clone(),
+                        }
+                    } else {
+                        section.clone()
+                    }
+                })
+                .collect(),
+            None => self
+                .sections
+                .iter()
+                .cloned()
+                .chain(std::iter::once(Section::new(name, messages)))
+                .collect(),
+        };
+        Self {
+            sections,
+            parameters: self.parameters.clone(),
         }
-        store
     }
 }
 
@@ -290,7 +315,12 @@ impl SectionOperator<'_> {
     pub fn remove(&self) -> MessageStore {
         let mut store = self.store.clone();
         if store.position(self.name).is_some() {
-            Arc::make_mut(&mut store.sections).retain(|s| &*s.name != self.name);
+            store.sections = store
+                .sections
+                .iter()
+                .filter(|s| &*s.name != self.name)
+                .cloned()
+                .collect();
         }
         store
     }

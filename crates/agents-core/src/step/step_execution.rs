@@ -91,7 +91,7 @@ impl StepExecution {
 /// pointers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct StepExecutions(Arc<Vec<Arc<StepExecution>>>);
+pub struct StepExecutions(Arc<[Arc<StepExecution>]>);
 
 impl StepExecutions {
     /// None.
@@ -101,10 +101,8 @@ impl StepExecutions {
 
     /// A copy with `execution` appended.
     pub fn appended(&self, execution: StepExecution) -> Self {
-        let mut items = Vec::with_capacity(self.0.len() + 1);
-        items.extend(self.0.iter().cloned());
-        items.push(Arc::new(execution));
-        Self(Arc::new(items))
+        let appended = std::iter::once(Arc::new(execution));
+        Self(self.0.iter().cloned().chain(appended).collect())
     }
 
     /// Number of executions.
@@ -161,7 +159,7 @@ impl StepExecutions {
 
 impl FromIterator<StepExecution> for StepExecutions {
     fn from_iter<I: IntoIterator<Item = StepExecution>>(iter: I) -> Self {
-        Self(Arc::new(iter.into_iter().map(Arc::new).collect()))
+        Self(iter.into_iter().map(Arc::new).collect())
     }
 }
 

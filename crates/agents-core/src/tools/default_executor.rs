@@ -289,7 +289,11 @@ impl DefaultToolExecutor {
             );
         }
         if self.settings.validate_arguments {
-            if let Err(problem) = validate_arguments(&tool.parameters(), call.arguments()) {
+            let parameters = match tools.schema(name) {
+                Some(schema) => std::borrow::Cow::Borrowed(&schema.parameters),
+                None => std::borrow::Cow::Owned(tool.parameters()),
+            };
+            if let Err(problem) = validate_arguments(&parameters, call.arguments()) {
                 return failure(
                     ToolFailureKind::InvalidArguments,
                     invalid_arguments_message(name, &problem),
@@ -305,15 +309,17 @@ impl DefaultToolExecutor {
                 None => Ok(run.await),
             }
         };
+        // The tool first: a call that finishes when first polled never registers with the
+        // cancellation token (the token was checked just above).
         let result = tokio::select! {
             biased;
+            result = guarded => result,
             () = context.cancellation.cancelled() => {
                 return failure(
                     ToolFailureKind::Failed,
                     format!("`{name}` was stopped because the agent run was cancelled"),
                 );
             }
-            result = guarded => result,
         };
         match result {
             Err(limit) => {

@@ -106,6 +106,12 @@ impl Tools {
     pub fn schemas(&self) -> Arc<[ToolSchema]> {
         Arc::clone(&self.inner.schemas)
     }
+
+    /// The schema of the tool `name`, as sent to the model (built at registration).
+    pub fn schema(&self, name: &str) -> Option<&ToolSchema> {
+        let position = self.inner.order.iter().position(|n| n == name)?;
+        self.inner.schemas.get(position)
+    }
 }
 
 impl std::fmt::Debug for Tools {
