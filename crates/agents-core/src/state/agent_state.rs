@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use inference::Usage;
-use messages::{CompileMessages, Message, MessageStore, Messages, Metadata, SelectedSections};
+use messages::{Message, MessageStore, Messages, Metadata};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -161,13 +161,17 @@ impl AgentState {
 
     /// What the model sees: `summary`, `buffer`, `messages` and `execution_buffer`, in that order.
     pub fn messages_for_inference(&self) -> Messages {
-        SelectedSections::new([
+        // The same as `SelectedSections::new([..]).compile(..)`, without building the list.
+        [
             SUMMARY_SECTION,
             BUFFER_SECTION,
             DEFAULT_SECTION,
             EXECUTION_BUFFER_SECTION,
-        ])
-        .compile(&self.data.store)
+        ]
+        .iter()
+        .fold(Messages::new(), |compiled, name| {
+            compiled.concat(&self.data.store.section(name).messages())
+        })
     }
 
     /// What a driver sends: the cached prefix (system prompt) followed by

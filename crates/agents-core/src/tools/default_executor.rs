@@ -304,6 +304,12 @@ impl DefaultToolExecutor {
         let run = AssertUnwindSafe(tool.call(call.arguments().clone(), context)).catch_unwind();
         let limit = self.timeout_for(name);
         let guarded = async move {
+            let mut run = std::pin::pin!(run);
+            // A tool that finishes when first polled needs no timer (nothing can interrupt
+            // synchronous work anyway); the limit applies from its first wait.
+            if let std::task::Poll::Ready(result) = futures::poll!(run.as_mut()) {
+                return Ok(result);
+            }
             match limit {
                 Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| limit),
                 None => Ok(run.await),
