@@ -35,9 +35,11 @@ impl StepRunner {
 
     /// Records `step`, evaluates continuation and records the step execution.
     pub(crate) fn record(&self, state: &AgentState, step: AgentStep) -> AgentState {
-        let state = state.record_step(step);
+        // One clock read for the whole recording: the step ended now.
+        let now = crate::clock::now();
+        let state = state.record_step_at(step, now);
         let outcome = self.evaluate(&state);
-        record_execution(state, outcome)
+        record_execution(state, outcome, now)
     }
 
     /// Records a failure step for `error`; the error policy decides whether to go on.
@@ -73,8 +75,11 @@ fn emit_evaluated(events: &AgentEvents, state: &AgentState, outcome: &Continuati
     });
 }
 
-fn record_execution(state: AgentState, outcome: ContinuationOutcome) -> AgentState {
-    let now = crate::clock::now();
+fn record_execution(
+    state: AgentState,
+    outcome: ContinuationOutcome,
+    now: chrono::DateTime<chrono::Utc>,
+) -> AgentState {
     let (step_number, started_at) = state
         .current_execution()
         .map_or((state.step_count() + 1, now), |c| {

@@ -373,6 +373,9 @@ impl AgentState {
 
     /// A copy without a current execution.
     pub fn clear_current_execution(&self) -> Self {
+        if self.data.current_execution.is_none() {
+            return self.clone();
+        }
         let mut next = self.touched();
         next.current_execution = None;
         Self::from_data(next)
@@ -380,7 +383,16 @@ impl AgentState {
 
     /// Sets the current step (not yet recorded: criteria see it through `current_step`).
     pub fn record_step(&self, step: impl Into<Arc<AgentStep>>) -> Self {
-        let mut next = self.touched();
+        self.record_step_at(step, crate::clock::now())
+    }
+
+    /// [`record_step`](Self::record_step) at a time the caller already read from the clock.
+    pub(crate) fn record_step_at(
+        &self,
+        step: impl Into<Arc<AgentStep>>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let mut next = self.touched_at(now);
         next.current_step = Some(step.into());
         Self::from_data(next)
     }
