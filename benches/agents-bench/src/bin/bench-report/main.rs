@@ -8,6 +8,7 @@
 // A report generator: it prints its progress.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod allocations;
 mod context_cost;
 mod criterion_data;
 mod parallel_tools;
@@ -16,6 +17,10 @@ mod scale;
 mod svg;
 
 use std::path::PathBuf;
+
+/// Counts allocations for the allocations-per-step measurement.
+#[global_allocator]
+static ALLOCATOR: allocations::Counting = allocations::Counting;
 
 /// Command line options.
 struct Options {
@@ -75,6 +80,9 @@ fn run() -> Result<(), String> {
     println!("parallel tools ...");
     let parallel = parallel_tools::measure()?;
     println!("{parallel:?}");
+    println!("allocations per step ...");
+    let allocations = allocations::measure()?;
+    println!("{allocations:?}");
     println!("context cost ...");
     let context = context_cost::measure()?;
     println!(
@@ -91,6 +99,7 @@ fn run() -> Result<(), String> {
         parallel,
         context,
         criterion,
+        allocations,
     };
     for (name, svg) in report.plots() {
         let path = options.docs.join("benchmarks").join(name);
