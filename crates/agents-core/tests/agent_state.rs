@@ -66,6 +66,44 @@ fn messages_for_inference_compiles_sections_in_order() {
 }
 
 #[test]
+fn messages_for_inference_is_the_selected_sections_compiler() {
+    use messages::{CompileMessages, SelectedSections};
+    let state = with_trace().with_user_message_keep_execution("and tomorrow?");
+    let compiler = SelectedSections::new([
+        SUMMARY_SECTION,
+        BUFFER_SECTION,
+        DEFAULT_SECTION,
+        EXECUTION_BUFFER_SECTION,
+    ]);
+    assert_eq!(
+        state.messages_for_inference(),
+        compiler.compile(state.store())
+    );
+}
+
+#[test]
+fn changing_a_shared_state_in_place_never_changes_the_other_handles() {
+    let original = with_trace();
+    let snapshot = original.to_json().unwrap();
+    let handle = original.clone();
+    let store = handle
+        .store()
+        .section(DEFAULT_SECTION)
+        .append(Message::user("only in the copy"));
+    let changed = handle.replace_store(store);
+    assert_eq!(changed.messages().len(), original.messages().len() + 1);
+    assert_eq!(original.to_json().unwrap(), snapshot);
+    assert!(changed.updated_at() >= original.updated_at());
+
+    // An unshared state is changed in place: same answer as the copying `with_store`.
+    let store = original.store().section(DEFAULT_SECTION).clear();
+    let copied = original.with_store(store.clone());
+    let owned = original.clone().replace_store(store);
+    assert_eq!(owned.store(), copied.store());
+    assert_eq!(original.to_json().unwrap(), snapshot);
+}
+
+#[test]
 fn for_continuation_clears_the_execution_state_and_buffer() {
     let state = with_trace().with_metadata("topic", "weather");
     assert_eq!(state.step_count(), 1);
