@@ -45,8 +45,20 @@ pub trait StateProcessor: Send + Sync {
 /// rest of the chain runs, [`after`](Self::after) it returned. Like tower's `map_request` and
 /// `map_response` layers.
 ///
-/// Return it from [`StateProcessor::as_inline`] and implement `process` with [`run_inline`].
+/// Every `InlineProcessor` is a [`StateProcessor`] (a blanket implementation supplies
+/// `process` through [`run_inline`] and `as_inline`), so implementing this trait is all it
+/// takes; the chain then runs it without a future of its own.
 pub trait InlineProcessor: Send + Sync {
+    /// A short name for logs and tests.
+    fn name(&self) -> &str {
+        short_type_name(std::any::type_name::<Self>())
+    }
+
+    /// Whether this layer runs for `state` (asked before `before`, as for any processor).
+    fn can_process(&self, _state: &AgentState) -> bool {
+        true
+    }
+
     /// Pre-step work, on the state as it reaches this layer.
     ///
     /// # Errors
@@ -61,6 +73,25 @@ pub trait InlineProcessor: Send + Sync {
     /// Reaches the loop like a driver error.
     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
         Ok(state)
+    }
+}
+
+#[async_trait]
+impl<P: InlineProcessor> StateProcessor for P {
+    fn name(&self) -> &str {
+        InlineProcessor::name(self)
+    }
+
+    fn can_process(&self, state: &AgentState) -> bool {
+        InlineProcessor::can_process(self, state)
+    }
+
+    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        run_inline(self, state, next).await
+    }
+
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
     }
 }
 

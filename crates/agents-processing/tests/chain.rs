@@ -6,9 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use agents_core::testing::ScriptedDriver;
 use agents_core::{AgentError, AgentState, Next, StepProcessing};
-use agents_processing::{
-    run_inline, CallableProcessor, InlineProcessor, StateProcessor, StateProcessors,
-};
+use agents_processing::{CallableProcessor, InlineProcessor, StateProcessor, StateProcessors};
 use async_trait::async_trait;
 use inference::InferenceResponse;
 
@@ -92,6 +90,10 @@ struct InlineRecorder {
 }
 
 impl InlineProcessor for InlineRecorder {
+    fn name(&self) -> &str {
+        self.name
+    }
+
     fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
         if state.metadata().contains_key("refuse") {
             return Err(AgentError::InvalidState(format!("{} refused", self.name)));
@@ -109,21 +111,6 @@ impl InlineProcessor for InlineRecorder {
             .unwrap()
             .push(format!("{} after", self.name));
         Ok(state)
-    }
-}
-
-#[async_trait]
-impl StateProcessor for InlineRecorder {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }
 

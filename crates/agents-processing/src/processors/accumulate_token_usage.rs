@@ -1,10 +1,9 @@
 //! `AccumulateTokenUsage`: conversation-wide token accounting in the store's parameters.
 
-use agents_core::{AgentError, AgentState, Next};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState};
 use serde_json::json;
 
-use crate::{run_inline, InlineProcessor, StateProcessor};
+use crate::InlineProcessor;
 
 /// The store parameter this processor maintains.
 pub const TOKEN_USAGE_PARAMETER: &str = "token_usage";
@@ -39,16 +38,5 @@ impl InlineProcessor for AccumulateTokenUsage {
         });
         let store = state.store().with_parameter(TOKEN_USAGE_PARAMETER, value);
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for AccumulateTokenUsage {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }

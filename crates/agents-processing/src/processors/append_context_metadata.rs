@@ -1,11 +1,10 @@
 //! `AppendContextMetadata`: the agent's metadata, shown to the model once per change.
 
-use agents_core::{AgentError, AgentState, Next, DEFAULT_SECTION};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 use messages::Message;
 use serde_json::Value;
 
-use crate::{run_inline, InlineProcessor, StateProcessor};
+use crate::InlineProcessor;
 
 /// Store parameter holding the last metadata document shown to the model.
 pub const CONTEXT_METADATA_PARAMETER: &str = "context_metadata_shown";
@@ -45,16 +44,5 @@ impl InlineProcessor for AppendContextMetadata {
             .append(message)
             .with_parameter(CONTEXT_METADATA_PARAMETER, document);
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for AppendContextMetadata {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }

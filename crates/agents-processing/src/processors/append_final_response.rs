@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, Next, DEFAULT_SECTION};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 use messages::Messages;
 
 use crate::retention::execution_digest;
-use crate::{run_inline, InlineProcessor, StateProcessor, TraceRetention};
+use crate::{InlineProcessor, TraceRetention};
 
 /// Post-step: appends to `messages` only the final answer of a step that made no tool calls
 /// (the last assistant message of its response with text and no tool calls).
@@ -58,16 +57,5 @@ impl InlineProcessor for AppendFinalResponse {
         }
         let store = state.store().section(DEFAULT_SECTION).append(appended);
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for AppendFinalResponse {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }

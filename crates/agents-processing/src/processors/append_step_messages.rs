@@ -1,9 +1,8 @@
 //! `AppendStepMessages`: legacy mode, every message a step produced persists.
 
-use agents_core::{AgentError, AgentState, Next, DEFAULT_SECTION};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 
-use crate::{run_inline, InlineProcessor, StateProcessor};
+use crate::InlineProcessor;
 
 /// Post-step: appends the step's whole output (trace, then response) to `messages`.
 ///
@@ -23,16 +22,5 @@ impl InlineProcessor for AppendStepMessages {
         }
         let store = state.store().section(DEFAULT_SECTION).append(output);
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for AppendStepMessages {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }

@@ -1,9 +1,8 @@
 //! `AppendToolTraceToBuffer`: the step's trace goes to the ephemeral execution buffer.
 
-use agents_core::{AgentError, AgentState, Next, EXECUTION_BUFFER_SECTION};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, EXECUTION_BUFFER_SECTION};
 
-use crate::{run_inline, InlineProcessor, StateProcessor};
+use crate::InlineProcessor;
 
 /// Post-step: appends the step's `trace_messages` to `execution_buffer`, where the next steps
 /// of the same execution see them.
@@ -26,16 +25,5 @@ impl InlineProcessor for AppendToolTraceToBuffer {
             .section(EXECUTION_BUFFER_SECTION)
             .append(step.trace_messages().clone());
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for AppendToolTraceToBuffer {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }

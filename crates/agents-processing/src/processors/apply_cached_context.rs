@@ -2,10 +2,9 @@
 
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, CachedContext, Next};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, CachedContext};
 
-use crate::{run_inline, InlineProcessor, StateProcessor};
+use crate::InlineProcessor;
 
 /// Pre-step: puts the configured [`CachedContext`] (system prompt, tool schemas, tool choice,
 /// response format) into the state, by default only when the state has none yet (so a state
@@ -34,22 +33,11 @@ impl ApplyCachedContext {
     }
 }
 
-#[async_trait]
-impl StateProcessor for ApplyCachedContext {
+impl InlineProcessor for ApplyCachedContext {
     fn can_process(&self, state: &AgentState) -> bool {
         !self.context.is_empty() && (!self.only_when_empty || state.cached_context().is_empty())
     }
 
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
-    }
-}
-
-impl InlineProcessor for ApplyCachedContext {
     fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
         Ok(state.with_shared_cached_context(Arc::clone(&self.context)))
     }

@@ -1,9 +1,8 @@
 //! `ClearExecutionBuffer`: nothing of the trace survives the end of an execution.
 
-use agents_core::{AgentError, AgentState, Next, EXECUTION_BUFFER_SECTION};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, EXECUTION_BUFFER_SECTION};
 
-use crate::{run_inline, InlineProcessor, StateProcessor};
+use crate::InlineProcessor;
 
 /// Post-step: empties `execution_buffer` when the step's continuation outcome says stop.
 ///
@@ -23,16 +22,5 @@ impl InlineProcessor for ClearExecutionBuffer {
         }
         let store = state.store().section(EXECUTION_BUFFER_SECTION).clear();
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for ClearExecutionBuffer {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }

@@ -2,11 +2,10 @@
 
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, Next, BUFFER_SECTION, DEFAULT_SECTION};
-use async_trait::async_trait;
+use agents_core::{AgentError, AgentState, BUFFER_SECTION, DEFAULT_SECTION};
 use messages::{Messages, Role};
 
-use crate::{run_inline, EstimateTokenCounter, InlineProcessor, StateProcessor, TokenCounter};
+use crate::{EstimateTokenCounter, InlineProcessor, TokenCounter};
 
 /// Post-step: when `messages` exceeds `max_tokens`, moves the oldest messages to the `buffer`
 /// section (appended, oldest first), keeping the newest ones that fit.
@@ -92,16 +91,5 @@ impl InlineProcessor for MoveMessagesToBuffer {
             .section(DEFAULT_SECTION)
             .set(kept);
         Ok(state.replace_store(store))
-    }
-}
-
-#[async_trait]
-impl StateProcessor for MoveMessagesToBuffer {
-    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
-        Some(self)
-    }
-
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        run_inline(self, state, next).await
     }
 }
