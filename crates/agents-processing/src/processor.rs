@@ -48,6 +48,30 @@ pub trait StateProcessor: Send + Sync {
 /// Every `InlineProcessor` is a [`StateProcessor`] (a blanket implementation supplies
 /// `process` through [`run_inline`] and `as_inline`), so implementing this trait is all it
 /// takes; the chain then runs it without a future of its own.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+///
+/// use agents_core::{AgentError, AgentState, Next};
+/// use agents_processing::{InlineProcessor, StateProcessor, StateProcessors};
+///
+/// /// Marks every state that comes out of a step.
+/// struct MarkStepped;
+///
+/// impl InlineProcessor for MarkStepped {
+///     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
+///         Ok(state.with_metadata("stepped", true))
+///     }
+/// }
+///
+/// let chain = StateProcessors::new([Arc::new(MarkStepped) as Arc<dyn StateProcessor>]);
+/// let step: Next = Box::new(|state| Box::pin(async move { Ok(state) }));
+/// let state = chain.apply(AgentState::new(), step).await.unwrap();
+/// assert!(state.metadata().contains_key("stepped"));
+/// assert_eq!(chain.names(), ["MarkStepped"]);
+/// # });
+/// ```
 pub trait InlineProcessor: Send + Sync {
     /// A short name for logs and tests.
     fn name(&self) -> &str {

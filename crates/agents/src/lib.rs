@@ -60,7 +60,7 @@ pub use agents_core::{
     FunctionTool, StopReason, Tool, ToolContext, ToolError, ToolOutput, Tools,
     EXECUTION_BUFFER_SECTION,
 };
-pub use agents_processing::{StateProcessor, TraceRetention};
+pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use drivers_react::ReActDriver;
 pub use drivers_toolcalling::ToolCallingDriver;
 pub use inference::{

@@ -13,7 +13,7 @@ pub use agents_core::{
     ToolExecution, ToolHookDecision, ToolOutput, Tools, BUFFER_SECTION, DEFAULT_SECTION,
     EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
-pub use agents_processing::{StateProcessor, TraceRetention};
+pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use futures::StreamExt;
 pub use inference::{
     Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, OpenAiCompatible,
