@@ -79,7 +79,7 @@ pub use continuation::*;
 pub use driver::{AgentDriver, StepContext};
 pub use errors::*;
 pub use events::*;
-pub use processing::{Next, PassThrough, StepFuture, StepProcessing};
+pub use processing::{EnteredLayers, InlineLayers, Next, PassThrough, StepFuture, StepProcessing};
 pub use state::*;
 pub use step::*;
 pub use tools::*;

@@ -26,6 +26,64 @@ pub trait StepProcessing: Send + Sync {
     /// # Errors
     /// Whatever a processor or the terminal reports.
     async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError>;
+
+    /// This processing as synchronous layers, when every layer only works right before and
+    /// right after the step. The loop then runs [`InlineLayers::enter`], the step and
+    /// [`InlineLayers::leave`] itself, without boxing the step as a [`Next`]. `apply` must give
+    /// the same result. Default: `None`.
+    fn inline_layers(&self) -> Option<&dyn InlineLayers> {
+        None
+    }
+}
+
+/// Step processing whose layers are all synchronous (see [`StepProcessing::inline_layers`]).
+pub trait InlineLayers: Send + Sync {
+    /// Runs the pre-step part of every layer that takes part, outermost first, and records in
+    /// `entered` which ones did.
+    ///
+    /// # Errors
+    /// A layer's error: the step does not run.
+    fn enter(
+        &self,
+        state: AgentState,
+        entered: &mut EnteredLayers,
+    ) -> Result<AgentState, AgentError>;
+
+    /// Runs the post-step part of the layers in `entered`, innermost first.
+    ///
+    /// # Errors
+    /// A layer's error, handled by the loop like a driver error.
+    fn leave(&self, state: AgentState, entered: &EnteredLayers) -> Result<AgentState, AgentError>;
+}
+
+/// Which layers of a chain took part in a step (by index), without allocating for the first
+/// 64.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EnteredLayers {
+    bits: u64,
+    more: Vec<usize>,
+}
+
+impl EnteredLayers {
+    /// Records that layer `index` took part.
+    pub fn push(&mut self, index: usize) {
+        match u32::try_from(index) {
+            Ok(shift) if shift < 64 => self.bits |= 1 << shift,
+            _ => self.more.push(index),
+        }
+    }
+
+    /// The layers that took part, innermost (highest index) first.
+    pub fn innermost_first(&self) -> impl Iterator<Item = usize> + '_ {
+        let bits = self.bits;
+        let mut more: Vec<usize> = self.more.clone();
+        more.sort_unstable();
+        more.into_iter().rev().chain(
+            (0..64usize)
+                .rev()
+                .filter(move |index| bits & (1 << index) != 0),
+        )
+    }
 }
 
 /// No processing: the step alone.
@@ -36,5 +94,19 @@ pub struct PassThrough;
 impl StepProcessing for PassThrough {
     async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
         terminal(state).await
+    }
+
+    fn inline_layers(&self) -> Option<&dyn InlineLayers> {
+        Some(self)
+    }
+}
+
+impl InlineLayers for PassThrough {
+    fn enter(&self, state: AgentState, _: &mut EnteredLayers) -> Result<AgentState, AgentError> {
+        Ok(state)
+    }
+
+    fn leave(&self, state: AgentState, _: &EnteredLayers) -> Result<AgentState, AgentError> {
+        Ok(state)
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, Next, StepProcessing};
+use agents_core::{AgentError, AgentState, EnteredLayers, InlineLayers, Next, StepProcessing};
 use async_trait::async_trait;
 
 use crate::StateProcessor;
@@ -19,13 +19,18 @@ use crate::StateProcessor;
 #[derive(Clone, Default)]
 pub struct StateProcessors {
     processors: Arc<[Arc<dyn StateProcessor>]>,
+    /// Every processor is inline: the loop may run the chain without boxing the step.
+    all_inline: bool,
 }
 
 impl StateProcessors {
     /// A chain of `processors`, outermost first.
     pub fn new(processors: impl IntoIterator<Item = Arc<dyn StateProcessor>>) -> Self {
+        let processors: Arc<[Arc<dyn StateProcessor>]> = processors.into_iter().collect();
+        let all_inline = processors.iter().all(|p| p.as_inline().is_some());
         Self {
-            processors: processors.into_iter().collect(),
+            processors,
+            all_inline,
         }
     }
 
@@ -87,7 +92,7 @@ async fn run_from(
     terminal: Next,
 ) -> Result<AgentState, AgentError> {
     let mut state = state;
-    let mut entered = Entered::default();
+    let mut entered = EnteredLayers::default();
     let mut index = start;
     let around = loop {
         let Some(processor) = processors.get(index) else {
@@ -97,14 +102,14 @@ async fn run_from(
             match processor.as_inline() {
                 Some(inline) => {
                     state = inline.before(state)?;
-                    entered.push(index - start);
+                    entered.push(index);
                 }
                 None => break Some(index),
             }
         }
         index += 1;
     };
-    let mut state = match around {
+    let state = match around {
         None => terminal(state).await?,
         Some(index) => {
             let processor = Arc::clone(&processors[index]);
@@ -112,12 +117,7 @@ async fn run_from(
             processor.process(state, next).await?
         }
     };
-    for offset in entered.innermost_first() {
-        if let Some(inline) = processors.get(start + offset).and_then(|p| p.as_inline()) {
-            state = inline.after(state)?;
-        }
-    }
-    Ok(state)
+    leave(&processors, state, &entered)
 }
 
 /// `next` for a layer that runs `process`: the chain from `index` inward.
@@ -125,36 +125,50 @@ fn link(processors: Arc<[Arc<dyn StateProcessor>]>, index: usize, terminal: Next
     Box::new(move |state| Box::pin(run_from(processors, index, state, terminal)))
 }
 
-/// The inline layers entered in one frame (offsets from its start), without allocating for
-/// the first 64.
-#[derive(Default)]
-struct Entered {
-    bits: u64,
-    more: Vec<usize>,
-}
-
-impl Entered {
-    fn push(&mut self, offset: usize) {
-        match u32::try_from(offset) {
-            Ok(shift) if shift < 64 => self.bits |= 1 << shift,
-            _ => self.more.push(offset),
+/// The post-step parts of the inline layers in `entered`, innermost first.
+fn leave(
+    processors: &[Arc<dyn StateProcessor>],
+    mut state: AgentState,
+    entered: &EnteredLayers,
+) -> Result<AgentState, AgentError> {
+    for index in entered.innermost_first() {
+        if let Some(inline) = processors.get(index).and_then(|p| p.as_inline()) {
+            state = inline.after(state)?;
         }
     }
-
-    fn innermost_first(&self) -> impl Iterator<Item = usize> + '_ {
-        let bits = self.bits;
-        self.more.iter().rev().copied().chain(
-            (0..64usize)
-                .rev()
-                .filter(move |offset| bits & (1 << offset) != 0),
-        )
-    }
+    Ok(state)
 }
 
 #[async_trait]
 impl StepProcessing for StateProcessors {
     async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
         StateProcessors::apply(self, state, terminal).await
+    }
+
+    fn inline_layers(&self) -> Option<&dyn InlineLayers> {
+        self.all_inline.then_some(self as &dyn InlineLayers)
+    }
+}
+
+impl InlineLayers for StateProcessors {
+    fn enter(
+        &self,
+        mut state: AgentState,
+        entered: &mut EnteredLayers,
+    ) -> Result<AgentState, AgentError> {
+        for (index, processor) in self.processors.iter().enumerate() {
+            if let Some(inline) = processor.as_inline() {
+                if processor.can_process(&state) {
+                    state = inline.before(state)?;
+                    entered.push(index);
+                }
+            }
+        }
+        Ok(state)
+    }
+
+    fn leave(&self, state: AgentState, entered: &EnteredLayers) -> Result<AgentState, AgentError> {
+        leave(&self.processors, state, entered)
     }
 }
 

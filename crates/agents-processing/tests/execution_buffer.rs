@@ -350,3 +350,59 @@ async fn token_usage_is_accumulated_in_store_parameters_across_executions() {
     assert_eq!(usage["total"]["input_tokens"], json!(30));
     assert_eq!(usage["last_execution"]["output_tokens"], json!(3));
 }
+
+/// A processor that is not inline and changes nothing: it forces the loop through
+/// `StepProcessing::apply` with a boxed step instead of the inline fast path.
+struct Opaque;
+
+#[async_trait::async_trait]
+impl agents_processing::StateProcessor for Opaque {
+    async fn process(
+        &self,
+        state: AgentState,
+        next: agents_core::Next,
+    ) -> Result<AgentState, agents_core::AgentError> {
+        next(state).await
+    }
+}
+
+#[tokio::test]
+async fn the_inline_fast_path_and_the_boxed_chain_give_the_same_run() {
+    use agents_core::StepProcessing;
+    let script = || {
+        ScriptedDriver::new([
+            InferenceResponse::with_tool_calls([call("c1", "Paris")]),
+            InferenceResponse::with_tool_calls([call("c2", "Rome"), call("c3", "Oslo")]),
+            InferenceResponse::text("Sunny everywhere."),
+        ])
+    };
+    for (mode, retention) in [
+        ("ephemeral", TraceRetention::Ephemeral),
+        ("full", TraceRetention::Full),
+    ] {
+        let inline = standard_processors(retention, CachedContext::new());
+        assert!(
+            inline.inline_layers().is_some(),
+            "the standard stack is inline"
+        );
+        let opaque: std::sync::Arc<dyn agents_processing::StateProcessor> =
+            std::sync::Arc::new(Opaque);
+        let boxed = StateProcessors::new(std::iter::once(opaque).chain(inline.iter().cloned()));
+        assert!(boxed.inline_layers().is_none());
+        let run = |processors: StateProcessors| async move {
+            Agent::new(script())
+                .with_tool(weather())
+                .with_criteria(criteria(10))
+                .with_processors(processors)
+                .execute(AgentState::new().with_user_message("Weather?"))
+                .await
+        };
+        let fast = run(inline).await.unwrap();
+        let slow = run(boxed).await.unwrap();
+        assert_eq!(fast.store(), slow.store(), "{mode}");
+        assert_eq!(fast.step_count(), 3);
+        assert_eq!(slow.step_count(), 3);
+        assert_eq!(fast.status(), slow.status());
+        assert_eq!(fast.usage(), slow.usage());
+    }
+}

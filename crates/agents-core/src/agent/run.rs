@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 use super::hooks::{run_state_hooks, StopDecision};
 use super::step_runner::StepRunner;
 use crate::{
-    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, EventSource, Next,
-    StepContext, StopReason,
+    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, EnteredLayers, EventSource,
+    InlineLayers, Next, StepContext, StopReason,
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,7 +101,11 @@ impl Run {
             message_count: state.messages_for_inference().len(),
         });
         let before = state.clone();
-        let result = self.agent.processors.apply(state, self.terminal()).await;
+        let processors = Arc::clone(&self.agent.processors);
+        let result = match processors.inline_layers() {
+            Some(layers) => self.run_inline(layers, state).await,
+            None => processors.apply(state, self.terminal()).await,
+        };
         let state = match result {
             Ok(state) if step_was_recorded(&before, &state) => state,
             Ok(_) => self.runner.record_failure(
@@ -116,6 +120,19 @@ impl Run {
         self.emit_step_completed(&state);
         self.state = state;
         true
+    }
+
+    /// The step inside synchronous layers: the same as `apply` with a terminal, without boxing
+    /// the step.
+    async fn run_inline(
+        &self,
+        layers: &dyn InlineLayers,
+        state: AgentState,
+    ) -> Result<AgentState, AgentError> {
+        let mut entered = EnteredLayers::default();
+        let state = layers.enter(state, &mut entered)?;
+        let state = self.runner.run(state).await?;
+        layers.leave(state, &entered)
     }
 
     fn terminal(&self) -> Next {
