@@ -57,7 +57,7 @@ pub fn format_step_messages(
         let response = if text.trim().is_empty() {
             Messages::new()
         } else {
-            Messages::from(vec![Message::assistant(text)])
+            Messages::from(Message::assistant(text))
         };
         return StepMessages {
             trace: Messages::new(),
@@ -65,14 +65,17 @@ pub fn format_step_messages(
         };
     }
     let text = response.content();
-    let mut invocation = Message::assistant_tool_calls(calls.iter().cloned());
+    let mut invocation = Message::assistant_tool_calls(std::iter::empty())
+        .with_shared_tool_calls(std::sync::Arc::clone(response.shared_tool_calls()));
     if !text.trim().is_empty() && !repeats_calls(text, calls) {
         invocation = invocation.with_content(text);
     }
-    let mut trace = vec![invocation];
-    trace.extend(results_in_call_order(calls, executions));
+    let mut used = Used::new(executions.len());
+    let results = calls
+        .iter()
+        .map(|call| result_for(call, executions, &mut used));
     StepMessages {
-        trace: Messages::from(trace),
+        trace: std::iter::once(invocation).chain(results).collect(),
         response: Messages::new(),
     }
 }
@@ -110,28 +113,59 @@ fn is_only_json(text: &str) -> bool {
     stripped.starts_with(['{', '[']) && stripped.ends_with(['}', ']'])
 }
 
-fn results_in_call_order(calls: &[ToolCall], executions: &ToolExecutions) -> Vec<Message> {
-    let mut used = vec![false; executions.len()];
-    calls
+/// The result message for `call`: its execution's (paired by id, each execution used once),
+/// or an error result when it has none.
+fn result_for(call: &ToolCall, executions: &ToolExecutions, used: &mut Used) -> Message {
+    let found = executions
         .iter()
-        .map(|call| {
-            let found = executions
-                .iter()
-                .enumerate()
-                .find(|(i, e)| !used[*i] && e.id() == call.id());
-            match found {
-                Some((i, execution)) => {
-                    used[i] = true;
-                    execution.to_message()
+        .enumerate()
+        .find(|(i, e)| !used.contains(*i) && e.id() == call.id());
+    match found {
+        Some((i, execution)) => {
+            used.insert(i);
+            execution.to_message()
+        }
+        None => Message::tool_result(
+            call.id(),
+            call.name(),
+            "Error: this tool call was not executed.",
+        ),
+    }
+}
+
+/// The executions already paired with a call (no allocation for up to 64).
+enum Used {
+    Few(u64),
+    Many(Vec<bool>),
+}
+
+impl Used {
+    fn new(len: usize) -> Self {
+        if len <= 64 {
+            Used::Few(0)
+        } else {
+            Used::Many(vec![false; len])
+        }
+    }
+
+    fn contains(&self, index: usize) -> bool {
+        match self {
+            Used::Few(bits) => index < 64 && bits & (1 << index) != 0,
+            Used::Many(flags) => flags.get(index).copied().unwrap_or(false),
+        }
+    }
+
+    fn insert(&mut self, index: usize) {
+        match self {
+            Used::Few(bits) if index < 64 => *bits |= 1 << index,
+            Used::Few(_) => {}
+            Used::Many(flags) => {
+                if let Some(flag) = flags.get_mut(index) {
+                    *flag = true;
                 }
-                None => Message::tool_result(
-                    call.id(),
-                    call.name(),
-                    "Error: this tool call was not executed.",
-                ),
             }
-        })
-        .collect()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! `InferenceResponse`: what a model answered.
 
+use std::sync::Arc;
+
 use messages::{Message, ToolCall};
 use serde::{Deserialize, Serialize};
 
@@ -10,8 +12,8 @@ use crate::{FinishReason, Usage};
 #[serde(default)]
 pub struct InferenceResponse {
     content: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<ToolCall>,
+    #[serde(skip_serializing_if = "<[ToolCall]>::is_empty")]
+    tool_calls: Arc<[ToolCall]>,
     finish_reason: FinishReason,
     usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,6 +50,11 @@ impl InferenceResponse {
 
     /// The requested tool calls.
     pub fn tool_calls(&self) -> &[ToolCall] {
+        &self.tool_calls
+    }
+
+    /// The tool calls, shared (keeping them copies nothing).
+    pub fn shared_tool_calls(&self) -> &Arc<[ToolCall]> {
         &self.tool_calls
     }
 
@@ -125,6 +132,7 @@ impl InferenceResponse {
 
     /// The answer as an assistant message (text and tool calls).
     pub fn to_message(&self) -> Message {
-        Message::assistant(self.content.as_str()).with_tool_calls(self.tool_calls.iter().cloned())
+        Message::assistant(self.content.as_str())
+            .with_shared_tool_calls(Arc::clone(&self.tool_calls))
     }
 }

@@ -21,7 +21,7 @@ pub struct Message {
     role: Role,
     name: Option<String>,
     content: Content,
-    tool_calls: Vec<ToolCall>,
+    tool_calls: Arc<[ToolCall]>,
     tool_call_id: Option<Arc<str>>,
     tool_name: Option<Arc<str>>,
     metadata: Metadata,
@@ -34,7 +34,7 @@ impl Message {
             role,
             name: None,
             content: content.into(),
-            tool_calls: Vec::new(),
+            tool_calls: Arc::default(),
             tool_call_id: None,
             tool_name: None,
             metadata: Metadata::new(),
@@ -118,6 +118,11 @@ impl Message {
         &self.tool_calls
     }
 
+    /// The tool calls, shared (keeping them copies nothing).
+    pub fn shared_tool_calls(&self) -> &Arc<[ToolCall]> {
+        &self.tool_calls
+    }
+
     /// True when the message requests tool calls.
     pub fn has_tool_calls(&self) -> bool {
         !self.tool_calls.is_empty()
@@ -193,6 +198,12 @@ impl Message {
         self
     }
 
+    /// A copy with a shared list of tool calls (no copy).
+    pub fn with_shared_tool_calls(mut self, calls: Arc<[ToolCall]>) -> Self {
+        self.tool_calls = calls;
+        self
+    }
+
     /// The message as JSON in its serialized shape.
     pub fn to_value(&self) -> Value {
         let mut object = Map::new();
@@ -259,12 +270,13 @@ impl Message {
             Some(calls) if !calls.is_null() => Some(calls.clone()),
             _ => metadata.shift_remove("tool_calls"),
         };
-        let tool_calls = match calls_value {
-            None | Some(Value::Null) => Vec::new(),
+        let tool_calls: Arc<[ToolCall]> = match calls_value {
+            None | Some(Value::Null) => Arc::default(),
             Some(Value::Array(items)) => items
                 .iter()
                 .map(ToolCall::from_value)
-                .collect::<Result<Vec<_>, _>>()?,
+                .collect::<Result<Vec<_>, _>>()?
+                .into(),
             Some(other) => {
                 return Err(invalid(format!("`tool_calls` must be a list, got {other}")))
             }

@@ -85,6 +85,20 @@ impl Messages {
         Self { items }
     }
 
+    /// A copy with the shared `messages` appended (no copy of the messages themselves).
+    pub fn extended_shared<I>(&self, messages: I) -> Self
+    where
+        I: IntoIterator<Item = Arc<Message>>,
+    {
+        let messages = messages.into_iter();
+        let mut items = self.items.clone();
+        items.reserve(messages.size_hint().0);
+        for message in messages {
+            items.push(message);
+        }
+        Self { items }
+    }
+
     /// A copy with every message of `other` appended (shares the messages themselves).
     pub fn concat(&self, other: &Messages) -> Self {
         if other.is_empty() {

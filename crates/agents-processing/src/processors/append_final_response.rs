@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
-use messages::Messages;
 
 use crate::retention::execution_digest;
 use crate::{InlineProcessor, TraceRetention};
@@ -51,11 +50,12 @@ impl InlineProcessor for AppendFinalResponse {
             }
             _ => None,
         };
-        let appended: Messages = digest.map(Arc::new).into_iter().chain(answer).collect();
-        if appended.is_empty() {
+        if digest.is_none() && answer.is_none() {
             return Ok(state);
         }
-        let store = state.store().section(DEFAULT_SECTION).append(appended);
+        let conversation = state.store().section(DEFAULT_SECTION).messages();
+        let appended = conversation.extended_shared(digest.map(Arc::new).into_iter().chain(answer));
+        let store = state.store().section(DEFAULT_SECTION).set(appended);
         Ok(state.replace_store(store))
     }
 }
