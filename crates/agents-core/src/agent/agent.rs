@@ -230,17 +230,8 @@ impl Agent {
         state: AgentState,
         token: CancellationToken,
     ) -> Result<AgentState, AgentError> {
-        // The same items as `iterate`, without a stream between the loop and the caller.
-        let mut run = Run::new(self.clone(), state, token);
-        let mut last = None;
-        while let Some(item) = run.next_item().await {
-            last = Some(item);
-        }
-        last.unwrap_or_else(|| {
-            Err(AgentError::InvalidState(
-                "the agent loop produced no state".into(),
-            ))
-        })
+        // The last item of `iterate`, without a stream and without the intermediate states.
+        Run::new(self.clone(), state, token).run_to_end().await
     }
 
     /// Runs the agent step by step: one item per step, then a last item with the final status.

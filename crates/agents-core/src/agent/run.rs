@@ -68,6 +68,17 @@ impl Run {
         Some(Ok(self.finish()))
     }
 
+    /// Runs every step and returns the final state: the last item of `next_item`, without
+    /// handing out (and so sharing) the intermediate states.
+    pub(crate) async fn run_to_end(mut self) -> Result<AgentState, AgentError> {
+        self.start();
+        self.phase = Phase::Steps;
+        while self.run_step().await {}
+        self.phase = Phase::Done;
+        let state = std::mem::replace(&mut self.state, placeholder());
+        Ok(self.finish_with(state))
+    }
+
     fn start(&mut self) {
         self.agent.criteria.execution_started(Instant::now());
         let state = run_state_hooks(&self.agent.hooks.before_execution, self.state.clone());
@@ -183,6 +194,9 @@ impl Run {
     }
 
     fn emit_step_completed(&self, state: &AgentState) {
+        if !self.agent.events.is_observed() {
+            return;
+        }
         let Some(execution) = state.step_executions().last() else {
             return;
         };
@@ -209,13 +223,20 @@ impl Run {
     }
 
     fn finish(&mut self) -> AgentState {
-        let failed = self.state.status() == AgentStatus::Failed;
+        let state = self.finish_with(self.state.clone());
+        self.state = state.clone();
+        state
+    }
+
+    /// The final status, after-execution hooks and the closing event, on `state`.
+    fn finish_with(&self, state: AgentState) -> AgentState {
+        let failed = state.status() == AgentStatus::Failed;
         let status = if failed {
             AgentStatus::Failed
         } else {
             AgentStatus::Completed
         };
-        let state = self.state.with_status(status);
+        let state = state.into_status(status);
         let state = run_state_hooks(&self.agent.hooks.after_execution, state);
         let source = EventSource::execution(&state);
         let steps = state.step_count();
@@ -241,9 +262,14 @@ impl Run {
                     usage,
                 });
         }
-        self.state = state.clone();
         state
     }
+}
+
+/// What `run_to_end` leaves in a finished run: one shared empty state, never read.
+fn placeholder() -> AgentState {
+    static EMPTY: std::sync::OnceLock<AgentState> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(AgentState::new).clone()
 }
 
 fn step_was_recorded(before: &AgentState, after: &AgentState) -> bool {

@@ -288,6 +288,15 @@ impl AgentState {
         Self::from_data(next)
     }
 
+    /// [`with_status`](Self::with_status) on an owned state: in place when it is not shared.
+    pub(crate) fn into_status(mut self, status: AgentStatus) -> Self {
+        let now = crate::clock::now();
+        let data = Arc::make_mut(&mut self.data);
+        data.status = status;
+        data.updated_at = now.max(data.updated_at);
+        self
+    }
+
     /// Why the execution stopped: the interruption reason if it was interrupted (e.g.
     /// cancelled), else the last outcome's stop reason; `None` while it goes on.
     pub fn stop_reason(&self) -> Option<StopReason> {
