@@ -19,6 +19,7 @@ pub struct ToolSchema {
 
 impl ToolSchema {
     /// A tool schema.
+    #[inline]
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         Self {
             name: name.into(),
@@ -103,12 +104,14 @@ impl InferenceRequest {
     }
 
     /// Sets the tools.
+    #[inline]
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = ToolSchema>) -> Self {
         self.tools = tools.into_iter().collect();
         self
     }
 
     /// Sets a shared list of tools (no copy).
+    #[inline]
     pub fn with_shared_tools(mut self, tools: Arc<[ToolSchema]>) -> Self {
         self.tools = tools;
         self

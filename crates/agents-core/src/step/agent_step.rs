@@ -64,6 +64,7 @@ pub struct AgentStep {
 
 impl AgentStep {
     /// An empty step (fresh uuid) with the messages the model was given.
+    #[inline]
     pub fn new(input_messages: impl Into<Messages>) -> Self {
         Self {
             id: crate::id::new_id(),
@@ -94,6 +95,7 @@ impl AgentStep {
     }
 
     /// A copy with the model's response; usage and finish reason are taken from it.
+    #[inline]
     pub fn with_inference_response(mut self, response: InferenceResponse) -> Self {
         self.usage = response.usage();
         self.finish_reason = Some(response.finish_reason());
@@ -103,24 +105,28 @@ impl AgentStep {
 
     /// A copy with the tool trace (assistant tool-call messages and tool results, or ReAct
     /// thoughts and observations).
+    #[inline]
     pub fn with_trace_messages(mut self, messages: impl Into<Messages>) -> Self {
         self.trace_messages = messages.into();
         self
     }
 
     /// A copy with the answer messages.
+    #[inline]
     pub fn with_response_messages(mut self, messages: impl Into<Messages>) -> Self {
         self.response_messages = messages.into();
         self
     }
 
     /// A copy with the tool executions.
+    #[inline]
     pub fn with_tool_executions(mut self, executions: ToolExecutions) -> Self {
         self.tool_executions = executions;
         self
     }
 
     /// A copy with one more error.
+    #[inline]
     pub fn with_error(mut self, error: impl Into<StepError>) -> Self {
         self.errors.push(error.into());
         self
