@@ -5,8 +5,6 @@ mod request;
 mod response;
 mod stream;
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use futures::stream as futures_stream;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -14,10 +12,9 @@ use reqwest::header::{HeaderMap, HeaderValue};
 pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
 pub use response::{parse_response, usage_from_anthropic};
 
-use super::openai::header_map;
+use crate::http::builder_options::{header_map, http_builder_options};
 use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
 use crate::http::event_stream::event_stream;
-use crate::http::retry::RetryPolicy;
 use crate::http::secret::{IntoApiKey, SecretString};
 use crate::{
     response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
@@ -200,41 +197,7 @@ impl AnthropicBuilder {
         self
     }
 
-    /// An extra header sent with every request (e.g. `anthropic-beta`).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Time allowed for one attempt (the whole answer, or the first byte of a stream).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.http.timeout = timeout;
-        self
-    }
-
-    /// Time allowed to connect.
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.http.connect_timeout = timeout;
-        self
-    }
-
-    /// Longest silence allowed between two chunks of a stream.
-    pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.http.stream_idle_timeout = timeout;
-        self
-    }
-
-    /// The retry policy.
-    pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.http.retry = policy;
-        self
-    }
-
-    /// Total attempts per request (1 = no retries).
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.http.retry = self.http.retry.with_max_attempts(attempts);
-        self
-    }
+    http_builder_options!("anthropic-beta");
 
     /// The client.
     ///

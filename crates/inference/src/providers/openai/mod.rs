@@ -5,18 +5,16 @@ mod request;
 mod response;
 mod stream;
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use futures::stream as futures_stream;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 
 pub use request::{message_from_openai, message_to_openai, request_body};
 pub use response::{parse_response, usage_from_openai};
 
+use crate::http::builder_options::{header_map, http_builder_options};
 use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
 use crate::http::event_stream::event_stream;
-use crate::http::retry::RetryPolicy;
 use crate::http::secret::{IntoApiKey, SecretString};
 use crate::{
     response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
@@ -221,41 +219,7 @@ impl OpenAiCompatibleBuilder {
         self
     }
 
-    /// An extra header sent with every request (e.g. `OpenAI-Organization`).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Time allowed for one attempt (the whole answer, or the first byte of a stream).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.http.timeout = timeout;
-        self
-    }
-
-    /// Time allowed to connect.
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.http.connect_timeout = timeout;
-        self
-    }
-
-    /// Longest silence allowed between two chunks of a stream.
-    pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.http.stream_idle_timeout = timeout;
-        self
-    }
-
-    /// The retry policy.
-    pub fn retry(mut self, policy: RetryPolicy) -> Self {
-        self.http.retry = policy;
-        self
-    }
-
-    /// Total attempts per request (1 = no retries).
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.http.retry = self.http.retry.with_max_attempts(attempts);
-        self
-    }
+    http_builder_options!("OpenAI-Organization");
 
     /// The client.
     ///
@@ -290,20 +254,6 @@ impl OpenAiCompatibleBuilder {
             http: HttpClient::new(self.http)?,
         })
     }
-}
-
-/// Extra headers as a map.
-pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, InferenceError> {
-    let mut map = HeaderMap::new();
-    for (name, value) in headers {
-        let invalid = || InferenceError::Configuration {
-            message: format!("invalid header `{name}`"),
-        };
-        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
-        let value = HeaderValue::from_str(value).map_err(|_| invalid())?;
-        map.insert(name, value);
-    }
-    Ok(map)
 }
 
 #[cfg(test)]
