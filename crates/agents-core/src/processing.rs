@@ -69,16 +69,19 @@ impl EnteredLayers {
     pub fn push(&mut self, index: usize) {
         match u32::try_from(index) {
             Ok(shift) if shift < 64 => self.bits |= 1 << shift,
-            _ => self.more.push(index),
+            _ => {
+                // Kept sorted, so `innermost_first` needs no copy.
+                if let Err(position) = self.more.binary_search(&index) {
+                    self.more.insert(position, index);
+                }
+            }
         }
     }
 
     /// The layers that took part, innermost (highest index) first.
     pub fn innermost_first(&self) -> impl Iterator<Item = usize> + '_ {
         let bits = self.bits;
-        let mut more: Vec<usize> = self.more.clone();
-        more.sort_unstable();
-        more.into_iter().rev().chain(
+        self.more.iter().rev().copied().chain(
             (0..64usize)
                 .rev()
                 .filter(move |index| bits & (1 << index) != 0),
@@ -108,5 +111,22 @@ impl InlineLayers for PassThrough {
 
     fn leave(&self, state: AgentState, _: &EnteredLayers) -> Result<AgentState, AgentError> {
         Ok(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EnteredLayers;
+
+    #[test]
+    fn entered_layers_come_back_innermost_first_beyond_64_and_in_any_push_order() {
+        let mut entered = EnteredLayers::default();
+        for index in [70, 3, 65, 0, 70, 63] {
+            entered.push(index);
+        }
+        assert_eq!(
+            entered.innermost_first().collect::<Vec<_>>(),
+            [70, 65, 63, 3, 0]
+        );
     }
 }

@@ -91,24 +91,8 @@ async fn run_from(
     state: AgentState,
     terminal: Next,
 ) -> Result<AgentState, AgentError> {
-    let mut state = state;
     let mut entered = EnteredLayers::default();
-    let mut index = start;
-    let around = loop {
-        let Some(processor) = processors.get(index) else {
-            break None;
-        };
-        if processor.can_process(&state) {
-            match processor.as_inline() {
-                Some(inline) => {
-                    state = inline.before(state)?;
-                    entered.push(index);
-                }
-                None => break Some(index),
-            }
-        }
-        index += 1;
-    };
+    let (state, around) = enter_from(&processors, start, state, &mut entered)?;
     let state = match around {
         None => terminal(state).await?,
         Some(index) => {
@@ -118,6 +102,30 @@ async fn run_from(
         }
     };
     leave(&processors, state, &entered)
+}
+
+/// Runs the `before` of the inline layers from `start` inward that take part (recording them
+/// in `entered`), up to the first layer that takes part and needs `process`: its index is
+/// returned with the state, `None` when the chain ends first.
+fn enter_from(
+    processors: &[Arc<dyn StateProcessor>],
+    start: usize,
+    mut state: AgentState,
+    entered: &mut EnteredLayers,
+) -> Result<(AgentState, Option<usize>), AgentError> {
+    for (index, processor) in processors.iter().enumerate().skip(start) {
+        if !processor.can_process(&state) {
+            continue;
+        }
+        match processor.as_inline() {
+            Some(inline) => {
+                state = inline.before(state)?;
+                entered.push(index);
+            }
+            None => return Ok((state, Some(index))),
+        }
+    }
+    Ok((state, None))
 }
 
 /// `next` for a layer that runs `process`: the chain from `index` inward.
@@ -153,18 +161,11 @@ impl StepProcessing for StateProcessors {
 impl InlineLayers for StateProcessors {
     fn enter(
         &self,
-        mut state: AgentState,
+        state: AgentState,
         entered: &mut EnteredLayers,
     ) -> Result<AgentState, AgentError> {
-        for (index, processor) in self.processors.iter().enumerate() {
-            if let Some(inline) = processor.as_inline() {
-                if processor.can_process(&state) {
-                    state = inline.before(state)?;
-                    entered.push(index);
-                }
-            }
-        }
-        Ok(state)
+        // Every layer is inline (`inline_layers` says so only then), so this runs them all.
+        enter_from(&self.processors, 0, state, entered).map(|(state, _)| state)
     }
 
     fn leave(&self, state: AgentState, entered: &EnteredLayers) -> Result<AgentState, AgentError> {

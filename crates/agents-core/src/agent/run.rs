@@ -238,28 +238,25 @@ impl Run {
         };
         let state = state.into_status(status);
         let state = run_state_hooks(&self.agent.hooks.after_execution, state);
-        let source = EventSource::execution(&state);
-        let steps = state.step_count();
-        let usage = state.execution_usage();
         if failed {
             self.agent.events.emit_with(|| AgentEvent::ExecutionFailed {
-                source,
+                source: EventSource::execution(&state),
                 errors: state
                     .current_step()
                     .map(AgentStep::error_messages)
                     .unwrap_or_default(),
-                steps,
-                usage,
+                steps: state.step_count(),
+                usage: state.execution_usage(),
             });
         } else {
             self.agent
                 .events
                 .emit_with(|| AgentEvent::ExecutionCompleted {
-                    source,
+                    source: EventSource::execution(&state),
                     status: state.status(),
                     stop_reason: state.stop_reason(),
-                    steps,
-                    usage,
+                    steps: state.step_count(),
+                    usage: state.execution_usage(),
                 });
         }
         state
