@@ -146,12 +146,8 @@ impl AgentState {
     /// This state with another store, taken by value: changed in place when nothing else
     /// shares the state (a processor's `after` gets its state by value, so the chain copies
     /// nothing), else like [`with_store`](Self::with_store).
-    pub fn replace_store(mut self, store: MessageStore) -> Self {
-        let now = crate::clock::now();
-        let data = Arc::make_mut(&mut self.data);
-        data.store = store;
-        data.updated_at = now.max(data.updated_at);
-        self
+    pub fn replace_store(self, store: MessageStore) -> Self {
+        self.edited_at(crate::clock::now(), |data| data.store = store)
     }
 
     /// A copy with the `messages` section replaced.
@@ -289,12 +285,8 @@ impl AgentState {
     }
 
     /// [`with_status`](Self::with_status) on an owned state: in place when it is not shared.
-    pub(crate) fn into_status(mut self, status: AgentStatus) -> Self {
-        let now = crate::clock::now();
-        let data = Arc::make_mut(&mut self.data);
-        data.status = status;
-        data.updated_at = now.max(data.updated_at);
-        self
+    pub(crate) fn into_status(self, status: AgentStatus) -> Self {
+        self.edited_at(crate::clock::now(), |data| data.status = status)
     }
 
     /// Why the execution stopped: the interruption reason if it was interrupted (e.g.
@@ -414,14 +406,13 @@ impl AgentState {
 
     /// [`record_step_execution`](Self::record_step_execution) on an owned state: changes it in
     /// place when nothing else shares it (the loop's case), so recording copies nothing.
-    pub(crate) fn into_recorded(mut self, execution: StepExecution) -> Self {
-        let data = Arc::make_mut(&mut self.data);
-        data.updated_at = execution.completed_at().max(data.updated_at);
-        data.usage += execution.step().usage();
-        data.current_step = Some(Arc::clone(execution.shared_step()));
-        data.current_execution = None;
-        data.step_executions = data.step_executions.appended(execution);
-        self
+    pub(crate) fn into_recorded(self, execution: StepExecution) -> Self {
+        self.edited_at(execution.completed_at(), |data| {
+            data.usage += execution.step().usage();
+            data.current_step = Some(Arc::clone(execution.shared_step()));
+            data.current_execution = None;
+            data.step_executions = data.step_executions.appended(execution);
+        })
     }
 
     // ----- usage and context --------------------------------------------------------------
@@ -450,9 +441,7 @@ impl AgentState {
 
     /// A copy with another cached context.
     pub fn with_cached_context(&self, context: CachedContext) -> Self {
-        let mut next = self.touched();
-        next.cached_context = Arc::new(context);
-        Self::from_data(next)
+        self.with_shared_cached_context(Arc::new(context))
     }
 
     /// A copy with a shared cached context (no copy of the context).
@@ -538,6 +527,15 @@ impl AgentState {
     /// A copy of the fields to change, with `updated_at` moved to now.
     fn touched(&self) -> StateData {
         self.touched_at(crate::clock::now())
+    }
+
+    /// This state changed by `edit` at `now`: in place when nothing else shares it, else on a
+    /// copy of the fields (what the owned `into_*`/`replace_*` methods have in common).
+    fn edited_at(mut self, now: DateTime<Utc>, edit: impl FnOnce(&mut StateData)) -> Self {
+        let data = Arc::make_mut(&mut self.data);
+        data.updated_at = now.max(data.updated_at);
+        edit(data);
+        self
     }
 
     /// [`touched`](Self::touched) at a time the caller already read from the clock.

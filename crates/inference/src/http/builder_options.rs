@@ -10,10 +10,10 @@ use crate::InferenceError;
 macro_rules! http_builder_options {
     ($example_header:literal) => {
         #[doc = concat!(
-                                    "An extra header sent with every request (e.g. `",
-                                    $example_header,
-                                    "`)."
-                                )]
+                                            "An extra header sent with every request (e.g. `",
+                                            $example_header,
+                                            "`)."
+                                        )]
         pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
             self.headers.push((name.into(), value.into()));
             self
