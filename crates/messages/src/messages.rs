@@ -66,10 +66,7 @@ impl Messages {
 
     /// A copy with `message` appended (O(log n); the original is unchanged).
     pub fn appended(&self, message: impl Into<Message>) -> Self {
-        let mut items = self.items.clone();
-        items.reserve(1);
-        items.push(Arc::new(message.into()));
-        Self { items }
+        self.extended_shared([Arc::new(message.into())])
     }
 
     /// A copy with all `messages` appended.
@@ -78,11 +75,7 @@ impl Messages {
         I: IntoIterator,
         I::Item: Into<Message>,
     {
-        let mut items = self.items.clone();
-        for message in messages {
-            items.push(Arc::new(message.into()));
-        }
-        Self { items }
+        self.extended_shared(messages.into_iter().map(|m| Arc::new(m.into())))
     }
 
     /// A copy with the shared `messages` appended (no copy of the messages themselves).
@@ -107,12 +100,7 @@ impl Messages {
         if self.is_empty() {
             return other.clone();
         }
-        let mut items = self.items.clone();
-        items.reserve(other.len());
-        for message in other.items.iter() {
-            items.push(Arc::clone(message));
-        }
-        Self { items }
+        self.extended_shared(other.iter_shared().cloned())
     }
 
     /// The messages for which `predicate` is true.
