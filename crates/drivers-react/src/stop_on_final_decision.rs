@@ -2,6 +2,9 @@
 
 use agents_core::{AgentState, AgentStepType, ContinuationCriterion, ContinuationEvaluation};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "StopOnFinalDecision";
+
 /// Keeps a ReAct agent going while the model acts and stops it when the model answers.
 ///
 /// - before the first step: requests a step;
@@ -36,21 +39,22 @@ impl StopOnFinalDecision {
 impl ContinuationCriterion for StopOnFinalDecision {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let Some(step) = state.current_step() else {
-            return ContinuationEvaluation::request("StopOnFinalDecision")
+            return ContinuationEvaluation::request(NAME)
                 .with_reason("no step yet: run the first step");
         };
         match step.step_type() {
-            AgentStepType::ToolExecution => ContinuationEvaluation::request("StopOnFinalDecision")
+            AgentStepType::ToolExecution => ContinuationEvaluation::request(NAME)
                 .with_reason("the model called a tool and must see the observation"),
-            AgentStepType::FinalResponse => ContinuationEvaluation::stop("StopOnFinalDecision")
-                .with_reason("the model gave its final answer"),
-            AgentStepType::Error => ContinuationEvaluation::allow("StopOnFinalDecision")
+            AgentStepType::FinalResponse => {
+                ContinuationEvaluation::stop(NAME).with_reason("the model gave its final answer")
+            }
+            AgentStepType::Error => ContinuationEvaluation::allow(NAME)
                 .with_reason("the step failed; the error policy decides"),
         }
     }
 
     fn name(&self) -> &str {
-        "StopOnFinalDecision"
+        NAME
     }
 }
 

@@ -5,6 +5,9 @@ use crate::{
     ErrorPolicy, StopReason,
 };
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "ErrorPolicyCriterion";
+
 /// Judges the last step's errors (failed tool executions are [`ErrorType::Tool`](crate::ErrorType::Tool))
 /// with an [`ErrorPolicy`]: `Stop` forbids (stop reason `error`), `Retry` requests another
 /// step, `Ignore` allows.
@@ -29,23 +32,21 @@ impl ContinuationCriterion for ErrorPolicyCriterion {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let context = ErrorContext::from_state(state);
         if context.consecutive_failures == 0 {
-            return ContinuationEvaluation::allow("ErrorPolicyCriterion");
+            return ContinuationEvaluation::allow(NAME);
         }
         let what = describe(&context);
         match self.policy.evaluate(&context) {
-            ErrorHandlingDecision::Stop => {
-                ContinuationEvaluation::forbid("ErrorPolicyCriterion", StopReason::Error)
-                    .with_reason(format!("error policy stops on {what}"))
-            }
-            ErrorHandlingDecision::Retry => ContinuationEvaluation::request("ErrorPolicyCriterion")
+            ErrorHandlingDecision::Stop => ContinuationEvaluation::forbid(NAME, StopReason::Error)
+                .with_reason(format!("error policy stops on {what}")),
+            ErrorHandlingDecision::Retry => ContinuationEvaluation::request(NAME)
                 .with_reason(format!("error policy retries after {what}")),
-            ErrorHandlingDecision::Ignore => ContinuationEvaluation::allow("ErrorPolicyCriterion")
+            ErrorHandlingDecision::Ignore => ContinuationEvaluation::allow(NAME)
                 .with_reason(format!("error policy ignores {what}")),
         }
     }
 
     fn name(&self) -> &str {
-        "ErrorPolicyCriterion"
+        NAME
     }
 }
 

@@ -7,6 +7,9 @@ use tokio::time::Instant;
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "ExecutionTimeLimit";
+
 /// Forbids another step once `max` elapsed since the execution started.
 ///
 /// It measures with [`tokio::time::Instant`], so tests with a paused tokio clock control it.
@@ -39,18 +42,19 @@ impl ContinuationCriterion for ExecutionTimeLimit {
     fn evaluate(&self, _state: &AgentState) -> ContinuationEvaluation {
         let elapsed = self.elapsed();
         if elapsed >= self.max {
-            return ContinuationEvaluation::forbid("ExecutionTimeLimit", StopReason::TimeLimit)
-                .with_reason(format!(
+            return ContinuationEvaluation::forbid(NAME, StopReason::TimeLimit).with_reason(
+                format!(
                     "time limit reached: {:.1}s of {:.1}s",
                     elapsed.as_secs_f64(),
                     self.max.as_secs_f64()
-                ));
+                ),
+            );
         }
-        ContinuationEvaluation::allow("ExecutionTimeLimit")
+        ContinuationEvaluation::allow(NAME)
     }
 
     fn name(&self) -> &str {
-        "ExecutionTimeLimit"
+        NAME
     }
 
     fn execution_started(&self, at: Instant) {

@@ -4,6 +4,9 @@ use inference::FinishReason;
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "FinishReasonCheck";
+
 /// Forbids another step when the last step's finish reason is one of `reasons`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FinishReasonCheck {
@@ -24,14 +27,14 @@ impl ContinuationCriterion for FinishReasonCheck {
         let reason = state.current_step().and_then(|s| s.finish_reason());
         match reason {
             Some(reason) if self.reasons.contains(&reason) => {
-                ContinuationEvaluation::forbid("FinishReasonCheck", StopReason::FinishReason)
+                ContinuationEvaluation::forbid(NAME, StopReason::FinishReason)
                     .with_reason(format!("the model finished with `{reason:?}`"))
             }
-            _ => ContinuationEvaluation::allow("FinishReasonCheck"),
+            _ => ContinuationEvaluation::allow(NAME),
         }
     }
 
     fn name(&self) -> &str {
-        "FinishReasonCheck"
+        NAME
     }
 }

@@ -4,6 +4,9 @@ use std::sync::Arc;
 
 use crate::{AgentState, AgentStep, ContinuationCriterion, ContinuationEvaluation};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "ResponseContentCheck";
+
 /// Requests another step while `predicate(last step)` is true, says stop when it is false,
 /// and allows before the first step.
 #[derive(Clone)]
@@ -29,15 +32,13 @@ impl std::fmt::Debug for ResponseContentCheck {
 impl ContinuationCriterion for ResponseContentCheck {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         match state.current_step() {
-            None => ContinuationEvaluation::allow("ResponseContentCheck"),
-            Some(step) if (self.predicate)(step) => {
-                ContinuationEvaluation::request("ResponseContentCheck")
-            }
-            Some(_) => ContinuationEvaluation::stop("ResponseContentCheck"),
+            None => ContinuationEvaluation::allow(NAME),
+            Some(step) if (self.predicate)(step) => ContinuationEvaluation::request(NAME),
+            Some(_) => ContinuationEvaluation::stop(NAME),
         }
     }
 
     fn name(&self) -> &str {
-        "ResponseContentCheck"
+        NAME
     }
 }

@@ -2,6 +2,9 @@
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, ErrorContext, StopReason};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "RetryLimit";
+
 /// Forbids another step once `max` steps in a row failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryLimit {
@@ -19,15 +22,14 @@ impl ContinuationCriterion for RetryLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let failures = ErrorContext::from_state(state).consecutive_failures;
         if failures >= self.max {
-            return ContinuationEvaluation::forbid("RetryLimit", StopReason::RetryLimit)
-                .with_reason(format!(
-                    "retry limit reached: {failures} failed steps in a row"
-                ));
+            return ContinuationEvaluation::forbid(NAME, StopReason::RetryLimit).with_reason(
+                format!("retry limit reached: {failures} failed steps in a row"),
+            );
         }
-        ContinuationEvaluation::allow("RetryLimit")
+        ContinuationEvaluation::allow(NAME)
     }
 
     fn name(&self) -> &str {
-        "RetryLimit"
+        NAME
     }
 }

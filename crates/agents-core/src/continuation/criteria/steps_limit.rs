@@ -2,6 +2,9 @@
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "StepsLimit";
+
 /// Forbids another step once `max` steps ran in this execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StepsLimit {
@@ -19,13 +22,13 @@ impl ContinuationCriterion for StepsLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let steps = state.transient_step_count();
         if steps >= self.max {
-            return ContinuationEvaluation::forbid("StepsLimit", StopReason::StepsLimit)
+            return ContinuationEvaluation::forbid(NAME, StopReason::StepsLimit)
                 .with_reason(format!("step limit reached: {steps} of {} steps", self.max));
         }
-        ContinuationEvaluation::allow("StepsLimit")
+        ContinuationEvaluation::allow(NAME)
     }
 
     fn name(&self) -> &str {
-        "StepsLimit"
+        NAME
     }
 }

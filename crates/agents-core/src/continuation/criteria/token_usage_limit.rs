@@ -2,6 +2,9 @@
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "TokenUsageLimit";
+
 /// Forbids another step once the execution used `max` tokens or more
 /// ([`AgentState::execution_usage`] total).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,16 +23,14 @@ impl ContinuationCriterion for TokenUsageLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         let used = state.execution_usage().total();
         if used >= self.max {
-            return ContinuationEvaluation::forbid("TokenUsageLimit", StopReason::TokenLimit)
-                .with_reason(format!(
-                    "token limit reached: {used} of {} tokens",
-                    self.max
-                ));
+            return ContinuationEvaluation::forbid(NAME, StopReason::TokenLimit).with_reason(
+                format!("token limit reached: {used} of {} tokens", self.max),
+            );
         }
-        ContinuationEvaluation::allow("TokenUsageLimit")
+        ContinuationEvaluation::allow(NAME)
     }
 
     fn name(&self) -> &str {
-        "TokenUsageLimit"
+        NAME
     }
 }

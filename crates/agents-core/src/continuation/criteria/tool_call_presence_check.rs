@@ -2,6 +2,9 @@
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation};
 
+/// The name this criterion reports in its evaluations.
+const NAME: &str = "ToolCallPresenceCheck";
+
 /// Requests another step when the last step asked for tool calls (or before the first step);
 /// otherwise says the work is done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -17,18 +20,18 @@ impl ToolCallPresenceCheck {
 impl ContinuationCriterion for ToolCallPresenceCheck {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
         match state.current_step() {
-            None => ContinuationEvaluation::request("ToolCallPresenceCheck")
-                .with_reason("no step yet: run the first step"),
-            Some(step) if step.has_tool_calls() => {
-                ContinuationEvaluation::request("ToolCallPresenceCheck")
-                    .with_reason("the model asked for tool calls")
+            None => {
+                ContinuationEvaluation::request(NAME).with_reason("no step yet: run the first step")
             }
-            Some(_) => ContinuationEvaluation::stop("ToolCallPresenceCheck")
+            Some(step) if step.has_tool_calls() => {
+                ContinuationEvaluation::request(NAME).with_reason("the model asked for tool calls")
+            }
+            Some(_) => ContinuationEvaluation::stop(NAME)
                 .with_reason("the model answered without tool calls"),
         }
     }
 
     fn name(&self) -> &str {
-        "ToolCallPresenceCheck"
+        NAME
     }
 }
