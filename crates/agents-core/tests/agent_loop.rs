@@ -554,3 +554,64 @@ async fn a_finished_state_continues_after_a_new_user_message() {
     );
     assert_eq!(second.agent_id(), first.agent_id());
 }
+
+/// A processor layer that fails after the step ran (`after_step`) or cuts the step off.
+struct FailingLayer {
+    cut_off: bool,
+}
+
+#[async_trait]
+impl StepProcessing for FailingLayer {
+    async fn apply(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+        if self.cut_off {
+            return Ok(state);
+        }
+        next(state).await?;
+        Err(AgentError::InvalidState(
+            "the layer failed on purpose".into(),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_began_with() {
+    for (cut_off, with_hook) in [(false, false), (false, true), (true, false), (true, true)] {
+        let mut agent = Agent::new(ScriptedDriver::new([InferenceResponse::text("never kept")]))
+            .with_criteria(criteria())
+            .with_processors(FailingLayer { cut_off });
+        if with_hook {
+            agent = agent.before_step(|s| s.with_metadata("hooked", s.step_count() + 1));
+        }
+        let before = user("go");
+        let done = agent.execute(before.clone()).await.unwrap();
+        let case = format!("cut_off={cut_off} with_hook={with_hook}");
+        assert_eq!(done.status(), AgentStatus::Failed, "{case}");
+        assert_eq!(done.step_count(), 1, "{case}");
+        let execution = done.step_executions().last().unwrap();
+        assert_eq!(execution.step_number(), 1, "{case}");
+        assert!(execution.started_at() >= before.updated_at(), "{case}");
+        assert!(execution.completed_at() >= execution.started_at(), "{case}");
+        let step = execution.step();
+        assert_eq!(step.step_type(), AgentStepType::Error, "{case}");
+        let expected = if cut_off {
+            "without calling `next`"
+        } else {
+            "the layer failed on purpose"
+        };
+        assert!(
+            step.errors()[0].message.contains(expected),
+            "{case}: {:?}",
+            step.errors()
+        );
+        // The failure is recorded on the state the step began with: the scripted answer of
+        // the discarded step is not in it, a before-step hook's change is.
+        assert_eq!(step.input_messages().len(), 1, "{case}");
+        assert_eq!(done.messages().len(), 1, "{case}");
+        assert_eq!(
+            done.metadata().get("hooked"),
+            with_hook.then(|| json!(1)).as_ref(),
+            "{case}"
+        );
+        assert!(done.current_execution().is_none(), "{case}");
+    }
+}

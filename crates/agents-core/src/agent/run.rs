@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 use super::hooks::{run_state_hooks, StopDecision};
 use super::step_runner::StepRunner;
 use crate::{
-    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, EnteredLayers, EventSource,
-    InlineLayers, Next, StepContext, StopReason,
+    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CurrentExecution,
+    EnteredLayers, EventSource, InlineLayers, Next, StepContext, StopReason,
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -25,13 +25,13 @@ pub(crate) struct Run {
     state: AgentState,
     phase: Phase,
     vetoes: usize,
-    /// Shared with each step's terminal (one reference count per step, not a deep copy).
-    runner: Arc<StepRunner>,
+    /// What runs each step; cloned into the terminal only when a processor needs a boxed one.
+    runner: StepRunner,
 }
 
 impl Run {
     pub(crate) fn new(agent: Agent, state: AgentState, cancellation: CancellationToken) -> Self {
-        let runner = Arc::new(StepRunner {
+        let runner = StepRunner {
             driver: Arc::clone(&agent.driver),
             tools: agent.tools.clone(),
             executor: Arc::clone(&agent.executor),
@@ -41,7 +41,7 @@ impl Run {
                 events: agent.events.clone(),
                 cancellation,
             },
-        });
+        };
         Self {
             agent,
             state,
@@ -106,31 +106,54 @@ impl Run {
             return false;
         }
         let state = self.state.begin_step_execution();
-        let state = run_state_hooks(&self.agent.hooks.before_step, state);
+        // A failed step is recorded on the state as it began. A clone held through the step
+        // would make every change the step makes copy the state, so the begun state is kept
+        // only when before-step hooks may have changed it; otherwise it is rebuilt from the
+        // state before the step and the running execution.
+        let hooks = &self.agent.hooks.before_step;
+        let state = run_state_hooks(hooks, state);
+        let began = if hooks.is_empty() {
+            Began::Execution(state.current_execution().cloned())
+        } else {
+            Began::State(state.clone())
+        };
         self.agent.events.emit_with(|| AgentEvent::StepStarted {
             source: EventSource::step(&state),
             message_count: state.messages_for_inference().len(),
         });
-        let before = state.clone();
         let processors = Arc::clone(&self.agent.processors);
         let result = match processors.inline_layers() {
             Some(layers) => self.run_inline(layers, state).await,
             None => processors.apply(state, self.terminal()).await,
         };
         let state = match result {
-            Ok(state) if step_was_recorded(&before, &state) => state,
+            Ok(state) if self.step_was_recorded(&state) => state,
             Ok(_) => self.runner.record_failure(
-                &before,
+                self.began_state(began),
                 &AgentError::InvalidState(
                     "the step was not recorded: a processor returned without calling `next`".into(),
                 ),
             ),
-            Err(error) => self.runner.record_failure(&before, &error),
+            Err(error) => self.runner.record_failure(self.began_state(began), &error),
         };
         let state = run_state_hooks(&self.agent.hooks.after_step, state);
         self.emit_step_completed(&state);
         self.state = state;
         true
+    }
+
+    /// True when the step recorded a step execution (`self.state` is the state before it).
+    fn step_was_recorded(&self, after: &AgentState) -> bool {
+        after.current_execution().is_none() && after.step_count() > self.state.step_count()
+    }
+
+    /// The state the step began with (see `run_step`).
+    fn began_state(&self, began: Began) -> AgentState {
+        match began {
+            Began::State(state) => state,
+            Began::Execution(Some(execution)) => self.state.with_begun_execution(execution),
+            Began::Execution(None) => self.state.begin_step_execution(),
+        }
     }
 
     /// The step inside synchronous layers: the same as `apply` with a terminal, without boxing
@@ -147,7 +170,7 @@ impl Run {
     }
 
     fn terminal(&self) -> Next {
-        let runner = Arc::clone(&self.runner);
+        let runner = self.runner.clone();
         Box::new(move |state| Box::pin(async move { runner.run(state).await }))
     }
 
@@ -269,6 +292,10 @@ fn placeholder() -> AgentState {
     EMPTY.get_or_init(AgentState::new).clone()
 }
 
-fn step_was_recorded(before: &AgentState, after: &AgentState) -> bool {
-    after.current_execution().is_none() && after.step_count() > before.step_count()
+/// What a step began with, kept to record its failure on.
+enum Began {
+    /// The state after the before-step hooks.
+    State(AgentState),
+    /// The running execution (no hooks: the state is the one before the step, with it).
+    Execution(Option<CurrentExecution>),
 }

@@ -22,28 +22,29 @@ pub(crate) struct StepRunner {
 impl StepRunner {
     /// Runs one step on `state`. Driver errors become a recorded failure step.
     pub(crate) async fn run(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        let state = state.begin_step_execution();
+        let state = state.into_begun();
         let result = self
             .driver
             .next_step(&state, &self.tools, self.executor.as_ref(), &self.context)
             .await;
         Ok(match result {
-            Ok(step) => self.record(&state, step),
-            Err(error) => self.record_failure(&state, &error),
+            Ok(step) => self.record(state, step),
+            Err(error) => self.record_failure(state, &error),
         })
     }
 
-    /// Records `step`, evaluates continuation and records the step execution.
-    pub(crate) fn record(&self, state: &AgentState, step: AgentStep) -> AgentState {
+    /// Records `step`, evaluates continuation and records the step execution: in place on a
+    /// state nothing else shares.
+    pub(crate) fn record(&self, state: AgentState, step: AgentStep) -> AgentState {
         // One clock read for the whole recording: the step ended now.
         let now = crate::clock::now();
-        let state = state.record_step_at(step, now);
+        let state = state.into_step_recorded(step, now);
         let outcome = self.evaluate(&state);
         record_execution(state, outcome, now)
     }
 
     /// Records a failure step for `error`; the error policy decides whether to go on.
-    pub(crate) fn record_failure(&self, state: &AgentState, error: &AgentError) -> AgentState {
+    pub(crate) fn record_failure(&self, state: AgentState, error: &AgentError) -> AgentState {
         tracing::warn!(
             target: "agents_core::agent",
             agent_id = %state.agent_id(),

@@ -145,9 +145,13 @@ impl AgentState {
 
     /// This state with another store, taken by value: changed in place when nothing else
     /// shares the state (a processor's `after` gets its state by value, so the chain copies
-    /// nothing), else like [`with_store`](Self::with_store).
+    /// nothing).
+    ///
+    /// Unlike [`with_store`](Self::with_store) it keeps [`updated_at`](Self::updated_at): it is
+    /// how processors adjust the store as part of the step the loop is running, which the loop
+    /// stamps when the step begins and when it is recorded, so the edit reads no clock.
     pub fn replace_store(self, store: MessageStore) -> Self {
-        self.edited_at(crate::clock::now(), |data| data.store = store)
+        self.edited(|data| data.store = store)
     }
 
     /// A copy with the `messages` section replaced.
@@ -365,7 +369,25 @@ impl AgentState {
         if self.data.current_execution.is_some() {
             return self.clone();
         }
+        self.with_begun_execution(CurrentExecution::new(self.step_count() + 1))
+    }
+
+    /// [`begin_step_execution`](Self::begin_step_execution) on an owned state: in place when
+    /// nothing else shares it.
+    pub(crate) fn into_begun(self) -> Self {
+        if self.data.current_execution.is_some() {
+            return self;
+        }
         let execution = CurrentExecution::new(self.step_count() + 1);
+        self.edited_at(execution.started_at, |data| {
+            data.current_execution = Some(execution);
+            data.current_step = None;
+        })
+    }
+
+    /// A copy running `execution` (begun earlier) with no current step: what
+    /// [`begin_step_execution`](Self::begin_step_execution) gave when `execution` started.
+    pub(crate) fn with_begun_execution(&self, execution: CurrentExecution) -> Self {
         let mut next = self.touched_at(execution.started_at);
         next.current_execution = Some(execution);
         next.current_step = None;
@@ -384,18 +406,18 @@ impl AgentState {
 
     /// Sets the current step (not yet recorded: criteria see it through `current_step`).
     pub fn record_step(&self, step: impl Into<Arc<AgentStep>>) -> Self {
-        self.record_step_at(step, crate::clock::now())
+        self.clone().into_step_recorded(step, crate::clock::now())
     }
 
-    /// [`record_step`](Self::record_step) at a time the caller already read from the clock.
-    pub(crate) fn record_step_at(
-        &self,
+    /// [`record_step`](Self::record_step) on an owned state at a time the caller already read
+    /// from the clock: in place when nothing else shares it (the loop's case).
+    pub(crate) fn into_step_recorded(
+        self,
         step: impl Into<Arc<AgentStep>>,
         now: DateTime<Utc>,
     ) -> Self {
-        let mut next = self.touched_at(now);
-        next.current_step = Some(step.into());
-        Self::from_data(next)
+        let step = step.into();
+        self.edited_at(now, |data| data.current_step = Some(step))
     }
 
     /// Records a finished step: appends it, makes its step current, ends the current execution
@@ -531,10 +553,16 @@ impl AgentState {
 
     /// This state changed by `edit` at `now`: in place when nothing else shares it, else on a
     /// copy of the fields (what the owned `into_*`/`replace_*` methods have in common).
-    fn edited_at(mut self, now: DateTime<Utc>, edit: impl FnOnce(&mut StateData)) -> Self {
-        let data = Arc::make_mut(&mut self.data);
-        data.updated_at = now.max(data.updated_at);
-        edit(data);
+    fn edited_at(self, now: DateTime<Utc>, edit: impl FnOnce(&mut StateData)) -> Self {
+        self.edited(|data| {
+            data.updated_at = now.max(data.updated_at);
+            edit(data);
+        })
+    }
+
+    /// This state changed by `edit`, keeping `updated_at`: in place when nothing else shares it.
+    fn edited(mut self, edit: impl FnOnce(&mut StateData)) -> Self {
+        edit(Arc::make_mut(&mut self.data));
         self
     }
 
