@@ -7,7 +7,7 @@ use agents_core::{
     ContinuationOutcome, StateError, StepExecution, StepsLimit, StopReason, ToolCallPresenceCheck,
     BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
-use agents_core::{AgentStep, FunctionTool, ToolError};
+use agents_core::{AgentStep, FunctionTool, StepParts, ToolError};
 use chrono::Utc;
 use inference::{InferenceResponse, Usage};
 use messages::{Message, ToolCall};
@@ -239,6 +239,20 @@ proptest! {
         prop_assert_eq!(back.status(), state.status());
         prop_assert_eq!(back.stop_reason(), state.stop_reason());
         prop_assert_eq!(back.usage(), state.usage());
+    }
+
+    #[test]
+    fn a_step_from_its_parts_equals_the_built_step(step in agents_core::testing::agent_step()) {
+        let rebuilt = AgentStep::from_parts(StepParts {
+            input_messages: step.input_messages().clone(),
+            trace_messages: step.trace_messages().clone(),
+            response_messages: step.response_messages().clone(),
+            tool_executions: step.tool_executions().clone(),
+            inference_response: step.inference_response().cloned(),
+            errors: step.errors().to_vec(),
+        });
+        prop_assert_ne!(rebuilt.id(), step.id(), "a new step gets a new id");
+        prop_assert_eq!(rebuilt.with_id(step.id()), step);
     }
 }
 

@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, ErrorType, EventSource,
-    StepContext, StepError, ToolExecutor, Tools,
+    StepContext, StepError, StepParts, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
-use futures::StreamExt;
+use futures::future::Either;
+use futures::{StreamExt, TryFutureExt};
 use inference::{
     FinishReason, InferenceEvent, InferenceRequest, InferenceResponse, LanguageModel,
     ResponseFormat, StreamAccumulator, ToolChoice,
@@ -160,15 +161,13 @@ impl ToolCallingDriver {
         request
     }
 
-    async fn infer(
+    /// One inference through the model's stream, forwarding text deltas as events.
+    async fn infer_streaming(
         &self,
         request: InferenceRequest,
         source: &EventSource,
         context: &StepContext,
     ) -> Result<InferenceResponse, AgentError> {
-        if !self.streaming {
-            return Ok(self.model.as_ref().complete(request).await?);
-        }
         let mut stream = self.model.as_ref().stream(request).await?;
         let mut accumulator = StreamAccumulator::new();
         while let Some(event) = stream.next().await {
@@ -195,16 +194,32 @@ impl AgentDriver for ToolCallingDriver {
         context: &StepContext,
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
-        let request = self.request_for(state, tools, &input);
-        let offered_tools = !request.tools.is_empty();
         let source = EventSource::step(state);
-        context.emit_with(|| AgentEvent::InferenceRequested {
-            source: source.clone(),
-            message_count: request.messages.len(),
-            model: self.model_name.clone(),
-        });
+        // The request lives in this block only: it moves into the model's (or the stream's)
+        // future, so the step's own future never holds a copy of it. The stream's state is
+        // boxed so that it does not grow the future of every (non-streaming) step.
+        let (offered_tools, inference) = {
+            let request = self.request_for(state, tools, &input);
+            context.emit_with(|| AgentEvent::InferenceRequested {
+                source: source.clone(),
+                message_count: request.messages.len(),
+                model: self.model_name.clone(),
+            });
+            let offered_tools = !request.tools.is_empty();
+            let inference = if self.streaming {
+                Either::Left(Box::pin(self.infer_streaming(request, &source, context)))
+            } else {
+                Either::Right(
+                    self.model
+                        .as_ref()
+                        .complete(request)
+                        .map_err(AgentError::from),
+                )
+            };
+            (offered_tools, inference)
+        };
         let started = context.events.is_observed().then(std::time::Instant::now);
-        let mut response = self.infer(request, &source, context).await?;
+        let mut response = inference.await?;
         let latency = started.map(|started| started.elapsed()).unwrap_or_default();
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
@@ -249,16 +264,17 @@ impl AgentDriver for ToolCallingDriver {
                 .await
         };
         let messages = format_step_messages(&response, &executions);
-        let finish_reason = response.finish_reason();
-        let mut step = AgentStep::new(input)
-            .with_trace_messages(messages.trace)
-            .with_response_messages(messages.response)
-            .with_tool_executions(executions)
-            .with_inference_response(response);
-        if let Some(error) = finish_reason_error(finish_reason) {
-            step = step.with_error(error);
-        }
-        Ok(step)
+        let errors = finish_reason_error(response.finish_reason())
+            .into_iter()
+            .collect();
+        Ok(AgentStep::from_parts(StepParts {
+            input_messages: input,
+            trace_messages: messages.trace,
+            response_messages: messages.response,
+            tool_executions: executions,
+            inference_response: Some(response),
+            errors,
+        }))
     }
 }
 

@@ -21,6 +21,24 @@ pub enum AgentStepType {
     Error,
 }
 
+/// Everything a driver puts into an [`AgentStep`], for [`AgentStep::from_parts`]. Usage and
+/// finish reason come from the inference response.
+#[derive(Clone, Debug, Default)]
+pub struct StepParts {
+    /// The messages the model was given.
+    pub input_messages: Messages,
+    /// Tool calls and results (or ReAct thoughts and observations).
+    pub trace_messages: Messages,
+    /// The model's answer.
+    pub response_messages: Messages,
+    /// The tool calls run in the step, with their outcomes.
+    pub tool_executions: ToolExecutions,
+    /// What the model returned.
+    pub inference_response: Option<InferenceResponse>,
+    /// What went wrong, if anything.
+    pub errors: Vec<StepError>,
+}
+
 /// An immutable snapshot of one step: what went in, what came out, what it cost.
 ///
 /// The output is split in two (the point of the project): `trace_messages` are the tool
@@ -76,6 +94,44 @@ impl AgentStep {
             errors: Vec::new(),
             usage: Usage::default(),
             finish_reason: None,
+        }
+    }
+
+    /// A step built from all its parts at once: what a driver has after the model answered
+    /// and the tools ran. The same as [`new`](Self::new) followed by the `with_*` methods,
+    /// without moving the step from one builder call to the next.
+    ///
+    /// ```
+    /// use agents_core::{AgentStep, StepParts};
+    /// use inference::InferenceResponse;
+    /// use messages::Message;
+    ///
+    /// let response = InferenceResponse::text("Hello!");
+    /// let step = AgentStep::from_parts(StepParts {
+    ///     input_messages: vec![Message::user("Hi")].into(),
+    ///     response_messages: response.to_message().into(),
+    ///     inference_response: Some(response),
+    ///     ..StepParts::default()
+    /// });
+    /// assert_eq!(step.output_messages().len(), 1);
+    /// assert_eq!(step.finish_reason(), Some(inference::FinishReason::Stop));
+    /// ```
+    #[inline]
+    pub fn from_parts(parts: StepParts) -> Self {
+        let (usage, finish_reason) = match &parts.inference_response {
+            Some(response) => (response.usage(), Some(response.finish_reason())),
+            None => (Usage::default(), None),
+        };
+        Self {
+            id: crate::id::new_id(),
+            input_messages: parts.input_messages,
+            trace_messages: parts.trace_messages,
+            response_messages: parts.response_messages,
+            inference_response: parts.inference_response,
+            tool_executions: parts.tool_executions,
+            errors: parts.errors,
+            usage,
+            finish_reason,
         }
     }
 

@@ -10,7 +10,7 @@ use messages::Messages;
 
 use crate::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, EventSource, StepContext,
-    ToolExecutor, Tools,
+    StepParts, ToolExecutor, Tools,
 };
 
 /// A driver for tests: each step takes the next scripted answer.
@@ -105,21 +105,25 @@ impl AgentDriver for ScriptedDriver {
             tool_calls: response.tool_calls().len(),
             latency: started.elapsed(),
         });
-        let step = AgentStep::new(input);
         if !response.has_tool_calls() {
-            let answer = response.to_message();
-            return Ok(step
-                .with_response_messages(vec![answer])
-                .with_inference_response(response));
+            return Ok(AgentStep::from_parts(StepParts {
+                input_messages: input,
+                response_messages: response.to_message().into(),
+                inference_response: Some(response),
+                ..StepParts::default()
+            }));
         }
         let tool_context = context.tool_context(state);
         let executions = context
             .run_tool_calls(executor, response.tool_calls(), tools, &tool_context, false)
             .await;
         let trace = Messages::from(vec![response.to_message()]).extended(executions.to_messages());
-        Ok(step
-            .with_trace_messages(trace)
-            .with_tool_executions(executions)
-            .with_inference_response(response))
+        Ok(AgentStep::from_parts(StepParts {
+            input_messages: input,
+            trace_messages: trace,
+            tool_executions: executions,
+            inference_response: Some(response),
+            ..StepParts::default()
+        }))
     }
 }

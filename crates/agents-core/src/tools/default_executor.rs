@@ -156,10 +156,14 @@ impl DefaultToolExecutor {
         context: &ToolContext,
     ) -> ToolExecution {
         let started_at = crate::clock::now();
-        let call = match AssertUnwindSafe(self.run_before_hooks(call, context))
-            .catch_unwind()
-            .await
-        {
+        // Without hooks, no hook future is built; with hooks, theirs are boxed so that they do
+        // not grow the future of every call.
+        let hooked = if self.settings.hooks.is_empty() {
+            Ok(ToolHookDecision::Proceed(call.clone()))
+        } else {
+            Box::pin(AssertUnwindSafe(self.run_before_hooks(call, context)).catch_unwind()).await
+        };
+        let call = match hooked {
             Ok(ToolHookDecision::Proceed(call)) => call,
             Ok(ToolHookDecision::Block(reason)) => return self.blocked(call, reason, started_at),
             Err(panic) => {
@@ -187,7 +191,11 @@ impl DefaultToolExecutor {
         tracing::debug!(tool = call.name(), id = call.id(), "tool call started");
         let outcome = self.invoke(&call, tools, context).await;
         let execution = ToolExecution::new(call, outcome, started_at, crate::clock::now());
-        let execution = self.run_after_hooks(execution, context).await;
+        let execution = if self.settings.hooks.is_empty() {
+            execution
+        } else {
+            Box::pin(self.run_after_hooks(execution, context)).await
+        };
         tracing::debug!(
             tool = execution.name(),
             id = execution.id(),
@@ -301,30 +309,29 @@ impl DefaultToolExecutor {
             }
         }
 
-        let run = AssertUnwindSafe(tool.call(call.arguments().clone(), context)).catch_unwind();
-        let limit = self.timeout_for(name);
-        let guarded = async move {
-            let mut run = std::pin::pin!(run);
-            // A tool that finishes when first polled needs no timer (nothing can interrupt
-            // synchronous work anyway); the limit applies from its first wait.
-            if let std::task::Poll::Ready(result) = futures::poll!(run.as_mut()) {
-                return Ok(result);
-            }
-            match limit {
-                Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| limit),
-                None => Ok(run.await),
-            }
-        };
-        // The tool first: a call that finishes when first polled never registers with the
-        // cancellation token (the token was checked just above).
-        let result = tokio::select! {
-            biased;
-            result = guarded => result,
-            () = context.cancellation.cancelled() => {
-                return failure(
-                    ToolFailureKind::Failed,
-                    format!("`{name}` was stopped because the agent run was cancelled"),
-                );
+        let mut run = AssertUnwindSafe(tool.call(call.arguments().clone(), context)).catch_unwind();
+        // The tool first, polled once here: a call that finishes at once needs no timer and
+        // never registers with the cancellation token (the token was checked just above), and
+        // the waiting machinery below is built (boxed, so it does not grow every executor
+        // future) only for a tool that really waits.
+        let result = match futures::poll!(&mut run) {
+            std::task::Poll::Ready(result) => Ok(result),
+            std::task::Poll::Pending => {
+                let waited = Box::pin(wait_for_tool(
+                    run,
+                    self.timeout_for(name),
+                    &context.cancellation,
+                ))
+                .await;
+                match waited {
+                    Some(result) => result,
+                    None => {
+                        return failure(
+                            ToolFailureKind::Failed,
+                            format!("`{name}` was stopped because the agent run was cancelled"),
+                        )
+                    }
+                }
             }
         };
         match result {
@@ -397,6 +404,29 @@ impl std::fmt::Debug for DefaultToolExecutor {
             .field("hooks", &settings.hooks.len())
             .field("listeners", &settings.listeners.len())
             .finish()
+    }
+}
+
+/// Waits for a tool that did not finish when first polled: its result, `Err(limit)` when it
+/// ran past `limit`, `None` when the run was cancelled first.
+async fn wait_for_tool<F>(
+    run: F,
+    limit: Option<Duration>,
+    cancellation: &tokio_util::sync::CancellationToken,
+) -> Option<Result<F::Output, Duration>>
+where
+    F: std::future::Future,
+{
+    let guarded = async move {
+        match limit {
+            Some(limit) => tokio::time::timeout(limit, run).await.map_err(|_| limit),
+            None => Ok(run.await),
+        }
+    };
+    tokio::select! {
+        biased;
+        result = guarded => Some(result),
+        () = cancellation.cancelled() => None,
     }
 }
 
