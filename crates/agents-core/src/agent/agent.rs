@@ -231,7 +231,7 @@ impl Agent {
         token: CancellationToken,
     ) -> Result<AgentState, AgentError> {
         // The last item of `iterate`, without a stream and without the intermediate states.
-        Run::new(self.clone(), state, token).run_to_end().await
+        Run::new(self, state, token).run_to_end().await
     }
 
     /// Runs the agent step by step: one item per step, then a last item with the final status.

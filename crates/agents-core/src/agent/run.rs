@@ -1,12 +1,13 @@
 //! `Run`: one execution of the agent loop, advanced one yielded state at a time.
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::{run_state_hooks, StopDecision};
-use super::step_runner::StepRunner;
+use super::step_runner::{StepEnv, StepRunner};
 use crate::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CurrentExecution,
     EnteredLayers, EventSource, InlineLayers, Next, StepContext, StopReason,
@@ -20,34 +21,47 @@ enum Phase {
 }
 
 /// The state of one execution between yielded items.
-pub(crate) struct Run {
-    agent: Agent,
+///
+/// `A` is the agent, owned (`iterate` hands out a `'static` stream) or borrowed (`execute`
+/// runs to the end within the caller's borrow, so nothing of the agent is cloned).
+pub(crate) struct Run<A> {
+    agent: A,
     state: AgentState,
     phase: Phase,
     vetoes: usize,
-    /// What runs each step; cloned into the terminal only when a processor needs a boxed one.
-    runner: StepRunner,
+    /// The execution's events and cancellation token, handed to the driver each step.
+    context: StepContext,
 }
 
-impl Run {
-    pub(crate) fn new(agent: Agent, state: AgentState, cancellation: CancellationToken) -> Self {
-        let runner = StepRunner {
-            driver: Arc::clone(&agent.driver),
-            tools: agent.tools.clone(),
-            executor: Arc::clone(&agent.executor),
-            criteria: agent.criteria.clone(),
-            error_policy: agent.error_policy,
-            context: StepContext {
-                events: agent.events.clone(),
-                cancellation,
-            },
+impl<A: Borrow<Agent>> Run<A> {
+    pub(crate) fn new(agent: A, state: AgentState, cancellation: CancellationToken) -> Self {
+        let context = StepContext {
+            events: agent.borrow().events.clone(),
+            cancellation,
         };
         Self {
             agent,
             state,
             phase: Phase::Start,
             vetoes: 0,
-            runner,
+            context,
+        }
+    }
+
+    fn agent(&self) -> &Agent {
+        self.agent.borrow()
+    }
+
+    /// What a step runs with, borrowed from the agent and this run.
+    fn env(&self) -> StepEnv<'_> {
+        let agent = self.agent();
+        StepEnv {
+            driver: agent.driver.as_ref(),
+            tools: &agent.tools,
+            executor: agent.executor.as_ref(),
+            criteria: &agent.criteria,
+            error_policy: agent.error_policy,
+            context: &self.context,
         }
     }
 
@@ -80,14 +94,14 @@ impl Run {
     }
 
     fn start(&mut self) {
-        self.agent.criteria.execution_started(Instant::now());
-        let state = run_state_hooks(&self.agent.hooks.before_execution, self.state.clone());
-        self.agent
+        self.agent().criteria.execution_started(Instant::now());
+        let state = run_state_hooks(&self.agent().hooks.before_execution, self.state.clone());
+        self.agent()
             .events
             .emit_with(|| AgentEvent::ExecutionStarted {
                 source: EventSource::execution(&state),
                 message_count: state.messages().len(),
-                tool_count: self.agent.tools.len(),
+                tool_count: self.agent().tools.len(),
             });
         self.state = state;
     }
@@ -98,7 +112,7 @@ impl Run {
             self.state = self.state.clear_current_execution();
             return false;
         }
-        if self.runner.context.cancellation.is_cancelled() {
+        if self.context.cancellation.is_cancelled() {
             self.state = self
                 .state
                 .clear_current_execution()
@@ -110,33 +124,33 @@ impl Run {
         // would make every change the step makes copy the state, so the begun state is kept
         // only when before-step hooks may have changed it; otherwise it is rebuilt from the
         // state before the step and the running execution.
-        let hooks = &self.agent.hooks.before_step;
+        let hooks = &self.agent().hooks.before_step;
         let state = run_state_hooks(hooks, state);
         let began = if hooks.is_empty() {
             Began::Execution(state.current_execution().cloned())
         } else {
             Began::State(state.clone())
         };
-        self.agent.events.emit_with(|| AgentEvent::StepStarted {
+        self.agent().events.emit_with(|| AgentEvent::StepStarted {
             source: EventSource::step(&state),
             message_count: state.messages_for_inference().len(),
         });
-        let processors = Arc::clone(&self.agent.processors);
+        let processors = Arc::clone(&self.agent().processors);
         let result = match processors.inline_layers() {
             Some(layers) => self.run_inline(layers, state).await,
             None => processors.apply(state, self.terminal()).await,
         };
         let state = match result {
             Ok(state) if self.step_was_recorded(&state) => state,
-            Ok(_) => self.runner.record_failure(
+            Ok(_) => self.env().record_failure(
                 self.began_state(began),
                 &AgentError::InvalidState(
                     "the step was not recorded: a processor returned without calling `next`".into(),
                 ),
             ),
-            Err(error) => self.runner.record_failure(self.began_state(began), &error),
+            Err(error) => self.env().record_failure(self.began_state(began), &error),
         };
-        let state = run_state_hooks(&self.agent.hooks.after_step, state);
+        let state = run_state_hooks(&self.agent().hooks.after_step, state);
         self.emit_step_completed(&state);
         self.state = state;
         true
@@ -165,13 +179,21 @@ impl Run {
     ) -> Result<AgentState, AgentError> {
         let mut entered = EnteredLayers::default();
         let state = layers.enter(state, &mut entered)?;
-        let state = self.runner.run(state).await?;
+        let state = self.env().run(state).await?;
         layers.leave(state, &entered)
     }
 
     fn terminal(&self) -> Next {
-        let runner = self.runner.clone();
-        Box::new(move |state| Box::pin(async move { runner.run(state).await }))
+        let agent = self.agent();
+        let runner = StepRunner {
+            driver: Arc::clone(&agent.driver),
+            tools: agent.tools.clone(),
+            executor: Arc::clone(&agent.executor),
+            criteria: agent.criteria.clone(),
+            error_policy: agent.error_policy,
+            context: self.context.clone(),
+        };
+        Box::new(move |state| Box::pin(async move { runner.env().run(state).await }))
     }
 
     /// False after a failure; before the first step the criteria decide; afterwards the last
@@ -182,8 +204,8 @@ impl Run {
             return false;
         }
         let go_on = if state.step_count() == 0 {
-            let outcome = self.agent.criteria.evaluate_all(state);
-            self.agent
+            let outcome = self.agent().criteria.evaluate_all(state);
+            self.agent()
                 .events
                 .emit_with(|| AgentEvent::ContinuationEvaluated {
                     source: EventSource::execution(state),
@@ -197,10 +219,10 @@ impl Run {
     }
 
     fn stop_vetoed(&mut self) -> bool {
-        if self.vetoes >= self.agent.max_stop_vetoes {
+        if self.vetoes >= self.agent().max_stop_vetoes {
             return false;
         }
-        for hook in &self.agent.hooks.stop {
+        for hook in &self.agent().hooks.stop {
             if let StopDecision::Prevent(reason) = hook(&self.state) {
                 self.vetoes += 1;
                 tracing::info!(
@@ -217,7 +239,7 @@ impl Run {
     }
 
     fn emit_step_completed(&self, state: &AgentState) {
-        if !self.agent.events.is_observed() {
+        if !self.agent().events.is_observed() {
             return;
         }
         let Some(execution) = state.step_executions().last() else {
@@ -228,7 +250,7 @@ impl Run {
             step_number: execution.step_number(),
             ..EventSource::execution(state)
         };
-        self.agent.events.emit_with(|| AgentEvent::StepCompleted {
+        self.agent().events.emit_with(|| AgentEvent::StepCompleted {
             source: source.clone(),
             step_type: step.step_type(),
             has_tool_calls: step.has_tool_calls(),
@@ -238,7 +260,7 @@ impl Run {
             duration: execution.duration(),
         });
         if !step.usage().is_empty() {
-            self.agent.events.emit_with(|| AgentEvent::TokenUsage {
+            self.agent().events.emit_with(|| AgentEvent::TokenUsage {
                 source,
                 usage: step.usage(),
             });
@@ -260,19 +282,21 @@ impl Run {
             AgentStatus::Completed
         };
         let state = state.into_status(status);
-        let state = run_state_hooks(&self.agent.hooks.after_execution, state);
+        let state = run_state_hooks(&self.agent().hooks.after_execution, state);
         if failed {
-            self.agent.events.emit_with(|| AgentEvent::ExecutionFailed {
-                source: EventSource::execution(&state),
-                errors: state
-                    .current_step()
-                    .map(AgentStep::error_messages)
-                    .unwrap_or_default(),
-                steps: state.step_count(),
-                usage: state.execution_usage(),
-            });
+            self.agent()
+                .events
+                .emit_with(|| AgentEvent::ExecutionFailed {
+                    source: EventSource::execution(&state),
+                    errors: state
+                        .current_step()
+                        .map(AgentStep::error_messages)
+                        .unwrap_or_default(),
+                    steps: state.step_count(),
+                    usage: state.execution_usage(),
+                });
         } else {
-            self.agent
+            self.agent()
                 .events
                 .emit_with(|| AgentEvent::ExecutionCompleted {
                     source: EventSource::execution(&state),

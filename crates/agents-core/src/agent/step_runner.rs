@@ -8,8 +8,9 @@ use crate::{
     StepContext, StepExecution, ToolExecutor, Tools,
 };
 
-/// Everything the terminal needs, owned (the terminal is `'static`).
-#[derive(Clone)]
+/// Everything the boxed terminal needs, owned (the terminal is `'static`). Built only for
+/// processor chains that need a boxed `next`; the inline path borrows a [`StepEnv`] from the
+/// agent instead.
 pub(crate) struct StepRunner {
     pub(crate) driver: Arc<dyn AgentDriver>,
     pub(crate) tools: Tools,
@@ -20,12 +21,38 @@ pub(crate) struct StepRunner {
 }
 
 impl StepRunner {
+    /// The borrowed environment over these parts.
+    pub(crate) fn env(&self) -> StepEnv<'_> {
+        StepEnv {
+            driver: self.driver.as_ref(),
+            tools: &self.tools,
+            executor: self.executor.as_ref(),
+            criteria: &self.criteria,
+            error_policy: self.error_policy,
+            context: &self.context,
+        }
+    }
+}
+
+/// What one step runs with, borrowed: the driver, tools, executor, criteria, error policy and
+/// the execution's step context.
+#[derive(Clone, Copy)]
+pub(crate) struct StepEnv<'a> {
+    pub(crate) driver: &'a dyn AgentDriver,
+    pub(crate) tools: &'a Tools,
+    pub(crate) executor: &'a dyn ToolExecutor,
+    pub(crate) criteria: &'a ContinuationCriteria,
+    pub(crate) error_policy: ErrorPolicy,
+    pub(crate) context: &'a StepContext,
+}
+
+impl StepEnv<'_> {
     /// Runs one step on `state`. Driver errors become a recorded failure step.
-    pub(crate) async fn run(&self, state: AgentState) -> Result<AgentState, AgentError> {
+    pub(crate) async fn run(self, state: AgentState) -> Result<AgentState, AgentError> {
         let state = state.into_begun();
         let result = self
             .driver
-            .next_step(&state, &self.tools, self.executor.as_ref(), &self.context)
+            .next_step(&state, self.tools, self.executor, self.context)
             .await;
         Ok(match result {
             Ok(step) => self.record(state, step),
@@ -35,7 +62,7 @@ impl StepRunner {
 
     /// Records `step`, evaluates continuation and records the step execution: in place on a
     /// state nothing else shares.
-    pub(crate) fn record(&self, state: AgentState, step: AgentStep) -> AgentState {
+    pub(crate) fn record(self, state: AgentState, step: AgentStep) -> AgentState {
         // One clock read for the whole recording: the step ended now.
         let now = crate::clock::now();
         let state = state.into_step_recorded(step, now);
@@ -44,7 +71,7 @@ impl StepRunner {
     }
 
     /// Records a failure step for `error`; the error policy decides whether to go on.
-    pub(crate) fn record_failure(&self, state: AgentState, error: &AgentError) -> AgentState {
+    pub(crate) fn record_failure(self, state: AgentState, error: &AgentError) -> AgentState {
         tracing::warn!(
             target: "agents_core::agent",
             agent_id = %state.agent_id(),
@@ -57,7 +84,7 @@ impl StepRunner {
     }
 
     /// The criteria's outcome plus the error policy's verdict when the step failed.
-    fn evaluate(&self, state: &AgentState) -> ContinuationOutcome {
+    fn evaluate(self, state: &AgentState) -> ContinuationOutcome {
         let mut outcome = self.criteria.evaluate_all(state);
         if state.current_step().is_some_and(AgentStep::has_errors) {
             let mut evaluations = outcome.into_evaluations();
