@@ -229,7 +229,70 @@ mod tests {
         assert!(v.iter().copied().eq(0..n));
     }
 
+    /// One change in a random history of persistent vectors.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Push onto the current vector.
+        Push,
+        /// Reserve room, then push onto the current vector.
+        Reserve(usize),
+        /// Keep the current vector as a snapshot and go on with a clone of it.
+        Snapshot,
+        /// Go on with an earlier snapshot (by index, wrapped).
+        Resume(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => Just(Op::Push),
+            1 => (0usize..40).prop_map(Op::Reserve),
+            2 => Just(Op::Snapshot),
+            1 => (0usize..8).prop_map(Op::Resume),
+        ]
+    }
+
     proptest! {
+        /// Whatever mix of pushes, reserves and clones, every snapshot keeps exactly what it
+        /// held when it was taken (growing a vector in place never shows through a clone).
+        #[test]
+        fn snapshots_never_change(ops in proptest::collection::vec(op(), 0..300)) {
+            let mut current: PersistentVec<usize> = PersistentVec::new();
+            let mut model: Vec<usize> = Vec::new();
+            let mut snapshots: Vec<(PersistentVec<usize>, Vec<usize>)> = Vec::new();
+            let mut next = 0;
+            for op in ops {
+                match op {
+                    Op::Push => {
+                        current.push(next);
+                        model.push(next);
+                        next += 1;
+                    }
+                    Op::Reserve(n) => {
+                        current.reserve(n);
+                        current.push(next);
+                        model.push(next);
+                        next += 1;
+                    }
+                    Op::Snapshot => snapshots.push((current.clone(), model.clone())),
+                    Op::Resume(i) => {
+                        if let Some((vec, items)) = snapshots.get(i % snapshots.len().max(1)) {
+                            current = vec.clone();
+                            model = items.clone();
+                        }
+                    }
+                }
+            }
+            snapshots.push((current, model));
+            for (vec, items) in &snapshots {
+                prop_assert_eq!(vec.len(), items.len());
+                prop_assert!(vec.iter().eq(items.iter()));
+                for (i, item) in items.iter().enumerate() {
+                    prop_assert_eq!(vec.get(i), Some(item));
+                }
+                prop_assert_eq!(vec.get(items.len()), None);
+            }
+        }
+
         #[test]
         fn behaves_like_vec_and_clones_are_independent(n in 0usize..3000, extra in 0usize..70) {
             let v: PersistentVec<usize> = (0..n).collect();
