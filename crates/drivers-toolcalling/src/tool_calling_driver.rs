@@ -140,25 +140,29 @@ impl ToolCallingDriver {
     /// The request for `state` whose compiled conversation is `input`.
     fn request_for(&self, state: &AgentState, tools: &Tools, input: &Messages) -> InferenceRequest {
         let cached = state.cached_context();
-        let schemas = cached.tool_schemas(tools);
-        let has_tools = !schemas.is_empty();
-        let mut request =
-            InferenceRequest::new(cached.messages.concat(input)).with_shared_tools(schemas);
-        request.model.clone_from(&self.model_name);
-        request.temperature = self.temperature;
-        request.max_tokens = self.max_tokens;
-        request.response_format = self
-            .response_format
-            .clone()
-            .or_else(|| cached.response_format.clone());
-        if has_tools {
-            request.tool_choice = self
-                .tool_choice
+        let tools = cached.tool_schemas(tools);
+        let has_tools = !tools.is_empty();
+        // Built in one piece: the request is a few hundred bytes, moved as little as possible.
+        InferenceRequest {
+            model: self.model_name.clone(),
+            messages: cached.messages.concat(input),
+            tools,
+            tool_choice: if has_tools {
+                self.tool_choice
+                    .clone()
+                    .or_else(|| cached.tool_choice.clone())
+            } else {
+                None
+            },
+            response_format: self
+                .response_format
                 .clone()
-                .or_else(|| cached.tool_choice.clone());
-            request.parallel_tool_calls = Some(self.parallel_tool_calls);
+                .or_else(|| cached.response_format.clone()),
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            parallel_tool_calls: has_tools.then_some(self.parallel_tool_calls),
+            options: Default::default(),
         }
-        request
     }
 
     /// One inference through the model's stream, forwarding text deltas as events.

@@ -236,7 +236,10 @@ impl MessageStore {
                 .sections
                 .iter()
                 .cloned()
-                .chain(std::iter::once(Section::new(name, messages)))
+                .chain(std::iter::once(Section {
+                    name: Arc::from(name),
+                    messages,
+                }))
                 .collect(),
         };
         Self {

@@ -203,17 +203,19 @@ impl<A: Borrow<Agent>> Run<A> {
         if state.status() == AgentStatus::Failed {
             return false;
         }
-        let go_on = if state.step_count() == 0 {
+        let events = &self.agent().events;
+        let go_on = if state.step_count() > 0 {
+            state.step_executions().should_continue()
+        } else if events.is_observed() {
             let outcome = self.agent().criteria.evaluate_all(state);
-            self.agent()
-                .events
-                .emit_with(|| AgentEvent::ContinuationEvaluated {
-                    source: EventSource::execution(state),
-                    outcome: outcome.clone(),
-                });
+            events.emit_with(|| AgentEvent::ContinuationEvaluated {
+                source: EventSource::execution(state),
+                outcome: outcome.clone(),
+            });
             outcome.should_continue()
         } else {
-            state.step_executions().should_continue()
+            // Nobody sees this outcome: decide without building it.
+            self.agent().criteria.continues(state)
         };
         go_on || self.stop_vetoed()
     }

@@ -68,6 +68,19 @@ impl ContinuationCriteria {
         }
     }
 
+    /// Whether the criteria let the agent run another step on `state`: the
+    /// [`should_continue`](ContinuationOutcome::should_continue) of
+    /// [`evaluate_all`](Self::evaluate_all), without building the outcome (for the check
+    /// before the first step when nobody observes it).
+    pub fn continues(&self, state: &AgentState) -> bool {
+        if self.criteria.is_empty() {
+            return ContinuationOutcome::continues_given([one_step_default(state).decision]);
+        }
+        ContinuationOutcome::continues_given(
+            self.criteria.iter().map(|c| c.evaluate(state).decision),
+        )
+    }
+
     /// Evaluates every criterion and resolves the outcome.
     pub fn evaluate_all(&self, state: &AgentState) -> ContinuationOutcome {
         if self.criteria.is_empty() {

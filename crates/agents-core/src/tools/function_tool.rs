@@ -153,8 +153,19 @@ impl Tool for FunctionTool {
         self.parameters.clone()
     }
 
-    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
-        (self.handler)(arguments, context.clone()).await
+    // Written out rather than `async fn`: the handler's boxed future is the call's future, so a
+    // call is not boxed a second time.
+    fn call<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        arguments: Value,
+        context: &'life1 ToolContext,
+    ) -> BoxFuture<'async_trait, Result<ToolOutput, ToolError>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        (self.handler)(arguments, context.clone())
     }
 }
 
