@@ -101,29 +101,29 @@ impl AgentState {
 
     /// Appends a user message to `messages` without resetting the execution state.
     pub fn with_user_message_keep_execution(&self, message: impl Into<Message>) -> Self {
-        let mut next = self.touched();
-        next.store = self
-            .data
-            .store
-            .section(DEFAULT_SECTION)
-            .append(message.into());
-        next.status = AgentStatus::InProgress;
-        Self::from_data(next)
+        self.changed(|data| {
+            data.store = self
+                .data
+                .store
+                .section(DEFAULT_SECTION)
+                .append(message.into());
+            data.status = AgentStatus::InProgress;
+        })
     }
 
     /// The state ready for a new execution: status `InProgress`; no current execution, current
     /// step, step executions, cached context or stop reason; `execution_buffer` emptied.
     /// Messages, metadata, usage totals and ids are kept.
     pub fn for_continuation(&self) -> Self {
-        let mut next = self.touched();
-        next.status = AgentStatus::InProgress;
-        next.current_execution = None;
-        next.current_step = None;
-        next.step_executions = StepExecutions::new();
-        next.cached_context = Arc::default();
-        next.stop_reason = None;
-        next.store = self.data.store.section(EXECUTION_BUFFER_SECTION).clear();
-        Self::from_data(next)
+        self.changed(|data| {
+            data.status = AgentStatus::InProgress;
+            data.current_execution = None;
+            data.current_step = None;
+            data.step_executions = StepExecutions::new();
+            data.cached_context = Arc::default();
+            data.stop_reason = None;
+            data.store = self.data.store.section(EXECUTION_BUFFER_SECTION).clear();
+        })
     }
 
     /// The persistent conversation (the `messages` section).
@@ -138,9 +138,9 @@ impl AgentState {
 
     /// A copy with another store.
     pub fn with_store(&self, store: MessageStore) -> Self {
-        let mut next = self.touched();
-        next.store = store;
-        Self::from_data(next)
+        self.changed(|data| {
+            data.store = store;
+        })
     }
 
     /// This state with another store, taken by value: changed in place when nothing else
@@ -219,16 +219,16 @@ impl AgentState {
 
     /// A copy with a parent agent id.
     pub fn with_parent_agent_id(&self, parent: impl Into<String>) -> Self {
-        let mut next = self.touched();
-        next.parent_agent_id = Some(Arc::from(parent.into()));
-        Self::from_data(next)
+        self.changed(|data| {
+            data.parent_agent_id = Some(Arc::from(parent.into()));
+        })
     }
 
     /// A copy with another agent id.
     pub fn with_agent_id(&self, id: impl Into<String>) -> Self {
-        let mut next = self.touched();
-        next.agent_id = Arc::from(id.into());
-        Self::from_data(next)
+        self.changed(|data| {
+            data.agent_id = Arc::from(id.into());
+        })
     }
 
     /// Free metadata.
@@ -238,16 +238,16 @@ impl AgentState {
 
     /// A copy with one metadata entry set.
     pub fn with_metadata(&self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        let mut next = self.touched();
-        next.metadata = self.data.metadata.clone().with(key, value);
-        Self::from_data(next)
+        self.changed(|data| {
+            data.metadata = self.data.metadata.clone().with(key, value);
+        })
     }
 
     /// A copy with the whole metadata replaced.
     pub fn with_metadata_map(&self, metadata: Metadata) -> Self {
-        let mut next = self.touched();
-        next.metadata = metadata;
-        Self::from_data(next)
+        self.changed(|data| {
+            data.metadata = metadata;
+        })
     }
 
     /// When the state was created.
@@ -283,9 +283,9 @@ impl AgentState {
 
     /// A copy with the stored status set.
     pub fn with_status(&self, status: AgentStatus) -> Self {
-        let mut next = self.touched();
-        next.status = status;
-        Self::from_data(next)
+        self.changed(|data| {
+            data.status = status;
+        })
     }
 
     /// [`with_status`](Self::with_status) on an owned state: in place when it is not shared.
@@ -303,9 +303,9 @@ impl AgentState {
 
     /// A copy marked as stopped for `reason` outside the criteria (e.g. `UserRequested`).
     pub fn with_stop_reason(&self, reason: StopReason) -> Self {
-        let mut next = self.touched();
-        next.stop_reason = Some(reason);
-        Self::from_data(next)
+        self.changed(|data| {
+            data.stop_reason = Some(reason);
+        })
     }
 
     // ----- steps ------------------------------------------------------------------------
@@ -388,10 +388,10 @@ impl AgentState {
     /// A copy running `execution` (begun earlier) with no current step: what
     /// [`begin_step_execution`](Self::begin_step_execution) gave when `execution` started.
     pub(crate) fn with_begun_execution(&self, execution: CurrentExecution) -> Self {
-        let mut next = self.touched_at(execution.started_at);
-        next.current_execution = Some(execution);
-        next.current_step = None;
-        Self::from_data(next)
+        self.clone().edited_at(execution.started_at, |data| {
+            data.current_execution = Some(execution);
+            data.current_step = None;
+        })
     }
 
     /// A copy without a current execution.
@@ -399,9 +399,9 @@ impl AgentState {
         if self.data.current_execution.is_none() {
             return self.clone();
         }
-        let mut next = self.touched();
-        next.current_execution = None;
-        Self::from_data(next)
+        self.changed(|data| {
+            data.current_execution = None;
+        })
     }
 
     /// Sets the current step (not yet recorded: criteria see it through `current_step`).
@@ -468,9 +468,9 @@ impl AgentState {
 
     /// A copy with a shared cached context (no copy of the context).
     pub fn with_shared_cached_context(&self, context: Arc<CachedContext>) -> Self {
-        let mut next = self.touched();
-        next.cached_context = context;
-        Self::from_data(next)
+        self.changed(|data| {
+            data.cached_context = context;
+        })
     }
 
     /// A [`ToolContext`] for the running step (no cancellation; the loop supplies its own).
@@ -546,9 +546,10 @@ impl AgentState {
         })
     }
 
-    /// A copy of the fields to change, with `updated_at` moved to now.
-    fn touched(&self) -> StateData {
-        self.touched_at(crate::clock::now())
+    /// A copy changed by `edit`, stamped now. The fields are cloned straight into the copy's
+    /// allocation (`Arc::make_mut`), not built on the stack and moved there.
+    fn changed(&self, edit: impl FnOnce(&mut StateData)) -> Self {
+        self.clone().edited_at(crate::clock::now(), edit)
     }
 
     /// This state changed by `edit` at `now`: in place when nothing else shares it, else on a
@@ -564,13 +565,6 @@ impl AgentState {
     fn edited(mut self, edit: impl FnOnce(&mut StateData)) -> Self {
         edit(Arc::make_mut(&mut self.data));
         self
-    }
-
-    /// [`touched`](Self::touched) at a time the caller already read from the clock.
-    fn touched_at(&self, now: DateTime<Utc>) -> StateData {
-        let mut next = StateData::clone(&self.data);
-        next.updated_at = now.max(self.data.updated_at);
-        next
     }
 }
 
