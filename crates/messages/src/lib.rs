@@ -9,7 +9,8 @@
 //! - [`Messages`]: an immutable ordered list with structural sharing; cloning is O(1) and
 //!   appending to a clone is O(log n).
 //! - [`MessageStore`]: named sections (`messages`, `execution_buffer`, `summary`, ...) plus
-//!   parameters, changed through [`SectionOperator`]s that return new stores.
+//!   parameters, changed through [`SectionOperator`]s that return new stores (or in place on a
+//!   store you own, through [`SectionMut`]).
 //! - [`SelectedSections`] and [`AllSections`] compile a store into the list a model sees.
 //!
 //! ```
@@ -61,5 +62,5 @@ pub use message::Message;
 pub use messages::Messages;
 pub use metadata::Metadata;
 pub use role::Role;
-pub use store::{MessageStore, Section, SectionOperator};
+pub use store::{MessageStore, Section, SectionMut, SectionOperator};
 pub use tool_call::ToolCall;

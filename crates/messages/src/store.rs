@@ -214,38 +214,44 @@ impl MessageStore {
         self.sections.iter().position(|s| &*s.name == name)
     }
 
-    fn with_section_set(&self, name: &str, messages: Messages) -> Self {
-        // One allocation: the new list is collected straight into its `Arc`.
-        let sections: Arc<[Section]> = match self.position(name) {
-            Some(position) => self
-                .sections
-                .iter()
-                .enumerate()
-                .map(|(i, section)| {
-                    if i == position {
-                        Section {
-                            name: Arc::clone(&section.name),
-                            messages: messages.clone(),
-                        }
-                    } else {
-                        section.clone()
-                    }
-                })
-                .collect(),
-            None => self
-                .sections
-                .iter()
-                .cloned()
-                .chain(std::iter::once(Section {
-                    name: Arc::from(name),
-                    messages,
-                }))
-                .collect(),
-        };
-        Self {
-            sections,
-            parameters: self.parameters.clone(),
+    /// Section `name` set to `messages`, in place (added at the end when missing). The list of
+    /// sections is copied only when another store shares it.
+    fn set_in_place(&mut self, name: &str, messages: Messages) {
+        match self.position(name) {
+            Some(position) => {
+                if let Some(section) = Arc::make_mut(&mut self.sections).get_mut(position) {
+                    section.messages = messages;
+                }
+            }
+            None => {
+                // One allocation: the new list is collected straight into its `Arc`.
+                self.sections = self
+                    .sections
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once(Section {
+                        name: Arc::from(name),
+                        messages,
+                    }))
+                    .collect();
+            }
         }
+    }
+
+    /// A handle that changes the section `name` of this store in place.
+    ///
+    /// ```
+    /// use messages::{Message, MessageStore};
+    ///
+    /// let mut store = MessageStore::new();
+    /// store.section_mut("messages").append(Message::user("Hi"));
+    /// store.section_mut("buffer").set(vec![Message::assistant("noted")]);
+    /// store.section_mut("buffer").clear();
+    /// assert_eq!(store.section("messages").len(), 1);
+    /// assert!(store.section("buffer").exists() && store.section("buffer").is_empty());
+    /// ```
+    pub fn section_mut<'a>(&'a mut self, name: &'a str) -> SectionMut<'a> {
+        SectionMut { store: self, name }
     }
 }
 
@@ -293,25 +299,24 @@ impl SectionOperator<'_> {
     /// A store with `messages` appended to this section (created if missing). Appending nothing
     /// returns the store unchanged.
     pub fn append(&self, messages: impl Into<Messages>) -> MessageStore {
-        let messages = messages.into();
-        if messages.is_empty() {
-            return self.store.clone();
-        }
-        self.store
-            .with_section_set(self.name, self.messages().concat(&messages))
+        self.changed(|section| section.append(messages))
     }
 
     /// A store with this section's messages replaced (created if missing).
     pub fn set(&self, messages: impl Into<Messages>) -> MessageStore {
-        self.store.with_section_set(self.name, messages.into())
+        self.changed(|section| section.set(messages))
     }
 
     /// A store with this section emptied (kept in place if it exists).
     pub fn clear(&self) -> MessageStore {
-        if !self.exists() {
-            return self.store.clone();
-        }
-        self.store.with_section_set(self.name, Messages::new())
+        self.changed(|section| section.clear())
+    }
+
+    /// A copy of the store with this section changed by `change`.
+    fn changed(&self, change: impl FnOnce(SectionMut<'_>)) -> MessageStore {
+        let mut store = self.store.clone();
+        change(store.section_mut(self.name));
+        store
     }
 
     /// A store without this section.
@@ -426,5 +431,40 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("`x`"));
+    }
+}
+
+/// A handle that changes one section of a store in place, returned by
+/// [`MessageStore::section_mut`]: the counterpart of [`SectionOperator`]'s mutators for a
+/// store you own (a processor's, say), which copies the list of sections only when another
+/// store shares it.
+#[derive(Debug)]
+pub struct SectionMut<'a> {
+    store: &'a mut MessageStore,
+    name: &'a str,
+}
+
+impl SectionMut<'_> {
+    /// Appends `messages` to the section (created if missing). Appending nothing changes
+    /// nothing.
+    pub fn append(self, messages: impl Into<Messages>) {
+        let messages = messages.into();
+        if messages.is_empty() {
+            return;
+        }
+        let appended = self.store.section(self.name).messages().concat(&messages);
+        self.store.set_in_place(self.name, appended);
+    }
+
+    /// Replaces the section's messages (created if missing).
+    pub fn set(self, messages: impl Into<Messages>) {
+        self.store.set_in_place(self.name, messages.into());
+    }
+
+    /// Empties the section (kept where it is if it exists; nothing happens if it does not).
+    pub fn clear(self) {
+        if self.store.section(self.name).exists() {
+            self.store.set_in_place(self.name, Messages::new());
+        }
     }
 }

@@ -23,6 +23,29 @@ proptest! {
     }
 
     #[test]
+    fn in_place_edits_equal_the_copying_operators_and_leave_clones_alone(
+        store in message_store(),
+        extra in messages(4),
+        op in 0usize..3,
+        target in prop_oneof![Just("messages"), Just("execution_buffer"), Just("summary"), Just("other")],
+    ) {
+        let expected = match op {
+            0 => store.section(target).append(extra.clone()),
+            1 => store.section(target).set(extra.clone()),
+            _ => store.section(target).clear(),
+        };
+        let before = store.clone();
+        let mut edited = store.clone();
+        match op {
+            0 => edited.section_mut(target).append(extra.clone()),
+            1 => edited.section_mut(target).set(extra.clone()),
+            _ => edited.section_mut(target).clear(),
+        }
+        prop_assert_eq!(&edited, &expected);
+        prop_assert_eq!(&store, &before, "the store the edited one was cloned from is unchanged");
+    }
+
+    #[test]
     fn section_operators_never_touch_other_sections(
         store in message_store(),
         extra in messages(4),
@@ -65,4 +88,30 @@ proptest! {
         prop_assert!(Message::from_value(&value).is_err());
         prop_assert!(Messages::from_value(&serde_json::Value::Array(vec![value])).is_err());
     }
+}
+
+#[test]
+fn a_store_nothing_else_shares_is_edited_without_copying_its_sections() {
+    let mut store = MessageStore::new()
+        .section("messages")
+        .set(vec![Message::user("hi")])
+        .section("execution_buffer")
+        .set(vec![Message::assistant("calling a tool")]);
+    let shared = store.clone();
+    // Shared with `shared`: the first edit copies the list of sections...
+    store
+        .section_mut("messages")
+        .append(Message::assistant("hello"));
+    let list = store.sections().as_ptr();
+    assert_ne!(list, shared.sections().as_ptr());
+    // ...and later edits of the now unshared store happen in place.
+    store.section_mut("execution_buffer").clear();
+    store
+        .section_mut("messages")
+        .append(Message::user("thanks"));
+    assert_eq!(store.sections().as_ptr(), list);
+    assert_eq!(store.section("messages").len(), 3);
+    assert!(store.section("execution_buffer").is_empty());
+    assert_eq!(shared.section("messages").len(), 1);
+    assert_eq!(shared.section("execution_buffer").len(), 1);
 }

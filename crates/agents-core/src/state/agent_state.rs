@@ -154,6 +154,24 @@ impl AgentState {
         self.edited(|data| data.store = store)
     }
 
+    /// This state, taken by value, with its store changed in place by `edit` (through
+    /// [`MessageStore::section_mut`]): like [`replace_store`](Self::replace_store), keeps
+    /// `updated_at`, and copies neither the state nor the store's list of sections when
+    /// nothing else shares them, so several processors changing the store in one step copy
+    /// them once.
+    ///
+    /// ```
+    /// use agents_core::{AgentState, EXECUTION_BUFFER_SECTION};
+    /// use messages::Message;
+    ///
+    /// let state = AgentState::new()
+    ///     .edit_store(|store| store.section_mut(EXECUTION_BUFFER_SECTION).append(Message::assistant("thinking")));
+    /// assert_eq!(state.messages_for_inference().len(), 1);
+    /// ```
+    pub fn edit_store(self, edit: impl FnOnce(&mut MessageStore)) -> Self {
+        self.edited(|data| edit(&mut data.store))
+    }
+
     /// A copy with the `messages` section replaced.
     pub fn with_messages(&self, messages: impl Into<Messages>) -> Self {
         self.with_store(self.data.store.section(DEFAULT_SECTION).set(messages))

@@ -55,7 +55,6 @@ impl InlineProcessor for AppendFinalResponse {
         }
         let conversation = state.store().section(DEFAULT_SECTION).messages();
         let appended = conversation.extended_shared(digest.map(Arc::new).into_iter().chain(answer));
-        let store = state.store().section(DEFAULT_SECTION).set(appended);
-        Ok(state.replace_store(store))
+        Ok(state.edit_store(|store| store.section_mut(DEFAULT_SECTION).set(appended)))
     }
 }

@@ -20,7 +20,6 @@ impl InlineProcessor for AppendStepMessages {
         if output.is_empty() {
             return Ok(state);
         }
-        let store = state.store().section(DEFAULT_SECTION).append(output);
-        Ok(state.replace_store(store))
+        Ok(state.edit_store(|store| store.section_mut(DEFAULT_SECTION).append(output)))
     }
 }

@@ -20,10 +20,7 @@ impl InlineProcessor for AppendToolTraceToBuffer {
         if step.trace_messages().is_empty() {
             return Ok(state);
         }
-        let store = state
-            .store()
-            .section(EXECUTION_BUFFER_SECTION)
-            .append(step.trace_messages().clone());
-        Ok(state.replace_store(store))
+        let trace = step.trace_messages().clone();
+        Ok(state.edit_store(|store| store.section_mut(EXECUTION_BUFFER_SECTION).append(trace)))
     }
 }

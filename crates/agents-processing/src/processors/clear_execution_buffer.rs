@@ -20,7 +20,6 @@ impl InlineProcessor for ClearExecutionBuffer {
         if !stopping || state.store().section(EXECUTION_BUFFER_SECTION).is_empty() {
             return Ok(state);
         }
-        let store = state.store().section(EXECUTION_BUFFER_SECTION).clear();
-        Ok(state.replace_store(store))
+        Ok(state.edit_store(|store| store.section_mut(EXECUTION_BUFFER_SECTION).clear()))
     }
 }

@@ -84,12 +84,9 @@ impl InlineProcessor for MoveMessagesToBuffer {
             kept = kept.len(),
             "moving old messages to the buffer"
         );
-        let store = state
-            .store()
-            .section(BUFFER_SECTION)
-            .append(moved)
-            .section(DEFAULT_SECTION)
-            .set(kept);
-        Ok(state.replace_store(store))
+        Ok(state.edit_store(|store| {
+            store.section_mut(BUFFER_SECTION).append(moved);
+            store.section_mut(DEFAULT_SECTION).set(kept);
+        }))
     }
 }

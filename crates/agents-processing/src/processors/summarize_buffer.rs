@@ -122,12 +122,10 @@ impl StateProcessor for SummarizeBuffer {
                 return Ok(state);
             }
         };
-        let store = state
-            .store()
-            .section(SUMMARY_SECTION)
-            .set(Message::system(format!("{SUMMARY_PREFIX}{summary}")))
-            .section(BUFFER_SECTION)
-            .clear();
-        Ok(state.replace_store(store))
+        let summary = Message::system(format!("{SUMMARY_PREFIX}{summary}"));
+        Ok(state.edit_store(|store| {
+            store.section_mut(SUMMARY_SECTION).set(summary);
+            store.section_mut(BUFFER_SECTION).clear();
+        }))
     }
 }
