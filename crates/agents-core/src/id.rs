@@ -1,7 +1,7 @@
 //! Fresh ids for agents, steps and step executions: uuid v4 text, without a system call each.
 
 use std::cell::Cell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 thread_local! {
     /// Per-thread (seed, counter); the seed comes from the OS once per thread.
@@ -38,6 +38,65 @@ pub(crate) fn new_id() -> Arc<str> {
     Arc::from(&*id.hyphenated().encode_lower(&mut buffer))
 }
 
+/// A step's id: given, or adopted from the execution that records the step (so a step and
+/// its execution share one id, and the loop makes one id per step), or made when first read.
+///
+/// A clone or a comparison reads the id first, so copies of a step always agree on it.
+pub(crate) struct StepId(OnceLock<Arc<str>>);
+
+impl StepId {
+    /// Not assigned yet.
+    pub(crate) fn unassigned() -> Self {
+        Self(OnceLock::new())
+    }
+
+    /// This id.
+    pub(crate) fn given(id: Arc<str>) -> Self {
+        Self(OnceLock::from(id))
+    }
+
+    /// The id, made now if it was never assigned.
+    pub(crate) fn get(&self) -> &Arc<str> {
+        self.0.get_or_init(new_id)
+    }
+
+    /// Takes `id` unless the step already has one.
+    pub(crate) fn adopt(&self, id: &Arc<str>) {
+        // An id that is already set (given, or read before) stays.
+        let _ = self.0.set(Arc::clone(id));
+    }
+}
+
+impl Clone for StepId {
+    fn clone(&self) -> Self {
+        Self::given(Arc::clone(self.get()))
+    }
+}
+
+impl PartialEq for StepId {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl std::fmt::Debug for StepId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self.get(), f)
+    }
+}
+
+impl serde::Serialize for StepId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.get())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StepId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Arc::<str>::deserialize(deserializer).map(Self::given)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +112,24 @@ mod tests {
             assert_eq!(parsed.get_version_num(), 4);
             assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122);
         }
+    }
+
+    #[test]
+    fn a_step_id_is_given_adopted_or_made_once() {
+        let given = StepId::given(Arc::from("step-1"));
+        given.adopt(&Arc::from("other"));
+        assert_eq!(&**given.get(), "step-1");
+
+        let adopted = StepId::unassigned();
+        adopted.adopt(&Arc::from("exec-1"));
+        assert_eq!(&**adopted.get(), "exec-1");
+
+        let made = StepId::unassigned();
+        let copy = made.clone();
+        assert_eq!(copy, made, "a clone reads the id first");
+        made.adopt(&Arc::from("too late"));
+        assert_eq!(made.get(), copy.get());
+        assert_eq!(made.get().len(), 36);
     }
 
     #[test]

@@ -615,3 +615,28 @@ async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_
         assert!(done.current_execution().is_none(), "{case}");
     }
 }
+
+#[tokio::test]
+async fn each_recorded_step_shares_its_execution_id_and_ids_do_not_repeat() {
+    let driver = ScriptedDriver::new([call("c1"), call("c2"), InferenceResponse::text("done")]);
+    let agent = Agent::new(driver)
+        .with_tool(weather())
+        .with_criteria(criteria());
+    let done = agent.execute(user("go")).await.unwrap();
+    assert_eq!(done.step_count(), 3);
+    let mut seen = std::collections::HashSet::new();
+    for execution in done.step_executions().iter() {
+        assert_eq!(execution.id(), execution.step().id());
+        assert_eq!(
+            uuid::Uuid::parse_str(execution.id())
+                .unwrap()
+                .get_version_num(),
+            4
+        );
+        assert!(seen.insert(execution.id().to_owned()), "ids repeat");
+    }
+    // A step given its own id keeps it when recorded.
+    let given = agents_core::AgentStep::new(vec![]).with_id("my-step");
+    let recorded = AgentState::new().begin_step_execution().record_step(given);
+    assert_eq!(recorded.current_step().unwrap().id(), "my-step");
+}

@@ -435,6 +435,9 @@ impl AgentState {
         now: DateTime<Utc>,
     ) -> Self {
         let step = step.into();
+        if let Some(execution) = &self.data.current_execution {
+            step.adopt_id(&execution.id);
+        }
         self.edited_at(now, |data| data.current_step = Some(step))
     }
 

@@ -7,6 +7,7 @@ use messages::{Message, Messages, ToolCall};
 use serde::{Deserialize, Serialize};
 
 use super::StepError;
+use crate::id::StepId;
 use crate::{AgentError, ToolExecutions};
 
 /// The kind of a step, derived from its content.
@@ -61,7 +62,7 @@ pub struct StepParts {
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentStep {
-    id: Arc<str>,
+    id: StepId,
     #[serde(default)]
     input_messages: Messages,
     #[serde(default)]
@@ -85,7 +86,7 @@ impl AgentStep {
     #[inline]
     pub fn new(input_messages: impl Into<Messages>) -> Self {
         Self {
-            id: crate::id::new_id(),
+            id: StepId::unassigned(),
             input_messages: input_messages.into(),
             trace_messages: Messages::new(),
             response_messages: Messages::new(),
@@ -123,7 +124,7 @@ impl AgentStep {
             None => (Usage::default(), None),
         };
         Self {
-            id: crate::id::new_id(),
+            id: StepId::unassigned(),
             input_messages: parts.input_messages,
             trace_messages: parts.trace_messages,
             response_messages: parts.response_messages,
@@ -141,12 +142,12 @@ impl AgentStep {
     }
 
     pub(crate) fn shared_id(&self) -> &Arc<str> {
-        &self.id
+        self.id.get()
     }
 
     /// A copy with another id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
-        self.id = Arc::from(id.into());
+        self.id = StepId::given(Arc::from(id.into()));
         self
     }
 
@@ -200,9 +201,17 @@ impl AgentStep {
         self
     }
 
-    /// The step's id (uuid v4 unless given).
+    /// The step's id: the one given, else the id of the execution that recorded the step
+    /// (a step and its [`StepExecution`](crate::StepExecution) share it), else a uuid v4 made
+    /// when first read.
     pub fn id(&self) -> &str {
-        &self.id
+        self.id.get()
+    }
+
+    /// Takes the running execution's id, unless the step already has one (the loop calls it
+    /// when it records the step).
+    pub(crate) fn adopt_id(&self, id: &Arc<str>) {
+        self.id.adopt(id);
     }
 
     /// What the model was given.
