@@ -189,7 +189,10 @@ impl Report {
              Sources: `benches/agents-bench` (criterion groups `overhead/*` and `serialization/*`, \
              the report binary `bench-report` with the context-cost, scale and parallel-tools \
              measurements), `benches/rig-compare` (a separate cargo project with its own lock file, \
-             so rig never enters the workspace's dependency graph), `xtask/src/bench.rs`."
+             so rig never enters the workspace's dependency graph; its `profile` binary runs either side \
+             in a loop for `perf` or `valgrind --tool=callgrind`: `cargo run --release \
+             --manifest-path benches/rig-compare/Cargo.toml --bin profile -- agents 100000`), \
+             `xtask/src/bench.rs`."
         );
         md
     }

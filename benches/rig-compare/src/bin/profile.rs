@@ -1,0 +1,54 @@
+//! Runs one side of the comparison `N` times in a loop, for profilers (`perf`, `callgrind`):
+//! `profile agents|rig [N] [history]`.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use agents_bench::{state_with_history, tool_calling_agent, two_step_script, CycleModel};
+use agents_processing::TraceRetention;
+use rig_agent::agent::AgentBuilder;
+use rig_agent::completion::Prompt;
+use rig_compare::{rig_history, RigCycleModel, RigNoop, ANSWER};
+
+const PROMPT: &str = "Run the tool, please.";
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let side = args.next().unwrap_or_else(|| "agents".to_owned());
+    let n: usize = args.next().map_or(100_000, |n| n.parse().unwrap());
+    let len: usize = args.next().map_or(10, |n| n.parse().unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let start = std::time::Instant::now();
+    match side.as_str() {
+        "agents" => {
+            let ours =
+                tool_calling_agent(CycleModel::new(two_step_script()), TraceRetention::Ephemeral);
+            let state = state_with_history(len).with_user_message(PROMPT);
+            for _ in 0..n {
+                let done = rt.block_on(ours.execute(state.clone())).unwrap();
+                assert_eq!(done.step_executions().len(), 2);
+            }
+        }
+        "rig" => {
+            let rig_model = RigCycleModel::two_step();
+            let rig = AgentBuilder::new(rig_model.clone()).tool(RigNoop).build();
+            let history = rig_history(len);
+            for _ in 0..n {
+                let answer = rt
+                    .block_on(async {
+                        rig.prompt(PROMPT)
+                            .history(history.clone())
+                            .max_turns(2)
+                            .tool_concurrency(1)
+                            .await
+                    })
+                    .unwrap();
+                assert_eq!(answer, ANSWER);
+            }
+        }
+        other => panic!("unknown side {other}: agents or rig"),
+    }
+    let per_step = start.elapsed().as_secs_f64() * 1e6 / (n as f64 * 2.0);
+    eprintln!("{side}: {per_step:.3} us per step over {n} executions");
+}
