@@ -234,7 +234,7 @@ proptest! {
         prop_assert_eq!(&back, &state);
         // Through plain serde as well.
         let value = serde_json::to_value(&state).unwrap();
-        prop_assert_eq!(value.get("version"), Some(&json!(1)));
+        prop_assert_eq!(value.get("version"), Some(&json!(2)));
         let back: AgentState = serde_json::from_value(value).unwrap();
         prop_assert_eq!(back.status(), state.status());
         prop_assert_eq!(back.stop_reason(), state.stop_reason());
@@ -291,14 +291,14 @@ fn corrupt_documents_give_errors_naming_the_field() {
 fn foreign_and_future_documents_are_rejected_clearly() {
     assert_eq!(
         AgentState::from_json(r#"{"name": "not a state"}"#).unwrap_err(),
-        StateError::MissingVersion { expected: 1 }
+        StateError::MissingVersion { expected: 2 }
     );
     let mut future: Value = serde_json::to_value(AgentState::new()).unwrap();
-    future["version"] = json!(2);
+    future["version"] = json!(3);
     let error = AgentState::from_json(&future.to_string()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unsupported agent state version 2 (this library reads version 1)"
+        "unsupported agent state version 3 (this library reads versions 1 to 2)"
     );
     assert!(matches!(
         AgentState::from_json("{not json"),
@@ -362,4 +362,139 @@ async fn serialized_state_after_a_two_step_run() {
         ".current_step.tool_executions[].started_at" => "[time]",
         ".current_step.tool_executions[].completed_at" => "[time]",
     });
+}
+
+#[test]
+fn version_1_checkpoints_still_load_and_are_written_back_as_version_2() {
+    let v1 = include_str!("fixtures/state_v1.json");
+    let state = AgentState::from_json(v1).unwrap();
+    assert_eq!(state.messages().len(), 3);
+    assert_eq!(state.step_count(), 2);
+    assert_eq!(state.status(), AgentStatus::Completed);
+    assert_eq!(
+        state.final_response().unwrap().text(),
+        "It is 22°C and sunny in Paris."
+    );
+    let first = state.step_executions().iter().next().unwrap();
+    assert_eq!(first.step().trace_messages().len(), 2);
+    assert_eq!(first.step().input_messages().len(), 3);
+    // The current step is the last recorded one, shared as in a state the loop made.
+    assert!(state.is_current_step_recorded());
+
+    let v2 = state.to_json().unwrap();
+    let value: Value = serde_json::from_str(&v2).unwrap();
+    assert_eq!(value["version"], json!(2));
+    assert_eq!(AgentState::from_json(&v2).unwrap(), state);
+    assert!(
+        v2.len() < v1.len(),
+        "v2 {} bytes, v1 {} bytes",
+        v2.len(),
+        v1.len()
+    );
+}
+
+#[tokio::test]
+async fn a_checkpoint_writes_each_message_once_and_reading_shares_them_again() {
+    // Ten turns in legacy mode: every step's input is the whole conversation so far.
+    let mut state = AgentState::new();
+    for turn in 0..10 {
+        let driver = ScriptedDriver::new([
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                format!("c{turn}"),
+                "get_weather",
+                json!({"city": "Paris"}),
+            )]),
+            InferenceResponse::text(format!("Answer {turn}: 22°C and sunny.")),
+        ]);
+        let agent = Agent::new(driver)
+            .with_tool(weather())
+            .with_criteria(
+                ContinuationCriteria::new()
+                    .with(StepsLimit::new(5))
+                    .with(ToolCallPresenceCheck::new()),
+            )
+            .with_processors(AppendEverything);
+        state = agent
+            .execute(state.with_user_message(format!("Question {turn}: weather in Paris?")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(state.messages().len(), 40);
+    let json = state.to_json().unwrap();
+    let value: Value = serde_json::from_str(&json).unwrap();
+    // The conversation is written once, in the store; the steps name it by position.
+    let written_messages = json.matches("\"role\"").count();
+    assert_eq!(written_messages, 40, "every message exactly once");
+    assert_eq!(
+        value["step_executions"][1]["step"]["input_messages"],
+        json!([[0, 39]])
+    );
+    let back = AgentState::from_json(&json).unwrap();
+    assert_eq!(back, state);
+    // Reading shares the step's input with the conversation again (no copies).
+    let conversation = back.messages();
+    let last = back.step_executions().last().unwrap().step();
+    let shared = last
+        .input_messages()
+        .iter_shared()
+        .zip(conversation.iter_shared())
+        .all(|(a, b)| std::sync::Arc::ptr_eq(a, b));
+    assert!(shared);
+}
+
+fn weather() -> FunctionTool {
+    FunctionTool::new(
+        "get_weather",
+        "Current weather",
+        |args: CityArgs| async move { Ok::<_, ToolError>(format!("22°C and sunny in {}", args.city)) },
+    )
+}
+
+/// Legacy persistence in miniature: every output message of a step to `messages`.
+struct AppendEverything;
+
+#[async_trait::async_trait]
+impl agents_core::StepProcessing for AppendEverything {
+    async fn apply(
+        &self,
+        state: AgentState,
+        next: agents_core::Next,
+    ) -> Result<AgentState, agents_core::AgentError> {
+        let state = next(state).await?;
+        let output = state
+            .current_step()
+            .map(AgentStep::output_messages)
+            .unwrap_or_default();
+        Ok(state.edit_store(|store| store.section_mut(DEFAULT_SECTION).append(output)))
+    }
+}
+
+#[tokio::test]
+async fn a_message_reference_that_points_nowhere_is_an_error_naming_the_field() {
+    let driver = ScriptedDriver::new([InferenceResponse::text("hello")]);
+    let agent = Agent::new(driver).with_criteria(
+        ContinuationCriteria::new()
+            .with(StepsLimit::new(3))
+            .with(ToolCallPresenceCheck::new()),
+    );
+    let done = agent
+        .execute(AgentState::new().with_user_message("hi"))
+        .await
+        .unwrap();
+    let mut document: Value = serde_json::from_str(&done.to_json().unwrap()).unwrap();
+    document["step_executions"][0]["step"]["input_messages"] = json!([[0, 999]]);
+    let error = AgentState::from_json(&document.to_string()).unwrap_err();
+    match &error {
+        StateError::InvalidField { path, message } => {
+            assert_eq!(path, "step_executions[0].step.input_messages");
+            assert!(message.contains("out of range"), "{message}");
+        }
+        other => panic!("expected an invalid field, got {other:?}"),
+    }
+    document["step_executions"][0]["step"]["input_messages"] = json!("all of them");
+    let error = AgentState::from_json(&document.to_string()).unwrap_err();
+    assert!(
+        matches!(&error, StateError::InvalidField { path, .. } if path == "step_executions[0].step.input_messages"),
+        "{error:?}"
+    );
 }

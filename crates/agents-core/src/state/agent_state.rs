@@ -15,16 +15,14 @@ use crate::{
     ToolContext, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 
-/// The version written by [`AgentState::to_json`] and required by [`AgentState::from_json`].
-pub const STATE_VERSION: u32 = 1;
-
 /// Everything an agent knows: its conversation (a sectioned [`MessageStore`]), metadata, the
 /// steps of the running execution, usage and timing.
 ///
 /// An immutable value: every change returns a new state. Cloning is cheap (message lists and
 /// step records are shared), so the loop can hand out every intermediate state.
 ///
-/// Serializes (serde) to a JSON document with `"version": 1` and reads back losslessly.
+/// Serializes (serde) to a JSON document with `"version": 2` ([`STATE_VERSION`](crate::STATE_VERSION)), in which
+/// every message is written once, and reads it back losslessly (version 1 documents too).
 #[derive(Clone, PartialEq)]
 pub struct AgentState {
     /// One shared allocation: clones and moves are a pointer, changes copy the fields once.
@@ -32,20 +30,20 @@ pub struct AgentState {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-struct StateData {
-    agent_id: Arc<str>,
-    parent_agent_id: Option<Arc<str>>,
-    status: AgentStatus,
-    store: MessageStore,
-    metadata: Metadata,
-    current_execution: Option<CurrentExecution>,
-    current_step: Option<Arc<AgentStep>>,
-    step_executions: StepExecutions,
-    usage: Usage,
-    cached_context: Arc<CachedContext>,
-    stop_reason: Option<StopReason>,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
+pub(super) struct StateData {
+    pub(super) agent_id: Arc<str>,
+    pub(super) parent_agent_id: Option<Arc<str>>,
+    pub(super) status: AgentStatus,
+    pub(super) store: MessageStore,
+    pub(super) metadata: Metadata,
+    pub(super) current_execution: Option<CurrentExecution>,
+    pub(super) current_step: Option<Arc<AgentStep>>,
+    pub(super) step_executions: StepExecutions,
+    pub(super) usage: Usage,
+    pub(super) cached_context: Arc<CachedContext>,
+    pub(super) stop_reason: Option<StopReason>,
+    pub(super) created_at: DateTime<Utc>,
+    pub(super) updated_at: DateTime<Utc>,
 }
 
 impl Default for AgentState {
@@ -84,10 +82,15 @@ impl AgentState {
         })
     }
 
-    fn from_data(data: StateData) -> Self {
+    pub(super) fn from_data(data: StateData) -> Self {
         Self {
             data: Arc::new(data),
         }
+    }
+
+    /// The fields (for the serialized documents).
+    pub(super) fn data(&self) -> &StateData {
+        &self.data
     }
 
     // ----- conversation -----------------------------------------------------------------
@@ -519,7 +522,9 @@ impl AgentState {
 
     // ----- serialization ----------------------------------------------------------------
 
-    /// The state as a JSON document (`"version": 1`).
+    /// The state as a JSON document (`"version": 2`, [`STATE_VERSION`](crate::STATE_VERSION)): every message is
+    /// written once, so the document grows with the conversation, not with steps × history
+    /// (see `state/document.rs` for the shape).
     ///
     /// # Errors
     /// [`StateError::Serialize`] if a value cannot be written (not expected for valid states).
@@ -527,44 +532,18 @@ impl AgentState {
         serde_json::to_string_pretty(self).map_err(|e| StateError::Serialize(e.to_string()))
     }
 
-    /// Reads a state written by [`AgentState::to_json`] (or by serde).
+    /// Reads a state written by [`AgentState::to_json`] (or by serde), in the current version
+    /// or in version 1.
     ///
     /// # Errors
     /// [`StateError::Syntax`] for text that is not JSON, [`StateError::MissingVersion`] and
     /// [`StateError::UnsupportedVersion`] for foreign or newer documents, and
-    /// [`StateError::InvalidField`] naming the path of a missing or malformed field.
+    /// [`StateError::InvalidField`] naming the path of a missing or malformed field (or of a
+    /// message reference that points nowhere).
     pub fn from_json(text: &str) -> Result<Self, StateError> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| StateError::Syntax(e.to_string()))?;
-        let Some(object) = value.as_object() else {
-            return Err(StateError::InvalidField {
-                path: ".".into(),
-                message: "expected a JSON object".into(),
-            });
-        };
-        match object.get("version") {
-            None | Some(Value::Null) => {
-                return Err(StateError::MissingVersion {
-                    expected: STATE_VERSION,
-                })
-            }
-            Some(Value::Number(n)) if n.as_u64() == Some(u64::from(STATE_VERSION)) => {}
-            Some(other) => {
-                return Err(StateError::UnsupportedVersion {
-                    found: other.to_string(),
-                    expected: STATE_VERSION,
-                })
-            }
-        }
-        let document: StateDocument =
-            serde_path_to_error::deserialize(&value).map_err(|e| StateError::InvalidField {
-                path: e.path().to_string(),
-                message: e.inner().to_string(),
-            })?;
-        Self::try_from(document).map_err(|message| StateError::InvalidField {
-            path: "version".into(),
-            message,
-        })
+        super::document::read(&value)
     }
 
     /// A copy changed by `edit`, stamped now. The fields are cloned straight into the copy's
@@ -610,99 +589,17 @@ impl std::fmt::Debug for AgentState {
     }
 }
 
-/// The serialized shape of an [`AgentState`].
-#[derive(Serialize, Deserialize)]
-struct StateDocument {
-    version: u32,
-    agent_id: Arc<str>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    parent_agent_id: Option<Arc<str>>,
-    status: AgentStatus,
-    #[serde(default)]
-    metadata: Metadata,
-    message_store: MessageStore,
-    #[serde(default)]
-    usage: Usage,
-    #[serde(default, skip_serializing_if = "CachedContext::is_empty")]
-    cached_context: CachedContext,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    current_execution: Option<CurrentExecution>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    current_step: Option<Arc<AgentStep>>,
-    #[serde(default)]
-    step_executions: StepExecutions,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    stop_reason: Option<StopReason>,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-}
-
-impl From<AgentState> for StateDocument {
-    fn from(state: AgentState) -> Self {
-        let state = Arc::unwrap_or_clone(state.data);
-        Self {
-            version: STATE_VERSION,
-            agent_id: state.agent_id,
-            parent_agent_id: state.parent_agent_id,
-            status: state.status,
-            metadata: state.metadata,
-            message_store: state.store,
-            usage: state.usage,
-            cached_context: Arc::unwrap_or_clone(state.cached_context),
-            current_execution: state.current_execution,
-            current_step: state.current_step,
-            step_executions: state.step_executions,
-            stop_reason: state.stop_reason,
-            created_at: state.created_at,
-            updated_at: state.updated_at,
-        }
-    }
-}
-
-impl TryFrom<StateDocument> for AgentState {
-    type Error = String;
-
-    fn try_from(document: StateDocument) -> Result<Self, String> {
-        if document.version != STATE_VERSION {
-            return Err(format!(
-                "unsupported agent state version {} (this library reads version {STATE_VERSION})",
-                document.version
-            ));
-        }
-        // Share the current step with the last record when they are the same step.
-        let current_step = match (document.current_step, document.step_executions.last()) {
-            (Some(step), Some(last)) if *step == *last.step() => {
-                Some(Arc::clone(last.shared_step()))
-            }
-            (step, _) => step,
-        };
-        Ok(Self::from_data(StateData {
-            agent_id: document.agent_id,
-            parent_agent_id: document.parent_agent_id,
-            status: document.status,
-            store: document.message_store,
-            metadata: document.metadata,
-            current_execution: document.current_execution,
-            current_step,
-            step_executions: document.step_executions,
-            usage: document.usage,
-            cached_context: Arc::new(document.cached_context),
-            stop_reason: document.stop_reason,
-            created_at: document.created_at,
-            updated_at: document.updated_at,
-        }))
-    }
-}
-
 impl Serialize for AgentState {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        StateDocument::from(self.clone()).serialize(serializer)
+        super::document::write(self).serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for AgentState {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let document = StateDocument::deserialize(deserializer)?;
-        AgentState::try_from(document).map_err(serde::de::Error::custom)
+        // Through a JSON value, which any self-describing format gives: the version decides
+        // the shape.
+        let value = Value::deserialize(deserializer)?;
+        super::document::read(&value).map_err(serde::de::Error::custom)
     }
 }

@@ -19,7 +19,9 @@ pub enum StateError {
         expected: u32,
     },
     /// The document is of a version this library does not read.
-    #[error("unsupported agent state version {found} (this library reads version {expected})")]
+    #[error(
+        "unsupported agent state version {found} (this library reads versions 1 to {expected})"
+    )]
     UnsupportedVersion {
         /// The version found (as written in the document).
         found: String,

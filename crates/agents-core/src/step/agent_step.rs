@@ -136,6 +136,22 @@ impl AgentStep {
         }
     }
 
+    /// A step exactly as a serialized document records it: its id, parts, usage and finish
+    /// reason as written (not derived again from the inference response).
+    pub(crate) fn from_record(
+        id: Arc<str>,
+        parts: StepParts,
+        usage: Usage,
+        finish_reason: Option<FinishReason>,
+    ) -> Self {
+        Self {
+            id: StepId::given(id),
+            usage,
+            finish_reason,
+            ..Self::from_parts(parts)
+        }
+    }
+
     /// A failed step: the input and one error.
     pub fn failure(input_messages: impl Into<Messages>, error: &AgentError) -> Self {
         Self::new(input_messages).with_error(StepError::from(error))

@@ -39,6 +39,25 @@ impl StepExecution {
         }
     }
 
+    /// A step execution exactly as a serialized document records it (its own id included).
+    pub(crate) fn from_record(
+        id: Arc<str>,
+        step: Arc<AgentStep>,
+        outcome: ContinuationOutcome,
+        started_at: DateTime<Utc>,
+        completed_at: DateTime<Utc>,
+        step_number: usize,
+    ) -> Self {
+        Self {
+            id,
+            step_number,
+            step,
+            outcome,
+            started_at,
+            completed_at,
+        }
+    }
+
     /// The id (the step's id).
     pub fn id(&self) -> &str {
         &self.id
