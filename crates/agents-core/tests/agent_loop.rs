@@ -640,3 +640,31 @@ async fn each_recorded_step_shares_its_execution_id_and_ids_do_not_repeat() {
     let recorded = AgentState::new().begin_step_execution().record_step(given);
     assert_eq!(recorded.current_step().unwrap().id(), "my-step");
 }
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_executions_of_one_agent_each_get_their_own_time_budget() {
+    // Every step takes 40 s; the budget is 60 s, so each execution runs exactly two steps
+    // (40 s: go on; 80 s: stop), however the executions overlap.
+    let driver = ScriptedDriver::new((1..=20).map(|i| call(&format!("c{i}"))))
+        .with_delay(Duration::from_secs(40));
+    let agent = Agent::new(driver)
+        .with_tool(weather())
+        .with_criteria(criteria().with(ExecutionTimeLimit::new(Duration::from_secs(60))));
+    let first = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.execute(user("first")).await.unwrap() }
+    });
+    let second = tokio::spawn({
+        let agent = agent.clone();
+        async move {
+            // Starts while the first is in its second step.
+            tokio::time::sleep(Duration::from_secs(50)).await;
+            agent.execute(user("second")).await.unwrap()
+        }
+    });
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    for done in [first, second] {
+        assert_eq!(done.step_count(), 2);
+        assert_eq!(done.stop_reason(), Some(StopReason::TimeLimit));
+    }
+}

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::hooks::{run_state_hooks, StopDecision};
 use super::step_runner::{StepEnv, StepRunner};
+use crate::continuation::execution_start::during_execution;
 use crate::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CurrentExecution,
     EnteredLayers, EventSource, InlineLayers, Next, StepContext, StopReason,
@@ -31,6 +32,8 @@ pub(crate) struct Run<A> {
     vetoes: usize,
     /// The execution's events and cancellation token, handed to the driver each step.
     context: StepContext,
+    /// When this execution was asked for (the baseline of time limits).
+    started: Instant,
 }
 
 impl<A: Borrow<Agent>> Run<A> {
@@ -45,6 +48,7 @@ impl<A: Borrow<Agent>> Run<A> {
             phase: Phase::Start,
             vetoes: 0,
             context,
+            started: Instant::now(),
         }
     }
 
@@ -62,6 +66,7 @@ impl<A: Borrow<Agent>> Run<A> {
             criteria: &agent.criteria,
             error_policy: agent.error_policy,
             context: &self.context,
+            execution_start: self.started,
         }
     }
 
@@ -94,7 +99,7 @@ impl<A: Borrow<Agent>> Run<A> {
     }
 
     fn start(&mut self) {
-        self.agent().criteria.execution_started(Instant::now());
+        self.agent().criteria.execution_started(self.started);
         let state = run_state_hooks(&self.agent().hooks.before_execution, self.state.clone());
         self.agent()
             .events
@@ -192,6 +197,7 @@ impl<A: Borrow<Agent>> Run<A> {
             criteria: agent.criteria.clone(),
             error_policy: agent.error_policy,
             context: self.context.clone(),
+            execution_start: self.started,
         };
         Box::new(move |state| Box::pin(async move { runner.env().run(state).await }))
     }
@@ -207,7 +213,8 @@ impl<A: Borrow<Agent>> Run<A> {
         let go_on = if state.step_count() > 0 {
             state.step_executions().should_continue()
         } else if events.is_observed() {
-            let outcome = self.agent().criteria.evaluate_all(state);
+            let outcome =
+                during_execution(self.started, || self.agent().criteria.evaluate_all(state));
             events.emit_with(|| AgentEvent::ContinuationEvaluated {
                 source: EventSource::execution(state),
                 outcome: outcome.clone(),
@@ -215,7 +222,7 @@ impl<A: Borrow<Agent>> Run<A> {
             outcome.should_continue()
         } else {
             // Nobody sees this outcome: decide without building it.
-            self.agent().criteria.continues(state)
+            during_execution(self.started, || self.agent().criteria.continues(state))
         };
         go_on || self.stop_vetoed()
     }

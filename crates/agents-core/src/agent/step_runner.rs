@@ -2,6 +2,9 @@
 
 use std::sync::Arc;
 
+use tokio::time::Instant;
+
+use crate::continuation::execution_start::during_execution;
 use crate::{
     AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ContinuationCriteria,
     ContinuationCriterion, ContinuationOutcome, ErrorPolicy, ErrorPolicyCriterion, EventSource,
@@ -18,6 +21,7 @@ pub(crate) struct StepRunner {
     pub(crate) criteria: ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
     pub(crate) context: StepContext,
+    pub(crate) execution_start: Instant,
 }
 
 impl StepRunner {
@@ -30,6 +34,7 @@ impl StepRunner {
             criteria: &self.criteria,
             error_policy: self.error_policy,
             context: &self.context,
+            execution_start: self.execution_start,
         }
     }
 }
@@ -44,6 +49,8 @@ pub(crate) struct StepEnv<'a> {
     pub(crate) criteria: &'a ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
     pub(crate) context: &'a StepContext,
+    /// When the execution started (the baseline of time limits).
+    pub(crate) execution_start: Instant,
 }
 
 impl StepEnv<'_> {
@@ -85,7 +92,8 @@ impl StepEnv<'_> {
 
     /// The criteria's outcome plus the error policy's verdict when the step failed.
     fn evaluate(self, state: &AgentState) -> ContinuationOutcome {
-        let mut outcome = self.criteria.evaluate_all(state);
+        let mut outcome =
+            during_execution(self.execution_start, || self.criteria.evaluate_all(state));
         if state.current_step().is_some_and(AgentStep::has_errors) {
             let mut evaluations = outcome.into_evaluations();
             evaluations.push(ErrorPolicyCriterion::new(self.error_policy).evaluate(state));

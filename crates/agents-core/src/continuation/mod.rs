@@ -4,6 +4,7 @@ mod criteria;
 mod criterion;
 mod decision;
 mod evaluation;
+pub(crate) mod execution_start;
 mod outcome;
 
 pub use criteria::{

@@ -13,9 +13,10 @@ const NAME: &str = "ExecutionTimeLimit";
 /// Forbids another step once `max` elapsed since the execution started.
 ///
 /// It measures with [`tokio::time::Instant`], so tests with a paused tokio clock control it.
-/// The baseline is set by [`ContinuationCriterion::execution_started`] (the agent calls it at
-/// the start of each execution) or lazily at the first evaluation. One instance keeps one
-/// baseline: give concurrent executions their own agents.
+/// In the agent loop the baseline is the start of the execution being evaluated, so one agent
+/// (and one instance) can run many executions at once, each with its own budget. Evaluated
+/// outside the loop, it uses the time of the last [`ContinuationCriterion::execution_started`]
+/// call, or of its first evaluation.
 #[derive(Debug)]
 pub struct ExecutionTimeLimit {
     max: Duration,
@@ -32,8 +33,10 @@ impl ExecutionTimeLimit {
     }
 
     fn elapsed(&self) -> Duration {
-        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
-        let start = *started.get_or_insert_with(Instant::now);
+        let start = crate::continuation::execution_start::current().unwrap_or_else(|| {
+            let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+            *started.get_or_insert_with(Instant::now)
+        });
         Instant::now().saturating_duration_since(start)
     }
 }
