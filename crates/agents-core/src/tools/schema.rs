@@ -90,11 +90,19 @@ fn check_object(
     object: &Map<String, Value>,
     problems: &mut Vec<String>,
 ) {
-    let properties = schema.get("properties").and_then(Value::as_object);
+    // One pass over the schema's few keys instead of a hashed lookup per keyword (this runs
+    // for every tool call).
+    let (mut properties, mut required, mut closed) = (None, None, false);
+    for (keyword, value) in schema {
+        match keyword.as_str() {
+            "properties" => properties = value.as_object(),
+            "required" => required = value.as_array(),
+            "additionalProperties" => closed = *value == Value::Bool(false),
+            _ => {}
+        }
+    }
 
-    let missing: Vec<String> = schema
-        .get("required")
-        .and_then(Value::as_array)
+    let missing: Vec<String> = required
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
@@ -114,7 +122,7 @@ fn check_object(
         let path = format!("{prefix}{name}");
         match properties.and_then(|p| p.get(name)) {
             Some(property) => check_value(&path, property, value, problems),
-            None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+            None if closed => {
                 let expected = properties
                     .map(|p| quoted_list(p.keys().map(String::as_str)))
                     .unwrap_or_default();
