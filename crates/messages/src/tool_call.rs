@@ -15,7 +15,9 @@ use crate::MessagesError;
 pub struct ToolCall {
     id: Arc<str>,
     name: Arc<str>,
-    arguments: Value,
+    /// Shared: a call is copied into its execution, events and hooks, and its arguments (a
+    /// whole file's content, say) are not copied with it.
+    arguments: Arc<Value>,
 }
 
 impl ToolCall {
@@ -24,7 +26,7 @@ impl ToolCall {
         Self {
             id: Arc::from(id.into()),
             name: Arc::from(name.into()),
-            arguments: normalize_arguments(arguments),
+            arguments: Arc::new(normalize_arguments(arguments)),
         }
     }
 
@@ -64,7 +66,7 @@ impl ToolCall {
 
     /// A copy with other arguments.
     pub fn with_arguments(mut self, arguments: Value) -> Self {
-        self.arguments = normalize_arguments(arguments);
+        self.arguments = Arc::new(normalize_arguments(arguments));
         self
     }
 
