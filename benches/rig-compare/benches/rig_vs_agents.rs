@@ -8,10 +8,7 @@ use agents_bench::{state_with_history, tool_calling_agent, two_step_script, Cycl
 use agents_processing::TraceRetention;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rig_agent::agent::AgentBuilder;
-use rig_agent::completion::Prompt;
-use rig_compare::{rig_history, RigCycleModel, RigNoop, ANSWER};
-
-const PROMPT: &str = "Run the tool, please.";
+use rig_compare::{rig_history, run_rig, RigCycleModel, RigNoop, ANSWER, PROMPT};
 
 fn config() -> Criterion {
     let quick = std::env::var_os("AGENTS_BENCH_QUICK").is_some();
@@ -31,7 +28,10 @@ fn compare(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let ours = tool_calling_agent(CycleModel::new(two_step_script()), TraceRetention::Ephemeral);
+    let ours = tool_calling_agent(
+        CycleModel::new(two_step_script()),
+        TraceRetention::Ephemeral,
+    );
     let rig_model = RigCycleModel::two_step();
     let rig = AgentBuilder::new(rig_model.clone()).tool(RigNoop).build();
     let mut group = c.benchmark_group("rig_vs_agents");
@@ -44,15 +44,7 @@ fn compare(c: &mut Criterion) {
 
         let history = rig_history(len);
         let before = rig_model.calls();
-        let answer = rt
-            .block_on(async {
-                rig.prompt(PROMPT)
-                    .history(history.clone())
-                    .max_turns(2)
-                    .tool_concurrency(1)
-                    .await
-            })
-            .unwrap();
+        let answer = rt.block_on(run_rig(&rig, &history)).unwrap();
         assert_eq!(answer, ANSWER);
         assert_eq!(rig_model.calls() - before, 2, "two model calls, as ours");
 
@@ -60,16 +52,7 @@ fn compare(c: &mut Criterion) {
             b.iter(|| rt.block_on(ours.execute(state.clone())).unwrap());
         });
         group.bench_with_input(BenchmarkId::new("rig", len), &history, |b, history| {
-            b.iter(|| {
-                rt.block_on(async {
-                    rig.prompt(PROMPT)
-                        .history(history.clone())
-                        .max_turns(2)
-                        .tool_concurrency(1)
-                        .await
-                })
-                .unwrap()
-            });
+            b.iter(|| rt.block_on(run_rig(&rig, history)).unwrap());
         });
     }
     group.finish();

@@ -18,6 +18,25 @@ use serde_json::json;
 /// The final answer of the two-step conversation (same as ours).
 pub const ANSWER: &str = agents_bench::ANSWER;
 
+/// The question both sides answer.
+pub const PROMPT: &str = "Run the tool, please.";
+
+/// One run of the two-step conversation through a rig agent over `history`: as ours, two
+/// model calls and one tool call at a time; the history is handed over as an owned copy, as
+/// rig takes it.
+pub async fn run_rig(
+    agent: &rig_agent::agent::Agent,
+    history: &[rig_agent::core::message::Message],
+) -> Result<String, rig_agent::completion::PromptError> {
+    use rig_agent::completion::Prompt;
+    agent
+        .prompt(PROMPT)
+        .history(history.to_vec())
+        .max_turns(2)
+        .tool_concurrency(1)
+        .await
+}
+
 /// A rig model answering with pre-built responses in a cycle.
 #[derive(Clone)]
 pub struct RigCycleModel {
@@ -34,7 +53,11 @@ impl RigCycleModel {
         ));
         let responses = vec![
             CompletionResponse::new(vec![call], Usage::new(), "scripted"),
-            CompletionResponse::new(vec![AssistantContent::text(ANSWER)], Usage::new(), "scripted"),
+            CompletionResponse::new(
+                vec![AssistantContent::text(ANSWER)],
+                Usage::new(),
+                "scripted",
+            ),
         ];
         Self {
             responses: responses.into(),

@@ -5,10 +5,7 @@
 use agents_bench::{state_with_history, tool_calling_agent, two_step_script, CycleModel};
 use agents_processing::TraceRetention;
 use rig_agent::agent::AgentBuilder;
-use rig_agent::completion::Prompt;
-use rig_compare::{rig_history, RigCycleModel, RigNoop, ANSWER};
-
-const PROMPT: &str = "Run the tool, please.";
+use rig_compare::{rig_history, run_rig, RigCycleModel, RigNoop, ANSWER, PROMPT};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -22,8 +19,10 @@ fn main() {
     let start = std::time::Instant::now();
     match side.as_str() {
         "agents" => {
-            let ours =
-                tool_calling_agent(CycleModel::new(two_step_script()), TraceRetention::Ephemeral);
+            let ours = tool_calling_agent(
+                CycleModel::new(two_step_script()),
+                TraceRetention::Ephemeral,
+            );
             let state = state_with_history(len).with_user_message(PROMPT);
             for _ in 0..n {
                 let done = rt.block_on(ours.execute(state.clone())).unwrap();
@@ -35,15 +34,7 @@ fn main() {
             let rig = AgentBuilder::new(rig_model.clone()).tool(RigNoop).build();
             let history = rig_history(len);
             for _ in 0..n {
-                let answer = rt
-                    .block_on(async {
-                        rig.prompt(PROMPT)
-                            .history(history.clone())
-                            .max_turns(2)
-                            .tool_concurrency(1)
-                            .await
-                    })
-                    .unwrap();
+                let answer = rt.block_on(run_rig(&rig, &history)).unwrap();
                 assert_eq!(answer, ANSWER);
             }
         }
