@@ -90,11 +90,11 @@ pub(crate) struct DocumentV2 {
     message_store: MessageStore,
     /// Messages of steps that the store does not hold, each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    step_messages: Vec<Message>,
+    step_messages: Vec<Arc<Message>>,
     #[serde(default)]
     usage: Usage,
-    #[serde(default, skip_serializing_if = "CachedContext::is_empty")]
-    cached_context: CachedContext,
+    #[serde(default, skip_serializing_if = "is_empty_context")]
+    cached_context: Arc<CachedContext>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     current_execution: Option<CurrentExecution>,
     /// The current step when it is not the last step execution's (an interrupted step).
@@ -179,9 +179,9 @@ impl DocumentV2 {
             status: data.status,
             metadata: data.metadata.clone(),
             message_store: data.store.clone(),
-            step_messages: table.extra.iter().map(|m| Message::clone(m)).collect(),
+            step_messages: table.extra,
             usage: data.usage,
-            cached_context: CachedContext::clone(&data.cached_context),
+            cached_context: Arc::clone(&data.cached_context),
             current_execution: data.current_execution.clone(),
             current_step,
             current_step_recorded,
@@ -201,7 +201,7 @@ impl DocumentV2 {
             .iter()
             .flat_map(|section| section.messages().iter_shared().cloned())
             .collect();
-        table.extend(self.step_messages.into_iter().map(Arc::new));
+        table.extend(self.step_messages);
 
         let mut executions = Vec::with_capacity(self.step_executions.len());
         for (i, record) in self.step_executions.into_iter().enumerate() {
@@ -243,12 +243,16 @@ impl DocumentV2 {
             current_step,
             step_executions,
             usage: self.usage,
-            cached_context: Arc::new(self.cached_context),
+            cached_context: self.cached_context,
             stop_reason: self.stop_reason,
             created_at: self.created_at,
             updated_at: self.updated_at,
         }))
     }
+}
+
+fn is_empty_context(context: &Arc<CachedContext>) -> bool {
+    context.is_empty()
 }
 
 impl StepRecord {
