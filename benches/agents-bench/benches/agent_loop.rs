@@ -80,9 +80,41 @@ fn serialization(c: &mut Criterion) {
     group.finish();
 }
 
+/// Validating a realistic tool call's arguments (what every tool call pays before the tool
+/// runs): a string, an enum, a bounded integer, an optional list and a nested object.
+fn argument_validation(c: &mut Criterion) {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            "fields": {"type": "array", "items": {"type": "string"}},
+            "location": {
+                "type": "object",
+                "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+                "required": ["lat", "lon"]
+            }
+        },
+        "required": ["city", "days"],
+        "additionalProperties": false
+    });
+    let arguments = serde_json::json!({
+        "city": "Paris",
+        "unit": "celsius",
+        "days": 3,
+        "fields": ["temperature", "wind", "rain"],
+        "location": {"lat": 48.85, "lon": 2.35}
+    });
+    assert!(agents_core::validate_arguments(&schema, &arguments).is_ok());
+    c.bench_function("tools/validate_arguments", |b| {
+        b.iter(|| agents_core::validate_arguments(&schema, &arguments))
+    });
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = overhead, serialization
+    targets = overhead, serialization, argument_validation
 }
 criterion_main!(benches);

@@ -119,7 +119,9 @@ fn check_object(
     }
 
     for (name, value) in object {
-        let path = format!("{prefix}{name}");
+        // The path is written out only for a problem or a nested check, so a valid argument
+        // allocates nothing.
+        let path = Path { prefix, name };
         match properties.and_then(|p| p.get(name)) {
             Some(property) => check_value(&path, property, value, problems),
             None if closed => {
@@ -163,23 +165,77 @@ fn clean_value(schema: &mut Value) {
     }
 }
 
+/// A parameter's name with the path of its parent (`location.` or `stops[2].`), written out
+/// only when needed.
+struct Path<'a> {
+    prefix: &'a str,
+    name: &'a str,
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.prefix, self.name)
+    }
+}
+
+/// The keywords of a property schema the checks read, found in one pass over its keys.
+#[derive(Default)]
+struct Keywords<'a> {
+    type_: Option<&'a Value>,
+    enum_: Option<&'a Vec<Value>>,
+    minimum: Option<&'a Value>,
+    maximum: Option<&'a Value>,
+    any_of: Option<&'a Vec<Value>>,
+    one_of: Option<&'a Vec<Value>>,
+    items: Option<&'a Value>,
+    /// `properties` or `required`: an object value is checked inside.
+    nested: bool,
+}
+
+impl<'a> Keywords<'a> {
+    fn of(property: &'a Value) -> Self {
+        let mut keywords = Self::default();
+        let Some(object) = property.as_object() else {
+            return keywords;
+        };
+        for (keyword, value) in object {
+            match keyword.as_str() {
+                "type" => keywords.type_ = Some(value),
+                "enum" => keywords.enum_ = value.as_array(),
+                "minimum" => keywords.minimum = Some(value),
+                "maximum" => keywords.maximum = Some(value),
+                "anyOf" => keywords.any_of = value.as_array(),
+                "oneOf" => keywords.one_of = value.as_array(),
+                "items" => keywords.items = Some(value).filter(|items| items.is_object()),
+                "properties" | "required" => keywords.nested = true,
+                _ => {}
+            }
+        }
+        keywords
+    }
+}
+
 /// Adds a message to `problems` unless `value` fits `property` (or the schema is too complex
 /// to tell); recurses into nested objects and array items.
-fn check_value(name: &str, property: &Value, value: &Value, problems: &mut Vec<String>) {
-    if let Some(problem) = shallow_problem(name, property, value) {
+fn check_value(
+    name: &dyn std::fmt::Display,
+    property: &Value,
+    value: &Value,
+    problems: &mut Vec<String>,
+) {
+    let keywords = Keywords::of(property);
+    if let Some(problem) = shallow_problem(name, &keywords, value) {
         problems.push(problem);
         return;
     }
     match value {
-        Value::Object(object) => {
+        Value::Object(object) if keywords.nested => {
             if let Some(schema) = property.as_object() {
-                if schema.contains_key("properties") || schema.contains_key("required") {
-                    check_object(&format!("{name}."), schema, object, problems);
-                }
+                check_object(&format!("{name}."), schema, object, problems);
             }
         }
         Value::Array(items) => {
-            if let Some(item_schema) = property.get("items").filter(|s| s.is_object()) {
+            if let Some(item_schema) = keywords.items {
                 for (index, item) in items.iter().enumerate() {
                     check_value(&format!("{name}[{index}]"), item_schema, item, problems);
                 }
@@ -191,18 +247,21 @@ fn check_value(name: &str, property: &Value, value: &Value, problems: &mut Vec<S
 
 /// The first problem of `value` against `property`'s own keywords (`type`, `enum`,
 /// `minimum`/`maximum`, `anyOf`/`oneOf`), not looking inside it.
-fn shallow_problem(name: &str, property: &Value, value: &Value) -> Option<String> {
-    if let Some(expected) = property.get("type") {
-        let types = declared_types(expected);
-        if !types.is_empty() && !types.iter().any(|t| has_type(value, t)) {
+fn shallow_problem(
+    name: &dyn std::fmt::Display,
+    keywords: &Keywords<'_>,
+    value: &Value,
+) -> Option<String> {
+    if let Some(expected) = keywords.type_ {
+        if !type_matches(expected, value) {
             return Some(format!(
                 "parameter `{name}` must be {}, got {}",
-                describe_types(&types),
+                describe_types(&declared_types(expected)),
                 describe_value(value)
             ));
         }
     }
-    if let Some(Value::Array(allowed)) = property.get("enum") {
+    if let Some(allowed) = keywords.enum_ {
         if !allowed.contains(value) {
             let options: Vec<String> = allowed
                 .iter()
@@ -217,27 +276,24 @@ fn shallow_problem(name: &str, property: &Value, value: &Value) -> Option<String
         }
     }
     if let Some(number) = value.as_f64() {
-        if let Some(minimum) = property.get("minimum").and_then(Value::as_f64) {
-            if number < minimum {
-                return Some(format!(
-                    "parameter `{name}` must be at least {}, got {value}",
-                    property["minimum"]
-                ));
-            }
+        if let Some(minimum) = keywords
+            .minimum
+            .filter(|m| m.as_f64().is_some_and(|m| number < m))
+        {
+            return Some(format!(
+                "parameter `{name}` must be at least {minimum}, got {value}"
+            ));
         }
-        if let Some(maximum) = property.get("maximum").and_then(Value::as_f64) {
-            if number > maximum {
-                return Some(format!(
-                    "parameter `{name}` must be at most {}, got {value}",
-                    property["maximum"]
-                ));
-            }
+        if let Some(maximum) = keywords
+            .maximum
+            .filter(|m| m.as_f64().is_some_and(|m| number > m))
+        {
+            return Some(format!(
+                "parameter `{name}` must be at most {maximum}, got {value}"
+            ));
         }
     }
-    for key in ["anyOf", "oneOf"] {
-        let Some(Value::Array(alternatives)) = property.get(key) else {
-            continue;
-        };
+    for alternatives in [keywords.any_of, keywords.one_of].into_iter().flatten() {
         let problems: Vec<String> = alternatives
             .iter()
             .filter_map(|alternative| {
@@ -267,6 +323,18 @@ fn shallow_problem(name: &str, property: &Value, value: &Value) -> Option<String
         );
     }
     None
+}
+
+/// True when `value` has one of the types `expected` declares (or it declares none).
+fn type_matches(expected: &Value, value: &Value) -> bool {
+    match expected {
+        Value::String(one) => has_type(value, one),
+        Value::Array(many) => {
+            let mut names = many.iter().filter_map(Value::as_str).peekable();
+            names.peek().is_none() || names.any(|t| has_type(value, t))
+        }
+        _ => true,
+    }
 }
 
 fn declared_types(expected: &Value) -> Vec<&str> {
