@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::{
-    Agent, AgentState, CachedContext, ContinuationCriteria, FunctionTool, StepsLimit,
+    Agent, AgentState, ContinuationCriteria, FunctionTool, StepsLimit,
     ToolCallPresenceCheck, ToolError,
 };
 use agents_processing::{standard_processors, TraceRetention};
@@ -169,7 +169,7 @@ pub fn tool_calling_agent(model: impl LanguageModel + 'static, retention: TraceR
     Agent::new(ToolCallingDriver::new(model))
         .with_tool(noop_tool())
         .with_criteria(criteria(10))
-        .with_processors(standard_processors(retention, CachedContext::new()))
+        .with_processors(standard_processors(retention))
 }
 
 /// A state holding `history` messages, ready for a new question.
@@ -196,10 +196,7 @@ pub async fn big_state() -> Result<AgentState, agents_core::AgentError> {
     let agent = Agent::new(ToolCallingDriver::new(CycleModel::new(script)))
         .with_tool(noop_tool())
         .with_criteria(criteria(200))
-        .with_processors(standard_processors(
-            TraceRetention::Full,
-            CachedContext::new(),
-        ));
+        .with_processors(standard_processors(TraceRetention::Full));
     let state = state_with_history(800).with_user_message("Keep calling the tool.");
     agent.execute(state).await
 }

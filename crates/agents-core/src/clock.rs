@@ -1,48 +1,118 @@
-//! The wall clock the loop stamps states, steps and tool calls with.
+//! Time and ids: the [`Clock`] an agent holds, and fresh ids from the `uuid` crate.
+//!
+//! The loop never reads the time from anywhere else: it asks the agent's clock, so a test (or a
+//! replay) that gives the agent a [`ManualClock`] controls every timestamp a run records and
+//! every time limit it checks.
 
-use std::cell::Cell;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, Utc};
 
-const SECONDS_PER_DAY: u64 = 86_400;
-
-thread_local! {
-    /// The last day turned into a calendar date on this thread (days since the epoch).
-    static DAY: Cell<Option<(u64, NaiveDate)>> = const { Cell::new(None) };
+/// Where an agent reads the time.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Now, in UTC.
+    fn now(&self) -> DateTime<Utc>;
 }
 
-/// Now, in UTC: the same value as `chrono::Utc::now()`, cheaper.
-///
-/// A step reads the clock about a dozen times; most of `Utc::now`'s cost is turning the day
-/// number into a calendar date, which changes once a day. This keeps the last date per thread
-/// and only builds the time of day.
-pub(crate) fn now() -> DateTime<Utc> {
-    let Ok(since_epoch) = SystemTime::now().duration_since(UNIX_EPOCH) else {
-        return Utc::now();
-    };
-    let seconds = since_epoch.as_secs();
-    let day = seconds / SECONDS_PER_DAY;
-    let date = DAY.with(|cell| match cell.get() {
-        Some((cached, date)) if cached == day => Some(date),
-        _ => {
-            let date = i64::try_from(seconds - seconds % SECONDS_PER_DAY)
-                .ok()
-                .and_then(|start| DateTime::from_timestamp(start, 0))
-                .map(|start| start.date_naive())?;
-            cell.set(Some((day, date)));
-            Some(date)
-        }
-    });
-    let time = u32::try_from(seconds % SECONDS_PER_DAY)
-        .ok()
-        .and_then(|of_day| {
-            NaiveTime::from_num_seconds_from_midnight_opt(of_day, since_epoch.subsec_nanos())
-        });
-    match (date, time) {
-        (Some(date), Some(time)) => date.and_time(time).and_utc(),
-        _ => Utc::now(),
+/// The system's wall clock (`chrono::Utc::now`), the default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
     }
+}
+
+/// A clock that moves only when told to: for tests and replays.
+///
+/// Clones share the same time, so a test keeps one handle and gives the other to the agent.
+///
+/// ```
+/// use std::time::Duration;
+/// use agents_core::{Clock, ManualClock};
+///
+/// let clock = ManualClock::starting_at("2026-01-01T00:00:00Z".parse().unwrap());
+/// let handle = clock.clone();
+/// handle.advance(Duration::from_secs(90));
+/// assert_eq!(clock.now().to_rfc3339(), "2026-01-01T00:01:30+00:00");
+/// ```
+#[derive(Clone, Debug)]
+pub struct ManualClock {
+    now: Arc<Mutex<DateTime<Utc>>>,
+}
+
+impl ManualClock {
+    /// A clock showing `start`.
+    pub fn starting_at(start: DateTime<Utc>) -> Self {
+        Self {
+            now: Arc::new(Mutex::new(start)),
+        }
+    }
+
+    /// Moves the clock forward by `by` (saturating at the largest representable time).
+    pub fn advance(&self, by: Duration) {
+        let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
+        let step = chrono::Duration::from_std(by).unwrap_or(chrono::Duration::MAX);
+        *now = now.checked_add_signed(step).unwrap_or(DateTime::<Utc>::MAX_UTC);
+    }
+
+    /// Sets the clock to `to`.
+    pub fn set(&self, to: DateTime<Utc>) {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner()) = to;
+    }
+}
+
+impl Default for ManualClock {
+    /// A clock showing 2026-01-01T00:00:00Z.
+    fn default() -> Self {
+        Self::starting_at(DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default())
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> DateTime<Utc> {
+        *self.now.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A clock that follows tokio's clock from the moment it is made: with a paused tokio runtime
+/// (`#[tokio::test(start_paused = true)]`, tokio's `test-util`), time moves only as the runtime
+/// advances it, so tests of time limits and timeouts run instantly and exactly.
+#[derive(Clone, Copy, Debug)]
+pub struct TokioClock {
+    base: DateTime<Utc>,
+    started: tokio::time::Instant,
+}
+
+impl TokioClock {
+    /// A clock showing the wall time now and moving with tokio's clock.
+    pub fn new() -> Self {
+        Self {
+            base: Utc::now(),
+            started: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Default for TokioClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for TokioClock {
+    fn now(&self) -> DateTime<Utc> {
+        let elapsed = chrono::Duration::from_std(self.started.elapsed()).unwrap_or(chrono::Duration::MAX);
+        self.base.checked_add_signed(elapsed).unwrap_or(DateTime::<Utc>::MAX_UTC)
+    }
+}
+
+/// A new id: a uuid v7 (time-ordered, so ids made later sort later) in hyphenated lower case.
+pub(crate) fn new_id() -> Arc<str> {
+    let mut buffer = uuid::Uuid::encode_buffer();
+    Arc::from(&*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer))
 }
 
 #[cfg(test)]
@@ -50,15 +120,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn agrees_with_chrono() {
-        for _ in 0..3 {
-            let before = Utc::now();
-            let ours = now();
-            let after = Utc::now();
-            assert!(
-                before <= ours && ours <= after,
-                "{before} <= {ours} <= {after}"
-            );
-        }
+    fn ids_are_uuid_v7_unique_and_sort_by_creation() {
+        let ids: Vec<Arc<str>> = (0..1_000).map(|_| new_id()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(sorted, ids, "uuid v7 ids sort in the order they were made");
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len());
+        let parsed = uuid::Uuid::parse_str(&ids[0]).unwrap();
+        assert_eq!(parsed.get_version_num(), 7);
+    }
+
+    #[test]
+    fn a_manual_clock_moves_only_when_told_and_clones_share_it() {
+        let clock = ManualClock::default();
+        let start = clock.now();
+        assert_eq!(clock.now(), start);
+        clock.clone().advance(Duration::from_millis(1_500));
+        assert_eq!((clock.now() - start).num_milliseconds(), 1_500);
+        clock.advance(Duration::MAX);
+        assert_eq!(clock.now(), DateTime::<Utc>::MAX_UTC);
     }
 }

@@ -1,34 +1,52 @@
 //! The `AgentDriver` contract and the `StepContext` drivers receive.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
+use inference::ToolSchema;
+use messages::Messages;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ToolContext, ToolExecutions,
-    ToolExecutor, ToolFailureKind, Tools,
+    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock,
+    SystemClock, ToolContext, ToolExecutions, ToolExecutor, ToolFailureKind, Tools,
 };
 
-/// What the loop gives a driver besides the state, tools and executor: the event handle
-/// (drivers emit `InferenceRequested`/`InferenceResponded`, tool and text-delta events through
-/// it) and the execution's cancellation token (pass it to tools via
-/// [`StepContext::tool_context`]).
+/// What the loop gives a driver besides the state, tools and executor: the agent's fixed
+/// request prefix ([`CachedContext`]: system prompt, tool choice, response format), the event
+/// handle (drivers emit `InferenceRequested`/`InferenceResponded`, tool and text-delta events
+/// through it), the execution's cancellation token (pass it to tools via
+/// [`StepContext::tool_context`]) and the agent's clock.
 ///
 /// This is the one deviation from the indicative `next_step(state, tools, executor)` signature:
 /// a fourth argument that can grow without breaking drivers.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct StepContext {
     /// Where to emit events.
     pub events: AgentEvents,
     /// Cancelled when the execution is cancelled.
     pub cancellation: CancellationToken,
+    /// The agent's fixed request prefix.
+    pub cached_context: Arc<CachedContext>,
+    /// The agent's clock (tool executions are stamped with it).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for StepContext {
+    fn default() -> Self {
+        Self::new(AgentEvents::new())
+    }
 }
 
 impl StepContext {
-    /// A context with these events and a fresh cancellation token.
+    /// A context with these events, a fresh cancellation token, no request prefix and the
+    /// system clock.
     pub fn new(events: AgentEvents) -> Self {
         Self {
             events,
             cancellation: CancellationToken::new(),
+            cached_context: Arc::default(),
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -36,6 +54,32 @@ impl StepContext {
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
         self.cancellation = cancellation;
         self
+    }
+
+    /// A copy with this request prefix.
+    pub fn with_cached_context(mut self, cached_context: impl Into<Arc<CachedContext>>) -> Self {
+        self.cached_context = cached_context.into();
+        self
+    }
+
+    /// A copy with this clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// What a driver sends: the request prefix's messages (the system prompt) followed by
+    /// [`AgentState::messages_for_inference`].
+    pub fn prompt_messages(&self, state: &AgentState) -> Messages {
+        self.cached_context
+            .messages
+            .concat(&state.messages_for_inference())
+    }
+
+    /// The tool schemas to offer: the registry's when it has tools (they are the ones the
+    /// executor can run), else the request prefix's.
+    pub fn tool_schemas(&self, tools: &Tools) -> Arc<[ToolSchema]> {
+        self.cached_context.tool_schemas(tools)
     }
 
     /// Emits an event.
@@ -91,9 +135,17 @@ impl StepContext {
         executions
     }
 
-    /// The tool context for `state`'s running step, carrying this execution's cancellation token.
+    /// The tool context for the step `state` is about to record, carrying this execution's
+    /// cancellation token and clock.
     pub fn tool_context(&self, state: &AgentState) -> ToolContext {
-        state.tool_context_with(self.cancellation.clone())
+        ToolContext {
+            agent_id: Arc::clone(state.shared_agent_id()),
+            parent_agent_id: state.shared_parent_agent_id().cloned(),
+            step_number: state.step_count() + 1,
+            metadata: state.metadata().clone(),
+            cancellation: self.cancellation.clone(),
+            clock: Arc::clone(&self.clock),
+        }
     }
 }
 

@@ -60,12 +60,12 @@
 //! ```
 
 mod agent;
+mod cached_context;
 mod clock;
 mod continuation;
 mod driver;
 mod errors;
 mod events;
-mod id;
 mod processing;
 mod state;
 mod step;
@@ -74,15 +74,31 @@ pub mod tools;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use agent::*;
-pub use continuation::*;
+pub use agent::{Agent, StateHook, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES};
+pub use cached_context::CachedContext;
+pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
+pub use continuation::{
+    criterion_fn, CallableCriterion, ContinuationCriteria, ContinuationCriterion,
+    ContinuationDecision, ContinuationEvaluation, ContinuationOutcome, ErrorPolicyCriterion,
+    ExecutionTimeLimit, FinishReasonCheck, ResponseContentCheck, RetryLimit, StepsLimit,
+    StopReason, TokenUsageLimit, ToolCallPresenceCheck,
+};
 pub use driver::{AgentDriver, StepContext};
-pub use errors::*;
-pub use events::*;
-pub use processing::{EnteredLayers, InlineLayers, Next, PassThrough, StepFuture, StepProcessing};
-pub use state::*;
-pub use step::*;
-pub use tools::*;
+pub use errors::{
+    error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,
+};
+pub use events::{AgentEvent, AgentEvents, EventSource};
+pub use processing::{
+    InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
+};
+pub use state::{AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
+pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
+pub use tools::{
+    arguments_schema, clean_schema, validate_arguments, AfterToolHook, BeforeToolHook,
+    DefaultToolExecutor, FunctionTool, Tool, ToolContext, ToolError, ToolEvent,
+    ToolEventListener, ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook,
+    ToolHookDecision, ToolOutcome, ToolOutput, Tools, DEFAULT_TOOL_TIMEOUT,
+};
 
 /// The persistent conversation section.
 pub const DEFAULT_SECTION: &str = "messages";

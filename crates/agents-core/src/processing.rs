@@ -1,132 +1,297 @@
-//! The step-processing contract: middleware around each step.
+//! Middleware around each step: [`StateProcessor`] layers folded into one onion,
+//! [`StateProcessors`], with the step at its centre.
+//!
+//! There is one path: the loop calls [`StateProcessors::run`], which hands the state to the
+//! outermost layer that wants it ([`StateProcessor::can_process`]) together with [`Next`], the
+//! rest of the onion. A layer works before calling [`Next::run`], after it, or both, like a
+//! `tower` layer around a service. [`InlineProcessor`] is the short way to write a layer whose
+//! work is synchronous; it runs through the same path.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
-use crate::{AgentError, AgentState};
+use crate::errors::AgentError;
+use crate::cached_context::CachedContext;
+use crate::state::AgentState;
 
-/// The future of a step (or of the rest of a middleware chain).
-pub type StepFuture = BoxFuture<'static, Result<AgentState, AgentError>>;
+/// The future of a step, or of the rest of a middleware chain.
+pub type StepFuture<'a> = BoxFuture<'a, Result<AgentState, AgentError>>;
 
-/// The rest of the chain: call it with the state to run the step (driver, `record_step`,
-/// continuation evaluation, `record_step_execution`). `'static`, so a chain can move it into
-/// its own futures.
-pub type Next = Box<dyn FnOnce(AgentState) -> StepFuture + Send>;
-
-/// Wraps each step of the loop. `agents-processing` implements it with its processor chain;
-/// [`PassThrough`] runs the step alone.
+/// One layer of middleware around each step of the agent loop.
 ///
-/// The terminal never fails for driver errors: it records a failure step and an outcome
-/// instead. An `Err` from `apply` (a failing processor) is handled by the loop like a driver
-/// error.
+/// `process` receives the state and [`Next`], the rest of the chain: the inner layers and, at
+/// the centre, the step itself (the driver, the continuation verdict, the recording). A layer
+/// can act before calling [`Next::run`], after it, or both.
+///
+/// A layer that returns without calling `next.run` is a guard: the step does not run, and the
+/// loop records a step with no model call whose outcome stops the execution with
+/// [`StopReason::Guard`](crate::StopReason::Guard).
+///
+/// `can_process` is asked on the state as it reaches the layer (before the step). After
+/// `next.run` returns, the step is recorded: [`AgentState::current_step`] is the new step and
+/// [`AgentState::continuation_outcome`] the loop's verdict, decided once; read it, never decide
+/// it again.
 #[async_trait]
-pub trait StepProcessing: Send + Sync {
-    /// Runs `terminal` on `state`, with whatever happens around it.
+pub trait StateProcessor: Send + Sync {
+    /// A short name for logs and tests.
+    fn name(&self) -> &str {
+        short_type_name(std::any::type_name::<Self>())
+    }
+
+    /// Whether this layer runs for `state`; when false, the chain goes straight to the next
+    /// layer.
+    fn can_process(&self, _state: &AgentState) -> bool {
+        true
+    }
+
+    /// Runs this layer.
     ///
     /// # Errors
-    /// Whatever a processor or the terminal reports.
-    async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError>;
+    /// Whatever the layer or the rest of the chain reports; the loop records it as a failed
+    /// step and the error policy decides what follows.
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError>;
+}
 
-    /// This processing as synchronous layers, when every layer only works right before and
-    /// right after the step. The loop then runs [`InlineLayers::enter`], the step and
-    /// [`InlineLayers::leave`] itself, without boxing the step as a [`Next`]. `apply` must give
-    /// the same result. Default: `None`.
-    fn inline_layers(&self) -> Option<&dyn InlineLayers> {
-        None
+/// A layer whose work is synchronous and wraps the step: [`before`](Self::before) the rest of
+/// the chain runs, [`after`](Self::after) it returned (like tower's `map_request` and
+/// `map_response`). Every `InlineProcessor` is a [`StateProcessor`].
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+///
+/// use agents_core::{AgentError, AgentState, InlineProcessor, StateProcessor, StateProcessors};
+///
+/// /// Marks every state that comes out of a step.
+/// struct MarkStepped;
+///
+/// impl InlineProcessor for MarkStepped {
+///     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
+///         Ok(state.with_metadata("stepped", true))
+///     }
+/// }
+///
+/// let chain = StateProcessors::new([Arc::new(MarkStepped) as Arc<dyn StateProcessor>]);
+/// let state = chain.apply(AgentState::new(), |state| async move { Ok(state) }).await.unwrap();
+/// assert!(state.metadata().contains_key("stepped"));
+/// assert_eq!(chain.names(), ["MarkStepped"]);
+/// # });
+/// ```
+pub trait InlineProcessor: Send + Sync {
+    /// A short name for logs and tests.
+    fn name(&self) -> &str {
+        short_type_name(std::any::type_name::<Self>())
+    }
+
+    /// Whether this layer runs for `state` (asked before `before`, as for any layer).
+    fn can_process(&self, _state: &AgentState) -> bool {
+        true
+    }
+
+    /// Pre-step work, on the state as it reaches this layer.
+    ///
+    /// # Errors
+    /// An error stops the step: the inner layers and the step do not run.
+    fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        Ok(state)
+    }
+
+    /// Post-step work, on the state the inner layers returned.
+    ///
+    /// # Errors
+    /// Recorded by the loop as a failed step.
+    fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        Ok(state)
     }
 }
 
-/// Step processing whose layers are all synchronous (see [`StepProcessing::inline_layers`]).
-pub trait InlineLayers: Send + Sync {
-    /// Runs the pre-step part of every layer that takes part, outermost first, and records in
-    /// `entered` which ones did.
-    ///
-    /// # Errors
-    /// A layer's error: the step does not run.
-    fn enter(
-        &self,
-        state: AgentState,
-        entered: &mut EnteredLayers,
-    ) -> Result<AgentState, AgentError>;
+#[async_trait]
+impl<P: InlineProcessor> StateProcessor for P {
+    fn name(&self) -> &str {
+        InlineProcessor::name(self)
+    }
 
-    /// Runs the post-step part of the layers in `entered`, innermost first.
-    ///
-    /// # Errors
-    /// A layer's error, handled by the loop like a driver error.
-    fn leave(&self, state: AgentState, entered: &EnteredLayers) -> Result<AgentState, AgentError>;
+    fn can_process(&self, state: &AgentState) -> bool {
+        InlineProcessor::can_process(self, state)
+    }
+
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = self.before(state)?;
+        let state = next.run(state).await?;
+        self.after(state)
+    }
 }
 
-/// Which layers of a chain took part in a step (by index), without allocating for the first
-/// 64.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EnteredLayers {
-    bits: u64,
-    more: Vec<usize>,
+/// The step at the centre of the onion, as the loop (or a test) supplies it.
+pub trait StepTerminal: Send + Sync {
+    /// Runs the step on `state`, asking the model with `cached_context` as the fixed request
+    /// prefix (system prompt, tool choice, response format).
+    fn run<'a>(&'a self, state: AgentState, cached_context: Arc<CachedContext>) -> StepFuture<'a>;
 }
 
-impl EnteredLayers {
-    /// Records that layer `index` took part.
-    pub fn push(&mut self, index: usize) {
-        match u32::try_from(index) {
-            Ok(shift) if shift < 64 => self.bits |= 1 << shift,
-            _ => {
-                // Kept sorted, so `innermost_first` needs no copy.
-                if let Err(position) = self.more.binary_search(&index) {
-                    self.more.insert(position, index);
-                }
+/// The rest of the chain below a layer. Consumed by [`Next::run`].
+pub struct Next<'a> {
+    rest: &'a [Arc<dyn StateProcessor>],
+    terminal: &'a dyn StepTerminal,
+    cached_context: Arc<CachedContext>,
+}
+
+impl<'a> Next<'a> {
+    /// Runs the rest of the chain (the inner layers that want `state`, then the step).
+    pub fn run(self, state: AgentState) -> StepFuture<'a> {
+        let mut rest = self.rest;
+        while let Some((layer, tail)) = rest.split_first() {
+            if layer.can_process(&state) {
+                let next = Next {
+                    rest: tail,
+                    terminal: self.terminal,
+                    cached_context: self.cached_context,
+                };
+                return layer.process(state, next);
             }
+            rest = tail;
+        }
+        self.terminal.run(state, self.cached_context)
+    }
+
+    /// The fixed request prefix the step will send (the agent's configuration, unless an outer
+    /// layer replaced it for this step).
+    pub fn cached_context(&self) -> &CachedContext {
+        &self.cached_context
+    }
+
+    /// The rest of the chain with another request prefix for this step only (nothing of it is
+    /// stored in the state).
+    pub fn with_cached_context(mut self, cached_context: Arc<CachedContext>) -> Self {
+        self.cached_context = cached_context;
+        self
+    }
+}
+
+/// An ordered list of layers applied around each step, built once with the agent.
+///
+/// The **first** layer is the **outermost**: its pre-step logic runs first and its post-step
+/// logic runs **last**.
+///
+/// ```text
+/// [A, B, C] around step:  A.before → B.before → C.before → step → C.after → B.after → A.after
+/// ```
+#[derive(Clone, Default)]
+pub struct StateProcessors {
+    layers: Arc<[Arc<dyn StateProcessor>]>,
+}
+
+impl StateProcessors {
+    /// A chain of `processors`, outermost first.
+    pub fn new(processors: impl IntoIterator<Item = Arc<dyn StateProcessor>>) -> Self {
+        Self {
+            layers: processors.into_iter().collect(),
         }
     }
 
-    /// The layers that took part, innermost (highest index) first.
-    pub fn innermost_first(&self) -> impl Iterator<Item = usize> + '_ {
-        let bits = self.bits;
-        self.more.iter().rev().copied().chain(
-            (0..64usize)
-                .rev()
-                .filter(move |index| bits & (1 << index) != 0),
-        )
-    }
-}
-
-/// No processing: the step alone.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PassThrough;
-
-#[async_trait]
-impl StepProcessing for PassThrough {
-    async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
-        terminal(state).await
+    /// A copy with `processor` added as the innermost layer.
+    pub fn with(&self, processor: impl StateProcessor + 'static) -> Self {
+        self.with_shared(Arc::new(processor))
     }
 
-    fn inline_layers(&self) -> Option<&dyn InlineLayers> {
-        Some(self)
-    }
-}
-
-impl InlineLayers for PassThrough {
-    fn enter(&self, state: AgentState, _: &mut EnteredLayers) -> Result<AgentState, AgentError> {
-        Ok(state)
+    /// A copy with a shared `processor` added as the innermost layer.
+    pub fn with_shared(&self, processor: Arc<dyn StateProcessor>) -> Self {
+        Self::new(self.layers.iter().cloned().chain([processor]))
     }
 
-    fn leave(&self, state: AgentState, _: &EnteredLayers) -> Result<AgentState, AgentError> {
-        Ok(state)
+    /// The layers, outermost first.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn StateProcessor>> {
+        self.layers.iter()
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::EnteredLayers;
+    /// The layers' names, outermost first.
+    pub fn names(&self) -> Vec<String> {
+        self.layers.iter().map(|p| p.name().to_owned()).collect()
+    }
 
-    #[test]
-    fn entered_layers_come_back_innermost_first_beyond_64_and_in_any_push_order() {
-        let mut entered = EnteredLayers::default();
-        for index in [70, 3, 65, 0, 70, 63] {
-            entered.push(index);
+    /// Number of layers.
+    pub fn len(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+
+    /// Runs `terminal` on `state` inside every layer, with `cached_context` as the request
+    /// prefix the layers see (what the loop does for each step).
+    pub fn run<'a>(
+        &'a self,
+        state: AgentState,
+        terminal: &'a dyn StepTerminal,
+        cached_context: Arc<CachedContext>,
+    ) -> StepFuture<'a> {
+        Next {
+            rest: &self.layers,
+            terminal,
+            cached_context,
         }
-        assert_eq!(
-            entered.innermost_first().collect::<Vec<_>>(),
-            [70, 65, 63, 3, 0]
-        );
+        .run(state)
     }
+
+    /// Runs `step` on `state` inside every layer, with an empty request prefix: for testing a
+    /// chain without an agent.
+    ///
+    /// # Errors
+    /// Whatever a layer or `step` reports.
+    pub async fn apply<F, Fut>(&self, state: AgentState, step: F) -> Result<AgentState, AgentError>
+    where
+        F: FnOnce(AgentState) -> Fut + Send,
+        Fut: Future<Output = Result<AgentState, AgentError>> + Send + 'static,
+    {
+        let terminal = OnceTerminal(Mutex::new(Some(step)));
+        self.run(state, &terminal, Arc::default()).await
+    }
+}
+
+/// A closure as the step, run at most once (a [`Next`] is consumed when it runs).
+struct OnceTerminal<F>(Mutex<Option<F>>);
+
+impl<F, Fut> StepTerminal for OnceTerminal<F>
+where
+    F: FnOnce(AgentState) -> Fut + Send,
+    Fut: Future<Output = Result<AgentState, AgentError>> + Send + 'static,
+{
+    fn run<'a>(&'a self, state: AgentState, _: Arc<CachedContext>) -> StepFuture<'a> {
+        let step = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Box::pin(async move {
+            match step {
+                Some(step) => step(state).await,
+                None => Err(AgentError::InvalidState(
+                    "the step of a processor chain ran twice; call `next.run` at most once".into(),
+                )),
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for StateProcessors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StateProcessors")
+            .field(&self.names())
+            .finish()
+    }
+}
+
+impl FromIterator<Arc<dyn StateProcessor>> for StateProcessors {
+    fn from_iter<I: IntoIterator<Item = Arc<dyn StateProcessor>>>(iter: I) -> Self {
+        Self::new(iter)
+    }
+}
+
+fn short_type_name(full: &str) -> &str {
+    let without_generics = full.split('<').next().unwrap_or(full);
+    without_generics
+        .rsplit("::")
+        .next()
+        .unwrap_or(without_generics)
 }

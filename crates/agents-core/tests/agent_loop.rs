@@ -8,7 +8,7 @@ use agents_core::testing::ScriptedDriver;
 use agents_core::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStepType, ContinuationCriteria,
     ErrorHandlingDecision, ErrorPolicy, ErrorType, ExecutionTimeLimit, FunctionTool, Next,
-    StepProcessing, StepsLimit, StopDecision, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
+    StateProcessor, StepsLimit, TokioClock, StopDecision, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
     ToolError, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
@@ -62,9 +62,9 @@ fn user(text: &str) -> AgentState {
 struct SeparatedTrace;
 
 #[async_trait]
-impl StepProcessing for SeparatedTrace {
-    async fn apply(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+impl StateProcessor for SeparatedTrace {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
         let Some(step) = state.current_step().cloned() else {
             return Ok(state);
         };
@@ -102,12 +102,10 @@ async fn one_step_answer() {
     let agent = Agent::new(driver.clone()).with_criteria(criteria());
     let done = agent.execute(user("Hi")).await.unwrap();
     assert_eq!(done.status(), AgentStatus::Completed);
-    assert_eq!(done.stored_status(), AgentStatus::Completed);
     assert_eq!(done.stop_reason(), Some(StopReason::Completed));
     assert_eq!(done.step_count(), 1);
     assert_eq!(done.final_response().unwrap().text(), "Hello!");
     assert_eq!(driver.inputs()[0].to_transcript(), "user: Hi\n");
-    assert!(done.current_execution().is_none());
 }
 
 #[tokio::test]
@@ -120,7 +118,7 @@ async fn tool_call_then_answer_keeps_the_trace_out_of_messages() {
     let agent = Agent::new(driver.clone())
         .with_tool(weather())
         .with_criteria(criteria())
-        .with_processors(SeparatedTrace)
+        .with_processor(SeparatedTrace)
         .on_event(listener);
     let done = agent.execute(user("Weather in Paris?")).await.unwrap();
 
@@ -220,7 +218,8 @@ async fn time_limit_stops_with_time_limit() {
         .with_delay(Duration::from_secs(40));
     let agent = Agent::new(driver)
         .with_tool(weather())
-        .with_criteria(criteria().with(ExecutionTimeLimit::new(Duration::from_secs(60))));
+        .with_criteria(criteria().with(ExecutionTimeLimit::new(Duration::from_secs(60))))
+        .with_clock(TokioClock::new());
     let done = agent.execute(user("slow")).await.unwrap();
     assert_eq!(done.step_count(), 2);
     assert_eq!(done.stop_reason(), Some(StopReason::TimeLimit));
@@ -338,7 +337,6 @@ async fn driver_errors_stop_by_default_without_panicking() {
         .on_event(listener);
     let done = agent.execute(user("hello")).await.unwrap();
     assert_eq!(done.status(), AgentStatus::Failed);
-    assert_eq!(done.stored_status(), AgentStatus::Failed);
     assert_eq!(done.stop_reason(), Some(StopReason::Error));
     assert_eq!(done.step_count(), 1);
     assert_eq!(
@@ -390,7 +388,7 @@ async fn an_exhausted_script_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn iterate_yields_each_step_then_the_final_state() {
+async fn iterate_yields_the_state_after_each_step() {
     let driver = ScriptedDriver::new([call("c1"), InferenceResponse::text("done")]);
     let agent = Agent::new(driver)
         .with_tool(weather())
@@ -400,12 +398,12 @@ async fn iterate_yields_each_step_then_the_final_state() {
         .map(|item| item.unwrap())
         .collect()
         .await;
-    assert_eq!(items.len(), 3);
+    // One item per step; the last step finishes the execution.
+    assert_eq!(items.len(), 2);
     let counts: Vec<usize> = items.iter().map(AgentState::step_count).collect();
-    assert_eq!(counts, [1, 2, 2]);
+    assert_eq!(counts, [1, 2]);
     assert_eq!(items[0].status(), AgentStatus::InProgress);
-    assert_eq!(items[1].stored_status(), AgentStatus::InProgress);
-    assert_eq!(items[2].stored_status(), AgentStatus::Completed);
+    assert_eq!(items[1].status(), AgentStatus::Completed);
 
     let executed = agent.execute(user("go")).await;
     // The scripted driver is exhausted now: execute reports it in the final state.
@@ -418,7 +416,10 @@ async fn execute_returns_after_execution_hook_changes() {
     let agent = Agent::new(driver)
         .with_criteria(criteria())
         .before_execution(|s| s.with_metadata("started", true))
-        .before_step(|s| s.with_metadata("steps_seen", s.step_count() + 1))
+        .before_step(|s| {
+            let seen = s.step_count() + 1;
+            s.with_metadata("steps_seen", seen)
+        })
         .after_execution(|s| s.with_metadata("finished", true));
     let done = agent.execute(user("go")).await.unwrap();
     assert_eq!(done.metadata().get("started"), Some(&json!(true)));
@@ -466,12 +467,12 @@ async fn cancellation_stops_at_the_next_step_boundary() {
             }
         });
     let done = agent
-        .execute_with_cancellation(user("go"), token)
+        .execute_cancellable(user("go"), token)
         .await
         .unwrap();
     assert_eq!(done.step_count(), 1);
     assert_eq!(done.stop_reason(), Some(StopReason::UserRequested));
-    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.status(), AgentStatus::Failed);
     assert_eq!(driver.remaining(), 4);
     // A new execution forgets the interruption.
     assert_eq!(done.with_user_message("go on").stop_reason(), None);
@@ -501,8 +502,8 @@ async fn dropping_the_stream_stops_the_run() {
 struct Failing;
 
 #[async_trait]
-impl StepProcessing for Failing {
-    async fn apply(&self, _state: AgentState, _next: Next) -> Result<AgentState, AgentError> {
+impl StateProcessor for Failing {
+    async fn process(&self, _state: AgentState, _next: Next<'_>) -> Result<AgentState, AgentError> {
         Err(AgentError::Hook {
             hook: "Failing".into(),
             message: "disk full".into(),
@@ -514,7 +515,7 @@ impl StepProcessing for Failing {
 async fn a_failing_processor_is_handled_like_a_driver_error() {
     let agent = Agent::new(ScriptedDriver::new([InferenceResponse::text("x")]))
         .with_criteria(criteria())
-        .with_processors(Failing);
+        .with_processor(Failing);
     let done = agent.execute(user("go")).await.unwrap();
     assert_eq!(done.status(), AgentStatus::Failed);
     assert_eq!(
@@ -541,10 +542,10 @@ async fn a_finished_state_continues_after_a_new_user_message() {
     ]);
     let agent = Agent::new(driver.clone())
         .with_criteria(criteria())
-        .with_processors(SeparatedTrace);
+        .with_processor(SeparatedTrace);
     let first = agent.execute(user("first")).await.unwrap();
     let second = agent
-        .execute(first.with_user_message(Message::user("second")))
+        .execute(first.clone().with_user_message(Message::user("second")))
         .await
         .unwrap();
     assert_eq!(second.step_count(), 1);
@@ -561,12 +562,12 @@ struct FailingLayer {
 }
 
 #[async_trait]
-impl StepProcessing for FailingLayer {
-    async fn apply(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+impl StateProcessor for FailingLayer {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
         if self.cut_off {
-            return Ok(state);
+            return Ok(state.with_metadata("guarded", true));
         }
-        next(state).await?;
+        next.run(state).await?;
         Err(AgentError::InvalidState(
             "the layer failed on purpose".into(),
         ))
@@ -575,17 +576,21 @@ impl StepProcessing for FailingLayer {
 
 #[tokio::test]
 async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_began_with() {
-    for (cut_off, with_hook) in [(false, false), (false, true), (true, false), (true, true)] {
+    for with_hook in [false, true] {
         let mut agent = Agent::new(ScriptedDriver::new([InferenceResponse::text("never kept")]))
             .with_criteria(criteria())
-            .with_processors(FailingLayer { cut_off });
+            .with_processor(FailingLayer { cut_off: false });
         if with_hook {
-            agent = agent.before_step(|s| s.with_metadata("hooked", s.step_count() + 1));
+            agent = agent.before_step(|s| {
+                let step = s.step_count() + 1;
+                s.with_metadata("hooked", step)
+            });
         }
         let before = user("go");
         let done = agent.execute(before.clone()).await.unwrap();
-        let case = format!("cut_off={cut_off} with_hook={with_hook}");
+        let case = format!("with_hook={with_hook}");
         assert_eq!(done.status(), AgentStatus::Failed, "{case}");
+        assert_eq!(done.stop_reason(), Some(StopReason::Error), "{case}");
         assert_eq!(done.step_count(), 1, "{case}");
         let execution = done.step_executions().last().unwrap();
         assert_eq!(execution.step_number(), 1, "{case}");
@@ -593,13 +598,8 @@ async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_
         assert!(execution.completed_at() >= execution.started_at(), "{case}");
         let step = execution.step();
         assert_eq!(step.step_type(), AgentStepType::Error, "{case}");
-        let expected = if cut_off {
-            "without calling `next`"
-        } else {
-            "the layer failed on purpose"
-        };
         assert!(
-            step.errors()[0].message.contains(expected),
+            step.errors()[0].message.contains("the layer failed on purpose"),
             "{case}: {:?}",
             step.errors()
         );
@@ -612,8 +612,27 @@ async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_
             with_hook.then(|| json!(1)).as_ref(),
             "{case}"
         );
-        assert!(done.current_execution().is_none(), "{case}");
     }
+}
+
+#[tokio::test]
+async fn a_processor_that_does_not_run_the_step_stops_the_execution_as_a_guard() {
+    let driver = ScriptedDriver::new([InferenceResponse::text("never asked")]);
+    let agent = Agent::new(driver.clone())
+        .with_criteria(criteria())
+        .with_processor(FailingLayer { cut_off: true });
+    let done = agent.execute(user("go")).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.stop_reason(), Some(StopReason::Guard));
+    assert_eq!(driver.remaining(), 1, "the model was not asked");
+    assert_eq!(done.step_count(), 1, "the guard's decision is recorded");
+    let execution = done.step_executions().last().unwrap();
+    assert!(!execution.step().has_errors());
+    assert!(execution.step().inference_response().is_none());
+    assert_eq!(execution.outcome().stop_reason(), Some(StopReason::Guard));
+    assert_eq!(execution.outcome().resolved_by(), Some("StateProcessor"));
+    // The guard's own change to the state is kept.
+    assert_eq!(done.metadata().get("guarded"), Some(&json!(true)));
 }
 
 #[tokio::test]
@@ -631,13 +650,13 @@ async fn each_recorded_step_shares_its_execution_id_and_ids_do_not_repeat() {
             uuid::Uuid::parse_str(execution.id())
                 .unwrap()
                 .get_version_num(),
-            4
+            7
         );
         assert!(seen.insert(execution.id().to_owned()), "ids repeat");
     }
     // A step given its own id keeps it when recorded.
     let given = agents_core::AgentStep::new(vec![]).with_id("my-step");
-    let recorded = AgentState::new().begin_step_execution().record_step(given);
+    let recorded = agents_core::testing::with_recorded_step(AgentState::new(), given);
     assert_eq!(recorded.current_step().unwrap().id(), "my-step");
 }
 
@@ -649,7 +668,8 @@ async fn concurrent_executions_of_one_agent_each_get_their_own_time_budget() {
         .with_delay(Duration::from_secs(40));
     let agent = Agent::new(driver)
         .with_tool(weather())
-        .with_criteria(criteria().with(ExecutionTimeLimit::new(Duration::from_secs(60))));
+        .with_criteria(criteria().with(ExecutionTimeLimit::new(Duration::from_secs(60))))
+        .with_clock(TokioClock::new());
     let first = tokio::spawn({
         let agent = agent.clone();
         async move { agent.execute(user("first")).await.unwrap() }

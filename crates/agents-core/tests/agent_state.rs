@@ -1,14 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 //! `AgentState`: message streams, continuation, serialization.
 
-use agents_core::testing::{agent_state, ScriptedDriver};
+use agents_core::testing::{agent_state, with_judged_step, ScriptedDriver};
 use agents_core::{
-    Agent, AgentState, AgentStatus, CachedContext, ContinuationCriteria, ContinuationEvaluation,
-    ContinuationOutcome, StateError, StepExecution, StepsLimit, StopReason, ToolCallPresenceCheck,
+    Agent, AgentState, AgentStatus, ContinuationCriteria, ContinuationEvaluation,
+    ContinuationOutcome, StateError, StepsLimit, StopReason, ToolCallPresenceCheck,
     BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 use agents_core::{AgentStep, FunctionTool, StepParts, ToolError};
-use chrono::Utc;
 use inference::{InferenceResponse, Usage};
 use messages::{Message, ToolCall};
 use proptest::prelude::*;
@@ -29,10 +28,7 @@ fn with_trace() -> AgentState {
     let step = AgentStep::new(state.messages_for_inference())
         .with_inference_response(InferenceResponse::text("x").with_usage(Usage::new(3, 4)));
     let outcome = ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Test"));
-    state
-        .with_cached_context(CachedContext::new().with_messages(vec![Message::system("be brief")]))
-        .begin_step_execution()
-        .record_step_execution(StepExecution::new(step, outcome, Utc::now(), Utc::now(), 1))
+    with_judged_step(state, step, outcome)
 }
 
 #[test]
@@ -90,16 +86,16 @@ fn changing_a_shared_state_in_place_never_changes_the_other_handles() {
         .store()
         .section(DEFAULT_SECTION)
         .append(Message::user("only in the copy"));
-    let changed = handle.replace_store(store);
+    let changed = handle.with_store(store);
     assert_eq!(changed.messages().len(), original.messages().len() + 1);
     assert_eq!(original.to_json().unwrap(), snapshot);
-    assert!(changed.updated_at() >= original.updated_at());
 
-    // An unshared state is changed in place: same answer as the copying `with_store`.
+    // An unshared state is changed in place: the same answer as on a shared one.
     let store = original.store().section(DEFAULT_SECTION).clear();
-    let copied = original.with_store(store.clone());
-    let owned = original.clone().replace_store(store);
-    assert_eq!(owned.store(), copied.store());
+    let owned = original.to_json().map(|json| AgentState::from_json(&json).unwrap()).unwrap();
+    let in_place = owned.with_store(store.clone());
+    let copied = original.clone().with_store(store);
+    assert_eq!(in_place.store(), copied.store());
     assert_eq!(original.to_json().unwrap(), snapshot);
 }
 
@@ -107,12 +103,11 @@ fn changing_a_shared_state_in_place_never_changes_the_other_handles() {
 fn for_continuation_clears_the_execution_state_and_buffer() {
     let state = with_trace().with_metadata("topic", "weather");
     assert_eq!(state.step_count(), 1);
-    let next = state.for_continuation();
+    let next = state.clone().for_continuation();
     assert!(next.store().section(EXECUTION_BUFFER_SECTION).is_empty());
     assert_eq!(next.step_count(), 0);
     assert!(next.current_step().is_none());
-    assert!(next.current_execution().is_none());
-    assert!(next.cached_context().is_empty());
+    assert!(next.execution().is_none());
     assert_eq!(next.status(), AgentStatus::InProgress);
     // Kept: messages, metadata, ids, lifetime usage.
     assert_eq!(next.messages().len(), 1);
@@ -125,7 +120,7 @@ fn for_continuation_clears_the_execution_state_and_buffer() {
 #[test]
 fn with_user_message_resets_but_keep_execution_does_not() {
     let state = with_trace();
-    let reset = state.with_user_message("and tomorrow?");
+    let reset = state.clone().with_user_message("and tomorrow?");
     assert!(reset.store().section(EXECUTION_BUFFER_SECTION).is_empty());
     assert_eq!(reset.step_count(), 0);
     assert_eq!(
@@ -140,73 +135,26 @@ fn with_user_message_resets_but_keep_execution_does_not() {
 }
 
 #[test]
-fn step_bookkeeping() {
-    let state = AgentState::new()
-        .with_user_message("hi")
-        .begin_step_execution();
-    let running = state.current_execution().unwrap().clone();
-    assert_eq!(running.step_number, 1);
-    // Beginning again is a no-op while a step runs.
-    assert_eq!(
-        state.begin_step_execution().current_execution(),
-        Some(&running)
-    );
+fn a_recorded_step_counts_once_and_only_the_loop_finishes_an_execution() {
+    let state = AgentState::new().with_user_message("hi");
     let step = AgentStep::new(state.messages_for_inference())
         .with_response_messages(vec![Message::assistant("hello")])
         .with_inference_response(InferenceResponse::text("hello").with_usage(Usage::new(5, 5)));
-    let recorded = state.record_step(step);
-    assert_eq!(recorded.step_count(), 0);
-    assert_eq!(recorded.transient_step_count(), 1);
-    assert_eq!(recorded.usage().total(), 10, "an unrecorded step counts");
     let outcome = ContinuationOutcome::from_evaluation(ContinuationEvaluation::forbid(
         "StepsLimit",
         StopReason::StepsLimit,
     ));
-    let execution = StepExecution::new(
-        recorded.current_step().unwrap().clone(),
-        outcome,
-        running.started_at,
-        Utc::now(),
-        1,
-    );
-    let done = recorded.record_step_execution(execution);
+    let done = with_judged_step(state, step, outcome);
     assert_eq!(done.step_count(), 1);
-    assert_eq!(done.transient_step_count(), 1);
-    assert_eq!(done.usage().total(), 10, "counted once");
-    assert!(done.current_execution().is_none());
-    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
-    assert_eq!(done.status(), AgentStatus::Completed);
-    assert_eq!(done.stored_status(), AgentStatus::InProgress);
+    assert_eq!(done.usage().total(), 10);
+    assert_eq!(done.execution_usage().total(), 10);
+    assert!(done.execution().is_some());
+    assert!(done.is_stopping());
     assert_eq!(done.final_response().unwrap().text(), "hello");
-    assert_eq!(done.tool_context().step_number, 2);
-    assert_eq!(
-        done.begin_step_execution()
-            .current_execution()
-            .unwrap()
-            .step_number,
-        2
-    );
-}
-
-#[test]
-fn status_is_derived_from_the_last_outcome() {
-    let error = ContinuationOutcome::from_evaluation(ContinuationEvaluation::forbid(
-        "E",
-        StopReason::Error,
-    ));
-    let step = AgentStep::new(Vec::<Message>::new());
-    let state = AgentState::new().record_step_execution(StepExecution::new(
-        step,
-        error,
-        Utc::now(),
-        Utc::now(),
-        1,
-    ));
-    assert_eq!(state.status(), AgentStatus::Failed);
-    assert_eq!(
-        AgentState::new().with_status(AgentStatus::Failed).status(),
-        AgentStatus::Failed
-    );
+    // The verdict is recorded; the status and stop reason are the loop's to set when it
+    // finishes the execution.
+    assert_eq!(done.status(), AgentStatus::InProgress);
+    assert_eq!(done.stop_reason(), None);
     assert_eq!(AgentState::new().status(), AgentStatus::InProgress);
 }
 
@@ -234,7 +182,7 @@ proptest! {
         prop_assert_eq!(&back, &state);
         // Through plain serde as well.
         let value = serde_json::to_value(&state).unwrap();
-        prop_assert_eq!(value.get("version"), Some(&json!(2)));
+        prop_assert_eq!(value.get("version"), Some(&json!(3)));
         let back: AgentState = serde_json::from_value(value).unwrap();
         prop_assert_eq!(back.status(), state.status());
         prop_assert_eq!(back.stop_reason(), state.stop_reason());
@@ -291,14 +239,14 @@ fn corrupt_documents_give_errors_naming_the_field() {
 fn foreign_and_future_documents_are_rejected_clearly() {
     assert_eq!(
         AgentState::from_json(r#"{"name": "not a state"}"#).unwrap_err(),
-        StateError::MissingVersion { expected: 2 }
+        StateError::MissingVersion { expected: 3 }
     );
     let mut future: Value = serde_json::to_value(AgentState::new()).unwrap();
-    future["version"] = json!(3);
+    future["version"] = json!(4);
     let error = AgentState::from_json(&future.to_string()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unsupported agent state version 3 (this library reads versions 1 to 2)"
+        "unsupported agent state version 4 (this library reads versions 1 to 3)"
     );
     assert!(matches!(
         AgentState::from_json("{not json"),
@@ -352,20 +300,19 @@ async fn serialized_state_after_a_two_step_run() {
         ".agent_id" => "[agent_id]",
         ".created_at" => "[time]",
         ".updated_at" => "[time]",
-        ".current_step.id" => "[step_id]",
+        ".execution.id" => "[execution_id]",
+        ".execution.started_at" => "[time]",
         ".step_executions[].id" => "[step_id]",
         ".step_executions[].step.id" => "[step_id]",
         ".step_executions[].started_at" => "[time]",
         ".step_executions[].completed_at" => "[time]",
         ".step_executions[].step.tool_executions[].started_at" => "[time]",
         ".step_executions[].step.tool_executions[].completed_at" => "[time]",
-        ".current_step.tool_executions[].started_at" => "[time]",
-        ".current_step.tool_executions[].completed_at" => "[time]",
     });
 }
 
 #[test]
-fn version_1_checkpoints_still_load_and_are_written_back_as_version_2() {
+fn version_1_checkpoints_still_load_and_are_written_back_as_version_3() {
     let v1 = include_str!("fixtures/state_v1.json");
     let state = AgentState::from_json(v1).unwrap();
     assert_eq!(state.messages().len(), 3);
@@ -378,19 +325,38 @@ fn version_1_checkpoints_still_load_and_are_written_back_as_version_2() {
     let first = state.step_executions().iter().next().unwrap();
     assert_eq!(first.step().trace_messages().len(), 2);
     assert_eq!(first.step().input_messages().len(), 3);
-    // The current step is the last recorded one, shared as in a state the loop made.
-    assert!(state.is_current_step_recorded());
+    assert_eq!(state.stop_reason(), Some(StopReason::Completed));
 
-    let v2 = state.to_json().unwrap();
-    let value: Value = serde_json::from_str(&v2).unwrap();
-    assert_eq!(value["version"], json!(2));
-    assert_eq!(AgentState::from_json(&v2).unwrap(), state);
+    let v3 = state.to_json().unwrap();
+    let value: Value = serde_json::from_str(&v3).unwrap();
+    assert_eq!(value["version"], json!(3));
+    assert_eq!(AgentState::from_json(&v3).unwrap(), state);
     assert!(
-        v2.len() < v1.len(),
-        "v2 {} bytes, v1 {} bytes",
-        v2.len(),
+        v3.len() < v1.len(),
+        "v3 {} bytes, v1 {} bytes",
+        v3.len(),
         v1.len()
     );
+}
+
+#[test]
+fn version_2_checkpoints_still_load_without_their_configuration() {
+    let v2 = include_str!("fixtures/state_v2.json");
+    let state = AgentState::from_json(v2).unwrap();
+    let from_v1 = AgentState::from_json(include_str!("fixtures/state_v1.json")).unwrap();
+    assert_eq!(state.messages(), from_v1.messages());
+    assert_eq!(state.step_count(), 2);
+    assert_eq!(state.status(), AgentStatus::Completed);
+    assert_eq!(state.stop_reason(), Some(StopReason::Completed));
+    assert_eq!(
+        state.final_response().unwrap().text(),
+        "It is 22°C and sunny in Paris."
+    );
+    assert!(state.execution().is_some(), "the steps ran in an execution");
+    let v3: Value = serde_json::from_str(&state.to_json().unwrap()).unwrap();
+    assert_eq!(v3["version"], json!(3));
+    assert!(v3.get("cached_context").is_none(), "configuration is not state");
+    assert_eq!(AgentState::from_json(&v3.to_string()).unwrap(), state);
 }
 
 #[tokio::test]
@@ -413,7 +379,7 @@ async fn a_checkpoint_writes_each_message_once_and_reading_shares_them_again() {
                     .with(StepsLimit::new(5))
                     .with(ToolCallPresenceCheck::new()),
             )
-            .with_processors(AppendEverything);
+            .with_processor(AppendEverything);
         state = agent
             .execute(state.with_user_message(format!("Question {turn}: weather in Paris?")))
             .await
@@ -454,18 +420,19 @@ fn weather() -> FunctionTool {
 struct AppendEverything;
 
 #[async_trait::async_trait]
-impl agents_core::StepProcessing for AppendEverything {
-    async fn apply(
+impl agents_core::StateProcessor for AppendEverything {
+    async fn process(
         &self,
         state: AgentState,
-        next: agents_core::Next,
+        next: agents_core::Next<'_>,
     ) -> Result<AgentState, agents_core::AgentError> {
-        let state = next(state).await?;
+        let state = next.run(state).await?;
         let output = state
             .current_step()
             .map(AgentStep::output_messages)
             .unwrap_or_default();
-        Ok(state.edit_store(|store| store.section_mut(DEFAULT_SECTION).append(output)))
+        let store = state.store().section(DEFAULT_SECTION).append(output);
+        Ok(state.with_store(store))
     }
 }
 

@@ -5,9 +5,9 @@ use agents_core::{
     criterion_fn, AgentState, AgentStep, ContinuationCriteria, ContinuationCriterion,
     ContinuationDecision, ContinuationEvaluation, ContinuationOutcome, ErrorPolicy,
     ErrorPolicyCriterion, ErrorType, FinishReasonCheck, ResponseContentCheck, RetryLimit,
-    StepError, StepExecution, StopReason, ToolCallPresenceCheck,
+    StepError, StopReason, ToolCallPresenceCheck,
 };
-use chrono::Utc;
+use agents_core::testing::{with_judged_step, with_recorded_step};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Message, ToolCall};
 use serde_json::json;
@@ -29,13 +29,8 @@ fn recorded(steps: Vec<AgentStep>) -> AgentState {
         .fold(AgentState::new(), |state, (i, step)| {
             let outcome =
                 ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Test"));
-            state.record_step_execution(StepExecution::new(
-                step,
-                outcome,
-                Utc::now(),
-                Utc::now(),
-                i + 1,
-            ))
+            let _ = i;
+            with_judged_step(state, step, outcome)
         })
 }
 
@@ -43,7 +38,7 @@ fn recorded(steps: Vec<AgentStep>) -> AgentState {
 fn empty_criteria_run_exactly_one_step() {
     let criteria = ContinuationCriteria::new();
     assert!(criteria.evaluate_all(&AgentState::new()).should_continue());
-    let after = AgentState::new().record_step(answer("hi"));
+    let after = with_recorded_step(AgentState::new(), answer("hi"));
     let outcome = criteria.evaluate_all(&after);
     assert!(!outcome.should_continue());
     assert_eq!(outcome.stop_reason(), Some(StopReason::Completed));
@@ -61,13 +56,13 @@ fn tool_call_presence() {
     );
     assert_eq!(
         check
-            .evaluate(&AgentState::new().record_step(tools))
+            .evaluate(&with_recorded_step(AgentState::new(), tools))
             .decision,
         ContinuationDecision::Request
     );
     assert_eq!(
         check
-            .evaluate(&AgentState::new().record_step(answer("x")))
+            .evaluate(&with_recorded_step(AgentState::new(), answer("x")))
             .decision,
         ContinuationDecision::Stop
     );
@@ -77,12 +72,12 @@ fn tool_call_presence() {
 fn finish_reason_check_forbids_listed_reasons() {
     let check = FinishReasonCheck::new([FinishReason::Length, FinishReason::ContentFilter]);
     let cut = answer("partial").with_finish_reason(FinishReason::Length);
-    let evaluation = check.evaluate(&AgentState::new().record_step(cut));
+    let evaluation = check.evaluate(&with_recorded_step(AgentState::new(), cut));
     assert_eq!(evaluation.decision, ContinuationDecision::Forbid);
     assert_eq!(evaluation.stop_reason, Some(StopReason::FinishReason));
     assert_eq!(
         check
-            .evaluate(&AgentState::new().record_step(answer("ok")))
+            .evaluate(&with_recorded_step(AgentState::new(), answer("ok")))
             .decision,
         ContinuationDecision::Allow
     );
@@ -100,13 +95,13 @@ fn response_content_check_follows_its_predicate() {
     );
     assert_eq!(
         check
-            .evaluate(&AgentState::new().record_step(answer("CONTINUE please")))
+            .evaluate(&with_recorded_step(AgentState::new(), answer("CONTINUE please")))
             .decision,
         ContinuationDecision::Request
     );
     assert_eq!(
         check
-            .evaluate(&AgentState::new().record_step(answer("done")))
+            .evaluate(&with_recorded_step(AgentState::new(), answer("done")))
             .decision,
         ContinuationDecision::Stop
     );
@@ -117,7 +112,7 @@ fn retry_limit_counts_failures_in_a_row() {
     let limit = RetryLimit::new(2);
     let one = recorded(vec![answer("a"), failed()]);
     assert_eq!(limit.evaluate(&one).decision, ContinuationDecision::Allow);
-    let two = recorded(vec![failed(), answer("a"), failed()]).record_step(failed());
+    let two = with_recorded_step(recorded(vec![failed(), answer("a"), failed()]), failed());
     let evaluation = limit.evaluate(&two);
     assert_eq!(evaluation.decision, ContinuationDecision::Forbid);
     assert_eq!(evaluation.stop_reason, Some(StopReason::RetryLimit));
@@ -125,7 +120,7 @@ fn retry_limit_counts_failures_in_a_row() {
 
 #[test]
 fn error_policy_criterion_maps_decisions() {
-    let state = AgentState::new().record_step(failed());
+    let state = with_recorded_step(AgentState::new(), failed());
     let stop = ErrorPolicyCriterion::new(ErrorPolicy::stop_on_any_error()).evaluate(&state);
     assert_eq!(stop.decision, ContinuationDecision::Forbid);
     assert_eq!(stop.stop_reason, Some(StopReason::Error));
@@ -138,7 +133,7 @@ fn error_policy_criterion_maps_decisions() {
     let retry = ErrorPolicyCriterion::new(ErrorPolicy::retry_all(1)).evaluate(&state);
     assert_eq!(retry.decision, ContinuationDecision::Request);
     let fine =
-        ErrorPolicyCriterion::default().evaluate(&AgentState::new().record_step(answer("x")));
+        ErrorPolicyCriterion::default().evaluate(&with_recorded_step(AgentState::new(), answer("x")));
     assert_eq!(fine.decision, ContinuationDecision::Allow);
 }
 
@@ -146,7 +141,7 @@ fn error_policy_criterion_maps_decisions() {
 fn closures_are_criteria() {
     let criteria = ContinuationCriteria::new()
         .with(criterion_fn("UntilThree", |s: &AgentState| {
-            if s.transient_step_count() < 3 {
+            if s.step_count() < 3 {
                 ContinuationDecision::Request
             } else {
                 ContinuationDecision::Stop
@@ -156,7 +151,7 @@ fn closures_are_criteria() {
     assert_eq!(criteria.names(), ["UntilThree", "ToolCallPresenceCheck"]);
     let two = recorded(vec![answer("a"), answer("b")]);
     assert!(criteria.evaluate_all(&two).should_continue());
-    let three = two.record_step(answer("c"));
+    let three = with_recorded_step(two, answer("c"));
     let outcome = criteria.evaluate_all(&three);
     assert!(!outcome.should_continue());
     assert_eq!(

@@ -1,8 +1,9 @@
 //! The state-processor middleware chain and the built-in processors.
 //!
 //! A [`StateProcessor`] is a layer around each step of the agent loop (like a `tower` layer);
-//! [`StateProcessors`] folds a list of them so that the **first** is the **outermost**. It
-//! implements `agents_core::StepProcessing`, so an `Agent` takes it directly.
+//! [`StateProcessors`] folds a list of them so that the **first** is the **outermost**. Both
+//! live in `agents-core` (the loop runs them) and are re-exported here; this crate holds the
+//! built-in layers and the standard stacks.
 //!
 //! The processors decide which messages persist:
 //!
@@ -15,7 +16,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 //! use agents_core::testing::ScriptedDriver;
-//! use agents_core::{Agent, AgentState, CachedContext, FunctionTool, ToolCallPresenceCheck, ToolError};
+//! use agents_core::{Agent, AgentState, FunctionTool, ToolCallPresenceCheck, ToolError};
 //! use agents_core::EXECUTION_BUFFER_SECTION;
 //! use agents_processing::{standard_processors, TraceRetention};
 //! use inference::InferenceResponse;
@@ -34,7 +35,7 @@
 //! let agent = Agent::new(driver)
 //!     .with_tool(clock)
 //!     .with_criterion(ToolCallPresenceCheck::new()) // run while the model calls tools
-//!     .with_processors(standard_processors(TraceRetention::Ephemeral, CachedContext::new()));
+//!     .with_processors(standard_processors(TraceRetention::Ephemeral));
 //! let done = agent.execute(AgentState::new().with_user_message("What time is it?")).await.unwrap();
 //!
 //! // Only the question and the answer persist; the tool trace is gone with the execution.
@@ -43,16 +44,18 @@
 //! # });
 //! ```
 
-mod chain;
-mod processor;
 mod processors;
 mod retention;
 mod stacks;
 mod token_counter;
 
-pub use chain::StateProcessors;
-pub use processor::{run_inline, InlineProcessor, StateProcessor};
-pub use processors::*;
+pub use agents_core::{InlineProcessor, Next, StateProcessor, StateProcessors};
+pub use processors::{
+    AccumulateTokenUsage, AppendContextMetadata, AppendFinalResponse, AppendStepMessages,
+    AppendToolTraceToBuffer, ApplyCachedContext, CallableProcessor, ClearExecutionBuffer,
+    MoveMessagesToBuffer, SummarizeBuffer, CONTEXT_METADATA_KEY, CONTEXT_METADATA_PARAMETER,
+    TOKEN_USAGE_PARAMETER,
+};
 pub use retention::{execution_digest, DigestConfig, TraceRetention, EXECUTION_DIGEST_KEY};
 pub use stacks::{legacy_processors, separated_processors, standard_processors};
 #[cfg(feature = "tiktoken")]

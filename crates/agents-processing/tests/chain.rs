@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use agents_core::testing::ScriptedDriver;
-use agents_core::{AgentError, AgentState, Next, StepProcessing};
+use agents_core::{AgentError, AgentState, Next};
 use agents_processing::{CallableProcessor, InlineProcessor, StateProcessor, StateProcessors};
 use async_trait::async_trait;
 use inference::InferenceResponse;
@@ -28,9 +28,9 @@ impl StateProcessor for Recorder {
         self.enabled
     }
 
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
         self.log.lock().unwrap().push(format!("{} pre", self.name));
-        let state = next(state).await?;
+        let state = next.run(state).await?;
         self.log.lock().unwrap().push(format!("{} post", self.name));
         Ok(state)
     }
@@ -40,7 +40,7 @@ struct Gate;
 
 #[async_trait]
 impl StateProcessor for Gate {
-    async fn process(&self, state: AgentState, _next: Next) -> Result<AgentState, AgentError> {
+    async fn process(&self, state: AgentState, _next: Next<'_>) -> Result<AgentState, AgentError> {
         Ok(state.with_metadata("gate", "closed"))
     }
 }
@@ -53,14 +53,17 @@ fn recorder(name: &'static str, log: &Log, enabled: bool) -> Arc<dyn StateProces
     })
 }
 
-fn terminal(log: &Log) -> Next {
+fn terminal(
+    log: &Log,
+) -> impl FnOnce(AgentState) -> futures::future::BoxFuture<'static, Result<AgentState, AgentError>> + Send
+{
     let log = Arc::clone(log);
-    Box::new(move |state| {
+    move |state| {
         Box::pin(async move {
             log.lock().unwrap().push("step".into());
             Ok(state.with_metadata("stepped", true))
         })
-    })
+    }
 }
 
 #[tokio::test]
@@ -254,12 +257,9 @@ async fn an_error_in_a_processor_reaches_the_loop_as_an_error() {
         .with(CallableProcessor::before("broken", |_state| async {
             Err(AgentError::driver("processor failed on purpose"))
         }));
-    let result = StepProcessing::apply(
-        &chain,
-        AgentState::new(),
-        Box::new(|s| Box::pin(async move { Ok(s) })),
-    )
-    .await;
+    let result = chain
+        .apply(AgentState::new(), |s| async move { Ok(s) })
+        .await;
     assert!(result
         .unwrap_err()
         .to_string()

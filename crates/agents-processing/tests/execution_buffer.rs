@@ -5,7 +5,7 @@
 
 use agents_core::testing::ScriptedDriver;
 use agents_core::{
-    Agent, AgentState, AgentStatus, CachedContext, ContinuationCriteria, ErrorPolicy,
+    Agent, AgentState, AgentStatus, ContinuationCriteria, ErrorPolicy,
     ErrorPolicyCriterion, FunctionTool, StepsLimit, StopReason, ToolCallPresenceCheck, ToolError,
     EXECUTION_BUFFER_SECTION,
 };
@@ -48,7 +48,7 @@ fn agent(driver: ScriptedDriver, retention: TraceRetention, max_steps: usize) ->
     Agent::new(driver)
         .with_tool(weather())
         .with_criteria(criteria(max_steps))
-        .with_processors(standard_processors(retention, CachedContext::new()))
+        .with_processors(standard_processors(retention))
 }
 
 fn roles(messages: &messages::Messages) -> Vec<Role> {
@@ -176,10 +176,7 @@ async fn a_driver_error_that_stops_the_run_leaves_the_buffer_empty_and_continuat
         .with_tool(weather())
         .with_criteria(criteria(10))
         .with_error_policy(ErrorPolicy::stop_on_any_error())
-        .with_processors(standard_processors(
-            TraceRetention::Ephemeral,
-            CachedContext::new(),
-        ))
+        .with_processors(standard_processors(TraceRetention::Ephemeral))
         .execute(AgentState::new().with_user_message("Weather?"))
         .await
         .unwrap();
@@ -188,12 +185,13 @@ async fn a_driver_error_that_stops_the_run_leaves_the_buffer_empty_and_continuat
 
     // Even a state whose buffer was left full (e.g. restored from an old checkpoint) starts the
     // next turn clean.
-    let dirty = done.with_store(
-        done.store()
-            .section(EXECUTION_BUFFER_SECTION)
-            .append(Message::tool_result("c1", "get_weather", "stale")),
-    );
+    let stale = done
+        .store()
+        .section(EXECUTION_BUFFER_SECTION)
+        .append(Message::tool_result("c1", "get_weather", "stale"));
+    let dirty = done.with_store(stale);
     assert!(dirty
+        .clone()
         .for_continuation()
         .store()
         .section(EXECUTION_BUFFER_SECTION)
@@ -260,10 +258,7 @@ async fn a_nested_run_exposes_only_its_final_text_to_the_parent() {
     let parent = Agent::new(parent_driver.clone())
         .with_tool(spawn)
         .with_criteria(criteria(10))
-        .with_processors(standard_processors(
-            TraceRetention::Ephemeral,
-            CachedContext::new(),
-        ));
+        .with_processors(standard_processors(TraceRetention::Ephemeral));
     let done = parent
         .execute(AgentState::new().with_user_message("Research Lyon"))
         .await
@@ -349,60 +344,4 @@ async fn token_usage_is_accumulated_in_store_parameters_across_executions() {
     assert_eq!(usage["executions"], json!(2));
     assert_eq!(usage["total"]["input_tokens"], json!(30));
     assert_eq!(usage["last_execution"]["output_tokens"], json!(3));
-}
-
-/// A processor that is not inline and changes nothing: it forces the loop through
-/// `StepProcessing::apply` with a boxed step instead of the inline fast path.
-struct Opaque;
-
-#[async_trait::async_trait]
-impl agents_processing::StateProcessor for Opaque {
-    async fn process(
-        &self,
-        state: AgentState,
-        next: agents_core::Next,
-    ) -> Result<AgentState, agents_core::AgentError> {
-        next(state).await
-    }
-}
-
-#[tokio::test]
-async fn the_inline_fast_path_and_the_boxed_chain_give_the_same_run() {
-    use agents_core::StepProcessing;
-    let script = || {
-        ScriptedDriver::new([
-            InferenceResponse::with_tool_calls([call("c1", "Paris")]),
-            InferenceResponse::with_tool_calls([call("c2", "Rome"), call("c3", "Oslo")]),
-            InferenceResponse::text("Sunny everywhere."),
-        ])
-    };
-    for (mode, retention) in [
-        ("ephemeral", TraceRetention::Ephemeral),
-        ("full", TraceRetention::Full),
-    ] {
-        let inline = standard_processors(retention, CachedContext::new());
-        assert!(
-            inline.inline_layers().is_some(),
-            "the standard stack is inline"
-        );
-        let opaque: std::sync::Arc<dyn agents_processing::StateProcessor> =
-            std::sync::Arc::new(Opaque);
-        let boxed = StateProcessors::new(std::iter::once(opaque).chain(inline.iter().cloned()));
-        assert!(boxed.inline_layers().is_none());
-        let run = |processors: StateProcessors| async move {
-            Agent::new(script())
-                .with_tool(weather())
-                .with_criteria(criteria(10))
-                .with_processors(processors)
-                .execute(AgentState::new().with_user_message("Weather?"))
-                .await
-        };
-        let fast = run(inline).await.unwrap();
-        let slow = run(boxed).await.unwrap();
-        assert_eq!(fast.store(), slow.store(), "{mode}");
-        assert_eq!(fast.step_count(), 3);
-        assert_eq!(slow.step_count(), 3);
-        assert_eq!(fast.status(), slow.status());
-        assert_eq!(fast.usage(), slow.usage());
-    }
 }

@@ -55,11 +55,11 @@ async fn run(retention: TraceRetention) -> (Vec<String>, String) {
                 .with(StepsLimit::new(5))
                 .with(ToolCallPresenceCheck::new()),
         )
-        .with_processors(standard_processors(
-            retention,
+        .with_processors(standard_processors(retention))
+        .with_cached_context(
             CachedContext::new()
                 .with_messages(vec![Message::system("You are a careful calculator.")]),
-        ));
+        );
     let earlier = AgentState::new().with_messages(vec![
         Message::user("Hi"),
         Message::assistant("Hello! What shall I compute?"),
@@ -70,7 +70,7 @@ async fn run(retention: TraceRetention) -> (Vec<String>, String) {
         .unwrap();
     // A second turn: its context shows what persisted from the first.
     agent
-        .execute(done.with_user_message("Thanks!"))
+        .execute(done.clone().with_user_message("Thanks!"))
         .await
         .unwrap();
     let inputs = driver.inputs().iter().map(|m| m.to_transcript()).collect();

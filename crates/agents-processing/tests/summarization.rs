@@ -16,9 +16,9 @@ use messages::{Message, Role, ToolCall};
 fn long_history() -> AgentState {
     let mut state = AgentState::new();
     for i in 0..10 {
+        let messages = state.messages();
         state = state.with_messages(
-            state
-                .messages()
+            messages
                 .appended(Message::user(format!(
                     "question {i}: {}",
                     "words ".repeat(40)

@@ -392,7 +392,8 @@ impl AgentBuilder {
             .with_shared_executor(Arc::new(self.executor()))
             .with_criteria(self.criteria(react))
             .with_error_policy(self.error_policy)
-            .with_processors(self.processors());
+            .with_processors(self.processors())
+            .with_cached_context(self.cached_context());
         for listener in &self.listeners {
             let listener = Arc::clone(listener);
             agent = agent.on_event(move |event| listener(event));
@@ -511,14 +512,18 @@ impl AgentBuilder {
         criteria
     }
 
-    fn processors(&self) -> StateProcessors {
-        let cached = match &self.system_prompt {
+    /// The request prefix: the system prompt.
+    fn cached_context(&self) -> CachedContext {
+        match &self.system_prompt {
             Some(prompt) => {
                 CachedContext::new().with_messages(vec![Message::system(prompt.as_str())])
             }
             None => CachedContext::new(),
-        };
-        let standard = standard_processors(self.retention.clone(), cached);
+        }
+    }
+
+    fn processors(&self) -> StateProcessors {
+        let standard = standard_processors(self.retention.clone());
         self.processors
             .iter()
             .cloned()

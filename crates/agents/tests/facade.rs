@@ -248,11 +248,10 @@ async fn summarization_capability_keeps_the_conversation_within_budget() {
         .unwrap();
     let mut state = AgentState::new();
     for i in 0..8 {
-        state = state.with_messages(
-            state
-                .messages()
-                .appended(Message::user(format!("{i} {}", "long text ".repeat(20)))),
-        );
+        let messages = state
+            .messages()
+            .appended(Message::user(format!("{i} {}", "long text ".repeat(20))));
+        state = state.with_messages(messages);
     }
     let done = agent
         .execute(state.with_user_message("now?"))

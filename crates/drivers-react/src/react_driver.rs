@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use agents_core::{
-    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, ErrorType, EventSource,
+    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType, EventSource,
     StepContext, StepError, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
@@ -123,11 +123,18 @@ impl ReActDriver {
         self
     }
 
-    /// The decision request this driver sends first for `state` with `tools`.
-    pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
-        let schemas = state.cached_context().tool_schemas(tools);
+    /// The decision request this driver sends first for `state` with `tools` and the agent's
+    /// request prefix `cached`.
+    pub fn build_request(
+        &self,
+        state: &AgentState,
+        tools: &Tools,
+        cached: &CachedContext,
+    ) -> InferenceRequest {
+        let schemas = cached.tool_schemas(tools);
         let messages = Messages::from(vec![Message::system(react_prompt(&schemas))])
-            .concat(&state.prompt_messages());
+            .concat(&cached.messages)
+            .concat(&state.messages_for_inference());
         let mut request = self.base_request(messages);
         if self.json_response_format {
             request.response_format = Some(ResponseFormat::JsonObject);
@@ -225,7 +232,7 @@ impl ReActDriver {
             return Ok((decided_answer, None));
         }
         let messages = Messages::from(vec![Message::system(FINAL_ANSWER_PROMPT)])
-            .concat(&state.prompt_messages());
+            .concat(&context.prompt_messages(state));
         let response = self
             .infer(self.base_request(messages), source, context)
             .await?;
@@ -256,7 +263,7 @@ impl AgentDriver for ReActDriver {
         context: &StepContext,
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
-        let request = self.build_request(state, tools);
+        let request = self.build_request(state, tools, &context.cached_context);
         let source = EventSource::step(state);
         let decided = self.decide(&request, tools, &source, context).await?;
         let decision = match decided.outcome {

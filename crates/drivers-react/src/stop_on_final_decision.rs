@@ -23,7 +23,8 @@ const NAME: &str = "StopOnFinalDecision";
 /// let state = AgentState::new();
 /// assert_eq!(criterion.evaluate(&state).decision, ContinuationDecision::Request);
 ///
-/// let answered = state.record_step(AgentStep::new(vec![]).with_inference_response(InferenceResponse::text("42")));
+/// let step = AgentStep::new(vec![]).with_inference_response(InferenceResponse::text("42"));
+/// let answered = agents_core::testing::with_recorded_step(state, step);
 /// assert_eq!(criterion.evaluate(&answered).decision, ContinuationDecision::Stop);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,7 +70,7 @@ mod tests {
 
     fn decision(step: AgentStep) -> ContinuationDecision {
         StopOnFinalDecision::new()
-            .evaluate(&AgentState::new().record_step(step))
+            .evaluate(&agents_core::testing::with_recorded_step(AgentState::new(), step))
             .decision
     }
 

@@ -3,7 +3,7 @@
 
 use agents_core::{
     Agent, AgentDriver, AgentError, AgentState, AgentStep, AgentStepType, DefaultToolExecutor,
-    ErrorType, FunctionTool, Next, StepContext, StepProcessing, StepsLimit, Tools, DEFAULT_SECTION,
+    ErrorType, FunctionTool, Next, StateProcessor, StepContext, StepsLimit, Tools, DEFAULT_SECTION,
     EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
@@ -33,9 +33,9 @@ fn tools() -> Tools {
 struct SeparatedTrace;
 
 #[async_trait]
-impl StepProcessing for SeparatedTrace {
-    async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
-        let state = terminal(state).await?;
+impl StateProcessor for SeparatedTrace {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
         let Some(step) = state.current_step().cloned() else {
             return Ok(state);
         };
@@ -101,7 +101,7 @@ async fn multi_step_tool_use_then_final_answer() {
     let driver = ReActDriver::new(model.clone()).with_model_name("small-model");
     let agent = Agent::new(driver)
         .with_tools(tools())
-        .with_processors(SeparatedTrace)
+        .with_processor(SeparatedTrace)
         .with_criterion(StopOnFinalDecision::new())
         .with_criterion(StepsLimit::new(5));
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use agents_core::{
-    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, ErrorType, EventSource,
+    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType, EventSource,
     StepContext, StepError, StepParts, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
@@ -132,14 +132,19 @@ impl ToolCallingDriver {
         self
     }
 
-    /// The request this driver sends for `state` with `tools`.
-    pub fn build_request(&self, state: &AgentState, tools: &Tools) -> InferenceRequest {
-        self.request_for(state, tools, &state.messages_for_inference())
+    /// The request this driver sends for `state` with `tools` and the agent's request prefix
+    /// `cached`.
+    pub fn build_request(
+        &self,
+        state: &AgentState,
+        tools: &Tools,
+        cached: &CachedContext,
+    ) -> InferenceRequest {
+        self.request_for(cached, tools, &state.messages_for_inference())
     }
 
-    /// The request for `state` whose compiled conversation is `input`.
-    fn request_for(&self, state: &AgentState, tools: &Tools, input: &Messages) -> InferenceRequest {
-        let cached = state.cached_context();
+    /// The request whose compiled conversation is `input`.
+    fn request_for(&self, cached: &CachedContext, tools: &Tools, input: &Messages) -> InferenceRequest {
         let tools = cached.tool_schemas(tools);
         let has_tools = !tools.is_empty();
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.
@@ -203,7 +208,7 @@ impl AgentDriver for ToolCallingDriver {
         // future, so the step's own future never holds a copy of it. The stream's state is
         // boxed so that it does not grow the future of every (non-streaming) step.
         let (offered_tools, inference) = {
-            let request = self.request_for(state, tools, &input);
+            let request = self.request_for(&context.cached_context, tools, &input);
             context.emit_with(|| AgentEvent::InferenceRequested {
                 source: source.clone(),
                 message_count: request.messages.len(),

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use agents_core::{
     Agent, AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, AgentStepType,
-    CachedContext, DefaultToolExecutor, FunctionTool, Next, StepContext, StepProcessing,
+    CachedContext, DefaultToolExecutor, FunctionTool, Next, StateProcessor, StepContext,
     StepsLimit, ToolCallPresenceCheck, Tools, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
@@ -47,9 +47,9 @@ fn call(id: &str, city: &str) -> ToolCall {
 struct SeparatedTrace;
 
 #[async_trait]
-impl StepProcessing for SeparatedTrace {
-    async fn apply(&self, state: AgentState, terminal: Next) -> Result<AgentState, AgentError> {
-        let state = terminal(state).await?;
+impl StateProcessor for SeparatedTrace {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
         let Some(step) = state.current_step().cloned() else {
             return Ok(state);
         };
@@ -67,7 +67,7 @@ impl StepProcessing for SeparatedTrace {
 fn agent(driver: ToolCallingDriver) -> Agent {
     Agent::new(driver)
         .with_tools(tools())
-        .with_processors(SeparatedTrace)
+        .with_processor(SeparatedTrace)
         .with_criterion(ToolCallPresenceCheck::new())
         .with_criterion(StepsLimit::new(6))
 }
@@ -188,17 +188,15 @@ async fn request_uses_cached_context_and_driver_options() {
         .with_temperature(0.2)
         .with_max_tokens(256)
         .with_response_format(ResponseFormat::JsonObject);
-    // `with_user_message` starts a new execution (which empties the cache), so cache after it.
-    let state = AgentState::new()
-        .with_user_message("Weather?")
-        .with_cached_context(
-            CachedContext::new()
-                .with_messages(vec![Message::system("You are terse.")])
-                .with_tool_choice(ToolChoice::Tool("get_weather".into()))
-                .with_response_format(ResponseFormat::Text),
-        );
+    let state = AgentState::new().with_user_message("Weather?");
+    let context = StepContext::default().with_cached_context(
+        CachedContext::new()
+            .with_messages(vec![Message::system("You are terse.")])
+            .with_tool_choice(ToolChoice::Tool("get_weather".into()))
+            .with_response_format(ResponseFormat::Text),
+    );
 
-    let step = one_step(&driver, &state, &StepContext::default()).await;
+    let step = one_step(&driver, &state, &context).await;
 
     let request = model.last_request().unwrap();
     assert_eq!(

@@ -1,30 +1,29 @@
-//! `Agent`: a driver, tools, criteria, policy, processors and hooks, run as a loop.
+//! `Agent`: what an agent is (driver, tools, criteria, policy, processors, hooks, request
+//! prefix, clock). How it runs is in `step.rs`.
 
 use std::sync::Arc;
 
-use futures::Stream;
-use tokio_util::sync::CancellationToken;
-
 use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
-use super::run::Run;
 use crate::{
-    AgentDriver, AgentError, AgentEvent, AgentEvents, AgentState, ContinuationCriteria,
-    ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, PassThrough, StepProcessing, Tool,
-    ToolExecutor, Tools,
+    AgentDriver, AgentEvent, AgentEvents, AgentState, CachedContext, Clock, ContinuationCriteria,
+    ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, StateProcessor, StateProcessors,
+    SystemClock, Tool, ToolExecutor, Tools,
 };
 
 /// The default bound on stop-hook vetoes per execution.
-pub const DEFAULT_MAX_STOP_VETOES: usize = 3;
+pub const DEFAULT_MAX_STOP_VETOES: u32 = 3;
 
 /// An agent: runs steps with its driver until its continuation criteria say stop.
 ///
-/// [`Agent::iterate`] yields the state after every step and then the final state (status set);
-/// [`Agent::execute`] returns that final state. Driver errors never escape as panics: they are
+/// Everything an agent does goes through [`Agent::step`], which advances a state by exactly
+/// one step; [`Agent::iterate`] repeats it while the status is `InProgress` and
+/// [`Agent::execute`] returns the last state. Driver errors never escape as panics: they are
 /// recorded as failure steps and the [`ErrorPolicy`] decides whether to go on.
 ///
-/// `Agent::new` starts with no tools, the [`DefaultToolExecutor`], no criteria (one step), the
-/// `stop_on_any_error` policy and no processors ([`PassThrough`]): which messages persist is
-/// the processors' job, so wire them (the facade's `AgentBuilder` does). Cheap to clone.
+/// An agent is configuration; a state is what happened. `Agent::new` starts with no tools, the
+/// [`DefaultToolExecutor`], no criteria (one step), the `stop_on_any_error` policy, no
+/// processors (which messages persist is the processors' job, so wire them: the facade's
+/// `AgentBuilder` does), an empty request prefix and the system clock. Cheap to clone.
 #[derive(Clone)]
 pub struct Agent {
     pub(crate) driver: Arc<dyn AgentDriver>,
@@ -32,11 +31,12 @@ pub struct Agent {
     pub(crate) executor: Arc<dyn ToolExecutor>,
     pub(crate) criteria: ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
-    pub(crate) processors: Arc<dyn StepProcessing>,
+    pub(crate) processors: StateProcessors,
+    pub(crate) cached_context: Arc<CachedContext>,
+    pub(crate) clock: Arc<dyn Clock>,
     pub(crate) events: AgentEvents,
     pub(crate) hooks: Hooks,
-    pub(crate) max_stop_vetoes: usize,
-    pub(crate) cancellation: Option<CancellationToken>,
+    pub(crate) max_stop_vetoes: u32,
 }
 
 impl Agent {
@@ -53,11 +53,12 @@ impl Agent {
             executor: Arc::new(DefaultToolExecutor::new()),
             criteria: ContinuationCriteria::new(),
             error_policy: ErrorPolicy::default(),
-            processors: Arc::new(PassThrough),
+            processors: StateProcessors::default(),
+            cached_context: Arc::default(),
+            clock: Arc::new(SystemClock),
             events: AgentEvents::new(),
             hooks: Hooks::default(),
             max_stop_vetoes: DEFAULT_MAX_STOP_VETOES,
-            cancellation: None,
         }
     }
 
@@ -103,15 +104,29 @@ impl Agent {
         self
     }
 
-    /// A copy with step processing (e.g. `agents-processing`'s `StateProcessors`).
-    pub fn with_processors(mut self, processors: impl StepProcessing + 'static) -> Self {
-        self.processors = Arc::new(processors);
+    /// A copy with these processors around every step (replacing any it had).
+    pub fn with_processors(mut self, processors: StateProcessors) -> Self {
+        self.processors = processors;
         self
     }
 
-    /// A copy with shared step processing.
-    pub fn with_shared_processors(mut self, processors: Arc<dyn StepProcessing>) -> Self {
-        self.processors = processors;
+    /// A copy with one more processor, as the innermost layer.
+    pub fn with_processor(mut self, processor: impl StateProcessor + 'static) -> Self {
+        self.processors = self.processors.with(processor);
+        self
+    }
+
+    /// A copy with this request prefix (system prompt, tool choice, response format), sent
+    /// with every step.
+    pub fn with_cached_context(mut self, context: CachedContext) -> Self {
+        self.cached_context = Arc::new(context);
+        self
+    }
+
+    /// A copy reading the time from `clock` (tests and replays give a
+    /// [`ManualClock`](crate::ManualClock)).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
         self
     }
 
@@ -177,15 +192,8 @@ impl Agent {
     }
 
     /// A copy with another bound on stop-hook vetoes per execution (default 3).
-    pub fn with_max_stop_vetoes(mut self, max: usize) -> Self {
+    pub fn with_max_stop_vetoes(mut self, max: u32) -> Self {
         self.max_stop_vetoes = max;
-        self
-    }
-
-    /// A copy whose executions stop at the next step boundary once `token` is cancelled
-    /// (stop reason `user_requested`); the token also reaches tools.
-    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Some(token);
         self
     }
 
@@ -209,52 +217,19 @@ impl Agent {
         &self.events
     }
 
-    /// Runs the agent on `state` until it stops and returns the final state (status set).
-    ///
-    /// This is exactly the last item of [`Agent::iterate`].
-    ///
-    /// # Errors
-    /// Only for states the loop cannot run at all; step failures are recorded in the state
-    /// (status `Failed`, stop reason `error`) rather than returned.
-    pub async fn execute(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        let token = self.cancellation.clone().unwrap_or_default();
-        self.execute_with_cancellation(state, token).await
+    /// The request prefix sent with every step.
+    pub fn cached_context(&self) -> &CachedContext {
+        &self.cached_context
     }
 
-    /// [`Agent::execute`] that stops at the next step boundary once `token` is cancelled.
-    ///
-    /// # Errors
-    /// As [`Agent::execute`].
-    pub async fn execute_with_cancellation(
-        &self,
-        state: AgentState,
-        token: CancellationToken,
-    ) -> Result<AgentState, AgentError> {
-        // The last item of `iterate`, without a stream and without the intermediate states.
-        Run::new(self, state, token).run_to_end().await
+    /// The processors around every step.
+    pub fn processors(&self) -> &StateProcessors {
+        &self.processors
     }
 
-    /// Runs the agent step by step: one item per step, then a last item with the final status.
-    ///
-    /// Dropping the stream stops the execution; no task keeps running.
-    pub fn iterate(
-        &self,
-        state: AgentState,
-    ) -> impl Stream<Item = Result<AgentState, AgentError>> + Send + 'static {
-        let token = self.cancellation.clone().unwrap_or_default();
-        self.iterate_with_cancellation(state, token)
-    }
-
-    /// [`Agent::iterate`] that stops at the next step boundary once `token` is cancelled.
-    pub fn iterate_with_cancellation(
-        &self,
-        state: AgentState,
-        token: CancellationToken,
-    ) -> impl Stream<Item = Result<AgentState, AgentError>> + Send + 'static {
-        let run = Run::new(self.clone(), state, token);
-        futures::stream::unfold(run, |mut run| async move {
-            run.next_item().await.map(|item| (item, run))
-        })
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 }
 
@@ -264,6 +239,9 @@ impl std::fmt::Debug for Agent {
             .field("tools", &self.tools)
             .field("criteria", &self.criteria)
             .field("error_policy", &self.error_policy)
+            .field("processors", &self.processors)
+            .field("cached_context", &self.cached_context)
+            .field("clock", &self.clock)
             .field("events", &self.events)
             .field("max_stop_vetoes", &self.max_stop_vetoes)
             .finish_non_exhaustive()

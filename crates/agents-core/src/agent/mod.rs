@@ -1,10 +1,9 @@
-//! The agent loop.
+//! The agent and its loop: what an agent is (`agent.rs`) and where a step happens (`step.rs`).
 
 #[allow(clippy::module_inception)]
 mod agent;
 mod hooks;
-mod run;
-mod step_runner;
+mod step;
 
 pub use agent::{Agent, DEFAULT_MAX_STOP_VETOES};
 pub use hooks::{StateHook, StopDecision, StopHook};

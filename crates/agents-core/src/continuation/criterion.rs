@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use tokio::time::Instant;
-
 use super::{ContinuationEvaluation, ContinuationOutcome};
 use crate::AgentState;
 
@@ -14,9 +12,6 @@ pub trait ContinuationCriterion: Send + Sync {
 
     /// The name used in evaluations and logs.
     fn name(&self) -> &str;
-
-    /// Called once when an execution starts (time limits take their baseline here).
-    fn execution_started(&self, _at: Instant) {}
 }
 
 /// An ordered list of criteria, all evaluated every time.
@@ -61,26 +56,6 @@ impl ContinuationCriteria {
         self.criteria.iter().map(|c| c.name()).collect()
     }
 
-    /// Tells every criterion that an execution started.
-    pub fn execution_started(&self, at: Instant) {
-        for criterion in self.criteria.iter() {
-            criterion.execution_started(at);
-        }
-    }
-
-    /// Whether the criteria let the agent run another step on `state`: the
-    /// [`should_continue`](ContinuationOutcome::should_continue) of
-    /// [`evaluate_all`](Self::evaluate_all), without building the outcome (for the check
-    /// before the first step when nobody observes it).
-    pub fn continues(&self, state: &AgentState) -> bool {
-        if self.criteria.is_empty() {
-            return ContinuationOutcome::continues_given([one_step_default(state).decision]);
-        }
-        ContinuationOutcome::continues_given(
-            self.criteria.iter().map(|c| c.evaluate(state).decision),
-        )
-    }
-
     /// Evaluates every criterion and resolves the outcome.
     pub fn evaluate_all(&self, state: &AgentState) -> ContinuationOutcome {
         if self.criteria.is_empty() {
@@ -111,7 +86,7 @@ impl FromIterator<Arc<dyn ContinuationCriterion>> for ContinuationCriteria {
 const NO_CRITERIA: &str = "NoCriteria";
 
 fn one_step_default(state: &AgentState) -> ContinuationEvaluation {
-    if state.current_step().is_none() && state.step_count() == 0 {
+    if state.step_count() == 0 {
         ContinuationEvaluation::request(NO_CRITERIA)
             .with_reason("no continuation criteria: run one step")
     } else {

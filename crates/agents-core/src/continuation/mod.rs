@@ -4,7 +4,6 @@ mod criteria;
 mod criterion;
 mod decision;
 mod evaluation;
-pub(crate) mod execution_start;
 mod outcome;
 
 pub use criteria::{

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{ContinuationDecision, ContinuationEvaluation, StopReason};
 
+/// The name a stop hook's veto is recorded under.
+const STOP_HOOK: &str = "StopHook";
+
 /// Whether to run another step, and why, resolved from every criterion's evaluation.
 ///
 /// Resolution: any `Forbid` stops; else any `Request` continues; else any `Stop` stops; else
@@ -53,20 +56,15 @@ impl ContinuationOutcome {
         }
     }
 
-    /// Whether evaluations with these decisions (in any order) resolve to "continue": what
-    /// [`from_evaluations`](Self::from_evaluations) decides, without keeping the evaluations.
-    /// A forbid wins, then a request, then a stop, then an allow; nothing at all stops.
-    pub fn continues_given(decisions: impl IntoIterator<Item = ContinuationDecision>) -> bool {
-        let (mut forbid, mut request, mut stop, mut allow) = (false, false, false, false);
-        for decision in decisions {
-            match decision {
-                ContinuationDecision::Forbid => forbid = true,
-                ContinuationDecision::Request => request = true,
-                ContinuationDecision::Stop => stop = true,
-                ContinuationDecision::Allow => allow = true,
-            }
-        }
-        !forbid && (request || (!stop && allow))
+    /// This outcome overruled by a stop hook that keeps the execution going: it continues,
+    /// resolved by `StopHook`, with the hook's reason recorded as one more evaluation.
+    pub fn vetoed(mut self, reason: impl Into<Cow<'static, str>>) -> Self {
+        self.evaluations
+            .push(ContinuationEvaluation::request(STOP_HOOK).with_reason(reason));
+        self.should_continue = true;
+        self.stop_reason = None;
+        self.resolved_by = Some(Cow::Borrowed(STOP_HOOK));
+        self
     }
 
     /// An outcome of a single evaluation.
@@ -138,32 +136,6 @@ impl std::fmt::Display for ContinuationOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    fn decision() -> impl Strategy<Value = ContinuationDecision> {
-        prop_oneof![
-            Just(ContinuationDecision::Forbid),
-            Just(ContinuationDecision::Allow),
-            Just(ContinuationDecision::Request),
-            Just(ContinuationDecision::Stop),
-        ]
-    }
-
-    proptest! {
-        /// The allocation-free check decides exactly what the resolved outcome decides.
-        #[test]
-        fn continues_given_agrees_with_the_resolved_outcome(
-            decisions in proptest::collection::vec(decision(), 0..6)
-        ) {
-            let outcome = ContinuationOutcome::from_evaluations(
-                decisions.iter().map(|d| eval(*d)).collect(),
-            );
-            prop_assert_eq!(
-                ContinuationOutcome::continues_given(decisions.iter().copied()),
-                outcome.should_continue()
-            );
-        }
-    }
 
     fn eval(decision: ContinuationDecision) -> ContinuationEvaluation {
         ContinuationEvaluation::new(format!("{decision:?}"), decision)

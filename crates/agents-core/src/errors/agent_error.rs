@@ -13,8 +13,8 @@ use super::ErrorType;
 #[derive(Clone, Debug, Error, PartialEq)]
 #[non_exhaustive]
 pub enum AgentError {
-    /// The model call failed.
-    #[error("inference failed: {0}")]
+    /// The model call failed (the provider's error says what happened and what to do).
+    #[error(transparent)]
     Inference(#[from] InferenceError),
     /// The driver could not produce a step (e.g. it could not build the request).
     #[error("driver error: {0}")]
@@ -44,8 +44,10 @@ pub enum AgentError {
         /// What went wrong.
         message: String,
     },
-    /// Another error, with context; classification and retryability look through it.
-    #[error("{context}: {source}")]
+    /// Another error, with context; classification and retryability look through it. Its
+    /// text is the context only: the error underneath is its `source()` (see
+    /// [`error_chain`](crate::error_chain) for the whole chain in one line).
+    #[error("{context}")]
     Context {
         /// What was being done.
         context: String,
@@ -53,6 +55,19 @@ pub enum AgentError {
         #[source]
         source: Box<AgentError>,
     },
+}
+
+/// `error` and every error under it (`source()`), in one line: `outer: inner: innermost`.
+/// For logs and command-line messages; each error's own text says it once.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl AgentError {
@@ -133,7 +148,11 @@ mod tests {
             .context("step 3");
         assert_eq!(wrapped.error_type(), ErrorType::RateLimit);
         assert!(wrapped.is_retryable());
-        assert!(wrapped.to_string().contains("step 3: calling the model"));
+        assert_eq!(wrapped.to_string(), "step 3", "the cause is not repeated");
+        assert_eq!(
+            crate::error_chain(&wrapped),
+            "step 3: calling the model: rate limited by the provider (retry after 2.0s): slow down"
+        );
         let timeout = AgentError::from(InferenceError::Timeout {
             after: Duration::from_secs(5),
         });

@@ -32,7 +32,7 @@ impl ErrorContext {
         }
     }
 
-    /// The failure context of `state`'s current step (the step just run, recorded or not).
+    /// The failure context of `state`'s last recorded step.
     ///
     /// The type is the first error's: a failed tool execution is [`ErrorType::Tool`]; a step
     /// error keeps the type it was classified with (rate limits stay rate limits, see
@@ -45,7 +45,7 @@ impl ErrorContext {
             return Self::none();
         }
         let (error_type, message, tool_name) = first_error(step);
-        let steps = steps_with_current(state);
+        let steps: Vec<&AgentStep> = state.steps().collect();
         let consecutive = steps.iter().rev().take_while(|s| s.has_errors()).count();
         let total = steps.iter().filter(|s| s.has_errors()).count();
         Self {
@@ -70,17 +70,6 @@ fn first_error(step: &AgentStep) -> (ErrorType, Option<String>, Option<String>) 
         Some(error) => (error.error_type, Some(error.message.clone()), None),
         None => (ErrorType::Unknown, None, None),
     }
-}
-
-/// The recorded steps of this execution plus the current step when it is not recorded yet.
-fn steps_with_current(state: &AgentState) -> Vec<&AgentStep> {
-    let mut steps: Vec<&AgentStep> = state.steps().collect();
-    if let Some(current) = state.current_step() {
-        if !state.is_current_step_recorded() {
-            steps.push(current);
-        }
-    }
-    steps
 }
 
 fn saturating_u32(n: usize) -> u32 {

@@ -23,14 +23,13 @@ pub struct EventSource {
 }
 
 impl EventSource {
-    /// The source for `state`'s running step (or the next step when none runs).
+    /// The source for the step `state` is about to run (its number is one past the recorded
+    /// steps).
     pub fn step(state: &AgentState) -> Self {
         Self {
             agent_id: Arc::clone(state.shared_agent_id()),
             parent_agent_id: state.shared_parent_agent_id().cloned(),
-            step_number: state
-                .current_execution()
-                .map_or(state.step_count() + 1, |c| c.step_number),
+            step_number: state.step_count() + 1,
         }
     }
 

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentStatus {
-    /// Running, or ready to run.
+    /// Running, or ready to run: [`Agent::step`](crate::Agent::step) runs another step.
     #[default]
     InProgress,
-    /// Stopped normally.
+    /// Stopped normally (the answer, a limit, a guard).
     Completed,
     /// Stopped by an error.
     Failed,

@@ -1,13 +1,25 @@
-//! The serialized shapes of an [`AgentState`]: version 2, written, and version 1, still read.
+//! The serialized shapes of an [`AgentState`]: version 3, written; versions 2 and 1, still read.
 //!
 //! Version 1 wrote every message wherever it appeared, so each step repeated the conversation
-//! it was given and a checkpoint grew with steps × history. Version 2 writes each message once:
-//! the store's sections in full, then (`step_messages`) the messages of steps that are not in
-//! the store; a step's message lists are runs `[first, count]` into that table (the store's
-//! messages in section order, then `step_messages`). Reading shares the messages again, as in
-//! the state that was written.
+//! it was given and a checkpoint grew with steps × history. Versions 2 and 3 write each
+//! message once: the store's sections in full, then (`step_messages`) the messages of steps
+//! that are not in the store; a step's message lists are runs `[first, count]` into that table
+//! (the store's messages in section order, then `step_messages`). Reading shares the messages
+//! again.
+//!
+//! Which position a step's message takes is decided by content, never by address: the writer
+//! follows the structure (a step's messages are mostly a run of the table, so it checks the
+//! position after the previous one first) and otherwise looks the message up by its content.
+//! Two equal messages are one table entry; the document is the same however the messages were
+//! shared in memory.
+//!
+//! Version 3 holds no configuration (version 2's `cached_context` is ignored on reading) and
+//! no half-run step (steps are recorded whole); it records the execution (`execution`) and the
+//! final status and stop reason as the loop set them.
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -16,15 +28,15 @@ use messages::{Message, MessageStore, Messages, Metadata};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent_state::StateData;
-use super::{AgentStatus, CachedContext, StateError};
-use crate::{
-    AgentState, AgentStep, ContinuationOutcome, CurrentExecution, StepError, StepExecution,
-    StepExecutions, StepParts, StopReason, ToolExecutions,
-};
+use super::agent_state::{Execution, StateData};
+use super::{AgentStatus, StateError};
+use crate::continuation::{ContinuationOutcome, StopReason};
+use crate::step::{AgentStep, StepError, StepExecution, StepExecutions, StepParts};
+use crate::tools::ToolExecutions;
+use crate::AgentState;
 
 /// The version [`AgentState::to_json`] writes.
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 /// Reads a state document of any supported version from a parsed JSON value.
 pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
@@ -44,14 +56,9 @@ pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
         Some(_) => None,
     };
     match version {
-        Some(2) => {
-            let document: DocumentV2 = structured(value)?;
-            document.into_state()
-        }
-        Some(1) => {
-            let document: DocumentV1 = structured(value)?;
-            Ok(document.into_state())
-        }
+        Some(3) => structured::<Document>(value)?.into_state(),
+        Some(2) => structured::<Document>(value)?.upgraded_from_v2().into_state(),
+        Some(1) => Ok(structured::<DocumentV1>(value)?.into_state()),
         _ => Err(StateError::UnsupportedVersion {
             found: object
                 .get("version")
@@ -70,21 +77,24 @@ fn structured<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, StateE
     })
 }
 
-/// The version 2 document of `state`.
-pub(crate) fn write(state: &AgentState) -> DocumentV2 {
-    DocumentV2::from_state(state)
+/// The version 3 document of `state`.
+pub(crate) fn write(state: &AgentState) -> Document {
+    Document::from_state(state)
 }
 
-// ----- version 2 ----------------------------------------------------------------------------
+// ----- versions 3 and 2 ---------------------------------------------------------------------
 
-/// Version 2: every message once (see the module documentation).
+/// Version 3 (and, read with [`Document::upgraded_from_v2`], version 2, whose extra fields are
+/// ignored).
 #[derive(Serialize, Deserialize)]
-pub(crate) struct DocumentV2 {
+pub(crate) struct Document {
     version: u32,
     agent_id: Arc<str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     parent_agent_id: Option<Arc<str>>,
     status: AgentStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<StopReason>,
     #[serde(default)]
     metadata: Metadata,
     message_store: MessageStore,
@@ -93,20 +103,10 @@ pub(crate) struct DocumentV2 {
     step_messages: Vec<Arc<Message>>,
     #[serde(default)]
     usage: Usage,
-    #[serde(default, skip_serializing_if = "is_empty_context")]
-    cached_context: Arc<CachedContext>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    current_execution: Option<CurrentExecution>,
-    /// The current step when it is not the last step execution's (an interrupted step).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    current_step: Option<StepRecord>,
-    /// True when the current step is the last step execution's step (written once, there).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    current_step_recorded: bool,
+    execution: Option<Execution>,
     #[serde(default)]
     step_executions: Vec<ExecutionRecord>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    stop_reason: Option<StopReason>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -147,7 +147,7 @@ struct StepRecord {
 /// `[first, count]`: `count` consecutive messages of the table from position `first`.
 type Run = [usize; 2];
 
-impl DocumentV2 {
+impl Document {
     fn from_state(state: &AgentState) -> Self {
         let data = state.data();
         let mut table = Table::of(&data.store);
@@ -163,33 +163,40 @@ impl DocumentV2 {
                 completed_at: execution.completed_at(),
             })
             .collect();
-        let current_step_recorded = match (&data.current_step, data.step_executions.last()) {
-            (Some(step), Some(last)) => Arc::ptr_eq(step, last.shared_step()),
-            _ => false,
-        };
-        let current_step = data
-            .current_step
-            .as_deref()
-            .filter(|_| !current_step_recorded)
-            .map(|step| StepRecord::of(step, &mut table));
         Self {
             version: STATE_VERSION,
             agent_id: Arc::clone(&data.agent_id),
             parent_agent_id: data.parent_agent_id.clone(),
             status: data.status,
+            stop_reason: data.stop_reason,
             metadata: data.metadata.clone(),
             message_store: data.store.clone(),
-            step_messages: table.extra,
+            step_messages: table.into_extra(),
             usage: data.usage,
-            cached_context: Arc::clone(&data.cached_context),
-            current_execution: data.current_execution.clone(),
-            current_step,
-            current_step_recorded,
+            execution: data.execution.clone(),
             step_executions,
-            stop_reason: data.stop_reason,
             created_at: data.created_at,
             updated_at: data.updated_at,
         }
+    }
+
+    /// A version 2 document in version 3's terms: the status and stop reason it implied
+    /// (version 2 derived them from the last outcome), and the execution its steps ran in.
+    fn upgraded_from_v2(mut self) -> Self {
+        let last_reason = self
+            .step_executions
+            .last()
+            .and_then(|record| record.outcome.stop_reason());
+        let reason = self.stop_reason.or(last_reason);
+        self.status = upgraded_status(self.status, reason);
+        if self.status != AgentStatus::InProgress {
+            self.stop_reason = reason;
+        }
+        self.execution = self.step_executions.first().map(|first| {
+            Execution::new(crate::clock::new_id(), first.started_at)
+        });
+        self.version = STATE_VERSION;
+        self
     }
 
     fn into_state(self) -> Result<AgentState, StateError> {
@@ -217,48 +224,36 @@ impl DocumentV2 {
                 record.step_number,
             ));
         }
-        let step_executions: StepExecutions = executions.into_iter().collect();
-        let current_step = match self.current_step {
-            Some(record) => Some(Arc::new(record.into_step(&table, "current_step")?)),
-            None if self.current_step_recorded => match step_executions.last() {
-                Some(last) => Some(Arc::clone(last.shared_step())),
-                None => {
-                    return Err(StateError::InvalidField {
-                        path: "current_step_recorded".into(),
-                        message: "the current step is said to be recorded, but there are no \
-                                  step executions"
-                            .into(),
-                    })
-                }
-            },
-            None => None,
-        };
-        Ok(assemble(StateData {
+        Ok(AgentState::from_data(StateData {
             agent_id: self.agent_id,
             parent_agent_id: self.parent_agent_id,
             status: self.status,
+            stop_reason: self.stop_reason,
             store: self.message_store,
             metadata: self.metadata,
-            current_execution: self.current_execution,
-            current_step,
-            step_executions,
             usage: self.usage,
-            cached_context: self.cached_context,
-            stop_reason: self.stop_reason,
+            execution: self.execution,
+            step_executions: executions.into_iter().collect(),
             created_at: self.created_at,
             updated_at: self.updated_at,
         }))
     }
 }
 
-fn is_empty_context(context: &Arc<CachedContext>) -> bool {
-    context.is_empty()
+/// The status versions 1 and 2 implied: stored `Failed`, or an execution that stopped on an
+/// error, is `Failed`; any other stop is `Completed`.
+fn upgraded_status(stored: AgentStatus, reason: Option<StopReason>) -> AgentStatus {
+    match (stored, reason) {
+        (AgentStatus::Failed, _) | (_, Some(StopReason::Error)) => AgentStatus::Failed,
+        (_, Some(_)) => AgentStatus::Completed,
+        (stored, None) => stored,
+    }
 }
 
 impl StepRecord {
     fn of(step: &AgentStep, table: &mut Table) -> Self {
         Self {
-            id: Arc::clone(step.shared_id()),
+            id: Arc::from(step.id()),
             input_messages: table.runs(step.input_messages()),
             trace_messages: table.runs(step.trace_messages()),
             response_messages: table.runs(step.response_messages()),
@@ -313,45 +308,36 @@ fn resolve_runs(runs: &[Run], table: &[Arc<Message>]) -> Result<Messages, String
     Ok(messages)
 }
 
-/// Positions of messages while a document is written: the store's messages first, then every
-/// other message a step holds, each once (the same shared message is the same position).
+/// The message table while a document is written: the store's messages, then every other
+/// message a step holds, each distinct content once.
 struct Table {
-    positions: HashMap<*const Message, usize>,
+    entries: Vec<Arc<Message>>,
     store_len: usize,
-    extra: Vec<Arc<Message>>,
+    /// Positions by content hash, built on the first message that is not where the structure
+    /// says it should be.
+    by_content: Option<HashMap<u64, Vec<usize>>>,
 }
 
 impl Table {
     fn of(store: &MessageStore) -> Self {
-        let mut positions = HashMap::new();
-        let mut store_len = 0;
-        for message in store
+        let entries: Vec<Arc<Message>> = store
             .sections()
             .iter()
-            .flat_map(|section| section.messages().iter_shared())
-        {
-            positions.entry(Arc::as_ptr(message)).or_insert(store_len);
-            store_len += 1;
-        }
+            .flat_map(|section| section.messages().iter_shared().cloned())
+            .collect();
         Self {
-            positions,
-            store_len,
-            extra: Vec::new(),
+            store_len: entries.len(),
+            entries,
+            by_content: None,
         }
     }
 
-    /// `messages` as runs of positions, adding the messages the table does not hold yet.
+    /// `messages` as runs of positions, adding the contents the table does not hold yet.
     fn runs(&mut self, messages: &Messages) -> Vec<Run> {
         let mut runs: Vec<Run> = Vec::new();
         for message in messages.iter_shared() {
-            let next = self.store_len + self.extra.len();
-            let position = *self
-                .positions
-                .entry(Arc::as_ptr(message))
-                .or_insert_with(|| next);
-            if position == next {
-                self.extra.push(Arc::clone(message));
-            }
+            let expected = runs.last().map(|[first, count]| first + count);
+            let position = self.position_of(message, expected);
             match runs.last_mut() {
                 Some([first, count]) if *first + *count == position => *count += 1,
                 _ => runs.push([position, 1]),
@@ -359,6 +345,54 @@ impl Table {
         }
         runs
     }
+
+    /// The position of `message`'s content: `expected` when the entry there is equal, else
+    /// the first equal entry, else a new entry.
+    fn position_of(&mut self, message: &Arc<Message>, expected: Option<usize>) -> usize {
+        if let Some(position) = expected {
+            if self.entries.get(position).is_some_and(|entry| same(entry, message)) {
+                return position;
+            }
+        }
+        let entries = &self.entries;
+        let index = self.by_content.get_or_insert_with(|| {
+            let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+            for (position, entry) in entries.iter().enumerate() {
+                index.entry(content_hash(entry)).or_default().push(position);
+            }
+            index
+        });
+        let positions = index.entry(content_hash(message)).or_default();
+        if let Some(&found) = positions.iter().find(|&&p| same(&entries[p], message)) {
+            return found;
+        }
+        let position = entries.len();
+        positions.push(position);
+        self.entries.push(Arc::clone(message));
+        position
+    }
+
+    /// The entries that are not the store's.
+    fn into_extra(self) -> Vec<Arc<Message>> {
+        let mut entries = self.entries;
+        entries.split_off(self.store_len)
+    }
+}
+
+/// Equal content (the pointer check only saves comparing a message with itself).
+fn same(a: &Arc<Message>, b: &Arc<Message>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
+/// A hash of a message's serialized content (stable within a process; used only to find
+/// equal messages while writing).
+fn content_hash(message: &Message) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    match serde_json::to_vec(message) {
+        Ok(bytes) => bytes.hash(&mut hasher),
+        Err(_) => message.text().hash(&mut hasher),
+    }
+    hasher.finish()
 }
 
 // ----- version 1 ----------------------------------------------------------------------------
@@ -376,12 +410,6 @@ struct DocumentV1 {
     #[serde(default)]
     usage: Usage,
     #[serde(default)]
-    cached_context: CachedContext,
-    #[serde(default)]
-    current_execution: Option<CurrentExecution>,
-    #[serde(default)]
-    current_step: Option<AgentStep>,
-    #[serde(default)]
     step_executions: StepExecutions,
     #[serde(default)]
     stop_reason: Option<StopReason>,
@@ -390,34 +418,32 @@ struct DocumentV1 {
 }
 
 impl DocumentV1 {
+    /// The state it describes; its cached context (configuration) and a step it was in the
+    /// middle of are left behind, as in version 2.
     fn into_state(self) -> AgentState {
-        assemble(StateData {
+        let reason = self
+            .stop_reason
+            .or_else(|| self.step_executions.last_outcome().and_then(ContinuationOutcome::stop_reason));
+        let status = upgraded_status(self.status, reason);
+        let execution = self
+            .step_executions
+            .iter()
+            .next()
+            .map(|first| Execution::new(crate::clock::new_id(), first.started_at()));
+        AgentState::from_data(StateData {
             agent_id: self.agent_id,
             parent_agent_id: self.parent_agent_id,
-            status: self.status,
+            stop_reason: reason.filter(|_| status != AgentStatus::InProgress),
+            status,
             store: self.message_store,
             metadata: self.metadata,
-            current_execution: self.current_execution,
-            current_step: self.current_step.map(Arc::new),
-            step_executions: self.step_executions,
             usage: self.usage,
-            cached_context: Arc::new(self.cached_context),
-            stop_reason: self.stop_reason,
+            execution,
+            step_executions: self.step_executions,
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
     }
-}
-
-/// The state of `data`, its current step shared with the last step execution when they are
-/// the same step (as in the state that was written).
-fn assemble(mut data: StateData) -> AgentState {
-    if let (Some(step), Some(last)) = (&data.current_step, data.step_executions.last()) {
-        if **step == *last.step() {
-            data.current_step = Some(Arc::clone(last.shared_step()));
-        }
-    }
-    AgentState::from_data(data)
 }
 
 #[cfg(test)]
@@ -425,7 +451,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runs_merge_consecutive_positions_and_share_repeated_messages() {
+    fn runs_follow_the_structure_and_equal_contents_share_one_position() {
         let store = MessageStore::new().section("messages").set(vec![
             Message::user("a"),
             Message::assistant("b"),
@@ -436,17 +462,20 @@ mod tests {
         let extra = Messages::from(vec![Message::tool_result("t1", "noop", "ok")]);
         let input = conversation.concat(&extra);
         assert_eq!(table.runs(&input), [[0, 4]]);
-        assert_eq!(table.extra.len(), 1);
-        // The same shared message is the same position; a copy of it is another message.
+        assert_eq!(table.entries.len() - table.store_len, 1);
+        // A separately made message with the same content is the same entry: the document
+        // depends on content, not on how messages were shared in memory.
         let again = extra.concat(&Messages::from(vec![Message::tool_result(
             "t1", "noop", "ok",
         )]));
-        assert_eq!(table.runs(&again), [[3, 2]]);
-        assert_eq!(table.extra.len(), 2);
+        assert_eq!(table.runs(&again), [[3, 1], [3, 1]]);
+        assert_eq!(table.entries.len() - table.store_len, 1);
         let mut backwards: Vec<Arc<Message>> = conversation.iter_shared().cloned().collect();
         backwards.reverse();
         let reversed = Messages::new().extended_shared(backwards);
         assert_eq!(table.runs(&reversed), [[2, 1], [1, 1], [0, 1]]);
+        let copies = Messages::from(vec![Message::user("a"), Message::assistant("b")]);
+        assert_eq!(table.runs(&copies), [[0, 2]]);
     }
 
     #[test]

@@ -1,13 +1,11 @@
-//! The agent's state.
+//! The agent's state: the conversation and the run, and its serialized document.
 
 mod agent_state;
 mod agent_status;
-mod cached_context;
 mod document;
 mod state_error;
 
-pub use agent_state::AgentState;
+pub use agent_state::{AgentState, Execution};
 pub use agent_status::AgentStatus;
-pub use cached_context::CachedContext;
 pub use document::STATE_VERSION;
 pub use state_error::StateError;

@@ -7,7 +7,6 @@ use messages::{Message, Messages, ToolCall};
 use serde::{Deserialize, Serialize};
 
 use super::StepError;
-use crate::id::StepId;
 use crate::{AgentError, ToolExecutions};
 
 /// The kind of a step, derived from its content.
@@ -62,7 +61,7 @@ pub struct StepParts {
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentStep {
-    id: StepId,
+    id: Arc<str>,
     #[serde(default)]
     input_messages: Messages,
     #[serde(default)]
@@ -86,7 +85,7 @@ impl AgentStep {
     #[inline]
     pub fn new(input_messages: impl Into<Messages>) -> Self {
         Self {
-            id: StepId::unassigned(),
+            id: crate::clock::new_id(),
             input_messages: input_messages.into(),
             trace_messages: Messages::new(),
             response_messages: Messages::new(),
@@ -124,7 +123,7 @@ impl AgentStep {
             None => (Usage::default(), None),
         };
         Self {
-            id: StepId::unassigned(),
+            id: crate::clock::new_id(),
             input_messages: parts.input_messages,
             trace_messages: parts.trace_messages,
             response_messages: parts.response_messages,
@@ -145,7 +144,7 @@ impl AgentStep {
         finish_reason: Option<FinishReason>,
     ) -> Self {
         Self {
-            id: StepId::given(id),
+            id,
             usage,
             finish_reason,
             ..Self::from_parts(parts)
@@ -158,12 +157,12 @@ impl AgentStep {
     }
 
     pub(crate) fn shared_id(&self) -> &Arc<str> {
-        self.id.get()
+        &self.id
     }
 
     /// A copy with another id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
-        self.id = StepId::given(Arc::from(id.into()));
+        self.id = Arc::from(id.into());
         self
     }
 
@@ -217,17 +216,10 @@ impl AgentStep {
         self
     }
 
-    /// The step's id: the one given, else the id of the execution that recorded the step
-    /// (a step and its [`StepExecution`](crate::StepExecution) share it), else a uuid v4 made
-    /// when first read.
+    /// The step's id: a uuid v7 made with the step (or the one given); its
+    /// [`StepExecution`](crate::StepExecution) has the same id.
     pub fn id(&self) -> &str {
-        self.id.get()
-    }
-
-    /// Takes the running execution's id, unless the step already has one (the loop calls it
-    /// when it records the step).
-    pub(crate) fn adopt_id(&self, id: &Arc<str>) {
-        self.id.adopt(id);
+        &self.id
     }
 
     /// What the model was given.
@@ -360,7 +352,7 @@ mod tests {
             Some("done")
         );
 
-        let now = crate::clock::now();
+        let now = chrono::Utc::now();
         let ok = ToolExecution::success(call.clone(), "found", now, now);
         let tools = AgentStep::new(Messages::new())
             .with_inference_response(InferenceResponse::with_tool_calls([call.clone()]))

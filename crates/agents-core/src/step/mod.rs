@@ -7,4 +7,4 @@ mod step_execution;
 pub(crate) use agent_step::final_assistant_message;
 pub use agent_step::{AgentStep, AgentStepType, StepParts};
 pub use step_error::StepError;
-pub use step_execution::{CurrentExecution, StepExecution, StepExecutions};
+pub use step_execution::{StepExecution, StepExecutions};

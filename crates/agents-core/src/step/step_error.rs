@@ -25,7 +25,7 @@ impl StepError {
 
 impl From<&AgentError> for StepError {
     fn from(error: &AgentError) -> Self {
-        Self::new(error.error_type(), error.to_string())
+        Self::new(error.error_type(), crate::error_chain(error))
     }
 }
 

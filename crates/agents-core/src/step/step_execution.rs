@@ -154,6 +154,27 @@ impl StepExecutions {
         self.last().map(StepExecution::outcome)
     }
 
+    /// This list with the last execution's outcome replaced (in place when nothing else
+    /// shares the list): the loop records a step, lets the criteria judge the state that holds
+    /// it, then records their verdict.
+    pub(crate) fn with_last_outcome(mut self, outcome: ContinuationOutcome) -> Self {
+        let Some(last) = self.0.last() else {
+            return self;
+        };
+        let updated = Arc::new(StepExecution {
+            outcome,
+            ..StepExecution::clone(last)
+        });
+        match Arc::get_mut(&mut self.0).and_then(<[_]>::last_mut) {
+            Some(slot) => *slot = updated,
+            None => {
+                let len = self.0.len();
+                self.0 = self.0[..len - 1].iter().cloned().chain([updated]).collect();
+            }
+        }
+        self
+    }
+
     /// The last outcome's verdict; false when empty.
     pub fn should_continue(&self) -> bool {
         self.last_outcome()
@@ -179,28 +200,5 @@ impl StepExecutions {
 impl FromIterator<StepExecution> for StepExecutions {
     fn from_iter<I: IntoIterator<Item = StepExecution>>(iter: I) -> Self {
         Self(iter.into_iter().map(Arc::new).collect())
-    }
-}
-
-/// The step that is running: exists between `begin_step_execution` and
-/// `record_step_execution`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CurrentExecution {
-    /// The 1-based number of the running step.
-    pub step_number: usize,
-    /// When it started.
-    pub started_at: DateTime<Utc>,
-    /// A uuid v4 for the running step.
-    pub id: Arc<str>,
-}
-
-impl CurrentExecution {
-    /// A running step numbered `step_number`, started now.
-    pub fn new(step_number: usize) -> Self {
-        Self {
-            step_number,
-            started_at: crate::clock::now(),
-            id: crate::id::new_id(),
-        }
     }
 }

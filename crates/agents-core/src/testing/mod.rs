@@ -13,10 +13,35 @@ use proptest::prelude::*;
 pub use scripted_driver::ScriptedDriver;
 
 use crate::{
-    AgentState, AgentStatus, AgentStep, CachedContext, ContinuationDecision,
+    AgentState, AgentStatus, AgentStep, ContinuationDecision, Execution,
     ContinuationEvaluation, ContinuationOutcome, ErrorType, StepError, StepExecution, StopReason,
     ToolExecution, ToolFailureKind,
 };
+
+/// `state` with `step` recorded as the last step of its execution (started if it has none),
+/// with an outcome of no evaluations: what a criterion sees when the loop asks it about a step.
+/// For testing criteria and processors without running an agent.
+pub fn with_recorded_step(state: AgentState, step: AgentStep) -> AgentState {
+    let state = if state.execution().is_some() {
+        state
+    } else {
+        let now = state.updated_at();
+        state.started(Execution::new(crate::clock::new_id(), now))
+    };
+    let at = state.updated_at();
+    let number = state.step_count() + 1;
+    let pending = ContinuationOutcome::from_evaluations(Vec::new());
+    state.recorded(StepExecution::new(step, pending, at, at, number))
+}
+
+/// [`with_recorded_step`] with the verdict `outcome` recorded on the step.
+pub fn with_judged_step(
+    state: AgentState,
+    step: AgentStep,
+    outcome: ContinuationOutcome,
+) -> AgentState {
+    with_recorded_step(state, step).judged(outcome)
+}
 
 /// Any token usage (small numbers).
 pub fn usage() -> impl Strategy<Value = Usage> {
@@ -140,47 +165,38 @@ pub fn agent_step() -> impl Strategy<Value = AgentStep> {
         })
 }
 
-/// A state with a random store, metadata, recorded steps, and sometimes a parent, a cached
-/// context, a running step or an interruption.
+/// A state with a random store, metadata, recorded steps, and sometimes a parent, a running
+/// execution or a finished one.
 pub fn agent_state() -> impl Strategy<Value = AgentState> {
     (
         msg::message_store(),
         msg::metadata(),
         vec((agent_step(), continuation_outcome(), time()), 0..3),
         option::of("[a-f0-9]{8}"),
-        option::of(agent_step()),
-        any::<bool>(),
-        option::of(stop_reason()),
-        proptest::sample::select(vec![
-            AgentStatus::InProgress,
-            AgentStatus::Completed,
-            AgentStatus::Failed,
-        ]),
-        msg::messages(2),
+        time(),
+        option::of((stop_reason(), any::<bool>())),
     )
-        .prop_map(
-            |(store, metadata, steps, parent, pending, begun, stop, status, system)| {
-                let mut state = AgentState::new()
-                    .with_store(store)
-                    .with_metadata_map(metadata)
-                    .with_cached_context(CachedContext::new().with_messages(system));
-                if let Some(parent) = parent {
-                    state = state.with_parent_agent_id(parent);
-                }
-                for (number, (step, outcome, at)) in steps.into_iter().enumerate() {
-                    let execution = StepExecution::new(step, outcome, at, at, number + 1);
-                    state = state.record_step_execution(execution);
-                }
-                if begun {
-                    state = state.begin_step_execution();
-                }
-                if let Some(step) = pending {
-                    state = state.record_step(step);
-                }
-                if let Some(stop) = stop {
-                    state = state.with_stop_reason(stop);
-                }
-                state.with_status(status)
-            },
-        )
+        .prop_map(|(store, metadata, steps, parent, started, stop)| {
+            let mut state = AgentState::new().with_store(store).with_metadata_map(metadata);
+            if let Some(parent) = parent {
+                state = state.with_parent_agent_id(parent);
+            }
+            if !steps.is_empty() {
+                state = state.started(Execution::new(crate::clock::new_id(), started));
+            }
+            for (number, (step, outcome, at)) in steps.into_iter().enumerate() {
+                let pending = ContinuationOutcome::from_evaluations(Vec::new());
+                let execution = StepExecution::new(step, pending, at, at, number + 1);
+                state = state.recorded(execution).judged(outcome);
+            }
+            if let Some((reason, failed)) = stop {
+                let status = if failed {
+                    AgentStatus::Failed
+                } else {
+                    AgentStatus::Completed
+                };
+                state = state.finished(status, reason);
+            }
+            state
+        })
 }

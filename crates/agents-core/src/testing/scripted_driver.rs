@@ -83,7 +83,7 @@ impl AgentDriver for ScriptedDriver {
         executor: &dyn ToolExecutor,
         context: &StepContext,
     ) -> Result<AgentStep, AgentError> {
-        let input = state.prompt_messages();
+        let input = context.prompt_messages(state);
         if let Ok(mut inputs) = self.inputs.lock() {
             inputs.push(input.clone());
         }

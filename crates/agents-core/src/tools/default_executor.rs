@@ -155,7 +155,7 @@ impl DefaultToolExecutor {
         tools: &Tools,
         context: &ToolContext,
     ) -> ToolExecution {
-        let started_at = crate::clock::now();
+        let started_at = context.clock.now();
         // Without hooks, no hook future is built; with hooks, theirs are boxed so that they do
         // not grow the future of every call.
         let hooked = if self.settings.hooks.is_empty() {
@@ -165,7 +165,7 @@ impl DefaultToolExecutor {
         };
         let call = match hooked {
             Ok(ToolHookDecision::Proceed(call)) => call,
-            Ok(ToolHookDecision::Block(reason)) => return self.blocked(call, reason, started_at),
+            Ok(ToolHookDecision::Block(reason)) => return self.blocked(call, reason, started_at, context),
             Err(panic) => {
                 let message = format!(
                     "a before-tool hook panicked on the call to `{}`: {}",
@@ -178,7 +178,7 @@ impl DefaultToolExecutor {
                     ToolFailureKind::Panicked,
                     message,
                     started_at,
-                    crate::clock::now(),
+                    context.clock.now(),
                 );
                 self.emit_with(|| ToolEvent::Completed {
                     execution: execution.clone(),
@@ -190,7 +190,7 @@ impl DefaultToolExecutor {
         self.emit_with(|| ToolEvent::Started { call: call.clone() });
         tracing::debug!(tool = call.name(), id = call.id(), "tool call started");
         let outcome = self.invoke(&call, tools, context).await;
-        let execution = ToolExecution::new(call, outcome, started_at, crate::clock::now());
+        let execution = ToolExecution::new(call, outcome, started_at, context.clock.now());
         let execution = if self.settings.hooks.is_empty() {
             execution
         } else {
@@ -259,7 +259,7 @@ impl DefaultToolExecutor {
                         ToolFailureKind::Panicked,
                         message,
                         fallback.started_at(),
-                        crate::clock::now(),
+                        context.clock.now(),
                     );
                 }
             }
@@ -267,7 +267,13 @@ impl DefaultToolExecutor {
         current
     }
 
-    fn blocked(&self, call: &ToolCall, reason: String, started_at: DateTime<Utc>) -> ToolExecution {
+    fn blocked(
+        &self,
+        call: &ToolCall,
+        reason: String,
+        started_at: DateTime<Utc>,
+        context: &ToolContext,
+    ) -> ToolExecution {
         tracing::info!(tool = call.name(), %reason, "tool call blocked");
         self.emit_with(|| ToolEvent::Blocked {
             call: call.clone(),
@@ -278,7 +284,7 @@ impl DefaultToolExecutor {
             ToolFailureKind::Blocked,
             format!("the call to `{}` was blocked: {reason}", call.name()),
             started_at,
-            crate::clock::now(),
+            context.clock.now(),
         )
     }
 

@@ -9,6 +9,8 @@ use serde_json::Value;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::{Clock, SystemClock};
+
 /// What a tool returns: the text the model sees, and optionally a structured value.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
@@ -132,7 +134,7 @@ impl From<&str> for ToolError {
 }
 
 /// What a tool knows about the agent that called it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ToolContext {
     /// The calling agent's id.
     pub agent_id: Arc<str>,
@@ -144,6 +146,21 @@ pub struct ToolContext {
     pub metadata: Metadata,
     /// Cancelled when the agent run is cancelled; long tools should watch it.
     pub cancellation: CancellationToken,
+    /// The agent's clock (tool executions are stamped with it).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for ToolContext {
+    fn default() -> Self {
+        Self {
+            agent_id: Arc::from(""),
+            parent_agent_id: None,
+            step_number: 0,
+            metadata: Metadata::new(),
+            cancellation: CancellationToken::new(),
+            clock: Arc::new(SystemClock),
+        }
+    }
 }
 
 impl ToolContext {

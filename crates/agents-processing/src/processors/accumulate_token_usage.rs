@@ -3,7 +3,7 @@
 use agents_core::{AgentError, AgentState};
 use serde_json::json;
 
-use crate::InlineProcessor;
+use agents_core::InlineProcessor;
 
 /// The store parameter this processor maintains.
 pub const TOKEN_USAGE_PARAMETER: &str = "token_usage";
@@ -17,9 +17,7 @@ pub struct AccumulateTokenUsage;
 
 impl InlineProcessor for AccumulateTokenUsage {
     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        let stopping = state
-            .continuation_outcome()
-            .is_some_and(|outcome| !outcome.should_continue());
+        let stopping = state.is_stopping();
         if !stopping {
             return Ok(state);
         }
@@ -37,6 +35,6 @@ impl InlineProcessor for AccumulateTokenUsage {
             "last_execution": state.execution_usage(),
         });
         let store = state.store().with_parameter(TOKEN_USAGE_PARAMETER, value);
-        Ok(state.replace_store(store))
+        Ok(state.with_store(store))
     }
 }

@@ -4,7 +4,7 @@ use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 use messages::Message;
 use serde_json::Value;
 
-use crate::InlineProcessor;
+use agents_core::InlineProcessor;
 
 /// Store parameter holding the last metadata document shown to the model.
 pub const CONTEXT_METADATA_PARAMETER: &str = "context_metadata_shown";
@@ -23,9 +23,7 @@ pub struct AppendContextMetadata;
 
 impl InlineProcessor for AppendContextMetadata {
     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        let stopping = state
-            .continuation_outcome()
-            .is_some_and(|outcome| !outcome.should_continue());
+        let stopping = state.is_stopping();
         if !stopping || state.metadata().is_empty() {
             return Ok(state);
         }
@@ -43,6 +41,6 @@ impl InlineProcessor for AppendContextMetadata {
             .section(DEFAULT_SECTION)
             .append(message)
             .with_parameter(CONTEXT_METADATA_PARAMETER, document);
-        Ok(state.replace_store(store))
+        Ok(state.with_store(store))
     }
 }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 
 use crate::retention::execution_digest;
-use crate::{InlineProcessor, TraceRetention};
+use agents_core::InlineProcessor;
+
+use crate::TraceRetention;
 
 /// Post-step: appends to `messages` only the final answer of a step that made no tool calls
 /// (the last assistant message of its response with text and no tool calls).
@@ -41,9 +43,7 @@ impl InlineProcessor for AppendFinalResponse {
         } else {
             step.final_response_shared().cloned()
         };
-        let stopping = state
-            .continuation_outcome()
-            .is_some_and(|outcome| !outcome.should_continue());
+        let stopping = state.is_stopping();
         let digest = match &self.retention {
             TraceRetention::Digest(config) if answer.is_some() || stopping => {
                 execution_digest(&state, config)
@@ -55,6 +55,9 @@ impl InlineProcessor for AppendFinalResponse {
         }
         let conversation = state.store().section(DEFAULT_SECTION).messages();
         let appended = conversation.extended_shared(digest.map(Arc::new).into_iter().chain(answer));
-        Ok(state.edit_store(|store| store.section_mut(DEFAULT_SECTION).set(appended)))
+        Ok({
+            let store = state.store().section(DEFAULT_SECTION).set(appended);
+            state.with_store(store)
+        })
     }
 }

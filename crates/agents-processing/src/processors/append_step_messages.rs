@@ -2,7 +2,7 @@
 
 use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 
-use crate::InlineProcessor;
+use agents_core::InlineProcessor;
 
 /// Post-step: appends the step's whole output (trace, then response) to `messages`.
 ///
@@ -20,6 +20,9 @@ impl InlineProcessor for AppendStepMessages {
         if output.is_empty() {
             return Ok(state);
         }
-        Ok(state.edit_store(|store| store.section_mut(DEFAULT_SECTION).append(output)))
+        Ok({
+            let store = state.store().section(DEFAULT_SECTION).append(output);
+            state.with_store(store)
+        })
     }
 }

@@ -2,7 +2,7 @@
 
 use agents_core::{AgentError, AgentState, EXECUTION_BUFFER_SECTION};
 
-use crate::InlineProcessor;
+use agents_core::InlineProcessor;
 
 /// Post-step: appends the step's `trace_messages` to `execution_buffer`, where the next steps
 /// of the same execution see them.
@@ -21,6 +21,9 @@ impl InlineProcessor for AppendToolTraceToBuffer {
             return Ok(state);
         }
         let trace = step.trace_messages().clone();
-        Ok(state.edit_store(|store| store.section_mut(EXECUTION_BUFFER_SECTION).append(trace)))
+        Ok({
+            let store = state.store().section(EXECUTION_BUFFER_SECTION).append(trace);
+            state.with_store(store)
+        })
     }
 }

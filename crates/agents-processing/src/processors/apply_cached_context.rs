@@ -1,44 +1,37 @@
-//! `ApplyCachedContext`: the agent's fixed request prefix (system prompt, tools).
+//! `ApplyCachedContext`: a request prefix for the steps of one layer of the chain.
 
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, CachedContext};
+use agents_core::{AgentError, AgentState, CachedContext, Next, StateProcessor};
+use async_trait::async_trait;
 
-use crate::InlineProcessor;
-
-/// Pre-step: puts the configured [`CachedContext`] (system prompt, tool schemas, tool choice,
-/// response format) into the state, by default only when the state has none yet (so a state
-/// restored from a checkpoint keeps its own).
+/// Sends the inner steps with this [`CachedContext`] (system prompt, tool schemas, tool choice,
+/// response format) instead of the agent's own.
+///
+/// The prefix is configuration, so it never enters the state: it travels with the step
+/// through [`Next::with_cached_context`], and a state saved and restored into another agent
+/// uses that agent's prefix. The usual way to give an agent a system prompt is
+/// `Agent::with_cached_context` (or the facade builder's `with_system_prompt`); this layer is
+/// for a prefix that only some steps should see (put a `can_process` condition on a wrapper).
 #[derive(Clone, Debug, Default)]
 pub struct ApplyCachedContext {
     context: Arc<CachedContext>,
-    only_when_empty: bool,
 }
 
 impl ApplyCachedContext {
-    /// Applies `context` to states that have no cached context.
+    /// A layer sending `context` with the inner steps.
     pub fn new(context: CachedContext) -> Self {
         Self {
             context: Arc::new(context),
-            only_when_empty: true,
-        }
-    }
-
-    /// Applies `context` before every step, replacing what the state has.
-    pub fn always(context: CachedContext) -> Self {
-        Self {
-            context: Arc::new(context),
-            only_when_empty: false,
         }
     }
 }
 
-impl InlineProcessor for ApplyCachedContext {
-    fn can_process(&self, state: &AgentState) -> bool {
-        !self.context.is_empty() && (!self.only_when_empty || state.cached_context().is_empty())
-    }
-
-    fn before(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        Ok(state.with_shared_cached_context(Arc::clone(&self.context)))
+#[async_trait]
+impl StateProcessor for ApplyCachedContext {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        next.with_cached_context(Arc::clone(&self.context))
+            .run(state)
+            .await
     }
 }

@@ -3,11 +3,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, Next};
+use agents_core::{AgentError, AgentState, Next, StateProcessor};
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
-use crate::StateProcessor;
 
 type StateFn =
     Arc<dyn Fn(AgentState) -> BoxFuture<'static, Result<AgentState, AgentError>> + Send + Sync>;
@@ -82,10 +81,10 @@ impl StateProcessor for CallableProcessor {
         &self.name
     }
 
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
         match self.timing {
-            Timing::Before => next((self.function)(state).await?).await,
-            Timing::After => (self.function)(next(state).await?).await,
+            Timing::Before => next.run((self.function)(state).await?).await,
+            Timing::After => (self.function)(next.run(state).await?).await,
         }
     }
 }

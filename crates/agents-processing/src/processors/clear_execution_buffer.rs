@@ -2,7 +2,7 @@
 
 use agents_core::{AgentError, AgentState, EXECUTION_BUFFER_SECTION};
 
-use crate::InlineProcessor;
+use agents_core::InlineProcessor;
 
 /// Post-step: empties `execution_buffer` when the step's continuation outcome says stop.
 ///
@@ -14,12 +14,13 @@ pub struct ClearExecutionBuffer;
 
 impl InlineProcessor for ClearExecutionBuffer {
     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        let stopping = state
-            .continuation_outcome()
-            .is_some_and(|outcome| !outcome.should_continue());
+        let stopping = state.is_stopping();
         if !stopping || state.store().section(EXECUTION_BUFFER_SECTION).is_empty() {
             return Ok(state);
         }
-        Ok(state.edit_store(|store| store.section_mut(EXECUTION_BUFFER_SECTION).clear()))
+        Ok({
+            let store = state.store().section(EXECUTION_BUFFER_SECTION).clear();
+            state.with_store(store)
+        })
     }
 }

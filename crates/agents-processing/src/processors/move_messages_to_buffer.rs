@@ -84,9 +84,12 @@ impl InlineProcessor for MoveMessagesToBuffer {
             kept = kept.len(),
             "moving old messages to the buffer"
         );
-        Ok(state.edit_store(|store| {
-            store.section_mut(BUFFER_SECTION).append(moved);
-            store.section_mut(DEFAULT_SECTION).set(kept);
-        }))
+        let store = state
+            .store()
+            .section(BUFFER_SECTION)
+            .append(moved)
+            .section(DEFAULT_SECTION)
+            .set(kept);
+        Ok(state.with_store(store))
     }
 }

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use agents_core::{AgentError, AgentState, Next, BUFFER_SECTION, SUMMARY_SECTION};
+use agents_core::{AgentError, AgentState, Next, StateProcessor, BUFFER_SECTION, SUMMARY_SECTION};
 use async_trait::async_trait;
 use inference::{InferenceRequest, LanguageModel};
 use messages::Message;
 
-use crate::{EstimateTokenCounter, StateProcessor, TokenCounter};
+use crate::{EstimateTokenCounter, TokenCounter};
 
 const SUMMARY_PREFIX: &str = "Summary of the earlier conversation:\n";
 
@@ -103,8 +103,8 @@ impl std::fmt::Debug for SummarizeBuffer {
 
 #[async_trait]
 impl StateProcessor for SummarizeBuffer {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
         let buffer = state.store().section(BUFFER_SECTION).messages();
         if buffer.is_empty() || self.counter.count_messages(&buffer) <= self.max_tokens {
             return Ok(state);
@@ -123,9 +123,12 @@ impl StateProcessor for SummarizeBuffer {
             }
         };
         let summary = Message::system(format!("{SUMMARY_PREFIX}{summary}"));
-        Ok(state.edit_store(|store| {
-            store.section_mut(SUMMARY_SECTION).set(summary);
-            store.section_mut(BUFFER_SECTION).clear();
-        }))
+        let store = state
+            .store()
+            .section(SUMMARY_SECTION)
+            .set(summary)
+            .section(BUFFER_SECTION)
+            .clear();
+        Ok(state.with_store(store))
     }
 }

@@ -233,8 +233,8 @@ pub struct PersistMetadata;
 
 #[async_trait]
 impl StateProcessor for PersistMetadata {
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
         let Some(step) = state.current_step() else {
             return Ok(state);
         };

@@ -324,7 +324,7 @@ impl StateProcessor for ShowSkillsList {
         !self.library.is_empty()
     }
 
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
         let messages = state.messages();
         let shown = messages
             .iter()
@@ -337,7 +337,7 @@ impl StateProcessor for ShowSkillsList {
             let store = state.store().section(DEFAULT_SECTION).set(all);
             state.with_store(store)
         };
-        next(state).await
+        next.run(state).await
     }
 }
 

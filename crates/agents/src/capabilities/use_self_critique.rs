@@ -272,9 +272,9 @@ impl StateProcessor for CritiqueFeedback {
         "CritiqueFeedback"
     }
 
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
         let persisted_before = state.messages().len();
-        let state = next(state).await?;
+        let state = next.run(state).await?;
         let Some(verdict) = state.current_step().and_then(verdict_of) else {
             return Ok(state);
         };

@@ -255,8 +255,8 @@ impl StateProcessor for PersistStructuredOutput {
         "PersistStructuredOutput"
     }
 
-    async fn process(&self, state: AgentState, next: Next) -> Result<AgentState, AgentError> {
-        let state = next(state).await?;
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
         let Some(step) = state.current_step() else {
             return Ok(state);
         };

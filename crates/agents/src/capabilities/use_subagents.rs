@@ -288,7 +288,7 @@ impl Tool for SpawnSubagentTool {
             "spawning subagent"
         );
         let done = agent
-            .execute_with_cancellation(state, context.cancellation.clone())
+            .execute_cancellable(state, context.cancellation.clone())
             .await
             .map_err(|e| ToolError::failed(format!("subagent `{name}` failed: {e}")))?;
         if done.status() == AgentStatus::Failed {

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use agents_bench::{criteria, sleep_tool, ReplyModel};
-use agents_core::{Agent, AgentState, CachedContext};
+use agents_core::{Agent, AgentState};
 use agents_processing::{standard_processors, TraceRetention};
 use drivers_toolcalling::ToolCallingDriver;
 use messages::ToolCall;
@@ -36,10 +36,7 @@ pub fn measure() -> Result<ParallelTools, String> {
         let agent = Agent::new(driver)
             .with_tool(sleep_tool("check", delay))
             .with_criteria(criteria(10))
-            .with_processors(standard_processors(
-                TraceRetention::Ephemeral,
-                CachedContext::new(),
-            ));
+            .with_processors(standard_processors(TraceRetention::Ephemeral));
         let started = Instant::now();
         let done = rt
             .block_on(agent.execute(AgentState::new().with_user_message("Run all checks")))

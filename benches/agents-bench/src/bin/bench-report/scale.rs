@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use agents_bench::{criteria, peak_rss_kib, rss_kib, sleep_tool, ReplyModel};
-use agents_core::{Agent, AgentState, CachedContext};
+use agents_core::{Agent, AgentState};
 use agents_processing::{standard_processors, TraceRetention};
 use drivers_toolcalling::ToolCallingDriver;
 use messages::ToolCall;
@@ -49,10 +49,7 @@ fn agent() -> Agent {
     )))
     .with_tool(sleep_tool("wait", Duration::from_millis(10)))
     .with_criteria(criteria(10))
-    .with_processors(standard_processors(
-        TraceRetention::Ephemeral,
-        CachedContext::new(),
-    ))
+    .with_processors(standard_processors(TraceRetention::Ephemeral))
 }
 
 /// Memory of held states, measured in a fresh child process (this one's allocator still holds

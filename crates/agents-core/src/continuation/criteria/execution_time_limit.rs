@@ -1,9 +1,6 @@
 //! `ExecutionTimeLimit`: a guard on wall time.
 
-use std::sync::Mutex;
 use std::time::Duration;
-
-use tokio::time::Instant;
 
 use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
 
@@ -12,38 +9,34 @@ const NAME: &str = "ExecutionTimeLimit";
 
 /// Forbids another step once `max` elapsed since the execution started.
 ///
-/// It measures with [`tokio::time::Instant`], so tests with a paused tokio clock control it.
-/// In the agent loop the baseline is the start of the execution being evaluated, so one agent
-/// (and one instance) can run many executions at once, each with its own budget. Evaluated
-/// outside the loop, it uses the time of the last [`ContinuationCriterion::execution_started`]
-/// call, or of its first evaluation.
-#[derive(Debug)]
+/// It reads the time the state records, both by the agent's [`Clock`](crate::Clock): from the
+/// execution's start ([`AgentState::execution`]) to the end of the last step
+/// ([`AgentState::updated_at`]). It keeps nothing itself, so one agent runs any number of
+/// executions at once, each with its own budget, and a test with a
+/// [`ManualClock`](crate::ManualClock) decides exactly when the limit is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExecutionTimeLimit {
     max: Duration,
-    started: Mutex<Option<Instant>>,
 }
 
 impl ExecutionTimeLimit {
     /// A limit of `max`.
     pub fn new(max: Duration) -> Self {
-        Self {
-            max,
-            started: Mutex::new(None),
-        }
+        Self { max }
     }
 
-    fn elapsed(&self) -> Duration {
-        let start = crate::continuation::execution_start::current().unwrap_or_else(|| {
-            let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
-            *started.get_or_insert_with(Instant::now)
-        });
-        Instant::now().saturating_duration_since(start)
+    /// How long `state`'s execution has run, as recorded.
+    fn elapsed(state: &AgentState) -> Duration {
+        state
+            .execution()
+            .and_then(|execution| (state.updated_at() - execution.started_at()).to_std().ok())
+            .unwrap_or_default()
     }
 }
 
 impl ContinuationCriterion for ExecutionTimeLimit {
-    fn evaluate(&self, _state: &AgentState) -> ContinuationEvaluation {
-        let elapsed = self.elapsed();
+    fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
+        let elapsed = Self::elapsed(state);
         if elapsed >= self.max {
             return ContinuationEvaluation::forbid(NAME, StopReason::TimeLimit).with_reason(
                 format!(
@@ -58,9 +51,5 @@ impl ContinuationCriterion for ExecutionTimeLimit {
 
     fn name(&self) -> &str {
         NAME
-    }
-
-    fn execution_started(&self, at: Instant) {
-        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(at);
     }
 }

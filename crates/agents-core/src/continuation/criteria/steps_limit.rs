@@ -20,7 +20,7 @@ impl StepsLimit {
 
 impl ContinuationCriterion for StepsLimit {
     fn evaluate(&self, state: &AgentState) -> ContinuationEvaluation {
-        let steps = state.transient_step_count();
+        let steps = state.step_count();
         if steps >= self.max {
             return ContinuationEvaluation::forbid(NAME, StopReason::StepsLimit)
                 .with_reason(format!("step limit reached: {steps} of {} steps", self.max));

@@ -1,4 +1,5 @@
-//! `CachedContext`: request parts that stay the same across steps.
+//! `CachedContext`: the request parts an agent sends the same way every step (configuration,
+//! held by the [`Agent`](crate::Agent), never by the state).
 
 use std::sync::Arc;
 
