@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::{
-    Agent, AgentState, ContinuationCriteria, FunctionTool, StepsLimit,
-    ToolCallPresenceCheck, ToolError,
+    Agent, AgentState, ContinuationCriteria, FunctionTool, StepsLimit, ToolCallPresenceCheck,
+    ToolError,
 };
 use agents_processing::{standard_processors, TraceRetention};
 use async_trait::async_trait;

@@ -55,7 +55,9 @@ impl ManualClock {
     pub fn advance(&self, by: Duration) {
         let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
         let step = chrono::Duration::from_std(by).unwrap_or(chrono::Duration::MAX);
-        *now = now.checked_add_signed(step).unwrap_or(DateTime::<Utc>::MAX_UTC);
+        *now = now
+            .checked_add_signed(step)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
     }
 
     /// Sets the clock to `to`.
@@ -104,8 +106,11 @@ impl Default for TokioClock {
 
 impl Clock for TokioClock {
     fn now(&self) -> DateTime<Utc> {
-        let elapsed = chrono::Duration::from_std(self.started.elapsed()).unwrap_or(chrono::Duration::MAX);
-        self.base.checked_add_signed(elapsed).unwrap_or(DateTime::<Utc>::MAX_UTC)
+        let elapsed =
+            chrono::Duration::from_std(self.started.elapsed()).unwrap_or(chrono::Duration::MAX);
+        self.base
+            .checked_add_signed(elapsed)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 }
 

@@ -8,8 +8,8 @@ use messages::Messages;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock,
-    SystemClock, ToolContext, ToolExecutions, ToolExecutor, ToolFailureKind, Tools,
+    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock, SystemClock,
+    ToolContext, ToolExecutions, ToolExecutor, ToolFailureKind, Tools,
 };
 
 /// What the loop gives a driver besides the state, tools and executor: the agent's fixed

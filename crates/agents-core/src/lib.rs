@@ -95,9 +95,9 @@ pub use state::{AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
 pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
 pub use tools::{
     arguments_schema, clean_schema, validate_arguments, AfterToolHook, BeforeToolHook,
-    DefaultToolExecutor, FunctionTool, Tool, ToolContext, ToolError, ToolEvent,
-    ToolEventListener, ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook,
-    ToolHookDecision, ToolOutcome, ToolOutput, Tools, DEFAULT_TOOL_TIMEOUT,
+    DefaultToolExecutor, FunctionTool, Tool, ToolContext, ToolError, ToolEvent, ToolEventListener,
+    ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision,
+    ToolOutcome, ToolOutput, Tools, DEFAULT_TOOL_TIMEOUT,
 };
 
 /// The persistent conversation section.

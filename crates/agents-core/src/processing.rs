@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
-use crate::errors::AgentError;
 use crate::cached_context::CachedContext;
+use crate::errors::AgentError;
 use crate::state::AgentState;
 
 /// The future of a step, or of the rest of a middleware chain.

@@ -8,8 +8,8 @@ use agents_core::testing::ScriptedDriver;
 use agents_core::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStepType, ContinuationCriteria,
     ErrorHandlingDecision, ErrorPolicy, ErrorType, ExecutionTimeLimit, FunctionTool, Next,
-    StateProcessor, StepsLimit, TokioClock, StopDecision, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
-    ToolError, EXECUTION_BUFFER_SECTION,
+    StateProcessor, StepsLimit, StopDecision, StopReason, TokenUsageLimit, TokioClock,
+    ToolCallPresenceCheck, ToolError, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -466,10 +466,7 @@ async fn cancellation_stops_at_the_next_step_boundary() {
                 canceller.cancel();
             }
         });
-    let done = agent
-        .execute_cancellable(user("go"), token)
-        .await
-        .unwrap();
+    let done = agent.execute_cancellable(user("go"), token).await.unwrap();
     assert_eq!(done.step_count(), 1);
     assert_eq!(done.stop_reason(), Some(StopReason::UserRequested));
     assert_eq!(done.status(), AgentStatus::Failed);
@@ -599,7 +596,9 @@ async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_
         let step = execution.step();
         assert_eq!(step.step_type(), AgentStepType::Error, "{case}");
         assert!(
-            step.errors()[0].message.contains("the layer failed on purpose"),
+            step.errors()[0]
+                .message
+                .contains("the layer failed on purpose"),
             "{case}: {:?}",
             step.errors()
         );

@@ -4,8 +4,8 @@
 use agents_core::testing::{agent_state, with_judged_step, ScriptedDriver};
 use agents_core::{
     Agent, AgentState, AgentStatus, ContinuationCriteria, ContinuationEvaluation,
-    ContinuationOutcome, StateError, StepsLimit, StopReason, ToolCallPresenceCheck,
-    BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+    ContinuationOutcome, StateError, StepsLimit, StopReason, ToolCallPresenceCheck, BUFFER_SECTION,
+    DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 use agents_core::{AgentStep, FunctionTool, StepParts, ToolError};
 use inference::{InferenceResponse, Usage};
@@ -92,7 +92,10 @@ fn changing_a_shared_state_in_place_never_changes_the_other_handles() {
 
     // An unshared state is changed in place: the same answer as on a shared one.
     let store = original.store().section(DEFAULT_SECTION).clear();
-    let owned = original.to_json().map(|json| AgentState::from_json(&json).unwrap()).unwrap();
+    let owned = original
+        .to_json()
+        .map(|json| AgentState::from_json(&json).unwrap())
+        .unwrap();
     let in_place = owned.with_store(store.clone());
     let copied = original.clone().with_store(store);
     assert_eq!(in_place.store(), copied.store());
@@ -355,7 +358,10 @@ fn version_2_checkpoints_still_load_without_their_configuration() {
     assert!(state.execution().is_some(), "the steps ran in an execution");
     let v3: Value = serde_json::from_str(&state.to_json().unwrap()).unwrap();
     assert_eq!(v3["version"], json!(3));
-    assert!(v3.get("cached_context").is_none(), "configuration is not state");
+    assert!(
+        v3.get("cached_context").is_none(),
+        "configuration is not state"
+    );
     assert_eq!(AgentState::from_json(&v3.to_string()).unwrap(), state);
 }
 

@@ -1,13 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 //! Built-in continuation criteria judged on hand-made states.
 
+use agents_core::testing::{with_judged_step, with_recorded_step};
 use agents_core::{
     criterion_fn, AgentState, AgentStep, ContinuationCriteria, ContinuationCriterion,
     ContinuationDecision, ContinuationEvaluation, ContinuationOutcome, ErrorPolicy,
     ErrorPolicyCriterion, ErrorType, FinishReasonCheck, ResponseContentCheck, RetryLimit,
     StepError, StopReason, ToolCallPresenceCheck,
 };
-use agents_core::testing::{with_judged_step, with_recorded_step};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Message, ToolCall};
 use serde_json::json;
@@ -95,7 +95,10 @@ fn response_content_check_follows_its_predicate() {
     );
     assert_eq!(
         check
-            .evaluate(&with_recorded_step(AgentState::new(), answer("CONTINUE please")))
+            .evaluate(&with_recorded_step(
+                AgentState::new(),
+                answer("CONTINUE please")
+            ))
             .decision,
         ContinuationDecision::Request
     );
@@ -132,8 +135,8 @@ fn error_policy_criterion_maps_decisions() {
     );
     let retry = ErrorPolicyCriterion::new(ErrorPolicy::retry_all(1)).evaluate(&state);
     assert_eq!(retry.decision, ContinuationDecision::Request);
-    let fine =
-        ErrorPolicyCriterion::default().evaluate(&with_recorded_step(AgentState::new(), answer("x")));
+    let fine = ErrorPolicyCriterion::default()
+        .evaluate(&with_recorded_step(AgentState::new(), answer("x")));
     assert_eq!(fine.decision, ContinuationDecision::Allow);
 }
 

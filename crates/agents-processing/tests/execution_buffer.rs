@@ -5,8 +5,8 @@
 
 use agents_core::testing::ScriptedDriver;
 use agents_core::{
-    Agent, AgentState, AgentStatus, ContinuationCriteria, ErrorPolicy,
-    ErrorPolicyCriterion, FunctionTool, StepsLimit, StopReason, ToolCallPresenceCheck, ToolError,
+    Agent, AgentState, AgentStatus, ContinuationCriteria, ErrorPolicy, ErrorPolicyCriterion,
+    FunctionTool, StepsLimit, StopReason, ToolCallPresenceCheck, ToolError,
     EXECUTION_BUFFER_SECTION,
 };
 use agents_processing::{

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use agents_core::{
-    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType, EventSource,
-    StepContext, StepError, ToolExecutor, Tools,
+    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
+    EventSource, StepContext, StepError, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
 use inference::{InferenceRequest, InferenceResponse, LanguageModel, ResponseFormat, Usage};

@@ -70,7 +70,10 @@ mod tests {
 
     fn decision(step: AgentStep) -> ContinuationDecision {
         StopOnFinalDecision::new()
-            .evaluate(&agents_core::testing::with_recorded_step(AgentState::new(), step))
+            .evaluate(&agents_core::testing::with_recorded_step(
+                AgentState::new(),
+                step,
+            ))
             .decision
     }
 

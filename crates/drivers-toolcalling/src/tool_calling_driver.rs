@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use agents_core::{
-    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType, EventSource,
-    StepContext, StepError, StepParts, ToolExecutor, Tools,
+    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
+    EventSource, StepContext, StepError, StepParts, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
 use futures::future::Either;
@@ -144,7 +144,12 @@ impl ToolCallingDriver {
     }
 
     /// The request whose compiled conversation is `input`.
-    fn request_for(&self, cached: &CachedContext, tools: &Tools, input: &Messages) -> InferenceRequest {
+    fn request_for(
+        &self,
+        cached: &CachedContext,
+        tools: &Tools,
+        input: &Messages,
+    ) -> InferenceRequest {
         let tools = cached.tool_schemas(tools);
         let has_tools = !tools.is_empty();
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.

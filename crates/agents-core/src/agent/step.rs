@@ -211,7 +211,13 @@ impl Agent {
         let completed_at = self.clock.now().max(started_at);
         let number = state.step_count() + 1;
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
-        let state = state.recorded(StepExecution::new(step, pending, started_at, completed_at, number));
+        let state = state.recorded(StepExecution::new(
+            step,
+            pending,
+            started_at,
+            completed_at,
+            number,
+        ));
 
         let mut outcome = self.criteria.evaluate_all(&state);
         if state.current_step().is_some_and(AgentStep::has_errors) {

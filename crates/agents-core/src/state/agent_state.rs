@@ -356,7 +356,8 @@ impl AgentState {
     /// Records the verdict on the last step.
     pub(crate) fn judged(self, outcome: ContinuationOutcome) -> Self {
         self.edit(|data| {
-            data.step_executions = std::mem::take(&mut data.step_executions).with_last_outcome(outcome)
+            data.step_executions =
+                std::mem::take(&mut data.step_executions).with_last_outcome(outcome)
         })
     }
 

@@ -57,7 +57,9 @@ pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
     };
     match version {
         Some(3) => structured::<Document>(value)?.into_state(),
-        Some(2) => structured::<Document>(value)?.upgraded_from_v2().into_state(),
+        Some(2) => structured::<Document>(value)?
+            .upgraded_from_v2()
+            .into_state(),
         Some(1) => Ok(structured::<DocumentV1>(value)?.into_state()),
         _ => Err(StateError::UnsupportedVersion {
             found: object
@@ -192,9 +194,10 @@ impl Document {
         if self.status != AgentStatus::InProgress {
             self.stop_reason = reason;
         }
-        self.execution = self.step_executions.first().map(|first| {
-            Execution::new(crate::clock::new_id(), first.started_at)
-        });
+        self.execution = self
+            .step_executions
+            .first()
+            .map(|first| Execution::new(crate::clock::new_id(), first.started_at));
         self.version = STATE_VERSION;
         self
     }
@@ -350,7 +353,11 @@ impl Table {
     /// the first equal entry, else a new entry.
     fn position_of(&mut self, message: &Arc<Message>, expected: Option<usize>) -> usize {
         if let Some(position) = expected {
-            if self.entries.get(position).is_some_and(|entry| same(entry, message)) {
+            if self
+                .entries
+                .get(position)
+                .is_some_and(|entry| same(entry, message))
+            {
                 return position;
             }
         }
@@ -421,9 +428,11 @@ impl DocumentV1 {
     /// The state it describes; its cached context (configuration) and a step it was in the
     /// middle of are left behind, as in version 2.
     fn into_state(self) -> AgentState {
-        let reason = self
-            .stop_reason
-            .or_else(|| self.step_executions.last_outcome().and_then(ContinuationOutcome::stop_reason));
+        let reason = self.stop_reason.or_else(|| {
+            self.step_executions
+                .last_outcome()
+                .and_then(ContinuationOutcome::stop_reason)
+        });
         let status = upgraded_status(self.status, reason);
         let execution = self
             .step_executions

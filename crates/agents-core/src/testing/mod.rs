@@ -13,9 +13,9 @@ use proptest::prelude::*;
 pub use scripted_driver::ScriptedDriver;
 
 use crate::{
-    AgentState, AgentStatus, AgentStep, ContinuationDecision, Execution,
-    ContinuationEvaluation, ContinuationOutcome, ErrorType, StepError, StepExecution, StopReason,
-    ToolExecution, ToolFailureKind,
+    AgentState, AgentStatus, AgentStep, ContinuationDecision, ContinuationEvaluation,
+    ContinuationOutcome, ErrorType, Execution, StepError, StepExecution, StopReason, ToolExecution,
+    ToolFailureKind,
 };
 
 /// `state` with `step` recorded as the last step of its execution (started if it has none),
@@ -177,7 +177,9 @@ pub fn agent_state() -> impl Strategy<Value = AgentState> {
         option::of((stop_reason(), any::<bool>())),
     )
         .prop_map(|(store, metadata, steps, parent, started, stop)| {
-            let mut state = AgentState::new().with_store(store).with_metadata_map(metadata);
+            let mut state = AgentState::new()
+                .with_store(store)
+                .with_metadata_map(metadata);
             if let Some(parent) = parent {
                 state = state.with_parent_agent_id(parent);
             }

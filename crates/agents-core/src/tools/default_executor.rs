@@ -165,7 +165,9 @@ impl DefaultToolExecutor {
         };
         let call = match hooked {
             Ok(ToolHookDecision::Proceed(call)) => call,
-            Ok(ToolHookDecision::Block(reason)) => return self.blocked(call, reason, started_at, context),
+            Ok(ToolHookDecision::Block(reason)) => {
+                return self.blocked(call, reason, started_at, context)
+            }
             Err(panic) => {
                 let message = format!(
                     "a before-tool hook panicked on the call to `{}`: {}",

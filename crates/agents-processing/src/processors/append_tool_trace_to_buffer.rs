@@ -22,7 +22,10 @@ impl InlineProcessor for AppendToolTraceToBuffer {
         }
         let trace = step.trace_messages().clone();
         Ok({
-            let store = state.store().section(EXECUTION_BUFFER_SECTION).append(trace);
+            let store = state
+                .store()
+                .section(EXECUTION_BUFFER_SECTION)
+                .append(trace);
             state.with_store(store)
         })
     }

@@ -7,7 +7,6 @@ use agents_core::{AgentError, AgentState, Next, StateProcessor};
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 
-
 type StateFn =
     Arc<dyn Fn(AgentState) -> BoxFuture<'static, Result<AgentState, AgentError>> + Send + Sync>;
 
