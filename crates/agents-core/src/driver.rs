@@ -8,8 +8,9 @@ use messages::Messages;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock, SystemClock,
-    ToolContext, ToolExecutions, ToolExecutor, ToolFailureKind, Tools,
+    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock,
+    PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecutions, ToolExecutor,
+    ToolFailureKind, Tools,
 };
 
 /// What the loop gives a driver besides the state, tools and executor: the agent's fixed
@@ -30,6 +31,10 @@ pub struct StepContext {
     pub cached_context: Arc<CachedContext>,
     /// The agent's clock (tool executions are stamped with it).
     pub clock: Arc<dyn Clock>,
+    /// The limits on every tool call (output cap, repeated calls).
+    pub tool_limits: ToolCallLimits,
+    /// The calls made earlier in this execution (for the repeated-call limit).
+    pub previous_calls: Arc<PreviousCalls>,
 }
 
 impl Default for StepContext {
@@ -47,6 +52,34 @@ impl StepContext {
             cancellation: CancellationToken::new(),
             cached_context: Arc::default(),
             clock: Arc::new(SystemClock),
+            tool_limits: ToolCallLimits::default(),
+            previous_calls: Arc::default(),
+        }
+    }
+
+    /// A copy with these tool-call limits.
+    pub fn with_tool_limits(mut self, limits: ToolCallLimits) -> Self {
+        self.tool_limits = limits;
+        self
+    }
+
+    /// Awaits `future` unless the execution is cancelled first: then
+    /// [`AgentError::Cancelled`] (the future is dropped, e.g. a model request in flight).
+    /// Drivers wrap their model calls in it.
+    ///
+    /// # Errors
+    /// [`AgentError::Cancelled`] when the token fires first; otherwise the future's own error.
+    pub async fn until_cancelled<T, E>(
+        &self,
+        future: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, AgentError>
+    where
+        AgentError: From<E>,
+    {
+        tokio::select! {
+            biased;
+            () = self.cancellation.cancelled() => Err(AgentError::Cancelled),
+            result = future => result.map_err(AgentError::from),
         }
     }
 
@@ -113,9 +146,12 @@ impl StepContext {
         }
     }
 
-    /// Runs `calls` through `executor` and reports them: `ToolCallStarted` for each call before
-    /// they run, then `ToolCallCompleted` (or `ToolCallBlocked` for calls a hook refused) for
-    /// each execution, in call order. Every driver runs its tools through this.
+    /// Runs `calls` through `executor` under the agent's [`ToolCallLimits`] and reports them:
+    /// `ToolCallStarted` for each call before they run, then `ToolCallCompleted` (or
+    /// `ToolCallBlocked` for calls a hook refused) for each execution, in call order, with the
+    /// full output. Every driver runs its tools through this, so the limits hold for every
+    /// tool: an identical call made too often is refused (a tool error quoting the earlier
+    /// result), and each result the model sees is cut to the output limit with a note.
     pub async fn run_tool_calls(
         &self,
         executor: &dyn ToolExecutor,
@@ -130,9 +166,50 @@ impl StepContext {
                     call: call.clone(),
                 });
         }
-        let executions = executor.execute(calls, tools, tool_context, parallel).await;
+        let screened = crate::tools::screen_repeats(
+            calls,
+            &self.previous_calls,
+            self.tool_limits.repeated_call_limit,
+            self.clock.now(),
+        );
+        let to_run: Vec<messages::ToolCall> = screened
+            .iter()
+            .filter_map(|call| call.as_ref().ok().cloned())
+            .collect();
+        let mut ran = if to_run.is_empty() {
+            Vec::new()
+        } else {
+            executor
+                .execute(&to_run, tools, tool_context, parallel)
+                .await
+                .iter()
+                .cloned()
+                .collect()
+        }
+        .into_iter();
+        let executions: ToolExecutions = screened
+            .into_iter()
+            .filter_map(|screened| match screened {
+                Ok(_) => ran.next(),
+                Err(refused) => Some(*refused),
+            })
+            .collect::<Vec<_>>()
+            .into();
         self.emit_tool_executions(tool_context, &executions);
+        let limit = self.tool_limits.output_limit;
         executions
+            .iter()
+            .cloned()
+            .map(|execution| {
+                let hint = limit.and_then(|shown| {
+                    tools
+                        .get(execution.name())
+                        .and_then(|tool| tool.truncation_hint(execution.arguments(), shown))
+                });
+                crate::tools::cap_output(execution, limit, hint)
+            })
+            .collect::<Vec<_>>()
+            .into()
     }
 
     /// The tool context for the step `state` is about to record, carrying this execution's
@@ -169,4 +246,19 @@ pub trait AgentDriver: Send + Sync {
         executor: &dyn ToolExecutor,
         context: &StepContext,
     ) -> Result<AgentStep, AgentError>;
+
+    /// One inference without tools on `input` (what the model saw, its last tool calls and
+    /// results, and an instruction to answer now): the answer the loop appends when an
+    /// execution stops without one ([`AnswerOnStop::Synthesize`](crate::AnswerOnStop)).
+    /// `Ok(None)` when this driver cannot (the default): the loop appends a notice instead.
+    ///
+    /// # Errors
+    /// Whatever the model reports; the loop then appends a notice.
+    async fn answer_without_tools(
+        &self,
+        _input: Messages,
+        _context: &StepContext,
+    ) -> Result<Option<inference::InferenceResponse>, AgentError> {
+        Ok(None)
+    }
 }

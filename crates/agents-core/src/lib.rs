@@ -74,7 +74,10 @@ pub mod tools;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use agent::{Agent, StateHook, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES};
+pub use agent::{
+    Agent, AnswerOnStop, StateHook, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES,
+    INCOMPLETE_KEY, STOP_REASON_KEY,
+};
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
 pub use continuation::{
@@ -93,11 +96,14 @@ pub use processing::{
 };
 pub use state::{AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
 pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
+/// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].
+pub use tokio_util::sync::CancellationToken;
 pub use tools::{
-    arguments_schema, clean_schema, validate_arguments, AfterToolHook, BeforeToolHook,
-    DefaultToolExecutor, FunctionTool, Tool, ToolContext, ToolError, ToolEvent, ToolEventListener,
-    ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision,
-    ToolOutcome, ToolOutput, Tools, DEFAULT_TOOL_TIMEOUT,
+    arguments_schema, clean_schema, signature, validate_arguments, AfterToolHook, BeforeToolHook,
+    DefaultToolExecutor, FunctionTool, PreviousCalls, Tool, ToolCallLimits, ToolContext, ToolError,
+    ToolEvent, ToolEventListener, ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind,
+    ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, Tools, DEFAULT_REPEATED_CALL_LIMIT,
+    DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
 };
 
 /// The persistent conversation section.

@@ -130,6 +130,13 @@ pub trait StepTerminal: Send + Sync {
     /// Runs the step on `state`, asking the model with `cached_context` as the fixed request
     /// prefix (system prompt, tool choice, response format).
     fn run<'a>(&'a self, state: AgentState, cached_context: Arc<CachedContext>) -> StepFuture<'a>;
+
+    /// Called with the state a layer returned: when the step has not run (the layer is a
+    /// guard), the loop records the guard's stop here, so the layers outside it see a recorded
+    /// step and a stopping verdict, as after any step. Default: the state unchanged.
+    fn after_layer(&self, state: AgentState) -> AgentState {
+        state
+    }
 }
 
 /// The rest of the chain below a layer. Consumed by [`Next::run`].
@@ -145,12 +152,14 @@ impl<'a> Next<'a> {
         let mut rest = self.rest;
         while let Some((layer, tail)) = rest.split_first() {
             if layer.can_process(&state) {
+                let terminal = self.terminal;
                 let next = Next {
                     rest: tail,
-                    terminal: self.terminal,
+                    terminal,
                     cached_context: self.cached_context,
                 };
-                return layer.process(state, next);
+                let layer = layer.process(state, next);
+                return Box::pin(async move { Ok(terminal.after_layer(layer.await?)) });
             }
             rest = tail;
         }

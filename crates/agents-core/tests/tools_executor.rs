@@ -205,11 +205,11 @@ async fn a_per_tool_timeout_overrides_the_default() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_default_timeout_is_sixty_seconds() {
+async fn the_default_timeout_is_two_minutes() {
     let executor = DefaultToolExecutor::new();
-    let ok = run_one(&executor, call("c1", "sleep", json!({"millis": 59_000}))).await;
+    let ok = run_one(&executor, call("c1", "sleep", json!({"millis": 119_000}))).await;
     assert!(!ok.has_error());
-    let slow = run_one(&executor, call("c2", "sleep", json!({"millis": 61_000}))).await;
+    let slow = run_one(&executor, call("c2", "sleep", json!({"millis": 121_000}))).await;
     assert_eq!(slow.failure_kind(), Some(ToolFailureKind::TimedOut));
 }
 
@@ -302,10 +302,10 @@ async fn cancellation_stops_a_running_tool() {
         .await;
     assert_eq!(start.elapsed(), Duration::from_millis(50));
     let execution = executions.iter().next().unwrap();
-    assert_eq!(execution.failure_kind(), Some(ToolFailureKind::Failed));
+    assert_eq!(execution.failure_kind(), Some(ToolFailureKind::Cancelled));
     assert_eq!(
         execution.error_message(),
-        Some("`sleep` was stopped because the agent run was cancelled")
+        Some("cancelled: `sleep` was stopped because the agent run was cancelled")
     );
 }
 
@@ -321,9 +321,14 @@ async fn a_cancelled_run_does_not_start_tools() {
             false,
         )
         .await;
+    let execution = executions.iter().next().unwrap();
     assert_eq!(
-        executions.iter().next().unwrap().error_message(),
-        Some("`echo` was not run because the agent run was cancelled")
+        execution.error_message(),
+        Some("cancelled: `echo` was not run because the agent run was cancelled")
+    );
+    assert_eq!(
+        execution.failure_kind(),
+        Some(agents_core::ToolFailureKind::Cancelled)
     );
 }
 

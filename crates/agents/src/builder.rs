@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::{
-    AfterToolHook, Agent, AgentDriver, AgentEvent, BeforeToolHook, CachedContext,
+    AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
     ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, ErrorPolicy,
-    ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallPresenceCheck, ToolContext,
-    ToolExecution, ToolHook, ToolHookDecision, Tools,
+    ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallLimits, ToolCallPresenceCheck,
+    ToolContext, ToolExecution, ToolHook, ToolHookDecision, Tools,
 };
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
@@ -66,6 +66,8 @@ pub struct AgentBuilder {
     capability_errors: Vec<BuildError>,
     build_steps: Vec<BuildStep>,
     driver_layers: Vec<DriverLayer>,
+    answer_on_stop: Option<AnswerOnStop>,
+    tool_limits: ToolCallLimits,
 }
 
 impl Default for AgentBuilder {
@@ -94,6 +96,8 @@ impl Default for AgentBuilder {
             capability_errors: Vec::new(),
             build_steps: Vec::new(),
             driver_layers: Vec::new(),
+            answer_on_stop: None,
+            tool_limits: ToolCallLimits::standard(),
         }
     }
 }
@@ -325,7 +329,33 @@ impl AgentBuilder {
         self
     }
 
-    /// Timeout of every tool call (default 60 s).
+    /// What to append when an execution stops without a final answer (a limit, an error,
+    /// repeated calls, a guard): [`AnswerOnStop::Synthesize`] (one inference without tools
+    /// answers from what was found), [`AnswerOnStop::Notice`] or [`AnswerOnStop::Nothing`].
+    /// Default: `Synthesize` with a separated trace (ephemeral or digest), `Nothing` in legacy
+    /// mode. A cancelled execution always gets a notice.
+    pub fn with_answer_on_stop(mut self, answer: AnswerOnStop) -> Self {
+        self.answer_on_stop = Some(answer);
+        self
+    }
+
+    /// Refuses the `limit`-th identical call (same tool, same arguments) in one execution with
+    /// a tool error quoting the earlier result; a model that keeps repeating is stopped with
+    /// `StopReason::RepeatedToolCalls`. Default 3.
+    pub fn with_repeated_call_limit(mut self, limit: u32) -> Self {
+        self.tool_limits.repeated_call_limit = Some(limit.max(1));
+        self
+    }
+
+    /// Cuts every tool result the model sees to `chars` characters, with a note saying how
+    /// much was left out and how to read the rest. Default 30,000.
+    pub fn with_tool_output_limit(mut self, chars: usize) -> Self {
+        self.tool_limits.output_limit = Some(chars);
+        self
+    }
+
+    /// Timeout of every tool call (default 120 s): a call past it gets a tool-error result
+    /// naming the timeout, and the run goes on.
     pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
         self.tool_timeout = Some(timeout);
         self
@@ -393,7 +423,9 @@ impl AgentBuilder {
             .with_criteria(self.criteria(react))
             .with_error_policy(self.error_policy)
             .with_processors(self.processors())
-            .with_cached_context(self.cached_context());
+            .with_cached_context(self.cached_context())
+            .with_answer_on_stop(self.answer_on_stop())
+            .with_tool_limits(self.tool_limits);
         for listener in &self.listeners {
             let listener = Arc::clone(listener);
             agent = agent.on_event(move |event| listener(event));
@@ -510,6 +542,14 @@ impl AgentBuilder {
             criteria.push(Arc::clone(criterion));
         }
         criteria
+    }
+
+    /// The answer-on-stop mode: as configured, else by trace mode.
+    fn answer_on_stop(&self) -> AnswerOnStop {
+        self.answer_on_stop.unwrap_or(match self.retention {
+            TraceRetention::Full => AnswerOnStop::Nothing,
+            _ => AnswerOnStop::Synthesize,
+        })
     }
 
     /// The request prefix: the system prompt.

@@ -8,10 +8,10 @@ pub use crate::capabilities::{
 pub use crate::{AgentBuilder, AgentCapability, BuildError};
 pub use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep,
-    AgentStepType, BeforeToolHook, ContinuationCriterion, ContinuationDecision,
-    ContinuationEvaluation, ErrorPolicy, FunctionTool, StopReason, Tool, ToolContext, ToolError,
-    ToolExecution, ToolHookDecision, ToolOutput, Tools, BUFFER_SECTION, DEFAULT_SECTION,
-    EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+    AgentStepType, AnswerOnStop, BeforeToolHook, CancellationToken, ContinuationCriterion,
+    ContinuationDecision, ContinuationEvaluation, ErrorPolicy, FunctionTool, ManualClock, Next,
+    StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolExecution, ToolHookDecision,
+    ToolOutput, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use futures::StreamExt;
@@ -19,5 +19,5 @@ pub use inference::{
     Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, OpenAiCompatible,
     ScriptedModel, Usage,
 };
-pub use messages::{Message, Messages, Role, ToolCall};
+pub use messages::{Message, MessageStore, Messages, Role, ToolCall};
 pub use serde_json::json;

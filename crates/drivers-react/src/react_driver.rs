@@ -162,7 +162,9 @@ impl ReActDriver {
             model: self.model_name.clone(),
         });
         let started = std::time::Instant::now();
-        let response = self.model.as_ref().complete(request).await?;
+        let response = context
+            .until_cancelled(self.model.as_ref().complete(request))
+            .await?;
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
             usage: response.usage(),
@@ -318,6 +320,17 @@ impl AgentDriver for ReActDriver {
                     .with_usage(decided.usage))
             }
         }
+    }
+
+    async fn answer_without_tools(
+        &self,
+        input: Messages,
+        context: &StepContext,
+    ) -> Result<Option<InferenceResponse>, AgentError> {
+        let response = context
+            .until_cancelled(self.model.as_ref().complete(self.base_request(input)))
+            .await?;
+        Ok(Some(response))
     }
 }
 

@@ -233,7 +233,7 @@ impl AgentDriver for ToolCallingDriver {
             (offered_tools, inference)
         };
         let started = context.events.is_observed().then(std::time::Instant::now);
-        let mut response = inference.await?;
+        let mut response = context.until_cancelled(inference).await?;
         let latency = started.map(|started| started.elapsed()).unwrap_or_default();
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
@@ -289,6 +289,21 @@ impl AgentDriver for ToolCallingDriver {
             inference_response: Some(response),
             errors,
         }))
+    }
+
+    async fn answer_without_tools(
+        &self,
+        input: Messages,
+        context: &StepContext,
+    ) -> Result<Option<InferenceResponse>, AgentError> {
+        let mut request = InferenceRequest::new(input);
+        request.model.clone_from(&self.model_name);
+        request.temperature = self.temperature;
+        request.max_tokens = self.max_tokens;
+        let response = context
+            .until_cancelled(self.model.as_ref().complete(request))
+            .await?;
+        Ok(Some(response))
     }
 }
 

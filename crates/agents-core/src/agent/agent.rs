@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
+use super::AnswerOnStop;
 use crate::{
     AgentDriver, AgentEvent, AgentEvents, AgentState, CachedContext, Clock, ContinuationCriteria,
     ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, StateProcessor, StateProcessors,
-    SystemClock, Tool, ToolExecutor, Tools,
+    SystemClock, Tool, ToolCallLimits, ToolExecutor, Tools,
 };
 
 /// The default bound on stop-hook vetoes per execution.
@@ -37,6 +38,8 @@ pub struct Agent {
     pub(crate) events: AgentEvents,
     pub(crate) hooks: Hooks,
     pub(crate) max_stop_vetoes: u32,
+    pub(crate) answer_on_stop: AnswerOnStop,
+    pub(crate) tool_limits: ToolCallLimits,
 }
 
 impl Agent {
@@ -59,6 +62,8 @@ impl Agent {
             events: AgentEvents::new(),
             hooks: Hooks::default(),
             max_stop_vetoes: DEFAULT_MAX_STOP_VETOES,
+            answer_on_stop: AnswerOnStop::Nothing,
+            tool_limits: ToolCallLimits::default(),
         }
     }
 
@@ -191,6 +196,35 @@ impl Agent {
         self
     }
 
+    /// A copy answering this way when an execution stops without a final answer (default
+    /// [`AnswerOnStop::Nothing`]; the facade's builder defaults to `Synthesize` in separated
+    /// and digest modes). A cancelled execution always gets a `Notice`.
+    pub fn with_answer_on_stop(mut self, answer: AnswerOnStop) -> Self {
+        self.answer_on_stop = answer;
+        self
+    }
+
+    /// A copy with these limits on every tool call (default: none).
+    pub fn with_tool_limits(mut self, limits: ToolCallLimits) -> Self {
+        self.tool_limits = limits;
+        self
+    }
+
+    /// A copy that refuses the `limit`-th identical call (same tool, same arguments) in one
+    /// execution, with a tool error quoting the earlier result; a model that keeps repeating
+    /// is stopped with [`StopReason::RepeatedToolCalls`](crate::StopReason::RepeatedToolCalls).
+    pub fn with_repeated_call_limit(mut self, limit: u32) -> Self {
+        self.tool_limits.repeated_call_limit = Some(limit.max(1));
+        self
+    }
+
+    /// A copy cutting every tool result the model sees to `chars` characters, with a note
+    /// saying how much was left out (events and hooks still see the whole output).
+    pub fn with_tool_output_limit(mut self, chars: usize) -> Self {
+        self.tool_limits.output_limit = Some(chars);
+        self
+    }
+
     /// A copy with another bound on stop-hook vetoes per execution (default 3).
     pub fn with_max_stop_vetoes(mut self, max: u32) -> Self {
         self.max_stop_vetoes = max;
@@ -244,6 +278,8 @@ impl std::fmt::Debug for Agent {
             .field("clock", &self.clock)
             .field("events", &self.events)
             .field("max_stop_vetoes", &self.max_stop_vetoes)
+            .field("answer_on_stop", &self.answer_on_stop)
+            .field("tool_limits", &self.tool_limits)
             .finish_non_exhaustive()
     }
 }

@@ -6,29 +6,38 @@
 //!   finished already (status not InProgress)?  return it unchanged
 //!   no execution yet?   start one: Execution{id, started_at}, before-execution hooks,
 //!                       ExecutionStarted; the criteria may stop it before any step
-//!   cancelled?          finish: Failed, user_requested
+//!   cancelled?          finish: Failed, user_requested (and a notice answer)
 //!   StepStarted, before-step hooks
 //!   processors.run(state, terminal)               the onion, outermost layer first
-//!     terminal: step = driver.next_step(..)       (a driver error is a failure step)
-//!               record it; outcome = criteria (+ error policy, stop hooks), decided once
-//!   a layer that did not run the step: record a guard stop
+//!     terminal: step = driver.next_step(..)       (a driver error is a failure step;
+//!                                                  tool-call limits hold in run_tool_calls)
+//!               record it; outcome = criteria (+ error policy, repeated calls,
+//!               cancellation, stop hooks), decided once
+//!   a layer returns without running the step: a guard stop is recorded right there, so
+//!   the layers outside it see a recorded, stopping step
 //!   a layer that failed: record a failure step on the state the step began with
 //!   after-step hooks, StepCompleted
-//!   the recorded outcome says stop?  finish: Completed (Failed on error), after-execution
-//!                                    hooks, ExecutionCompleted / ExecutionFailed
+//!   the recorded outcome says stop?  finish: Completed (Failed on error or cancellation),
+//!                                    an answer if the execution has none (AnswerOnStop),
+//!                                    after-execution hooks, ExecutionCompleted / Failed
 //! ```
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
+use messages::Message;
+
+use super::answer_on_stop::{self, AnswerOnStop};
 use super::hooks::{run_state_hooks, StopDecision};
 use crate::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CachedContext,
     ContinuationCriterion, ContinuationEvaluation, ContinuationOutcome, ErrorPolicyCriterion,
-    EventSource, Execution, StepContext, StepExecution, StepFuture, StepTerminal, StopReason,
+    EventSource, Execution, PreviousCalls, StepContext, StepExecution, StepFuture, StepTerminal,
+    StopReason, ToolFailureKind,
 };
 
 impl Agent {
@@ -70,13 +79,15 @@ impl Agent {
         let state = if state.execution().is_none() {
             match self.start(state) {
                 Started::Running(state) => state,
-                Started::Stopped(state, reason) => return Ok(self.finish(state, reason)),
+                Started::Stopped(state, reason) => {
+                    return Ok(self.finish(state, reason, token).await)
+                }
             }
         } else {
             state
         };
         if token.is_cancelled() {
-            return Ok(self.finish(state, StopReason::UserRequested));
+            return Ok(self.finish(state, StopReason::UserRequested, token).await);
         }
 
         self.events.emit_with(|| AgentEvent::StepStarted {
@@ -87,21 +98,15 @@ impl Agent {
         let started_at = self.clock.now();
         // Kept (a reference count) to record a failed or cancelled step on.
         let began = state.clone();
-        let terminal = Terminal { agent: self, token };
+        let terminal = Terminal::new(self, token);
         let chain = self
             .processors
             .run(state, &terminal, Arc::clone(&self.cached_context));
-        let result = tokio::select! {
-            biased;
-            () = token.cancelled() => return Ok(self.finish(began, StopReason::UserRequested)),
-            result = chain => result,
-        };
-        let state = match result {
-            Ok(state) if state.step_count() > began.step_count() => state,
-            Ok(state) => self.record_guard_stop(state),
+        let state = match chain.await {
+            Ok(state) => state,
             Err(error) => {
                 let step = failure_step(&began_input(&terminal, &began), &error);
-                self.record(began, step, started_at)
+                self.record(began, step, started_at, token)
             }
         };
         let state = run_state_hooks(&self.hooks.after_step, state);
@@ -110,7 +115,7 @@ impl Agent {
         match state.continuation_outcome() {
             Some(outcome) if !outcome.should_continue() => {
                 let reason = outcome.stop_reason().unwrap_or(StopReason::Completed);
-                Ok(self.finish(state, reason))
+                Ok(self.finish(state, reason, token).await)
             }
             _ => Ok(state),
         }
@@ -206,8 +211,15 @@ impl Agent {
     }
 
     /// Records `step` (begun at `started_at`) and the verdict on it: the criteria, the error
-    /// policy when the step failed, and the stop hooks when the verdict is to stop.
-    fn record(&self, state: AgentState, step: AgentStep, started_at: DateTime<Utc>) -> AgentState {
+    /// policy when the step failed, the repeated-call limit, the cancellation, and the stop
+    /// hooks when the verdict is to stop.
+    fn record(
+        &self,
+        state: AgentState,
+        step: AgentStep,
+        started_at: DateTime<Utc>,
+        token: &CancellationToken,
+    ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.step_count() + 1;
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
@@ -220,9 +232,27 @@ impl Agent {
         ));
 
         let mut outcome = self.criteria.evaluate_all(&state);
+        let mut guards = Vec::new();
         if state.current_step().is_some_and(AgentStep::has_errors) {
+            guards.push(ErrorPolicyCriterion::new(self.error_policy).evaluate(&state));
+        }
+        if let Some(refusals) = repeated_refusals(&state).filter(|n| *n >= 2) {
+            guards.push(
+                ContinuationEvaluation::forbid("RepeatedCallLimit", StopReason::RepeatedToolCalls)
+                    .with_reason(format!(
+                        "the model repeated calls it had already made ({refusals} refused)"
+                    )),
+            );
+        }
+        if token.is_cancelled() {
+            guards.push(
+                ContinuationEvaluation::forbid("Cancellation", StopReason::UserRequested)
+                    .with_reason("the run was cancelled"),
+            );
+        }
+        if !guards.is_empty() {
             let mut evaluations = outcome.into_evaluations();
-            evaluations.push(ErrorPolicyCriterion::new(self.error_policy).evaluate(&state));
+            evaluations.extend(guards);
             outcome = ContinuationOutcome::from_evaluations(evaluations);
         }
         let (state, outcome) = self.apply_stop_hooks(state, outcome);
@@ -285,15 +315,23 @@ impl Agent {
             .judged(outcome)
     }
 
-    /// Finishes the execution: the final status, after-execution hooks, the closing event.
-    fn finish(&self, state: AgentState, reason: StopReason) -> AgentState {
+    /// Finishes the execution: the final status, an answer when it has none
+    /// ([`AnswerOnStop`]), after-execution hooks, the closing event.
+    async fn finish(
+        &self,
+        state: AgentState,
+        reason: StopReason,
+        token: &CancellationToken,
+    ) -> AgentState {
         let failed = matches!(reason, StopReason::Error | StopReason::UserRequested);
         let status = if failed {
             AgentStatus::Failed
         } else {
             AgentStatus::Completed
         };
-        let state = run_state_hooks(&self.hooks.after_execution, state.finished(status, reason));
+        let state = state.finished(status, reason);
+        let state = self.answer_on_stop(state, reason, token).await;
+        let state = run_state_hooks(&self.hooks.after_execution, state);
         if failed {
             self.events.emit_with(|| AgentEvent::ExecutionFailed {
                 source: EventSource::execution(&state),
@@ -313,6 +351,61 @@ impl Agent {
                 usage: state.execution_usage(),
             });
         }
+        state
+    }
+
+    /// Appends an answer when the execution stops without one: synthesized by the model
+    /// without tools, or a notice (always a notice on cancellation).
+    async fn answer_on_stop(
+        &self,
+        state: AgentState,
+        reason: StopReason,
+        token: &CancellationToken,
+    ) -> AgentState {
+        let mode = if reason == StopReason::UserRequested {
+            AnswerOnStop::Notice
+        } else {
+            self.answer_on_stop
+        };
+        let answered = state
+            .current_step()
+            .is_some_and(|step| step.final_response().is_some());
+        if mode == AnswerOnStop::Nothing || answered {
+            return state;
+        }
+        let mut path = AnswerOnStop::Notice;
+        let mut answer = None;
+        let mut usage = inference::Usage::default();
+        if mode == AnswerOnStop::Synthesize {
+            let context = Terminal::new(self, token).context(Arc::clone(&self.cached_context));
+            let input =
+                answer_on_stop::synthesis_input(&state, context.prompt_messages(&state), reason);
+            let input = self.cached_context.messages.concat(&input);
+            match self.driver.answer_without_tools(input, &context).await {
+                Ok(Some(response)) if !response.content().trim().is_empty() => {
+                    usage = response.usage();
+                    path = AnswerOnStop::Synthesize;
+                    answer = Some(answer_on_stop::marked(
+                        Message::assistant(response.content().trim()),
+                        reason,
+                    ));
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(
+                    target: "agents_core::agent",
+                    error = %crate::error_chain(&error),
+                    "synthesizing an answer on stop failed; appending a notice"
+                ),
+            }
+        }
+        let answer = answer.unwrap_or_else(|| answer_on_stop::notice(&state, reason));
+        let store = state.store().section(crate::DEFAULT_SECTION).append(answer);
+        let state = state.with_store(store).with_added_usage(usage);
+        self.events.emit_with(|| AgentEvent::AnsweredOnStop {
+            source: EventSource::execution(&state),
+            stop_reason: reason,
+            path,
+        });
         state
     }
 
@@ -358,16 +451,36 @@ enum Started {
 struct Terminal<'a> {
     agent: &'a Agent,
     token: &'a CancellationToken,
+    /// Whether the step was recorded (run, or stopped by a guard).
+    recorded: AtomicBool,
 }
 
-impl Terminal<'_> {
+impl<'a> Terminal<'a> {
+    fn new(agent: &'a Agent, token: &'a CancellationToken) -> Self {
+        Self {
+            agent,
+            token,
+            recorded: AtomicBool::new(false),
+        }
+    }
     fn context(&self, cached_context: Arc<CachedContext>) -> StepContext {
         StepContext {
             events: self.agent.events.clone(),
             cancellation: self.token.clone(),
             cached_context,
             clock: Arc::clone(&self.agent.clock),
+            tool_limits: self.agent.tool_limits,
+            previous_calls: Arc::default(),
         }
+    }
+
+    /// [`context`](Self::context) for a step of `state`, knowing the calls made so far.
+    fn step_context(&self, state: &AgentState, cached_context: Arc<CachedContext>) -> StepContext {
+        let mut context = self.context(cached_context);
+        if self.agent.tool_limits.repeated_call_limit.is_some() {
+            context.previous_calls = Arc::new(PreviousCalls::of(state));
+        }
+        context
     }
 }
 
@@ -375,7 +488,7 @@ impl StepTerminal for Terminal<'_> {
     fn run<'a>(&'a self, state: AgentState, cached_context: Arc<CachedContext>) -> StepFuture<'a> {
         Box::pin(async move {
             let agent = self.agent;
-            let context = self.context(cached_context);
+            let context = self.step_context(&state, cached_context);
             let started_at = agent.clock.now();
             let result = agent
                 .driver
@@ -385,9 +498,27 @@ impl StepTerminal for Terminal<'_> {
                 Ok(step) => step,
                 Err(error) => failure_step(&context.prompt_messages(&state), &error),
             };
-            Ok(agent.record(state, step, started_at))
+            self.recorded.store(true, Ordering::Release);
+            Ok(agent.record(state, step, started_at, self.token))
         })
     }
+
+    fn after_layer(&self, state: AgentState) -> AgentState {
+        if self.recorded.swap(true, Ordering::AcqRel) {
+            return state;
+        }
+        self.agent.record_guard_stop(state)
+    }
+}
+
+/// How many calls of `state`'s execution were refused as repeats (`None` when none).
+fn repeated_refusals(state: &AgentState) -> Option<usize> {
+    let refused = state
+        .steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .filter(|execution| execution.failure_kind() == Some(ToolFailureKind::Repeated))
+        .count();
+    (refused > 0).then_some(refused)
 }
 
 /// What the model would have been given for the step `state` begins.

@@ -41,6 +41,11 @@ pub enum StopReason {
     Guard,
     /// The user cancelled the execution.
     UserRequested,
+    /// The model kept making a call it had already made (see
+    /// `Agent::with_repeated_call_limit`).
+    RepeatedToolCalls,
+    /// The cost budget was used up.
+    CostLimit,
 }
 
 impl StopReason {
@@ -56,6 +61,25 @@ impl StopReason {
             StopReason::FinishReason => "finish_reason",
             StopReason::Guard => "guard",
             StopReason::UserRequested => "user_requested",
+            StopReason::RepeatedToolCalls => "repeated_tool_calls",
+            StopReason::CostLimit => "cost_limit",
+        }
+    }
+
+    /// Why the execution stopped, in words a user reads ("I reached the limit of ...").
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Completed => "the task was completed",
+            StopReason::StepsLimit => "I reached the maximum number of steps",
+            StopReason::TokenLimit => "I used up the token budget",
+            StopReason::TimeLimit => "I ran out of time",
+            StopReason::RetryLimit => "too many attempts in a row failed",
+            StopReason::Error => "an error stopped me",
+            StopReason::FinishReason => "the model stopped early",
+            StopReason::Guard => "a safeguard stopped the run",
+            StopReason::UserRequested => "the run was cancelled",
+            StopReason::RepeatedToolCalls => "I kept repeating the same tool call",
+            StopReason::CostLimit => "I reached the cost limit",
         }
     }
 }

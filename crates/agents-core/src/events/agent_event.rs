@@ -7,8 +7,8 @@ use inference::{FinishReason, Usage};
 use messages::ToolCall;
 
 use crate::{
-    AgentState, AgentStatus, AgentStepType, ContinuationOutcome, StopReason, ToolContext,
-    ToolEvent, ToolExecution,
+    AgentState, AgentStatus, AgentStepType, AnswerOnStop, ContinuationOutcome, StopReason,
+    ToolContext, ToolEvent, ToolExecution,
 };
 
 /// Who emitted an event: the agent, its parent and the step (0 for execution-level events).
@@ -178,6 +178,17 @@ pub enum AgentEvent {
         /// Tokens used by the step.
         usage: Usage,
     },
+    /// An execution stopped without a final answer, and one was appended (marked
+    /// `"incomplete": true`).
+    AnsweredOnStop {
+        /// Who.
+        source: EventSource,
+        /// Why the execution stopped.
+        stop_reason: StopReason,
+        /// The path taken: `Synthesize` (the model answered without tools) or `Notice` (a
+        /// plain message; also when synthesizing failed).
+        path: AnswerOnStop,
+    },
 }
 
 impl AgentEvent {
@@ -196,7 +207,8 @@ impl AgentEvent {
             | AgentEvent::ToolCallCompleted { source, .. }
             | AgentEvent::ToolCallBlocked { source, .. }
             | AgentEvent::ContinuationEvaluated { source, .. }
-            | AgentEvent::TokenUsage { source, .. } => source,
+            | AgentEvent::TokenUsage { source, .. }
+            | AgentEvent::AnsweredOnStop { source, .. } => source,
         }
     }
 
@@ -226,6 +238,7 @@ impl AgentEvent {
             AgentEvent::ToolCallBlocked { .. } => "tool_call_blocked",
             AgentEvent::ContinuationEvaluated { .. } => "continuation_evaluated",
             AgentEvent::TokenUsage { .. } => "token_usage",
+            AgentEvent::AnsweredOnStop { .. } => "answered_on_stop",
         }
     }
 

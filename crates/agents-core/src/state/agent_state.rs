@@ -361,6 +361,14 @@ impl AgentState {
         })
     }
 
+    /// Adds tokens spent outside a step (the answer synthesized on a stop).
+    pub(crate) fn with_added_usage(self, usage: Usage) -> Self {
+        if usage.is_empty() {
+            return self;
+        }
+        self.edit(|data| data.usage += usage)
+    }
+
     /// Counts a stop hook's veto.
     pub(crate) fn vetoed(self) -> Self {
         self.edit(|data| {

@@ -22,7 +22,7 @@ use super::{
 pub type ToolEventListener = Arc<dyn Fn(&ToolEvent) + Send + Sync>;
 
 /// The timeout of a tool call unless configured otherwise.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The standard [`ToolExecutor`].
 ///
@@ -75,7 +75,7 @@ impl Default for Settings {
 }
 
 impl DefaultToolExecutor {
-    /// An executor with a 60 s timeout per call, argument validation on, no hooks.
+    /// An executor with a 120 s timeout per call, argument validation on, no hooks.
     pub fn new() -> Self {
         Self::default()
     }
@@ -300,8 +300,8 @@ impl DefaultToolExecutor {
         };
         if context.cancellation.is_cancelled() {
             return failure(
-                ToolFailureKind::Failed,
-                format!("`{name}` was not run because the agent run was cancelled"),
+                ToolFailureKind::Cancelled,
+                format!("cancelled: `{name}` was not run because the agent run was cancelled"),
             );
         }
         if self.settings.validate_arguments {
@@ -335,8 +335,11 @@ impl DefaultToolExecutor {
                     Some(result) => result,
                     None => {
                         return failure(
-                            ToolFailureKind::Failed,
-                            format!("`{name}` was stopped because the agent run was cancelled"),
+                            ToolFailureKind::Cancelled,
+                            format!(
+                                "cancelled: `{name}` was stopped because the agent run was \
+                                 cancelled"
+                            ),
                         )
                     }
                 }

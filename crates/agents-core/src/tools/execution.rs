@@ -21,6 +21,11 @@ pub enum ToolFailureKind {
     TimedOut,
     /// A before-tool hook refused the call.
     Blocked,
+    /// The same call (tool and arguments) was already made too often in this execution; it
+    /// was not run again.
+    Repeated,
+    /// The run was cancelled before the call finished.
+    Cancelled,
 }
 
 /// The outcome of one tool call.
@@ -54,6 +59,12 @@ pub struct ToolExecution {
 }
 
 impl ToolExecution {
+    /// This record with another outcome (the loop caps what the model sees).
+    pub(crate) fn with_outcome(mut self, outcome: ToolOutcome) -> Self {
+        self.outcome = outcome;
+        self
+    }
+
     /// An execution record.
     pub fn new(
         call: ToolCall,

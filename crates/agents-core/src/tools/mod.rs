@@ -6,6 +6,7 @@ mod execution;
 mod executor;
 mod function_tool;
 mod hook;
+mod limits;
 mod registry;
 mod schema;
 mod tool;
@@ -15,6 +16,11 @@ pub use execution::{ToolExecution, ToolExecutions, ToolFailureKind, ToolOutcome}
 pub use executor::{ToolEvent, ToolExecutor};
 pub use function_tool::FunctionTool;
 pub use hook::{AfterToolHook, BeforeToolHook, ToolHook, ToolHookDecision};
+pub(crate) use limits::{cap_output, screen_repeats};
+pub use limits::{
+    signature, PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT,
+    DEFAULT_TOOL_OUTPUT_LIMIT,
+};
 pub use registry::Tools;
 pub use schema::{arguments_schema, clean_schema, validate_arguments};
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput};

@@ -191,6 +191,13 @@ pub trait Tool: Send + Sync {
     /// A [`ToolError`] whose message is sent back to the model.
     async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError>;
 
+    /// Advice on reading the rest of a result that was cut to the tool-output limit (e.g. "call
+    /// read_file again with offset=2000"), given the arguments of the call and how many
+    /// characters the model saw. `None`: a generic note.
+    fn truncation_hint(&self, _arguments: &Value, _shown_chars: usize) -> Option<String> {
+        None
+    }
+
     /// The schema sent to the model.
     fn schema(&self) -> ToolSchema {
         ToolSchema::new(self.name(), self.description(), self.parameters())

@@ -1,0 +1,159 @@
+//! `AnswerOnStop`: every execution ends with an answer in the conversation.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use messages::{Message, Messages};
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentState, StopReason, ToolFailureKind};
+
+/// The metadata key marking an answer the loop appended because the execution stopped without
+/// one (`true`).
+pub const INCOMPLETE_KEY: &str = "incomplete";
+/// The metadata key holding the stop reason (snake_case) of such an answer.
+pub const STOP_REASON_KEY: &str = "stop_reason";
+
+/// What the loop appends to the conversation when an execution stops without a final answer
+/// (a step, token, time or cost limit, an error, repeated calls, a guard, a cancellation).
+///
+/// The appended assistant message carries the metadata `"incomplete": true` and
+/// `"stop_reason": "<snake_case>"`, and `AgentState::final_response` returns it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerOnStop {
+    /// One more inference, without tools, asks the model to answer from what the execution
+    /// found (its trace is in the context); if that fails, a [`Notice`](Self::Notice).
+    Synthesize,
+    /// A plain message: the task was not finished, why, and which tools were called.
+    Notice,
+    /// Nothing is appended (the original behaviour).
+    #[default]
+    Nothing,
+}
+
+impl AnswerOnStop {
+    /// The snake_case name (as in YAML definitions and the CLI).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerOnStop::Synthesize => "synthesize",
+            AnswerOnStop::Notice => "notice",
+            AnswerOnStop::Nothing => "nothing",
+        }
+    }
+}
+
+impl std::str::FromStr for AnswerOnStop {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "synthesize" => Ok(AnswerOnStop::Synthesize),
+            "notice" => Ok(AnswerOnStop::Notice),
+            "nothing" => Ok(AnswerOnStop::Nothing),
+            other => Err(format!(
+                "unknown answer-on-stop mode `{other}`: use synthesize, notice or nothing"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for AnswerOnStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `message` marked as the answer appended on a stop for `reason`.
+pub(crate) fn marked(message: Message, reason: StopReason) -> Message {
+    message
+        .with_metadata(INCOMPLETE_KEY, true)
+        .with_metadata(STOP_REASON_KEY, reason.as_str())
+}
+
+/// The notice: not finished, why, what was done.
+pub(crate) fn notice(state: &AgentState, reason: StopReason) -> Message {
+    let mut text = format!("I could not finish this task: {}.", reason.describe());
+    if let Some(error) = state
+        .current_step()
+        .and_then(|step| step.error_messages().into_iter().last())
+    {
+        let _ = write!(text, " The last error was: {}.", excerpt(&error, 300));
+    }
+    let mut calls: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for step in state.steps() {
+        for execution in step.tool_executions() {
+            let entry = calls.entry(execution.name()).or_insert((0, 0));
+            entry.0 += 1;
+            let failed = execution.has_error()
+                && execution.failure_kind() != Some(ToolFailureKind::Repeated);
+            entry.1 += usize::from(failed);
+        }
+    }
+    if calls.is_empty() {
+        text.push_str(" I did not call any tools.");
+    } else {
+        let done: Vec<String> = calls
+            .iter()
+            .map(|(name, (count, failed))| match (count, failed) {
+                (1, 0) => (*name).to_owned(),
+                (count, 0) => format!("{name} ({count} calls)"),
+                (count, failed) => format!("{name} ({count} calls, {failed} failed)"),
+            })
+            .collect();
+        let _ = write!(text, " What I did: {}.", done.join(", "));
+    }
+    text.push_str(" Ask me to continue, or rephrase the request.");
+    marked(Message::assistant(text), reason)
+}
+
+/// What the model is given to answer from on a stop: what it saw at the last step, that
+/// step's tool calls and results, and an instruction.
+pub(crate) fn synthesis_input(
+    state: &AgentState,
+    prompt: Messages,
+    reason: StopReason,
+) -> Messages {
+    let seen = match state.current_step() {
+        Some(step) if !step.input_messages().is_empty() => {
+            step.input_messages().concat(step.trace_messages())
+        }
+        _ => prompt,
+    };
+    seen.appended(Message::user(format!(
+        "You have to stop now: {}. Do not call any tools. Using only what you found above, \
+         answer my request as well as you can, and say briefly what is still missing.",
+        reason.describe()
+    )))
+}
+
+fn excerpt(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_print_in_snake_case() {
+        for mode in [
+            AnswerOnStop::Synthesize,
+            AnswerOnStop::Notice,
+            AnswerOnStop::Nothing,
+        ] {
+            assert_eq!(mode.as_str().parse::<AnswerOnStop>(), Ok(mode));
+            assert_eq!(
+                serde_json::to_value(mode).unwrap(),
+                serde_json::json!(mode.as_str())
+            );
+        }
+        assert!("always"
+            .parse::<AnswerOnStop>()
+            .unwrap_err()
+            .contains("synthesize"));
+    }
+}

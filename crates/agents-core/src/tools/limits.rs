@@ -1,0 +1,261 @@
+//! What the loop enforces on every tool call of a step, whatever the driver or the tool: a cap
+//! on the output the model sees, and a limit on repeating the same call.
+
+use std::collections::HashMap;
+
+use messages::ToolCall;
+use serde_json::Value;
+
+use super::{ToolExecution, ToolFailureKind, ToolOutcome};
+use crate::AgentState;
+
+/// The default cap on one tool result the model sees, in characters.
+pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 30_000;
+
+/// The default number of times the same call (tool and arguments) may be made in one
+/// execution: the third identical call is refused.
+pub const DEFAULT_REPEATED_CALL_LIMIT: u32 = 3;
+
+/// How much of an earlier result a refused repeated call quotes back.
+const EARLIER_RESULT_EXCERPT: usize = 2_000;
+
+/// The limits on the tool calls of every step (the agent's configuration; `None` = no limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolCallLimits {
+    /// The most characters of one result the model sees; the rest is cut with a note.
+    pub output_limit: Option<usize>,
+    /// The n-th identical call (same tool, same arguments in canonical JSON) in one execution
+    /// is not run; the model gets a tool error quoting the earlier result.
+    pub repeated_call_limit: Option<u32>,
+}
+
+impl ToolCallLimits {
+    /// The limits the facade uses: 30,000 characters, the third identical call refused.
+    pub fn standard() -> Self {
+        Self {
+            output_limit: Some(DEFAULT_TOOL_OUTPUT_LIMIT),
+            repeated_call_limit: Some(DEFAULT_REPEATED_CALL_LIMIT),
+        }
+    }
+}
+
+/// The calls made so far in an execution, by signature (tool name and canonical arguments).
+#[derive(Clone, Debug, Default)]
+pub struct PreviousCalls {
+    by_signature: HashMap<String, PreviousCall>,
+}
+
+#[derive(Clone, Debug)]
+struct PreviousCall {
+    count: u32,
+    last_result: String,
+}
+
+impl PreviousCalls {
+    /// The calls recorded in `state`'s execution.
+    pub fn of(state: &AgentState) -> Self {
+        let mut calls = Self::default();
+        for step in state.steps() {
+            for execution in step.tool_executions() {
+                if execution.failure_kind() == Some(ToolFailureKind::Repeated) {
+                    continue;
+                }
+                calls.add(execution);
+            }
+        }
+        calls
+    }
+
+    fn add(&mut self, execution: &ToolExecution) {
+        let entry = self
+            .by_signature
+            .entry(signature(execution.call()))
+            .or_insert(PreviousCall {
+                count: 0,
+                last_result: String::new(),
+            });
+        entry.count += 1;
+        entry.last_result = execution.result_text();
+    }
+
+    /// How often `call` was made before.
+    pub fn count(&self, call: &ToolCall) -> u32 {
+        self.by_signature
+            .get(&signature(call))
+            .map_or(0, |previous| previous.count)
+    }
+}
+
+/// Which of `calls` may run under `limit`, given what ran before: `Err(refusal)` for the
+/// n-th identical call (calls earlier in the same batch count too).
+pub(crate) fn screen_repeats(
+    calls: &[ToolCall],
+    previous: &PreviousCalls,
+    limit: Option<u32>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<Result<ToolCall, Box<ToolExecution>>> {
+    let Some(limit) = limit else {
+        return calls.iter().cloned().map(Ok).collect();
+    };
+    let mut in_batch: HashMap<String, u32> = HashMap::new();
+    calls
+        .iter()
+        .map(|call| {
+            let key = signature(call);
+            let before = previous.by_signature.get(&key);
+            let seen = before.map_or(0, |p| p.count) + in_batch.get(&key).copied().unwrap_or(0);
+            *in_batch.entry(key).or_insert(0) += 1;
+            if seen + 1 < limit {
+                return Ok(call.clone());
+            }
+            let earlier = before.map_or("(made earlier in this same reply)", |p| &p.last_result);
+            Err(Box::new(ToolExecution::failure(
+                call.clone(),
+                ToolFailureKind::Repeated,
+                format!(
+                    "you already made this exact call {seen} time(s) in this task, so it was not \
+                     run again. The earlier result was:\n{}\nUse that result, change your \
+                     approach (other arguments or another tool), or give your answer now.",
+                    cut(earlier, EARLIER_RESULT_EXCERPT, None).0
+                ),
+                now,
+                now,
+            )))
+        })
+        .collect()
+}
+
+/// `execution` with its result cut to `limit` characters and a note saying how much was left
+/// out (and `hint`, the tool's own advice on reading the rest).
+pub(crate) fn cap_output(
+    execution: ToolExecution,
+    limit: Option<usize>,
+    hint: Option<String>,
+) -> ToolExecution {
+    let Some(limit) = limit else {
+        return execution;
+    };
+    let too_long = |text: &str| text.len() > limit && text.chars().nth(limit).is_some();
+    let outcome = match execution.outcome() {
+        ToolOutcome::Success { content, value } if too_long(content) => ToolOutcome::Success {
+            content: cut(content, limit, hint.as_deref()).0,
+            value: value.clone(),
+        },
+        ToolOutcome::Failure { kind, message } if too_long(message) => ToolOutcome::Failure {
+            kind: *kind,
+            message: cut(message, limit, hint.as_deref()).0,
+        },
+        _ => return execution,
+    };
+    execution.with_outcome(outcome)
+}
+
+/// `text` cut to `limit` characters (on a character boundary) with a note, and whether it was
+/// cut.
+pub(crate) fn cut(text: &str, limit: usize, hint: Option<&str>) -> (String, bool) {
+    let Some((end, _)) = text.char_indices().nth(limit) else {
+        return (text.to_owned(), false);
+    };
+    let total = text.chars().count();
+    let left_out = total - limit;
+    let advice = hint.unwrap_or(
+        "ask for a smaller part (a narrower query, or an offset/limit if the tool takes one)",
+    );
+    (
+        format!(
+            "{}\n[output cut: {left_out} of {total} characters left out; to see the rest, \
+             {advice}]",
+            &text[..end]
+        ),
+        true,
+    )
+}
+
+/// A call's signature: its tool name and its arguments as canonical JSON (object keys sorted,
+/// at every depth), so the same call with its arguments in another order is the same call.
+pub fn signature(call: &ToolCall) -> String {
+    let mut text = String::with_capacity(64);
+    text.push_str(call.name());
+    text.push('\u{0}');
+    canonical(call.arguments(), &mut text);
+    text
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                if let Some(inner) = map.get(key) {
+                    canonical(inner, out);
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_same_call_with_its_arguments_in_another_order_has_one_signature() {
+        let a = ToolCall::new(
+            "1",
+            "search",
+            json!({"q": "x", "opts": {"b": 1, "a": [2, {"d": 1, "c": 0}]}}),
+        );
+        let b = ToolCall::new(
+            "2",
+            "search",
+            json!({"opts": {"a": [2, {"c": 0, "d": 1}], "b": 1}, "q": "x"}),
+        );
+        assert_eq!(signature(&a), signature(&b));
+        let other = ToolCall::new("3", "search", json!({"q": "y"}));
+        assert_ne!(signature(&a), signature(&other));
+        let renamed = ToolCall::new(
+            "4",
+            "find",
+            json!({"q": "x", "opts": {"b": 1, "a": [2, {"d": 1, "c": 0}]}}),
+        );
+        assert_ne!(signature(&a), signature(&renamed));
+    }
+
+    #[test]
+    fn cutting_respects_exact_boundaries_and_multibyte_characters() {
+        assert_eq!(cut("abc", 3, None), ("abc".to_owned(), false));
+        let (text, was_cut) = cut("abcd", 3, None);
+        assert!(was_cut);
+        assert!(
+            text.starts_with("abc\n[output cut: 1 of 4 characters left out"),
+            "{text}"
+        );
+        // Multi-byte: 5 characters, 15 bytes; the cut never splits one.
+        let (text, was_cut) = cut("ééééé", 2, Some("call again with offset=2"));
+        assert!(was_cut);
+        assert!(text.starts_with("éé\n[output cut: 3 of 5 characters left out; to see the rest, call again with offset=2]"), "{text}");
+        let (text, _) = cut("日本語テキスト", 7, None);
+        assert_eq!(text, "日本語テキスト");
+    }
+}
