@@ -50,6 +50,34 @@ fn output_within(mut command: Command, limit: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A server whose model first calls `tool` with `arguments`, then answers `answer`.
+async fn calling_then_answering(
+    tool: &str,
+    arguments: serde_json::Value,
+    answer: &str,
+) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": tool, "arguments": arguments.to_string()}}]}),
+            "tool_calls",
+        ))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": answer}),
+            "stop",
+        ))
+        .mount(&server)
+        .await;
+    server
+}
+
 async fn answering(message: serde_json::Value) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -161,31 +189,18 @@ fn a_state_path_that_is_a_fifo_is_refused_instead_of_blocking() {
 
 #[tokio::test]
 async fn terminal_escape_sequences_from_the_model_and_tools_are_shown_not_executed() {
-    let server = MockServer::start().await;
     let root = tempfile::tempdir().unwrap();
     std::fs::write(
         root.path().join("evil.txt"),
         "file says \u{1b}]0;pwned\u{7}hi",
     )
     .unwrap();
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(completion(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
-                "function": {"name": "read_file", "arguments": "{\"path\":\"evil.txt\"}"}}]}),
-            "tool_calls",
-        ))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(completion(
-            json!({"role": "assistant", "content": "\u{1b}[2J\u{1b}[31mred\u{1b}[0m\rdone"}),
-            "stop",
-        ))
-        .mount(&server)
-        .await;
+    let server = calling_then_answering(
+        "read_file",
+        json!({"path": "evil.txt"}),
+        "\u{1b}[2J\u{1b}[31mred\u{1b}[0m\rdone",
+    )
+    .await;
     let output = agents_run(
         &format!("{}/v1", server.uri()),
         root.path(),
@@ -210,28 +225,13 @@ async fn terminal_escape_sequences_from_the_model_and_tools_are_shown_not_execut
 
 #[tokio::test]
 async fn bash_commands_see_no_api_key_unless_the_user_passes_it() {
-    let server = MockServer::start().await;
     let root = tempfile::tempdir().unwrap();
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(completion(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
-                "function": {"name": "bash", "arguments": serde_json::to_string(&json!({
-                    "command": "echo key=${OPENAI_API_KEY:-absent} listed=${MY_DEPLOY_TOKEN:-absent} other=${MY_OTHER_TOKEN:-absent}"
-                })).unwrap()}}]}),
-            "tool_calls",
-        ))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(completion(
-            json!({"role": "assistant", "content": "ok"}),
-            "stop",
-        ))
-        .mount(&server)
-        .await;
+    let server = calling_then_answering(
+        "bash",
+        json!({"command": "echo key=${OPENAI_API_KEY:-absent} listed=${MY_DEPLOY_TOKEN:-absent} other=${MY_OTHER_TOKEN:-absent}"}),
+        "ok",
+    )
+    .await;
     let mut command = agents_run(
         &format!("{}/v1", server.uri()),
         root.path(),
