@@ -335,7 +335,10 @@ impl BashTool {
         let out = tokio::time::timeout_at(deadline, &mut stdout).await.ok();
         let err = tokio::time::timeout_at(deadline, &mut stderr).await.ok();
         if out.is_none() || err.is_none() {
-            let killed = pipes.kill_holders();
+            // Reading /proc is blocking file I/O: off the runtime's threads.
+            let killed = tokio::task::spawn_blocking(move || pipes.kill_holders())
+                .await
+                .unwrap_or(0);
             if killed > 0 {
                 tracing::debug!(
                     killed,
