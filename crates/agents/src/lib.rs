@@ -43,12 +43,16 @@
 //! [`UseSummarization`](capabilities::UseSummarization),
 //! [`UseStructuredOutput`](capabilities::UseStructuredOutput) and
 //! [`UseSelfCritique`](capabilities::UseSelfCritique).
+//!
+//! [`fs`] saves conversations the way a crash cannot corrupt them
+//! ([`write_atomic`](fs::write_atomic)) and loads them with a size bound.
 
 mod build_error;
 mod builder;
 pub mod capabilities;
 mod capability;
 pub mod definition;
+pub mod fs;
 pub mod prelude;
 
 pub use build_error::BuildError;

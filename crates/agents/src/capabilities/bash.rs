@@ -1,4 +1,8 @@
 //! `bash`: run a shell command in the workspace, under a policy.
+//!
+//! What protects the machine is the working directory, the environment policy and the limits
+//! (timeout, output cap, killing the whole process tree), not the deny list: see
+//! [`BashPolicy`] and `docs/security.md`.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -12,12 +16,59 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
+use tokio::sync::watch;
 
-/// Limits and refusals for [`BashTool`].
+/// How long the output pipes may stay open after the command's process group is gone: a
+/// process that escaped the group (`setsid`, a double fork) may hold them forever.
+const PIPE_GRACE: Duration = Duration::from_millis(300);
+
+/// After the readers are told to stop, they keep reading while data keeps arriving within
+/// this gap (what was already written is never dropped)…
+const DRAIN_IDLE: Duration = Duration::from_millis(20);
+
+/// …but no more than this many bytes (an escaped process writing without end cannot keep
+/// them reading).
+const DRAIN_MAX_BYTES: usize = 1 << 20;
+
+/// Environment variables every command gets from the agent's process when they are set
+/// (a name ending in `*` is a prefix). Everything else is left out unless the policy lists
+/// it: see [`BashPolicy::with_env_var`].
+pub const DEFAULT_BASH_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
+];
+
+/// Parts of a variable name that mark it as a secret (compared case-insensitively): such a
+/// variable reaches a command only when listed by its exact name.
+const SECRET_NAME_PARTS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+];
+
+/// Limits, refusals and the environment of [`BashTool`].
 ///
-/// The deny list is a coarse guard against obviously destructive commands (matched as
-/// case-insensitive substrings, with runs of whitespace collapsed), not a security boundary: run
-/// untrusted agents in a container.
+/// **What protects the machine**: commands run in the tool's working directory with stdin
+/// closed, a clean environment (only [`DEFAULT_BASH_ENV`] plus the variables listed with
+/// [`with_env_var`](Self::with_env_var); never a variable whose name looks like a key, token,
+/// secret, password or credential unless listed by its exact name), a timeout after which the
+/// command's whole process tree is killed, and an output cap. Background processes are killed
+/// when the command ends, including those that left the process group (on Linux, every
+/// process still holding the command's output pipes).
+///
+/// **What does not**: the deny list. It refuses obviously destructive commands (matched as
+/// case-insensitive substrings, with runs of whitespace collapsed) so a confused model does
+/// not run them by accident; it is trivially bypassed (`r""m -rf /`, a script file, `eval`,
+/// base64) and can refuse harmless commands (`echo mkfs`). The shell runs with the agent's
+/// user and can read and write whatever that user can: run untrusted agents in a container
+/// or a VM, with a working directory holding only what they need.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BashPolicy {
     /// How long a command may run before it (and its process group) is killed. Keep it below the
@@ -29,8 +80,12 @@ pub struct BashPolicy {
     pub head_chars: usize,
     /// Characters kept from the end of a cut output.
     pub tail_chars: usize,
-    /// Commands containing any of these (case-insensitively) are refused.
+    /// Commands containing any of these (case-insensitively) are refused (a convenience, not a
+    /// security boundary).
     pub deny_patterns: Vec<String>,
+    /// Variables passed from the agent's process besides [`DEFAULT_BASH_ENV`]: exact names, or
+    /// prefixes ending in `*` (a prefix never passes a secret-looking name).
+    pub env_vars: Vec<String>,
 }
 
 impl Default for BashPolicy {
@@ -55,6 +110,7 @@ impl Default for BashPolicy {
             ]
             .map(String::from)
             .to_vec(),
+            env_vars: Vec::new(),
         }
     }
 }
@@ -89,6 +145,29 @@ impl BashPolicy {
     pub fn without_deny_patterns(mut self) -> Self {
         self.deny_patterns.clear();
         self
+    }
+
+    /// A copy that also passes the variable `name` from the agent's process to commands (when
+    /// it is set). A name ending in `*` passes every variable starting with the rest, except
+    /// those that look like secrets: a key, token, secret, password or credential passes only
+    /// when listed by its exact name, for example `with_env_var("GITHUB_TOKEN")`.
+    pub fn with_env_var(mut self, name: impl Into<String>) -> Self {
+        self.env_vars.push(name.into());
+        self
+    }
+
+    /// Whether a variable called `name` in the agent's process is passed to commands.
+    pub fn passes_env(&self, name: &str) -> bool {
+        if self.env_vars.iter().any(|listed| listed == name) {
+            return true;
+        }
+        let matches = |pattern: &str| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => pattern == name,
+        };
+        let listed = DEFAULT_BASH_ENV.iter().copied().any(matches)
+            || self.env_vars.iter().map(String::as_str).any(matches);
+        listed && !looks_secret(name)
     }
 
     /// The deny pattern `command` contains, if any.
@@ -130,21 +209,28 @@ impl BashPolicy {
 
     /// Bytes kept from the start of a stream while it runs (enough for any cut).
     fn capture_head_bytes(&self) -> usize {
-        self.max_output_chars.max(self.head_chars).saturating_mul(4) + 4
+        self.max_output_chars
+            .max(self.head_chars)
+            .saturating_mul(4)
+            .saturating_add(4)
     }
 
     /// Bytes kept from the end of a stream while it runs.
     fn capture_tail_bytes(&self) -> usize {
-        self.tail_chars.saturating_mul(4) + 4
+        self.tail_chars.saturating_mul(4).saturating_add(4)
     }
 }
 
-/// `bash{command}`: runs `command` with `bash -c` in the workspace root (stdin closed, the
-/// environment inherited) and returns its output: `Exit code: N` when non-zero, then stdout,
-/// then `STDERR:` and stderr, separated by blank lines; `(no output)` when there is none.
-/// Commands matching the policy's deny list are refused; a command running past the policy's
-/// timeout is killed with its whole process group (so are background processes it leaves
-/// behind), and the model gets what it printed so far.
+/// `bash{command}`: runs `command` with `bash -c` in the workspace root and returns its output:
+/// `Exit code: N` when non-zero, then stdout, then `STDERR:` and stderr, separated by blank
+/// lines; `(no output)` when there is none.
+///
+/// The command runs with stdin closed and a clean environment (see [`BashPolicy`]), in a
+/// process group of its own. Commands matching the policy's deny list are refused. When the
+/// command ends, is killed at the policy's timeout or is cancelled, its whole process group is
+/// killed (background processes included, and on Linux processes that left the group but
+/// still hold its output pipes), and the model gets what it printed; the group is also killed
+/// when the call is dropped.
 #[derive(Clone, Debug)]
 pub struct BashTool {
     working_dir: PathBuf,
@@ -202,6 +288,11 @@ impl BashTool {
             .arg("-c")
             .arg(command_line)
             .current_dir(&self.working_dir)
+            .env_clear()
+            .envs(std::env::vars_os().filter(|(name, _)| {
+                name.to_str()
+                    .is_some_and(|name| self.policy.passes_env(name))
+            }))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -215,11 +306,14 @@ impl BashTool {
                 self.working_dir.display()
             ))
         })?;
-        let pid = child.id();
+        // From here on, dropping this future kills the group and stops the readers.
+        let mut group = ProcessGroup::new(child.id());
+        let pipes = escape::PipeIds::of(child.stdout.as_ref(), child.stderr.as_ref());
+        let (stop, stopped) = watch::channel(false);
         let head = self.policy.capture_head_bytes();
         let tail = self.policy.capture_tail_bytes();
-        let stdout = tokio::spawn(capture(child.stdout.take(), head, tail));
-        let stderr = tokio::spawn(capture(child.stderr.take(), head, tail));
+        let mut stdout = tokio::spawn(capture(child.stdout.take(), head, tail, stopped.clone()));
+        let mut stderr = tokio::spawn(capture(child.stderr.take(), head, tail, stopped));
 
         let ending = tokio::select! {
             status = tokio::time::timeout(self.policy.timeout, child.wait()) => match status {
@@ -230,16 +324,39 @@ impl BashTool {
             () = context.cancellation.cancelled() => Ending::Cancelled,
         };
         // Stop what is still running in the command's group: the command itself after a timeout
-        // or cancellation, background processes it left behind otherwise (they would keep the
-        // output pipes open).
-        if let Some(pid) = pid {
-            kill_process_group(&self.shell, pid).await;
-        }
+        // or cancellation, background processes it left behind otherwise.
+        group.kill();
         if !matches!(ending, Ending::Exited(_)) {
             let _ = child.kill().await;
         }
-        let stdout = collect(stdout, &self.policy).await;
-        let stderr = collect(stderr, &self.policy).await;
+        // The pipes close once every process holding them is gone; one that escaped the group
+        // keeps them open, so it is killed too (where it can be found) and the readers stop.
+        let deadline = tokio::time::Instant::now() + PIPE_GRACE;
+        let out = tokio::time::timeout_at(deadline, &mut stdout).await.ok();
+        let err = tokio::time::timeout_at(deadline, &mut stderr).await.ok();
+        if out.is_none() || err.is_none() {
+            // Reading /proc is blocking file I/O: off the runtime's threads.
+            let killed = tokio::task::spawn_blocking(move || pipes.kill_holders())
+                .await
+                .unwrap_or(0);
+            if killed > 0 {
+                tracing::debug!(
+                    killed,
+                    "killed processes that escaped the bash command's group"
+                );
+            }
+            let _ = stop.send(true);
+        }
+        let out = match out {
+            Some(done) => done,
+            None => stdout.await,
+        };
+        let err = match err {
+            Some(done) => done,
+            None => stderr.await,
+        };
+        let stdout = collect(out.ok(), &self.policy);
+        let stderr = collect(err.ok(), &self.policy);
 
         let mut parts = Vec::new();
         match &ending {
@@ -315,6 +432,47 @@ enum Ending {
     WaitFailed(String),
 }
 
+/// Whether a variable's name looks like it holds a secret.
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|part| name.contains(part))
+}
+
+/// The command's process group (its id is the shell's pid): killed on [`kill`](Self::kill)
+/// and, unless killed already, when dropped, so a dropped tool call (an executor timeout, an
+/// aborted task) leaves nothing running. `kill_on_drop` alone would kill only the shell.
+struct ProcessGroup {
+    pid: Option<u32>,
+}
+
+impl ProcessGroup {
+    fn new(pid: Option<u32>) -> Self {
+        Self { pid }
+    }
+
+    /// Sends SIGKILL to every process in the group (once).
+    fn kill(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self
+            .pid
+            .take()
+            .and_then(|pid| i32::try_from(pid).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            // ESRCH (the group is already gone) is the common case after a clean exit.
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        #[cfg(not(unix))]
+        self.pid.take();
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// The start and end of a stream, its middle dropped once it is long.
 struct Captured {
     head: Vec<u8>,
@@ -323,10 +481,33 @@ struct Captured {
     total_bytes: usize,
 }
 
+impl Captured {
+    fn push(&mut self, mut chunk: &[u8], head_cap: usize, tail_cap: usize) {
+        self.total_bytes = self.total_bytes.saturating_add(chunk.len());
+        let room = head_cap.saturating_sub(self.head.len());
+        if room > 0 {
+            let taken = room.min(chunk.len());
+            self.head.extend_from_slice(&chunk[..taken]);
+            chunk = &chunk[taken..];
+        }
+        for byte in chunk {
+            if self.tail.len() == tail_cap {
+                self.tail.pop_front();
+                self.dropped = true;
+            }
+            self.tail.push_back(*byte);
+        }
+    }
+}
+
+/// Reads `reader` to its end, or until `stop` turns true (or its sender is dropped); then
+/// reads on while data keeps arriving (within [`DRAIN_IDLE`], up to [`DRAIN_MAX_BYTES`]), so
+/// what the command wrote before it ended is kept.
 async fn capture<R: AsyncRead + Unpin>(
     reader: Option<R>,
     head_cap: usize,
     tail_cap: usize,
+    mut stop: watch::Receiver<bool>,
 ) -> Captured {
     let mut captured = Captured {
         head: Vec::new(),
@@ -339,34 +520,33 @@ async fn capture<R: AsyncRead + Unpin>(
     };
     let mut buffer = [0u8; 8192];
     loop {
-        let read = match reader.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(read) => read,
+        let read = tokio::select! {
+            biased;
+            _ = stop.wait_for(|stop| *stop) => break,
+            read = reader.read(&mut buffer) => read,
         };
-        captured.total_bytes += read;
-        let mut chunk = &buffer[..read];
-        let room = head_cap.saturating_sub(captured.head.len());
-        if room > 0 {
-            let taken = room.min(chunk.len());
-            captured.head.extend_from_slice(&chunk[..taken]);
-            chunk = &chunk[taken..];
+        match read {
+            Ok(0) | Err(_) => return captured,
+            Ok(read) => captured.push(&buffer[..read], head_cap, tail_cap),
         }
-        for byte in chunk {
-            if captured.tail.len() == tail_cap {
-                captured.tail.pop_front();
-                captured.dropped = true;
+    }
+    let mut drained = 0usize;
+    while drained < DRAIN_MAX_BYTES {
+        match tokio::time::timeout(DRAIN_IDLE, reader.read(&mut buffer)).await {
+            Ok(Ok(read)) if read > 0 => {
+                drained += read;
+                captured.push(&buffer[..read], head_cap, tail_cap);
             }
-            captured.tail.push_back(*byte);
+            _ => break,
         }
     }
     captured
 }
 
-/// The captured text, cut by `policy` (the reader is given a moment to drain, then abandoned).
-async fn collect(task: tokio::task::JoinHandle<Captured>, policy: &BashPolicy) -> String {
-    let captured = match tokio::time::timeout(Duration::from_secs(2), task).await {
-        Ok(Ok(captured)) => captured,
-        _ => return String::new(),
+/// The captured text, cut by `policy` (empty when the reader failed).
+fn collect(captured: Option<Captured>, policy: &BashPolicy) -> String {
+    let Some(captured) = captured else {
+        return String::new();
     };
     let head = String::from_utf8_lossy(&captured.head);
     let tail: Vec<u8> = captured.tail.into_iter().collect();
@@ -379,26 +559,108 @@ async fn collect(task: tokio::task::JoinHandle<Captured>, policy: &BashPolicy) -
     policy.cut(&head, tail.trim_end_matches('\n'), &size)
 }
 
-/// Sends SIGKILL to the process group `pid` (the shell's `kill` builtin; no unsafe code).
-async fn kill_process_group(shell: &str, pid: u32) {
-    if !cfg!(unix) {
-        return;
-    }
-    let result = Command::new(shell)
-        .arg("-c")
-        .arg(format!("kill -KILL -- -{pid} 2>/dev/null"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await;
-    if let Err(error) = result {
-        tracing::warn!(%error, pid, "could not kill the command's process group");
-    }
-}
-
 fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Finding and killing processes that left the command's process group (`setsid`, a double
+/// fork) but still hold its output pipes. Linux only (it reads `/proc`); elsewhere such a
+/// process keeps running and only our end of the pipes is closed.
+mod escape {
+    /// The identities of the command's output pipes (`pipe:[inode]` on Linux).
+    pub(super) struct PipeIds(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] Vec<String>);
+
+    impl PipeIds {
+        /// The pipes behind `stdout` and `stderr` (our read ends).
+        #[cfg(target_os = "linux")]
+        pub(super) fn of(
+            stdout: Option<&tokio::process::ChildStdout>,
+            stderr: Option<&tokio::process::ChildStderr>,
+        ) -> Self {
+            use std::os::fd::AsRawFd;
+            let fds = [
+                stdout.map(AsRawFd::as_raw_fd),
+                stderr.map(AsRawFd::as_raw_fd),
+            ];
+            let ids = fds
+                .into_iter()
+                .flatten()
+                .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+                .filter_map(|link| link.to_str().map(str::to_owned))
+                .filter(|link| link.starts_with("pipe:"))
+                .collect();
+            Self(ids)
+        }
+
+        /// Nothing to find outside Linux.
+        #[cfg(not(target_os = "linux"))]
+        pub(super) fn of<O, E>(_stdout: Option<&O>, _stderr: Option<&E>) -> Self {
+            Self(Vec::new())
+        }
+
+        /// Sends SIGKILL to every other process holding one of the pipes; how many there were.
+        /// Our own children are skipped: a command started at the same moment may hold our
+        /// pipes between its fork and its exec.
+        #[cfg(target_os = "linux")]
+        pub(super) fn kill_holders(&self) -> usize {
+            if self.0.is_empty() {
+                return 0;
+            }
+            let me = std::process::id();
+            let Ok(processes) = std::fs::read_dir("/proc") else {
+                return 0;
+            };
+            let mut killed = 0;
+            for process in processes.flatten() {
+                let Some(pid) = process
+                    .file_name()
+                    .to_str()
+                    .and_then(|name| name.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                if pid == me || parent_of(pid) == Some(me) || !self.held_by(pid) {
+                    continue;
+                }
+                let target = i32::try_from(pid)
+                    .ok()
+                    .and_then(rustix::process::Pid::from_raw);
+                if let Some(target) = target {
+                    if rustix::process::kill_process(target, rustix::process::Signal::KILL).is_ok()
+                    {
+                        killed += 1;
+                    }
+                }
+            }
+            killed
+        }
+
+        /// Nothing to kill outside Linux.
+        #[cfg(not(target_os = "linux"))]
+        pub(super) fn kill_holders(&self) -> usize {
+            0
+        }
+
+        #[cfg(target_os = "linux")]
+        fn held_by(&self, pid: u32) -> bool {
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+                return false;
+            };
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|link| self.0.iter().any(|pipe| link.as_os_str() == pipe.as_str()))
+            })
+        }
+    }
+
+    /// The parent of `pid`, from `/proc/<pid>/stat` (`pid (comm) state ppid ...`, where comm
+    /// may hold spaces and parentheses).
+    #[cfg(target_os = "linux")]
+    fn parent_of(pid: u32) -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after_comm = &stat[stat.rfind(')')? + 1..];
+        after_comm.split_whitespace().nth(1)?.parse().ok()
+    }
 }
 
 #[cfg(test)]
@@ -483,6 +745,167 @@ mod tests {
         );
         tokio::time::sleep(Duration::from_millis(1600)).await;
         assert!(!dir.path().join("survived.txt").exists());
+    }
+
+    /// Whether `pid` is still running (a zombie waiting for a parent that does not reap it
+    /// counts as gone), polled for a few seconds: SIGKILL takes a moment to land.
+    #[cfg(target_os = "linux")]
+    async fn still_running_after_kill(pid: u32) -> bool {
+        for _ in 0..100 {
+            let running = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
+                    Some(state != "Z" && state != "X")
+                })
+                .unwrap_or(false);
+            if !running {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
+    }
+
+    fn read_pid(dir: &tempfile::TempDir, file: &str) -> u32 {
+        std::fs::read_to_string(dir.path().join(file))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn output_is_kept_when_a_child_escapes_the_process_group_and_the_child_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        // The escaped child holds stdout and stderr open for 100 s; the command waits until it
+        // has left the group, then ends.
+        let command = "echo before; \
+            setsid sh -c 'echo $$ > escaped.pid; exec sleep 100' & \
+            until [ -s escaped.pid ]; do sleep 0.05; done; echo after";
+        let output = tokio::time::timeout(Duration::from_secs(20), bash(&tool(&dir), command))
+            .await
+            .expect("the tool must not wait for the escaped child")
+            .unwrap();
+        assert_eq!(output, "before\nafter");
+        let escaped = read_pid(&dir, "escaped.pid");
+        assert!(
+            !still_running_after_kill(escaped).await,
+            "the escaped child {escaped} is still running"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_timeout_returns_the_partial_output_and_kills_every_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool =
+            tool(&dir).with_policy(BashPolicy::default().with_timeout(Duration::from_millis(800)));
+        let command = "echo started; sleep 60 & echo $! > child.pid; \
+            setsid sh -c 'echo $$ > escaped.pid; exec sleep 100' & wait";
+        let error = tokio::time::timeout(Duration::from_secs(20), bash(&tool, command))
+            .await
+            .expect("the tool must end at its timeout")
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed("Command timed out after 800ms and was killed.\n\nstarted")
+        );
+        for file in ["child.pid", "escaped.pid"] {
+            let pid = read_pid(&dir, file);
+            assert!(
+                !still_running_after_kill(pid).await,
+                "{file}: {pid} is still running"
+            );
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn dropping_the_call_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = tool(&dir);
+        let call = bash(&tool, "sleep 60 & echo $! > child.pid; wait");
+        // The caller gives up (an executor timeout, an aborted task) while the command runs.
+        let waited = tokio::time::timeout(Duration::from_millis(800), call).await;
+        assert!(
+            waited.is_err(),
+            "the command should still have been running"
+        );
+        let pid = read_pid(&dir, "child.pid");
+        assert!(
+            !still_running_after_kill(pid).await,
+            "the background child {pid} outlived the dropped call"
+        );
+    }
+
+    #[tokio::test]
+    async fn commands_get_a_clean_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        // Whatever the test process has, only the allow-list reaches the command.
+        let output = bash(&tool(&dir), "env | cut -d= -f1 | sort").await.unwrap();
+        let policy = BashPolicy::default();
+        for name in output.lines() {
+            assert!(
+                policy.passes_env(name) || ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+                "`{name}` reached the command"
+            );
+        }
+        assert!(output.lines().any(|name| name == "PATH"), "{output}");
+    }
+
+    #[test]
+    fn the_environment_policy_passes_the_allow_list_and_never_an_unlisted_secret() {
+        let policy = BashPolicy::default();
+        for name in [
+            "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR",
+        ] {
+            assert!(policy.passes_env(name), "{name}");
+        }
+        for name in [
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "HTTPS_PROXY",
+            "PWD",
+            "path",
+        ] {
+            assert!(!policy.passes_env(name), "{name}");
+        }
+        let policy = policy
+            .with_env_var("MY_*")
+            .with_env_var("GITHUB_TOKEN")
+            .with_env_var("CARGO_HOME");
+        assert!(policy.passes_env("MY_HOST"));
+        assert!(policy.passes_env("CARGO_HOME"));
+        assert!(
+            policy.passes_env("GITHUB_TOKEN"),
+            "listed by its exact name"
+        );
+        assert!(
+            !policy.passes_env("MY_SECRET_TOKEN"),
+            "a prefix never passes a secret"
+        );
+        assert!(!policy.passes_env("MY_db_password"));
+        assert!(!policy.passes_env("CARGO_REGISTRY_TOKEN"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_secret_looking_name_passes_only_when_listed_exactly(
+            before in "[A-Z_]{0,8}",
+            part in proptest::sample::select(SECRET_NAME_PARTS),
+            after in "[a-zA-Z_]{0,8}",
+            prefix_len in 0usize..8,
+        ) {
+            let name = format!("{before}{part}{after}");
+            let prefix: String = name.chars().take(prefix_len).collect();
+            let policy = BashPolicy::default()
+                .with_env_var(format!("{prefix}*"))
+                .with_env_var("*");
+            proptest::prop_assert!(!policy.passes_env(&name));
+            proptest::prop_assert!(policy.with_env_var(name.clone()).passes_env(&name));
+        }
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! `UseSubagents`: let the agent hand a task to a specialised child agent.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agents_core::{AgentState, AgentStatus, Tool, ToolContext, ToolError, ToolOutput};
@@ -86,12 +87,17 @@ impl SubagentDefinition {
 /// `parent_agent_id`) and the parent receives only the child's final answer, cut at
 /// [`with_max_result_chars`](Self::with_max_result_chars) (default 8000) with `...`.
 /// Children may spawn children up to [`with_max_depth`](Self::with_max_depth) levels (default
-/// 3); deeper calls return an error to the model. The tool is created when the agent is built,
-/// so it sees every tool, hook and listener configured on the builder.
+/// 3), and one step of one agent runs at most
+/// [`with_max_concurrent_subagents`](Self::with_max_concurrent_subagents) subagents at once
+/// (default 4; with parallel tool calls, the calls past it fail at once). Calls past either
+/// limit return an error to the model, which can do the task itself or spawn later. So an
+/// agent tree holds at most `concurrent^depth` running subagents. The tool is created when the
+/// agent is built, so it sees every tool, hook and listener configured on the builder.
 #[derive(Clone, Debug)]
 pub struct UseSubagents {
     definitions: Vec<SubagentDefinition>,
     max_depth: usize,
+    max_concurrent: usize,
     max_result_chars: usize,
     timeout: Duration,
 }
@@ -102,6 +108,7 @@ impl UseSubagents {
         Self {
             definitions: definitions.into_iter().collect(),
             max_depth: 3,
+            max_concurrent: 4,
             max_result_chars: 8000,
             timeout: Duration::from_secs(1800),
         }
@@ -110,6 +117,12 @@ impl UseSubagents {
     /// How deep subagents may nest (default 3: parent → child → grandchild → great-grandchild).
     pub fn with_max_depth(mut self, depth: usize) -> Self {
         self.max_depth = depth;
+        self
+    }
+
+    /// How many subagents one step of one agent may run at once (default 4; at least 1).
+    pub fn with_max_concurrent_subagents(mut self, limit: usize) -> Self {
+        self.max_concurrent = limit.max(1);
         self
     }
 
@@ -151,6 +164,45 @@ struct SpawnSubagentTool {
     parent: AgentBuilder,
     depth: usize,
     description: String,
+    running: Running,
+}
+
+/// How many calls of one tool run now, per (agent id, step number); an entry leaves the map
+/// when its last call ends, so the map holds only running steps.
+type Running = Arc<Mutex<HashMap<(Arc<str>, usize), usize>>>;
+
+/// One running call, counted in [`Running`] until dropped (finished, failed or cancelled).
+struct RunningCall {
+    running: Running,
+    key: (Arc<str>, usize),
+}
+
+impl RunningCall {
+    /// Counts a new call for `key`, unless `limit` calls run already.
+    fn start(running: &Running, key: (Arc<str>, usize), limit: usize) -> Option<Self> {
+        let mut counts = running.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = counts.entry(key.clone()).or_insert(0);
+        if *count >= limit {
+            return None;
+        }
+        *count += 1;
+        Some(Self {
+            running: Arc::clone(running),
+            key,
+        })
+    }
+}
+
+impl Drop for RunningCall {
+    fn drop(&mut self) {
+        let mut counts = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = counts.get_mut(&self.key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                counts.remove(&self.key);
+            }
+        }
+    }
 }
 
 impl SpawnSubagentTool {
@@ -171,6 +223,7 @@ impl SpawnSubagentTool {
             parent,
             depth,
             description,
+            running: Running::default(),
         }
     }
 
@@ -272,6 +325,16 @@ impl Tool for SpawnSubagentTool {
                 self.config.max_depth
             )));
         }
+        let key = (Arc::clone(&context.agent_id), context.step_number);
+        let Some(_running) = RunningCall::start(&self.running, key, self.config.max_concurrent)
+        else {
+            return Err(ToolError::failed(format!(
+                "too many subagents at once: {} already run in this step, so `{name}` was not \
+                 started; use their answers first and spawn it in a later step, or do the task \
+                 yourself",
+                self.config.max_concurrent
+            )));
+        };
         let agent = self
             .child_builder(definition)
             .build()
@@ -322,7 +385,23 @@ fn cap_chars(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::cap_chars;
+    use super::*;
+
+    #[test]
+    fn running_calls_are_counted_per_agent_and_step_and_forgotten_when_done() {
+        let running = Running::default();
+        let key = |agent: &str, step| (Arc::<str>::from(agent), step);
+        let first = RunningCall::start(&running, key("a", 1), 2).unwrap();
+        let second = RunningCall::start(&running, key("a", 1), 2).unwrap();
+        assert!(RunningCall::start(&running, key("a", 1), 2).is_none());
+        // Another step, another agent: counted apart.
+        let other_step = RunningCall::start(&running, key("a", 2), 2).unwrap();
+        let other_agent = RunningCall::start(&running, key("b", 1), 2).unwrap();
+        drop(first);
+        let third = RunningCall::start(&running, key("a", 1), 2).unwrap();
+        drop((second, third, other_step, other_agent));
+        assert!(running.lock().unwrap().is_empty());
+    }
 
     #[test]
     fn answers_are_cut_at_a_char_boundary() {

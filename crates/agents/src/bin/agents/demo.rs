@@ -44,7 +44,7 @@ fn turns() -> Vec<Turn> {
     ]
 }
 
-fn write_project(dir: &std::path::Path) -> std::io::Result<()> {
+fn write_project(dir: &std::path::Path) -> Result<(), agents::fs::FileError> {
     let mut inventory = String::from("sku,item,size,quantity,location\n");
     for i in 0..60 {
         inventory.push_str(&format!(
@@ -55,14 +55,16 @@ fn write_project(dir: &std::path::Path) -> std::io::Result<()> {
         ));
     }
     inventory.push_str("SKU-9001,bolt,M6,1200,aisle 3\nSKU-9002,bolt,M8,300,aisle 3\n");
-    std::fs::write(dir.join("inventory.csv"), inventory)?;
+    agents::fs::write_atomic(dir.join("inventory.csv"), inventory.as_bytes())?;
     let suppliers: Vec<serde_json::Value> = (0..25)
         .map(|i| json!({"name": format!("Supplier {i}"), "items": ["washer"], "lead_time_days": 5 + i % 9}))
         .chain([json!({"name": "Nordic Fasteners", "items": ["bolt M8"], "lead_time_days": 12})])
         .collect();
-    std::fs::write(
+    agents::fs::write_atomic(
         dir.join("suppliers.json"),
-        serde_json::to_string_pretty(&suppliers).unwrap_or_default(),
+        serde_json::to_string_pretty(&suppliers)
+            .unwrap_or_default()
+            .as_bytes(),
     )?;
     let mut notes = String::from("# Warehouse notes\n\n");
     for i in 0..20 {
@@ -72,7 +74,7 @@ fn write_project(dir: &std::path::Path) -> std::io::Result<()> {
         ));
     }
     notes.push_str("- Reorder M8 bolts when stock falls below 250. Next order due in March.\n");
-    std::fs::write(dir.join("notes.md"), notes)
+    agents::fs::write_atomic(dir.join("notes.md"), notes.as_bytes())
 }
 
 /// Tokens of one request as a model would read it: messages plus tool schemas.
@@ -138,9 +140,11 @@ async fn run_mode(
 
 /// Runs the demo and prints the comparison.
 pub async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::temp_dir().join(format!("agents-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let _cleanup = RemoveOnDrop(dir.clone());
+    // A new directory readable by the user only, with an unpredictable name, created
+    // exclusively (nothing someone else put in the temporary directory is used) and removed
+    // at the end.
+    let project = tempfile::Builder::new().prefix("agents-demo-").tempdir()?;
+    let dir = project.path().to_owned();
     write_project(&dir)?;
 
     println!("agents demo: a scripted model and real, sandboxed file tools (read_file, list_dir,");
@@ -173,12 +177,4 @@ pub async fn run() -> Result<(), Box<dyn std::error::Error>> {
         separated.final_state.step_executions().len()
     );
     Ok(())
-}
-
-struct RemoveOnDrop(std::path::PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -53,7 +53,7 @@ async fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", render::error_report(error.as_ref()));
             std::process::ExitCode::FAILURE
         }
     }

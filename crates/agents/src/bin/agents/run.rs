@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agents::prelude::*;
 
-use crate::render::{print_event, print_transcript};
+use crate::render::{print_event, print_transcript, printable};
 use crate::setup::Settings;
 
 /// Which wire protocol the endpoint speaks.
@@ -83,9 +83,16 @@ pub struct RunArgs {
     /// Recognise tool calls written as JSON text (small local models do this).
     #[arg(long)]
     pub recover_tool_calls: bool,
-    /// Conversation file: loaded if it exists, saved after the run.
+    /// Conversation file: loaded if it exists (at most 256 MiB), saved after the run
+    /// (atomically, readable by you only).
     #[arg(long)]
     pub state: Option<PathBuf>,
+    /// Also pass this environment variable to bash commands (repeatable). Commands get only
+    /// PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TZ and TMPDIR otherwise.
+    /// A name ending in `*` is a prefix; a name that looks like a key, token, secret, password
+    /// or credential passes only when given in full.
+    #[arg(long = "bash-env", value_name = "NAME")]
+    pub bash_env: Vec<String>,
     /// Print the persisted conversation at the end.
     #[arg(long)]
     pub transcript: bool,
@@ -150,6 +157,10 @@ fn model(
     })
 }
 
+/// The largest `--state` file a run loads: a conversation that grew past it is refused, not
+/// read into memory.
+const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
+
 fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::Error>> {
     let Some(path) = path else {
         return Ok(AgentState::new());
@@ -157,7 +168,7 @@ fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::
     if !path.exists() {
         return Ok(AgentState::new());
     }
-    let text = std::fs::read_to_string(path)?;
+    let text = agents::fs::read_to_string_bounded(path, MAX_STATE_BYTES)?;
     AgentState::from_json(&text).map_err(|e| {
         format!(
             "cannot resume from `{}`: {e} (the file was left untouched)",
@@ -190,7 +201,7 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(step) = state.current_step() {
             if let Some(answer) = step.final_response() {
                 if !args.stream {
-                    println!("assistant: {}", answer.text());
+                    println!("assistant: {}", printable(&answer.text()));
                 } else {
                     println!();
                 }
@@ -215,7 +226,7 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         print_transcript(&done);
     }
     if let Some(path) = &args.state {
-        std::fs::write(path, done.to_json()?)?;
+        agents::fs::write_atomic(path, done.to_json()?.as_bytes())?;
         println!("conversation saved to {}", path.display());
     }
     Ok(())

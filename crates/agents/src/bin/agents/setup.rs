@@ -143,7 +143,10 @@ impl Settings {
             tools.extend(FileTools::new(sandbox).all().iter().cloned());
         }
         if has("bash") {
-            tools.push(Arc::new(BashTool::new(root)));
+            let policy = (args.bash_env.iter()).fold(BashPolicy::default(), |policy, name| {
+                policy.with_env_var(name)
+            });
+            tools.push(Arc::new(BashTool::new(root).with_policy(policy)));
         }
         if has("skills") {
             let dir = args.skills.clone().unwrap_or_else(|| root.join("skills"));

@@ -1,0 +1,251 @@
+//! The `agents` binary against hostile or broken input: state files that are huge, not files,
+//! or world-readable; replies full of terminal escape sequences; secrets in the environment of
+//! bash commands.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+fn completion(message: serde_json::Value, finish: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
+    }))
+}
+
+/// `agents run` against `base_url` in `root`, with `extra` arguments.
+fn agents_run(base_url: &str, root: &Path, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agents"));
+    command
+        .args(["run", "--base-url", base_url, "--model", "mock"])
+        .args(["--root", root.to_str().unwrap(), "--prompt", "go"])
+        .args(extra)
+        .env_remove("OPENAI_API_KEY");
+    command
+}
+
+/// Runs `command`, killing it if it is still running after `limit` (a hang is a failure, not
+/// a stuck test run).
+fn output_within(mut command: Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("`agents` still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A server whose model first calls `tool` with `arguments`, then answers `answer`.
+async fn calling_then_answering(
+    tool: &str,
+    arguments: serde_json::Value,
+    answer: &str,
+) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": tool, "arguments": arguments.to_string()}}]}),
+            "tool_calls",
+        ))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": answer}),
+            "stop",
+        ))
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn answering(message: serde_json::Value) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(message, "stop"))
+        .mount(&server)
+        .await;
+    server
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_state_file_is_saved_private_and_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = answering(json!({"role": "assistant", "content": "Saved."})).await;
+    let root = tempfile::tempdir().unwrap();
+    let state = root.path().join("conversation.json");
+    let output = agents_run(
+        &format!("{}/v1", server.uri()),
+        root.path(),
+        &["--no-bash", "--state", state.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "mode {mode:o}");
+    // Made world-readable by someone: the next save is private again.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let again = agents_run(
+        &format!("{}/v1", server.uri()),
+        root.path(),
+        &["--no-bash", "--state", state.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert!(again.status.success());
+    let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "a resave keeps it private: {mode:o}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let messages = &saved["message_store"]["sections"][0]["messages"];
+    assert_eq!(messages.as_array().map(Vec::len), Some(4), "{saved}");
+    let names: Vec<String> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["conversation.json"],
+        "no temporary file left behind"
+    );
+}
+
+#[test]
+fn a_state_file_past_the_size_limit_is_refused_and_left_untouched() {
+    let root = tempfile::tempdir().unwrap();
+    let state = root.path().join("huge.json");
+    // Sparse: 256 MiB + 1 byte without writing them.
+    let file = std::fs::File::create(&state).unwrap();
+    file.set_len(256 * 1024 * 1024 + 1).unwrap();
+    drop(file);
+    let output = output_within(
+        agents_run(
+            "http://127.0.0.1:9/v1",
+            root.path(),
+            &["--state", state.to_str().unwrap()],
+        ),
+        Duration::from_secs(30),
+    );
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("is larger than the limit of 268435456 bytes"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::metadata(&state).unwrap().len(),
+        256 * 1024 * 1024 + 1
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_state_path_that_is_a_fifo_is_refused_instead_of_blocking() {
+    let root = tempfile::tempdir().unwrap();
+    let fifo = root.path().join("state.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let output = output_within(
+        agents_run(
+            "http://127.0.0.1:9/v1",
+            root.path(),
+            &["--state", fifo.to_str().unwrap()],
+        ),
+        Duration::from_secs(30),
+    );
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("is not a regular file"), "{error}");
+}
+
+#[tokio::test]
+async fn terminal_escape_sequences_from_the_model_and_tools_are_shown_not_executed() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("evil.txt"),
+        "file says \u{1b}]0;pwned\u{7}hi",
+    )
+    .unwrap();
+    let server = calling_then_answering(
+        "read_file",
+        json!({"path": "evil.txt"}),
+        "\u{1b}[2J\u{1b}[31mred\u{1b}[0m\rdone",
+    )
+    .await;
+    let output = agents_run(
+        &format!("{}/v1", server.uri()),
+        root.path(),
+        &["--no-bash", "--transcript"],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{text}");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "raw control characters reached the terminal: {text:?}"
+    );
+    assert!(
+        text.contains("assistant: \\u{1b}[2J\\u{1b}[31mred\\u{1b}[0m\\rdone"),
+        "{text}"
+    );
+    assert!(text.contains("file says \\u{1b}]0;pwned\\u{7}hi"), "{text}");
+}
+
+#[tokio::test]
+async fn bash_commands_see_no_api_key_unless_the_user_passes_it() {
+    let root = tempfile::tempdir().unwrap();
+    let server = calling_then_answering(
+        "bash",
+        json!({"command": "echo key=${OPENAI_API_KEY:-absent} listed=${MY_DEPLOY_TOKEN:-absent} other=${MY_OTHER_TOKEN:-absent}"}),
+        "ok",
+    )
+    .await;
+    let mut command = agents_run(
+        &format!("{}/v1", server.uri()),
+        root.path(),
+        &["--bash-env", "MY_DEPLOY_TOKEN"],
+    );
+    command
+        .env("OPENAI_API_KEY", "sk-must-not-leak")
+        .env("MY_DEPLOY_TOKEN", "deploy-123")
+        .env("MY_OTHER_TOKEN", "other-456");
+    let output = command.output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("<- bash: key=absent listed=deploy-123 other=absent"),
+        "{text}"
+    );
+}

@@ -1,0 +1,129 @@
+//! Subagent fan-out and nesting limits, as the model meets them: tool errors, not crashes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents::inference::{InferenceError, InferenceRequest};
+use agents::prelude::*;
+use async_trait::async_trait;
+
+fn spawn_call(id: &str, prompt: &str) -> ToolCall {
+    ToolCall::new(
+        id,
+        "spawn_subagent",
+        json!({"subagent": "researcher", "prompt": prompt}),
+    )
+}
+
+fn tool_results(request: &InferenceRequest) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .filter(|m| m.role() == Role::Tool)
+        .map(|m| m.text())
+        .collect()
+}
+
+/// A child model that takes a while to answer and records how many answer at once.
+#[derive(Default)]
+struct SlowModel {
+    running: AtomicUsize,
+    most_at_once: AtomicUsize,
+}
+
+#[async_trait]
+impl LanguageModel for SlowModel {
+    async fn complete(
+        &self,
+        _request: InferenceRequest,
+    ) -> Result<InferenceResponse, InferenceError> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_at_once.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        Ok(InferenceResponse::text("child answer"))
+    }
+}
+
+#[tokio::test]
+async fn subagents_past_the_concurrency_limit_of_a_step_are_refused_and_can_run_later() {
+    let child = Arc::new(SlowModel::default());
+    let parent = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([
+            spawn_call("c1", "one"),
+            spawn_call("c2", "two"),
+            spawn_call("c3", "three"),
+        ]),
+        InferenceResponse::with_tool_calls([spawn_call("c4", "three, again")]),
+        InferenceResponse::text("all done"),
+    ]);
+    let researcher = SubagentDefinition {
+        model: SubagentModel::Model(child.clone()),
+        ..SubagentDefinition::new("researcher", "Looks things up", "You research.")
+    };
+    let agent = AgentBuilder::new()
+        .with_model(parent.clone())
+        .with_parallel_tool_calls(true)
+        .with_capability(UseSubagents::new([researcher]).with_max_concurrent_subagents(2))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("research three things"))
+        .await
+        .unwrap();
+
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.final_response().unwrap().text(), "all done");
+    assert_eq!(child.most_at_once.load(Ordering::SeqCst), 2);
+    let requests = parent.requests();
+    let first_step = tool_results(&requests[1]);
+    assert_eq!(first_step.len(), 3, "{first_step:?}");
+    assert_eq!(&first_step[..2], ["child answer", "child answer"]);
+    assert!(
+        first_step[2].contains("too many subagents at once: 2 already run in this step"),
+        "{first_step:?}"
+    );
+    // The slots were freed when the first two ended: the next step's spawn runs.
+    let second_step = tool_results(&requests[2]);
+    assert_eq!(second_step.last().map(String::as_str), Some("child answer"));
+}
+
+#[tokio::test]
+async fn the_default_nesting_limit_stops_the_fourth_level() {
+    let spawn = |id: &str| InferenceResponse::with_tool_calls([spawn_call(id, "go deeper")]);
+    // One inherited script, in order: parent, child, grandchild, great-grandchild (refused
+    // when it tries to nest once more), then the answers back up.
+    let model = ScriptedModel::new([
+        spawn("p"),
+        spawn("c"),
+        spawn("g"),
+        spawn("gg"),
+        InferenceResponse::text("level 3 did it"),
+        InferenceResponse::text("level 2 done"),
+        InferenceResponse::text("level 1 done"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_capability(UseSubagents::new([SubagentDefinition::new(
+            "researcher",
+            "Looks things up",
+            "You research.",
+        )]))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+    let refused = tool_results(&model.requests()[4]);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("maximum subagent nesting depth (3) reached"),
+        "{refused:?}"
+    );
+}
