@@ -11,6 +11,8 @@
 //!   ([`RetryPolicy`], honouring `Retry-After`), and keep keys in a redacting [`SecretString`].
 //!   The wire mappings live in [`providers::openai`] and [`providers::anthropic`].
 //! - [`InferenceError`]: typed failures with [`InferenceError::is_retryable`].
+//! - [`ModelCatalog`] / [`ModelInfo`]: context windows and prices of current models (built
+//!   in, dated, user-extendable); [`Usage::cost`] prices a usage as a [`Cost`].
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -33,6 +35,8 @@
 //! # });
 //! ```
 
+mod catalog;
+mod cost;
 mod error;
 mod event;
 mod finish_reason;
@@ -45,6 +49,8 @@ mod response;
 mod scripted;
 mod usage;
 
+pub use catalog::{CatalogError, ModelCatalog, ModelInfo, MODEL_CATALOG_ENV};
+pub use cost::Cost;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;
