@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, ErrorType, EventSource,
-    StepContext, StepError, StepParts, ToolExecutor, Tools,
+    StepContext, StepError, StepParts, ToolExecutor, Tools, BUFFER_SECTION, DEFAULT_SECTION,
+    SUMMARY_SECTION,
 };
 use async_trait::async_trait;
 use futures::future::Either;
@@ -162,6 +163,7 @@ impl ToolCallingDriver {
             temperature: self.temperature,
             parallel_tool_calls: has_tools.then_some(self.parallel_tool_calls),
             options: Default::default(),
+            cache_breakpoint: stable_prefix_len(state, cached.messages.len()).checked_sub(1),
         }
     }
 
@@ -186,6 +188,17 @@ impl ToolCallingDriver {
         }
         Ok(accumulator.finish()?)
     }
+}
+
+/// Messages at the head of the request that the next request repeats unchanged: the cached
+/// context and the persistent sections (`summary`, `buffer`, `messages`), before the
+/// execution buffer. Providers with prompt caching put a breakpoint at its end.
+fn stable_prefix_len(state: &AgentState, cached_messages: usize) -> usize {
+    [SUMMARY_SECTION, BUFFER_SECTION, DEFAULT_SECTION]
+        .iter()
+        .map(|name| state.store().section(name).len())
+        .sum::<usize>()
+        + cached_messages
 }
 
 #[async_trait]

@@ -13,6 +13,11 @@
 //! - [`InferenceError`]: typed failures with [`InferenceError::is_retryable`].
 //! - [`ModelCatalog`] / [`ModelInfo`]: context windows and prices of current models (built
 //!   in, dated, user-extendable); [`Usage::cost`] prices a usage as a [`Cost`].
+//! - Prompt caching: Anthropic requests carry `cache_control` breakpoints (tools, system
+//!   prompt, end of the stable conversation: [`InferenceRequest::cache_breakpoint`]); cached
+//!   tokens of both providers are read into [`Usage`].
+//! - [`telemetry`]: every provider call is a `chat {model}` span with the OpenTelemetry gen_ai
+//!   attributes (no message contents).
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -47,6 +52,7 @@ pub mod providers;
 mod request;
 mod response;
 mod scripted;
+pub mod telemetry;
 mod usage;
 
 pub use catalog::{CatalogError, ModelCatalog, ModelInfo, MODEL_CATALOG_ENV};
