@@ -50,6 +50,7 @@ pub mod capabilities;
 mod capability;
 pub mod definition;
 pub mod prelude;
+pub mod telemetry;
 
 pub use build_error::BuildError;
 pub use builder::AgentBuilder;
