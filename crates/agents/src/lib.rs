@@ -65,7 +65,8 @@ pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use drivers_react::ReActDriver;
 pub use drivers_toolcalling::ToolCallingDriver;
 pub use inference::{
-    Anthropic, InferenceError, InferenceResponse, LanguageModel, OpenAiCompatible, ScriptedModel,
+    Anthropic, Cost, InferenceError, InferenceResponse, LanguageModel, ModelCatalog, ModelInfo,
+    OpenAiCompatible, ScriptedModel,
 };
 pub use messages::{Message, Messages, ToolCall};
 

@@ -239,3 +239,148 @@ pub(crate) fn request_model<'a>(request: &'a crate::InferenceRequest, default: &
         .filter(|m| !m.is_empty())
         .unwrap_or(default)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::fmt::Debug;
+    use std::sync::{Arc, Mutex};
+
+    use futures::StreamExt;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    use super::*;
+    use crate::{collect_stream, response_to_events};
+
+    /// The fields recorded on spans, by name (one span at a time in these tests).
+    #[derive(Clone, Default)]
+    struct Fields(Arc<Mutex<HashMap<String, String>>>);
+
+    impl Fields {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0.lock().unwrap().get(name).cloned()
+        }
+    }
+
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+            self.0
+                .lock()
+                .unwrap()
+                .insert(field.name().to_owned(), format!("{value:?}"));
+        }
+
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .insert(field.name().to_owned(), value.to_owned());
+        }
+    }
+
+    struct Capture(Fields);
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, span: &Attributes<'_>) -> Id {
+            span.record(&mut self.0.clone());
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, values: &Record<'_>) {
+            values.record(&mut self.0.clone());
+        }
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    fn response() -> InferenceResponse {
+        InferenceResponse::text("secret answer")
+            .with_usage(Usage {
+                input_tokens: 100,
+                output_tokens: 20,
+                cache_read_tokens: 1000,
+                cache_write_tokens: 50,
+                reasoning_tokens: 5,
+            })
+            .with_model("claude-sonnet-5-5-20261001")
+    }
+
+    #[test]
+    fn a_chat_span_carries_the_gen_ai_attributes_and_no_contents() {
+        let fields = Fields::default();
+        tracing::subscriber::with_default(Capture(fields.clone()), || {
+            let span = chat_span("anthropic", "claude-sonnet-5-5");
+            record_response(&span, &response());
+        });
+        let expect = [
+            (OTEL_NAME, "chat claude-sonnet-5-5"),
+            (OTEL_KIND, "client"),
+            (GEN_AI_OPERATION_NAME, "chat"),
+            (GEN_AI_PROVIDER_NAME, "anthropic"),
+            (GEN_AI_REQUEST_MODEL, "claude-sonnet-5-5"),
+            (GEN_AI_RESPONSE_MODEL, "claude-sonnet-5-5-20261001"),
+            (GEN_AI_RESPONSE_FINISH_REASONS, "stop"),
+            (GEN_AI_USAGE_INPUT_TOKENS, "1150"),
+            (GEN_AI_USAGE_OUTPUT_TOKENS, "25"),
+            (GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, "1000"),
+            (GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, "50"),
+        ];
+        for (name, value) in expect {
+            assert_eq!(fields.get(name).as_deref(), Some(value), "{name}");
+        }
+        assert_eq!(fields.get(ERROR_TYPE), None);
+        let all = format!("{:?}", fields.0.lock().unwrap());
+        assert!(!all.contains("secret"), "{all}");
+    }
+
+    #[test]
+    fn failures_are_typed_by_a_short_name() {
+        let fields = Fields::default();
+        tracing::subscriber::with_default(Capture(fields.clone()), || {
+            let span = chat_span("openai", "gpt-5.4");
+            record_error(
+                &span,
+                &InferenceError::Http {
+                    status: 529,
+                    message: "overloaded".into(),
+                },
+            );
+        });
+        assert_eq!(fields.get(ERROR_TYPE).as_deref(), Some("529"));
+        assert_eq!(fields.get(OTEL_STATUS_CODE).as_deref(), Some("error"));
+        let timeout = InferenceError::Timeout {
+            after: std::time::Duration::from_secs(3),
+        };
+        assert_eq!(error_type(&timeout), "timeout");
+    }
+
+    #[tokio::test]
+    async fn a_stream_records_usage_and_finish_reason_as_they_pass() {
+        let fields = Fields::default();
+        let _default = tracing::subscriber::set_default(Capture(fields.clone()));
+        let events = response_to_events(&response()).into_iter().map(Ok);
+        let stream = instrument_stream(
+            Box::pin(futures::stream::iter(events)),
+            chat_span("anthropic", "claude-sonnet-5-5"),
+        );
+        let mut stream = stream.peekable();
+        assert!(std::pin::Pin::new(&mut stream).peek().await.is_some());
+        assert_eq!(fields.get(GEN_AI_USAGE_INPUT_TOKENS), None, "not yet");
+        let response = collect_stream(Box::pin(stream)).await.unwrap();
+        assert_eq!(response.content(), "secret answer");
+        assert_eq!(
+            fields.get(GEN_AI_USAGE_INPUT_TOKENS).as_deref(),
+            Some("1150")
+        );
+        assert_eq!(
+            fields.get(GEN_AI_RESPONSE_FINISH_REASONS).as_deref(),
+            Some("stop")
+        );
+    }
+}
