@@ -34,6 +34,17 @@ impl SpanExporter for Collected {
     }
 }
 
+/// Spans of this thread, exported as each one ends, until the guard is dropped.
+fn collect_spans() -> (Collected, tracing::subscriber::DefaultGuard) {
+    let spans = Collected::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    (spans, tracing::subscriber::set_default(subscriber))
+}
+
 fn completion() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-5.4-2026-03-05",
@@ -68,13 +79,7 @@ async fn every_inference_is_a_chat_span_with_gen_ai_attributes() {
         )
         .mount(&server)
         .await;
-    let spans = Collected::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (spans, _default) = collect_spans();
     let model = OpenAiCompatible::new(format!("{}/v1", server.uri()), None, "gpt-5.4").unwrap();
     let request = InferenceRequest::new(vec![Message::user("Tell me the secret plans.")]);
 
@@ -132,13 +137,7 @@ async fn a_streamed_inference_is_one_chat_span_closed_with_its_usage() {
         .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
         .mount(&server)
         .await;
-    let spans = Collected::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (spans, _default) = collect_spans();
     let model = OpenAiCompatible::new(format!("{}/v1", server.uri()), None, "gpt-5.4").unwrap();
 
     let stream = model

@@ -6,21 +6,17 @@ mod response;
 mod stream;
 
 use async_trait::async_trait;
-use futures::stream as futures_stream;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
 pub use response::{parse_response, usage_from_anthropic};
 
 use crate::http::builder_options::{header_map, http_builder_options};
-use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
-use crate::http::event_stream::event_stream;
+use crate::http::client::{HttpClient, HttpSettings, PostRequest};
 use crate::http::secret::{IntoApiKey, SecretString};
+use crate::providers::start_stream;
 use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
-use crate::{
-    response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
-    LanguageModel,
-};
+use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
 use stream::AnthropicStreamDecoder;
 
 /// Anthropic's API root, used when no base URL is given.
@@ -159,23 +155,13 @@ impl LanguageModel for Anthropic {
         let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
         stream_in_span(span, async {
             let post = self.post(&request, true)?;
-            match self.http.post_stream(&post).await? {
-                StreamStart::Events { first, rest } => Ok(event_stream(
-                    first,
-                    rest,
-                    AnthropicStreamDecoder::default(),
-                    self.http.settings().stream_idle_timeout,
-                )),
-                StreamStart::Json(body) => {
-                    let response = parse_response(&body)?;
-                    if let Some(model) = response.model() {
-                        tracing::Span::current()
-                            .record(crate::telemetry::GEN_AI_RESPONSE_MODEL, model);
-                    }
-                    let events = response_to_events(&response).into_iter().map(Ok);
-                    Ok(Box::pin(futures_stream::iter(events)) as InferenceStream)
-                }
-            }
+            start_stream(
+                &self.http,
+                &post,
+                AnthropicStreamDecoder::default(),
+                parse_response,
+            )
+            .await
         })
         .await
     }
