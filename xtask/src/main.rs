@@ -88,6 +88,25 @@ fn ci() -> Result<(), String> {
             "test (tiktoken feature)",
             cargo(&["test", "-p", "agents-processing", "--features", "tiktoken"]),
         ),
+        // OpenTelemetry export: the in-memory span test and the CLI-to-OTLP-receiver test.
+        Step::new(
+            "clippy (otel feature)",
+            cargo(&[
+                "clippy",
+                "-p",
+                "agents",
+                "--all-targets",
+                "--features",
+                "otel",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        ),
+        Step::new(
+            "test (otel feature)",
+            cargo(&["test", "-p", "agents", "--features", "otel"]),
+        ),
     ];
     for step in steps {
         step.run()?;

@@ -54,6 +54,7 @@ mod capability;
 pub mod definition;
 pub mod fs;
 pub mod prelude;
+pub mod telemetry;
 
 pub use build_error::BuildError;
 pub use builder::AgentBuilder;
@@ -68,7 +69,8 @@ pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use drivers_react::ReActDriver;
 pub use drivers_toolcalling::ToolCallingDriver;
 pub use inference::{
-    Anthropic, InferenceError, InferenceResponse, LanguageModel, OpenAiCompatible, ScriptedModel,
+    Anthropic, Cost, InferenceError, InferenceResponse, LanguageModel, ModelCatalog, ModelInfo,
+    OpenAiCompatible, ScriptedModel,
 };
 pub use messages::{Message, Messages, ToolCall};
 

@@ -113,6 +113,8 @@ async fn run_against_a_mock_server_saves_and_resumes_the_conversation() {
     );
     assert!(text.contains("assistant: You need to buy milk."), "{text}");
     assert!(text.contains("tokens: 100 in, 20 out"), "{text}");
+    // `mock` is in no catalog: no made-up price.
+    assert!(text.contains("unknown price"), "{text}");
 
     let second = run("Anything else?");
     let text = String::from_utf8_lossy(&second.stdout);

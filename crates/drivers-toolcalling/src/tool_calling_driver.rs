@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
-    EventSource, StepContext, StepError, StepParts, ToolExecutor, Tools,
+    EventSource, StepContext, StepError, StepParts, ToolExecutor, Tools, BUFFER_SECTION,
+    DEFAULT_SECTION, SUMMARY_SECTION,
 };
 use async_trait::async_trait;
 use futures::future::Either;
@@ -140,12 +141,13 @@ impl ToolCallingDriver {
         tools: &Tools,
         cached: &CachedContext,
     ) -> InferenceRequest {
-        self.request_for(cached, tools, &state.messages_for_inference())
+        self.request_for(state, cached, tools, &state.messages_for_inference())
     }
 
-    /// The request whose compiled conversation is `input`.
+    /// The request for `state` whose compiled conversation is `input`.
     fn request_for(
         &self,
+        state: &AgentState,
         cached: &CachedContext,
         tools: &Tools,
         input: &Messages,
@@ -172,6 +174,7 @@ impl ToolCallingDriver {
             temperature: self.temperature,
             parallel_tool_calls: has_tools.then_some(self.parallel_tool_calls),
             options: Default::default(),
+            cache_breakpoint: stable_prefix_len(state, cached.messages.len()).checked_sub(1),
         }
     }
 
@@ -198,6 +201,17 @@ impl ToolCallingDriver {
     }
 }
 
+/// Messages at the head of the request that the next request repeats unchanged: the cached
+/// context and the persistent sections (`summary`, `buffer`, `messages`), before the
+/// execution buffer. Providers with prompt caching put a breakpoint at its end.
+fn stable_prefix_len(state: &AgentState, cached_messages: usize) -> usize {
+    [SUMMARY_SECTION, BUFFER_SECTION, DEFAULT_SECTION]
+        .iter()
+        .map(|name| state.store().section(name).len())
+        .sum::<usize>()
+        + cached_messages
+}
+
 #[async_trait]
 impl AgentDriver for ToolCallingDriver {
     async fn next_step(
@@ -213,7 +227,7 @@ impl AgentDriver for ToolCallingDriver {
         // future, so the step's own future never holds a copy of it. The stream's state is
         // boxed so that it does not grow the future of every (non-streaming) step.
         let (offered_tools, inference) = {
-            let request = self.request_for(&context.cached_context, tools, &input);
+            let request = self.request_for(state, &context.cached_context, tools, &input);
             context.emit_with(|| AgentEvent::InferenceRequested {
                 source: source.clone(),
                 message_count: request.messages.len(),

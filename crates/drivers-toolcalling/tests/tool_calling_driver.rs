@@ -393,3 +393,35 @@ async fn without_recovery_a_call_written_as_text_is_the_answer() {
         Some(CALL_AS_TEXT)
     );
 }
+
+/// The request marks where the persistent conversation ends (cached prefix + summary +
+/// buffer + messages), so that prompt caching can cache it; the execution buffer follows.
+#[tokio::test]
+async fn requests_mark_the_end_of_the_persistent_conversation() {
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([call("call_1", "Paris")]),
+        InferenceResponse::text("Sunny in Paris."),
+    ]);
+    let driver = ToolCallingDriver::new(model.clone());
+    let earlier = AgentState::new().with_user_message("Hi").with_store(
+        AgentState::new()
+            .store()
+            .section(DEFAULT_SECTION)
+            .append(vec![Message::user("Hi"), Message::assistant("Hello!")]),
+    );
+    let state = earlier.with_user_message("What's the weather in Paris?");
+
+    agent(driver)
+        .with_cached_context(CachedContext::new().with_messages(vec![Message::system("Be brief.")]))
+        .execute(state)
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    // system + Hi + Hello! + question: the stable prefix ends at index 3 in both requests;
+    // the second one adds the tool round after it.
+    assert_eq!(requests[0].messages.len(), 4);
+    assert_eq!(requests[0].cache_breakpoint, Some(3));
+    assert_eq!(requests[1].messages.len(), 6);
+    assert_eq!(requests[1].cache_breakpoint, Some(3));
+}

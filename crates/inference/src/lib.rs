@@ -11,6 +11,13 @@
 //!   ([`RetryPolicy`], honouring `Retry-After`), and keep keys in a redacting [`SecretString`].
 //!   The wire mappings live in [`providers::openai`] and [`providers::anthropic`].
 //! - [`InferenceError`]: typed failures with [`InferenceError::is_retryable`].
+//! - [`ModelCatalog`] / [`ModelInfo`]: context windows and prices of current models (built
+//!   in, dated, user-extendable); [`Usage::cost`] prices a usage as a [`Cost`].
+//! - Prompt caching: Anthropic requests carry `cache_control` breakpoints (tools, system
+//!   prompt, end of the stable conversation: [`InferenceRequest::cache_breakpoint`]); cached
+//!   tokens of both providers are read into [`Usage`].
+//! - [`telemetry`]: every provider call is a `chat {model}` span with the OpenTelemetry gen_ai
+//!   attributes (no message contents).
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -33,6 +40,8 @@
 //! # });
 //! ```
 
+mod catalog;
+mod cost;
 mod error;
 mod event;
 mod finish_reason;
@@ -43,8 +52,11 @@ pub mod providers;
 mod request;
 mod response;
 mod scripted;
+pub mod telemetry;
 mod usage;
 
+pub use catalog::{CatalogError, ModelCatalog, ModelInfo, MODEL_CATALOG_ENV};
+pub use cost::Cost;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;

@@ -86,6 +86,13 @@ pub struct InferenceRequest {
     pub parallel_tool_calls: Option<bool>,
     /// Free provider options, merged into the request body as given.
     pub options: Map<String, Value>,
+    /// Index in `messages` of the last message of the stable part of the conversation: the
+    /// prefix the next request repeats unchanged. Providers with explicit prompt caching
+    /// (Anthropic) put a cache breakpoint there. `None`: the whole conversation is stable.
+    /// The agent drivers set it to the end of the persistent sections, before the execution
+    /// buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_breakpoint: Option<usize>,
 }
 
 impl InferenceRequest {
@@ -144,6 +151,13 @@ impl InferenceRequest {
     /// Allows or forbids several tool calls in one answer.
     pub fn with_parallel_tool_calls(mut self, parallel: bool) -> Self {
         self.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// Marks `messages[index]` as the end of the stable prefix (see
+    /// [`cache_breakpoint`](Self::cache_breakpoint)).
+    pub fn with_cache_breakpoint(mut self, index: usize) -> Self {
+        self.cache_breakpoint = Some(index);
         self
     }
 

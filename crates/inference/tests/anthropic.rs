@@ -57,7 +57,11 @@ async fn text_with_thinking_and_cache_usage() {
     );
     assert_eq!(response.id(), Some("msg_01XFDUDYJgAACzvnptvVoYEL"));
     let body = &received_bodies(&server).await[0];
-    assert_eq!(body["system"], "You are a weather assistant.");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "You are a weather assistant.",
+                "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(body["max_tokens"], 4096);
     assert_eq!(body["messages"].as_array().unwrap().len(), 1);
 }

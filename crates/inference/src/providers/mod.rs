@@ -7,7 +7,37 @@
 pub mod anthropic;
 pub mod openai;
 
-use crate::InferenceError;
+use crate::http::client::{HttpClient, PostRequest, StreamStart};
+use crate::http::event_stream::{event_stream, StreamDecoder};
+use crate::telemetry::GEN_AI_RESPONSE_MODEL;
+use crate::{response_to_events, InferenceError, InferenceResponse, InferenceStream};
+
+/// Sends a streaming request: an event-stream answer is decoded by `decoder`; a server that
+/// answered with one JSON body instead is parsed by `parse` and replayed as events. Called
+/// inside the call's `chat` span, whose response model it records for a JSON answer.
+pub(crate) async fn start_stream<D: StreamDecoder>(
+    http: &HttpClient,
+    post: &PostRequest,
+    decoder: D,
+    parse: fn(&str) -> Result<InferenceResponse, InferenceError>,
+) -> Result<InferenceStream, InferenceError> {
+    match http.post_stream(post).await? {
+        StreamStart::Events { first, rest } => Ok(event_stream(
+            first,
+            rest,
+            decoder,
+            http.settings().stream_idle_timeout,
+        )),
+        StreamStart::Json(body) => {
+            let response = parse(&body)?;
+            if let Some(model) = response.model() {
+                tracing::Span::current().record(GEN_AI_RESPONSE_MODEL, model);
+            }
+            let events = response_to_events(&response).into_iter().map(Ok);
+            Ok(Box::pin(futures::stream::iter(events)))
+        }
+    }
+}
 
 /// The error for a stream that ended before the provider said it was complete.
 pub(crate) fn truncated_stream(expected: &str) -> InferenceError {

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! bench-report [--quick] --criterion DIR [--rig-criterion DIR] --docs DIR
+//! bench-report --cost-only --docs DIR     # only the context cost in dollars: DIR/cost.md
 //! ```
 // A report generator: it prints its progress.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -25,6 +26,7 @@ static ALLOCATOR: allocations::Counting = allocations::Counting;
 /// Command line options.
 struct Options {
     quick: bool,
+    cost_only: bool,
     criterion: PathBuf,
     rig_criterion: Option<PathBuf>,
     docs: PathBuf,
@@ -33,21 +35,29 @@ struct Options {
 fn parse_options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
     let mut quick = false;
+    let mut cost_only = false;
     let mut criterion = None;
     let mut rig_criterion = None;
     let mut docs = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => quick = true,
+            "--cost-only" => cost_only = true,
             "--criterion" => criterion = args.next().map(PathBuf::from),
             "--rig-criterion" => rig_criterion = args.next().map(PathBuf::from),
             "--docs" => docs = args.next().map(PathBuf::from),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
+    let criterion = match criterion {
+        Some(dir) => dir,
+        None if cost_only => PathBuf::new(),
+        None => return Err("--criterion DIR is required".into()),
+    };
     Ok(Options {
         quick,
-        criterion: criterion.ok_or("--criterion DIR is required")?,
+        cost_only,
+        criterion,
         rig_criterion,
         docs: docs.ok_or("--docs DIR is required")?,
     })
@@ -72,6 +82,10 @@ fn run() -> Result<(), String> {
         return scale::held_states_child(n.parse().map_err(|_| "--held-states N")?);
     }
     let options = parse_options()?;
+    if options.cost_only {
+        let context = context_cost::measure()?;
+        return write_cost(&options, &context);
+    }
     // Scale first, while the process is small, so its memory numbers are its own.
     let executions = if options.quick { 1_000 } else { 10_000 };
     println!("scale: {executions} concurrent executions ...");
@@ -91,6 +105,7 @@ fn run() -> Result<(), String> {
         context.separated.total(),
         context.summarized.total()
     );
+    write_cost(&options, &context)?;
     let criterion = criterion_data::load(&options.criterion, options.rig_criterion.as_deref());
     std::fs::create_dir_all(options.docs.join("benchmarks")).map_err(|e| e.to_string())?;
     let report = render::Report {
@@ -107,6 +122,19 @@ fn run() -> Result<(), String> {
     }
     let path = options.docs.join("benchmarks.md");
     std::fs::write(&path, report.markdown()).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The models `docs/cost.md` prices the conversation for: one OpenAI, one Anthropic.
+const PRICED_MODELS: [&str; 2] = ["gpt-5.4", "claude-sonnet-5-5"];
+
+/// Writes `cost.md` (the context cost in dollars) into the docs directory.
+fn write_cost(options: &Options, context: &context_cost::ContextCost) -> Result<(), String> {
+    let catalog = inference::ModelCatalog::builtin();
+    let markdown = context_cost::cost_markdown(context, &catalog, &PRICED_MODELS)?;
+    let path = options.docs.join("cost.md");
+    std::fs::write(&path, markdown).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(())
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agents::inference::{ModelCatalog, ModelInfo};
 use agents::prelude::*;
 
 use crate::render::{print_event, print_transcript, printable};
@@ -96,6 +97,10 @@ pub struct RunArgs {
     /// Print the persisted conversation at the end.
     #[arg(long)]
     pub transcript: bool,
+    /// Export OpenTelemetry spans to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318).
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 impl RunArgs {
@@ -161,6 +166,11 @@ fn model(
 /// read into memory.
 const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The catalog entry of the model (built-in prices, or AGENTS_MODEL_CATALOG's).
+fn price_of(model: &str) -> Result<Option<ModelInfo>, Box<dyn std::error::Error>> {
+    Ok(ModelCatalog::from_env()?.lookup(model))
+}
+
 fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::Error>> {
     let Some(path) = path else {
         return Ok(AgentState::new());
@@ -180,15 +190,24 @@ fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::
 
 /// Runs one user turn and prints it as it happens.
 pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
+    // Dropped when the run ends, which sends the spans still buffered.
+    #[cfg(feature = "otel")]
+    let _telemetry = args
+        .otlp_endpoint
+        .as_deref()
+        .map(agents::telemetry::init_otlp)
+        .transpose()?;
     let state = load_state(&args.state)?;
     let root = match &args.root {
         Some(root) => root.clone(),
         None => std::env::current_dir()?,
     };
     let settings = Settings::resolve(&args)?;
+    let model = model(&args, &settings)?;
+    let price = price_of(&model.name())?;
     let builder = settings
         .builder(&args, &root)?
-        .with_shared_model(model(&args, &settings)?)
+        .with_shared_model(model)
         .with_streaming(args.stream)
         .with_content_tool_call_recovery(args.recover_tool_calls)
         .on_event(print_event);
@@ -212,7 +231,7 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let done = last.ok_or("the agent produced no state")?;
     let usage = done.execution_usage();
     println!(
-        "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total",
+        "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",
         done.status(),
         done.stop_reason()
             .map(|r| format!(", {r:?}"))
@@ -220,7 +239,11 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         done.step_executions().len(),
         usage.input_tokens,
         usage.output_tokens,
-        usage.total()
+        usage.total(),
+        match &price {
+            Some(info) => format!("cost ${:.6}", usage.cost(info).total_usd()),
+            None => "unknown price".to_owned(),
+        }
     );
     if args.transcript {
         print_transcript(&done);

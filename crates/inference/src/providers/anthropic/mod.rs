@@ -6,20 +6,17 @@ mod response;
 mod stream;
 
 use async_trait::async_trait;
-use futures::stream as futures_stream;
 use reqwest::header::{HeaderMap, HeaderValue};
 
 pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
 pub use response::{parse_response, usage_from_anthropic};
 
 use crate::http::builder_options::{header_map, http_builder_options};
-use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
-use crate::http::event_stream::event_stream;
+use crate::http::client::{HttpClient, HttpSettings, PostRequest};
 use crate::http::secret::{IntoApiKey, SecretString};
-use crate::{
-    response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
-    LanguageModel,
-};
+use crate::providers::start_stream;
+use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
+use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
 use stream::AnthropicStreamDecoder;
 
 /// Anthropic's API root, used when no base URL is given.
@@ -28,11 +25,15 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when a request sets none (Anthropic requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+/// `gen_ai.provider.name` of this provider's `chat` spans.
+pub const PROVIDER_NAME: &str = "anthropic";
 
 /// A Claude model behind the Anthropic messages API.
 ///
 /// The key is sent as `x-api-key`, kept in a [`SecretString`] and never shown in `Debug`
-/// output, errors or logs.
+/// output, errors or logs. Prompt caching is on: requests carry `cache_control` breakpoints
+/// (see [`request_body`]); turn it off with [`AnthropicBuilder::prompt_caching`]. Every call
+/// is a `chat {model}` span ([`crate::telemetry`]).
 ///
 /// ```
 /// use inference::{Anthropic, LanguageModel};
@@ -47,6 +48,7 @@ pub struct Anthropic {
     api_key: Option<SecretString>,
     model: String,
     max_tokens: u32,
+    prompt_caching: bool,
     extra_headers: HeaderMap,
     http: HttpClient,
 }
@@ -105,7 +107,13 @@ impl Anthropic {
         request: &InferenceRequest,
         stream: bool,
     ) -> Result<PostRequest, InferenceError> {
-        let body = request_body(request, &self.model, self.max_tokens, stream);
+        let body = request_body(
+            request,
+            &self.model,
+            self.max_tokens,
+            stream,
+            self.prompt_caching,
+        );
         let body = serde_json::to_vec(&body).map_err(|e| InferenceError::Configuration {
             message: format!("the request cannot be serialized: {e}"),
         })?;
@@ -134,26 +142,28 @@ impl LanguageModel for Anthropic {
         &self,
         request: InferenceRequest,
     ) -> Result<InferenceResponse, InferenceError> {
-        let post = self.post(&request, false)?;
-        let body = self.http.post_json(&post).await?;
-        parse_response(&body)
+        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
+        complete_in_span(span, async {
+            let post = self.post(&request, false)?;
+            let body = self.http.post_json(&post).await?;
+            parse_response(&body)
+        })
+        .await
     }
 
     async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
-        let post = self.post(&request, true)?;
-        match self.http.post_stream(&post).await? {
-            StreamStart::Events { first, rest } => Ok(event_stream(
-                first,
-                rest,
+        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
+        stream_in_span(span, async {
+            let post = self.post(&request, true)?;
+            start_stream(
+                &self.http,
+                &post,
                 AnthropicStreamDecoder::default(),
-                self.http.settings().stream_idle_timeout,
-            )),
-            StreamStart::Json(body) => {
-                let response = parse_response(&body)?;
-                let events = response_to_events(&response).into_iter().map(Ok);
-                Ok(Box::pin(futures_stream::iter(events)))
-            }
-        }
+                parse_response,
+            )
+            .await
+        })
+        .await
     }
 
     fn name(&self) -> String {
@@ -168,6 +178,7 @@ pub struct AnthropicBuilder {
     api_key: Option<SecretString>,
     model: Option<String>,
     max_tokens: Option<u32>,
+    no_prompt_caching: bool,
     headers: Vec<(String, String)>,
     http: HttpSettings,
 }
@@ -197,6 +208,14 @@ impl AnthropicBuilder {
         self
     }
 
+    /// Whether requests carry `cache_control` breakpoints (default: on). Cached prompt
+    /// prefixes are billed at the cache-read price (a tenth of the input price or less);
+    /// writing one costs 1.25 times the input price once.
+    pub fn prompt_caching(mut self, enabled: bool) -> Self {
+        self.no_prompt_caching = !enabled;
+        self
+    }
+
     http_builder_options!("anthropic-beta");
 
     /// The client.
@@ -223,6 +242,7 @@ impl AnthropicBuilder {
             api_key: self.api_key,
             model,
             max_tokens: self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            prompt_caching: !self.no_prompt_caching,
             extra_headers: header_map(&self.headers)?,
             http: HttpClient::new(self.http)?,
         })

@@ -12,13 +12,25 @@ use crate::{InferenceError, InferenceRequest, ResponseFormat, ToolChoice};
 /// `max_tokens` falls back to `default_max_tokens` (Anthropic requires it), free options are
 /// merged last. Anthropic has no JSON mode, so a JSON response format becomes an instruction
 /// at the end of the system prompt.
+///
+/// With `prompt_caching`, the body carries `cache_control` breakpoints (at most the API's
+/// four): on the last tool definition, on the system prompt, on the end of the stable
+/// conversation ([`InferenceRequest::cache_breakpoint`], else the last message) and on the
+/// last message when it comes later (a growing tool trace is then read from the cache by the
+/// next step of the same run).
 pub fn request_body(
     request: &InferenceRequest,
     model: &str,
     default_max_tokens: u32,
     stream: bool,
+    prompt_caching: bool,
 ) -> Value {
-    let (system, messages) = messages_to_anthropic(request.messages.iter());
+    let marks = if prompt_caching {
+        message_breakpoints(request)
+    } else {
+        Vec::new()
+    };
+    let (system, messages) = convert_messages(request.messages.iter(), &marks);
     let system = [system, format_instruction(request.response_format.as_ref())]
         .into_iter()
         .flatten()
@@ -35,7 +47,12 @@ pub fn request_body(
         "max_tokens".into(),
         json!(request.max_tokens.unwrap_or(default_max_tokens)),
     );
-    if !system.is_empty() {
+    if !system.is_empty() && prompt_caching {
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": system, "cache_control": ephemeral()}]),
+        );
+    } else if !system.is_empty() {
         body.insert("system".into(), json!(system));
     }
     body.insert("messages".into(), Value::Array(messages));
@@ -45,7 +62,13 @@ pub fn request_body(
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        let mut tools = Value::Array(tools);
+        if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
+            if prompt_caching {
+                last["cache_control"] = ephemeral();
+            }
+        }
+        body.insert("tools".into(), tools);
         if let Some(choice) = tool_choice(request) {
             body.insert("tool_choice".into(), choice);
         }
@@ -69,12 +92,26 @@ pub fn request_body(
 pub fn messages_to_anthropic<'a>(
     messages: impl IntoIterator<Item = &'a Message>,
 ) -> (Option<String>, Vec<Value>) {
+    convert_messages(messages, &[])
+}
+
+/// [`messages_to_anthropic`], with a `cache_control` breakpoint on the last content block of
+/// each message whose position is in `marks`. A system message cannot carry one (its text
+/// moves to `system`): the breakpoint goes to the block sent just before it.
+fn convert_messages<'a>(
+    messages: impl IntoIterator<Item = &'a Message>,
+    marks: &[usize],
+) -> (Option<String>, Vec<Value>) {
     let mut system = Vec::new();
     let mut out: Vec<Value> = Vec::new();
     let mut results: Vec<Value> = Vec::new();
-    for message in messages {
+    for (index, message) in messages.into_iter().enumerate() {
+        let marked = marks.contains(&index);
         if message.role() == Role::Tool {
             results.push(tool_result_block(message));
+            if marked {
+                mark_last(&mut results);
+            }
             continue;
         }
         // System text moves to `system`, so it must not split a run of tool results.
@@ -87,10 +124,21 @@ pub fn messages_to_anthropic<'a>(
                 if !text.is_empty() {
                     system.push(text);
                 }
+                if marked && !mark_last(&mut results) {
+                    if let Some(last) = out.last_mut() {
+                        mark_message(last);
+                    }
+                }
+                continue;
             }
             Role::Assistant => out.push(assistant_message(message)),
             Role::User | Role::Tool => {
                 out.push(json!({"role": "user", "content": content_value(message.content())}));
+            }
+        }
+        if marked {
+            if let Some(last) = out.last_mut() {
+                mark_message(last);
             }
         }
     }
@@ -138,6 +186,54 @@ pub fn messages_from_anthropic(
         }
     }
     Ok(out)
+}
+
+/// Positions of the messages that get a breakpoint: the end of the stable conversation and
+/// the last message.
+fn message_breakpoints(request: &InferenceRequest) -> Vec<usize> {
+    let Some(last) = request.messages.len().checked_sub(1) else {
+        return Vec::new();
+    };
+    let stable = request
+        .cache_breakpoint
+        .filter(|i| *i < last)
+        .unwrap_or(last);
+    if stable == last {
+        vec![last]
+    } else {
+        vec![stable, last]
+    }
+}
+
+/// `{"type": "ephemeral"}`: the default five-minute cache.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Puts a breakpoint on the last block of a list; false for an empty list.
+fn mark_last(blocks: &mut [Value]) -> bool {
+    match blocks.last_mut() {
+        Some(block) => {
+            block["cache_control"] = ephemeral();
+            true
+        }
+        None => false,
+    }
+}
+
+/// Puts a breakpoint on the last content block of a message (plain text becomes one text
+/// block). Empty text cannot carry one and is left alone.
+fn mark_message(message: &mut Value) {
+    let content = &mut message["content"];
+    if let Value::String(text) = content {
+        if text.is_empty() {
+            return;
+        }
+        *content = json!([{"type": "text", "text": std::mem::take(text)}]);
+    }
+    if let Value::Array(blocks) = content {
+        mark_last(blocks);
+    }
 }
 
 fn assistant_message(message: &Message) -> Value {
@@ -289,7 +385,7 @@ mod tests {
             .with_tool_choice(ToolChoice::Required)
             .with_parallel_tool_calls(false)
             .with_response_format(ResponseFormat::JsonObject);
-        let body = request_body(&request, "claude", 4096, false);
+        let body = request_body(&request, "claude", 4096, false, false);
         assert_eq!(
             body["tool_choice"],
             json!({"type": "any", "disable_parallel_tool_use": true})

@@ -37,6 +37,10 @@ impl StreamDecoder for AnthropicStreamDecoder {
             .unwrap_or_default();
         let events = match kind {
             "message_start" => {
+                if let Some(model) = data.pointer("/message/model").and_then(Value::as_str) {
+                    // The stream is polled inside its `chat` span.
+                    tracing::Span::current().record(crate::telemetry::GEN_AI_RESPONSE_MODEL, model);
+                }
                 if let Some(usage) = data.pointer("/message/usage") {
                     self.usage = usage_from_anthropic(usage, self.usage);
                 }

@@ -6,29 +6,32 @@ mod response;
 mod stream;
 
 use async_trait::async_trait;
-use futures::stream as futures_stream;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 
 pub use request::{message_from_openai, message_to_openai, request_body};
 pub use response::{parse_response, usage_from_openai};
 
 use crate::http::builder_options::{header_map, http_builder_options};
-use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
-use crate::http::event_stream::event_stream;
+use crate::http::client::{HttpClient, HttpSettings, PostRequest};
 use crate::http::secret::{IntoApiKey, SecretString};
-use crate::{
-    response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
-    LanguageModel,
-};
+use crate::providers::start_stream;
+use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
+use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
 use stream::OpenAiStreamDecoder;
 
 /// OpenAI's API root, used when no base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// `gen_ai.provider.name` of this provider's `chat` spans (the protocol's owner, as for any
+/// OpenAI-compatible server).
+pub const PROVIDER_NAME: &str = "openai";
 
 /// A model behind an OpenAI-compatible `/chat/completions` endpoint.
 ///
 /// Without an API key no `Authorization` header is sent (local servers need none). Keys are
-/// kept in a [`SecretString`] and never appear in `Debug` output, errors or logs.
+/// kept in a [`SecretString`] and never appear in `Debug` output, errors or logs. OpenAI
+/// caches prompt prefixes by itself; [`OpenAiCompatibleBuilder::prompt_cache_key`] helps it
+/// route requests of one conversation to the same cache. Every call is a `chat {model}` span
+/// ([`crate::telemetry`]).
 ///
 /// ```
 /// use inference::{LanguageModel, OpenAiCompatible};
@@ -53,6 +56,7 @@ pub struct OpenAiCompatible {
     api_key: Option<SecretString>,
     model: String,
     developer_role: bool,
+    prompt_cache_key: Option<String>,
     extra_headers: HeaderMap,
     http: HttpClient,
 }
@@ -128,7 +132,12 @@ impl OpenAiCompatible {
         request: &InferenceRequest,
         stream: bool,
     ) -> Result<PostRequest, InferenceError> {
-        let body = request_body(request, &self.model, stream, self.developer_role);
+        let mut body = request_body(request, &self.model, stream, self.developer_role);
+        if let (Some(key), Some(map)) = (&self.prompt_cache_key, body.as_object_mut()) {
+            // A per-request option of the same name wins.
+            map.entry("prompt_cache_key")
+                .or_insert_with(|| serde_json::Value::from(key.as_str()));
+        }
         let body = serde_json::to_vec(&body).map_err(|e| InferenceError::Configuration {
             message: format!("the request cannot be serialized: {e}"),
         })?;
@@ -155,26 +164,28 @@ impl LanguageModel for OpenAiCompatible {
         &self,
         request: InferenceRequest,
     ) -> Result<InferenceResponse, InferenceError> {
-        let post = self.post(&request, false)?;
-        let body = self.http.post_json(&post).await?;
-        parse_response(&body)
+        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
+        complete_in_span(span, async {
+            let post = self.post(&request, false)?;
+            let body = self.http.post_json(&post).await?;
+            parse_response(&body)
+        })
+        .await
     }
 
     async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
-        let post = self.post(&request, true)?;
-        match self.http.post_stream(&post).await? {
-            StreamStart::Events { first, rest } => Ok(event_stream(
-                first,
-                rest,
+        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
+        stream_in_span(span, async {
+            let post = self.post(&request, true)?;
+            start_stream(
+                &self.http,
+                &post,
                 OpenAiStreamDecoder::default(),
-                self.http.settings().stream_idle_timeout,
-            )),
-            StreamStart::Json(body) => {
-                let response = parse_response(&body)?;
-                let events = response_to_events(&response).into_iter().map(Ok);
-                Ok(Box::pin(futures_stream::iter(events)))
-            }
-        }
+                parse_response,
+            )
+            .await
+        })
+        .await
     }
 
     fn name(&self) -> String {
@@ -189,6 +200,7 @@ pub struct OpenAiCompatibleBuilder {
     api_key: Option<SecretString>,
     model: Option<String>,
     developer_role: bool,
+    prompt_cache_key: Option<String>,
     headers: Vec<(String, String)>,
     http: HttpSettings,
 }
@@ -216,6 +228,14 @@ impl OpenAiCompatibleBuilder {
     /// `system` (the default, understood by every server).
     pub fn developer_role(mut self, enabled: bool) -> Self {
         self.developer_role = enabled;
+        self
+    }
+
+    /// Sends `prompt_cache_key` with every request (unless the request's options set one):
+    /// OpenAI routes requests with the same key to the same prompt cache, so a session or
+    /// agent id here raises the share of cached (cheaper) prompt tokens.
+    pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.prompt_cache_key = Some(key.into()).filter(|k| !k.trim().is_empty());
         self
     }
 
@@ -250,6 +270,7 @@ impl OpenAiCompatibleBuilder {
             api_key: self.api_key,
             model,
             developer_role: self.developer_role,
+            prompt_cache_key: self.prompt_cache_key,
             extra_headers: header_map(&self.headers)?,
             http: HttpClient::new(self.http)?,
         })

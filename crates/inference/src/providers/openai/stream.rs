@@ -19,6 +19,7 @@ pub(crate) struct OpenAiStreamDecoder {
     accumulator: StreamAccumulator,
     known_calls: BTreeSet<usize>,
     finish: Option<Value>,
+    model_recorded: bool,
     done: bool,
 }
 
@@ -34,6 +35,13 @@ impl StreamDecoder for OpenAiStreamDecoder {
         let chunk = parse_json(data)?;
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(error_from_value(error));
+        }
+        if !self.model_recorded {
+            if let Some(model) = chunk.get("model").and_then(Value::as_str) {
+                // The stream is polled inside its `chat` span.
+                tracing::Span::current().record(crate::telemetry::GEN_AI_RESPONSE_MODEL, model);
+                self.model_recorded = true;
+            }
         }
         let mut events = Vec::new();
         let choices = chunk.get("choices").and_then(Value::as_array);
