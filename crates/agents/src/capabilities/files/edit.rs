@@ -227,4 +227,61 @@ mod tests {
         }
         assert_eq!(read(&dir), "hello");
     }
+
+    #[tokio::test]
+    async fn a_shorter_text_truncates_the_file() {
+        let (dir, tool) = setup("hello world, and more");
+        edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "world, and more", "new_string": "w"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(read(&dir), "hello w");
+    }
+
+    #[tokio::test]
+    async fn files_too_large_to_edit_are_refused() {
+        let (dir, tool) = setup("");
+        let big = "x".repeat(MAX_EDIT_BYTES as usize + 1);
+        std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+        let error = edit(
+            &tool,
+            json!({"path": "big.txt", "old_string": "x", "new_string": "y"}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed(format!(
+                "`big.txt` is too large to edit ({} bytes, the limit is {MAX_EDIT_BYTES})",
+                MAX_EDIT_BYTES + 1
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_all_cannot_grow_a_file_past_the_limit() {
+        let original = "ab".repeat(1000);
+        let (dir, tool) = setup(&original);
+        let error = edit(
+            &tool,
+            json!({
+                "path": "a.txt",
+                "old_string": "a",
+                "new_string": "x".repeat(20_000),
+                "replace_all": true
+            }),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed(format!(
+                "the edit would make `a.txt` 20001000 bytes, over the limit of {MAX_EDIT_BYTES}; \
+                 replace fewer occurrences or split the file"
+            ))
+        );
+        assert_eq!(read(&dir), original);
+    }
 }

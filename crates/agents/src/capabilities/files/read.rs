@@ -280,4 +280,38 @@ mod tests {
             ToolError::invalid_arguments("path `innocent.txt` escapes the workspace root")
         );
     }
+
+    #[tokio::test]
+    async fn output_stops_at_the_character_limit_and_says_where_to_go_on() {
+        let (dir, tool) = setup();
+        let line = "y".repeat(1000);
+        let text: String = (0..200).map(|_| format!("{line}\n")).collect();
+        std::fs::write(dir.path().join("wide.txt"), text).unwrap();
+        let output = read(&tool, json!({"path": "wide.txt"})).await.unwrap();
+        // each numbered line is 6 + 1 + 1000 + 1 characters: 99 fit in 100,000
+        assert!(output.chars().count() <= MAX_OUTPUT_CHARS + 100);
+        assert!(output.contains(&format!("    99\t{line}\n")));
+        assert!(!output.contains("   100\t"));
+        assert!(output.ends_with(
+            "... (output limit of 100000 characters reached; 101 more lines; read on with offset=100)"
+        ));
+        let rest = read(&tool, json!({"path": "wide.txt", "offset": 100}))
+            .await
+            .unwrap();
+        assert!(rest.starts_with(&format!("   100\t{line}")));
+    }
+
+    #[tokio::test]
+    async fn files_over_the_size_limit_are_refused() {
+        let (dir, tool) = setup();
+        let file = std::fs::File::create(dir.path().join("huge.log")).unwrap();
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "huge.log"})).await.unwrap_err(),
+            ToolError::failed(format!(
+                "`huge.log` is too large to read ({} bytes, the limit is {MAX_FILE_BYTES})",
+                MAX_FILE_BYTES + 1
+            ))
+        );
+    }
 }

@@ -242,6 +242,7 @@ fn walk(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Access;
     use super::*;
     use serde_json::json;
 
@@ -362,5 +363,90 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
         let output = search(&dir, json!({"pattern": "secret"})).await.unwrap();
         assert_eq!(output, "(no files match `secret`)");
+    }
+
+    /// 27 characters that made the old backtracking matcher run for minutes on a long name.
+    const PATHOLOGICAL: &str = "a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+
+    #[tokio::test]
+    async fn a_pathological_glob_is_matched_correctly() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = "a".repeat(100);
+        std::fs::write(dir.path().join(&name), "").unwrap();
+        std::fs::write(dir.path().join(format!("{name}b")), "").unwrap();
+        assert_eq!(PATHOLOGICAL.len(), 27);
+        assert_eq!(
+            search(&dir, json!({"pattern": PATHOLOGICAL}))
+                .await
+                .unwrap(),
+            format!("{name}b")
+        );
+        assert!(!glob(PATHOLOGICAL, &name));
+    }
+
+    #[tokio::test]
+    async fn huge_and_malformed_patterns_are_clear_errors() {
+        let dir = tree();
+        let stars = "*".repeat(100_000);
+        assert_eq!(
+            search(&dir, json!({"pattern": stars})).await.unwrap_err(),
+            ToolError::invalid_arguments(
+                "pattern is 100000 characters long, over the limit of 500; use a shorter glob \
+                 or a part of a file name"
+            )
+        );
+        // the longest pattern allowed still works
+        let longest = "*".repeat(MAX_PATTERN_CHARS - 3) + ".rs";
+        assert_eq!(
+            search(&dir, json!({"pattern": longest})).await.unwrap(),
+            "src/lib.rs\nsrc/tools/mod.rs\ntests/it.rs"
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "*[a"})).await.unwrap_err(),
+            ToolError::invalid_arguments(
+                "pattern `*[a` is not a valid glob: unclosed character class; missing ']'"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_stops_the_search() {
+        let dir = tree();
+        let tool = SearchFilesTool::new(Sandbox::new(dir.path()).unwrap());
+        let context = ToolContext::default();
+        context.cancellation.cancel();
+        let error = tool
+            .call(json!({"pattern": "*.rs"}), &context)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed("the search for `*.rs` was cancelled")
+        );
+    }
+
+    #[test]
+    fn the_walk_stops_when_told_to() {
+        let dir = tree();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let base = sandbox
+            .open(&sandbox.relative(".").unwrap(), Access::Directory)
+            .unwrap();
+        let matcher = Matcher::new("*").unwrap();
+        let checks = std::cell::Cell::new(0);
+        let stop_after_three = || {
+            checks.set(checks.get() + 1);
+            checks.get() > 3
+        };
+        assert!(walk(base, &matcher, &stop_after_three).is_none());
+        assert_eq!(checks.get(), 4);
+    }
+
+    #[test]
+    fn braces_and_classes_are_globs_too() {
+        assert!(glob("*.{rs,toml}", "Cargo.toml"));
+        assert!(glob("file[0-9].txt", "file7.txt"));
+        assert!(!glob("file[0-9].txt", "fileA.txt"));
+        assert!(glob("SRC/*.RS", "src/main.rs"));
     }
 }
