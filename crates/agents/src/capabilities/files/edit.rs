@@ -1,18 +1,16 @@
 //! `edit_file`: replace a unique piece of text in a file.
 
+use std::io::{Seek, SeekFrom, Write};
+
 use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use std::io::{Seek, SeekFrom, Write};
-
-use rustix::io::Errno;
-
 use super::{
-    blocking, io_error, is_sandbox_errno, open_error, parse_arguments, read_at_most, regular_file,
-    relative, too_large, Access, Sandbox,
+    blocking, io_error, open_file, parse_arguments, read_at_most, relative, too_large, Access,
+    Sandbox,
 };
 
 /// Files larger than this are not edited, and no edit makes a file larger (rewrite it with
@@ -90,14 +88,7 @@ fn edit_file(sandbox: &Sandbox, args: &EditFileArgs) -> Result<ToolOutput, ToolE
     let path = relative(sandbox, &args.path)?;
     let shown = sandbox.shown(&path);
     let directory = || ToolError::failed(format!("`{shown}` is a directory, not a file"));
-    let fd = sandbox.open(&path, Access::ReadWrite).map_err(|e| {
-        if is_sandbox_errno(&e, Errno::ISDIR) {
-            directory()
-        } else {
-            open_error("read", &shown, e)
-        }
-    })?;
-    let (mut file, size) = regular_file(fd, &shown, directory)?;
+    let (mut file, size) = open_file(sandbox, &path, Access::ReadWrite, "read", directory)?;
     if size > MAX_EDIT_BYTES {
         return Err(too_large(&shown, "edit", size, MAX_EDIT_BYTES));
     }

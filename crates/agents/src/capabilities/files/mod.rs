@@ -138,13 +138,23 @@ fn not_regular(shown: &str, kind: &str) -> ToolError {
     ))
 }
 
-/// The opened `fd` as a regular file with its size; a directory is `directory()`'s error, a
-/// FIFO, socket or device a clear refusal (checked on the descriptor, not on a path).
-fn regular_file(
-    fd: OwnedFd,
-    shown: &str,
+/// Opens `path` beneath the root for `access` and returns it with its size when it is a
+/// regular file: a directory is `directory()`'s error, a FIFO, socket or device a clear
+/// refusal (checked on the descriptor, not on a path), other failures say they could not
+/// `action` it.
+fn open_file(
+    sandbox: &Sandbox,
+    path: &RelativePath,
+    access: Access,
+    action: &str,
     directory: impl FnOnce() -> ToolError,
 ) -> Result<(File, u64), ToolError> {
+    let shown = &sandbox.shown(path);
+    let fd = match sandbox.open(path, access) {
+        Ok(fd) => fd,
+        Err(error) if is_sandbox_errno(&error, Errno::ISDIR) => return Err(directory()),
+        Err(error) => return Err(open_error(action, shown, error)),
+    };
     let stat = rustix::fs::fstat(&fd).map_err(|e| io_error("inspect", shown, &e.into()))?;
     match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => {

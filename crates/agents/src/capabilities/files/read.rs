@@ -7,8 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    blocking, open_error, parse_arguments, read_at_most, regular_file, relative, too_large, Access,
-    Sandbox,
+    blocking, open_file, parse_arguments, read_at_most, relative, too_large, Access, Sandbox,
 };
 
 /// Lines returned when the model gives no `limit` (and the most it may ask for).
@@ -86,10 +85,7 @@ fn read_file(sandbox: &Sandbox, args: &ReadFileArgs) -> Result<ToolOutput, ToolE
             "`{shown}` is a directory, not a file (use list_dir to see its entries)"
         ))
     };
-    let fd = sandbox
-        .open(&path, Access::Read)
-        .map_err(|e| open_error("read", &shown, e))?;
-    let (file, size) = regular_file(fd, &shown, directory)?;
+    let (file, size) = open_file(sandbox, &path, Access::Read, "read", directory)?;
     if size > MAX_FILE_BYTES {
         return Err(too_large(&shown, "read", size, MAX_FILE_BYTES));
     }

@@ -81,6 +81,8 @@ pub struct Sandbox {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct RelativePath {
     parts: Vec<OsString>,
+    /// The path as the model gave it, for errors.
+    given: String,
 }
 
 /// What [`Sandbox::open`] opens the final component for.
@@ -187,6 +189,7 @@ impl Sandbox {
                 .components()
                 .map(|c| c.as_os_str().to_owned())
                 .collect(),
+            given: path.to_owned(),
         })
     }
 
@@ -207,7 +210,7 @@ impl Sandbox {
         relative: &RelativePath,
         access: Access,
     ) -> Result<OwnedFd, SandboxError> {
-        let shown = || self.shown(relative);
+        let shown = || relative.given.clone();
         let flags = access.flags();
         // openat2 refuses a mode without O_CREAT
         let mode = if access == Access::Create {
@@ -237,10 +240,15 @@ impl Sandbox {
     /// # Errors
     /// As [`Sandbox::open`]; also when a directory cannot be created.
     pub(super) fn create_dirs(&self, relative: &RelativePath) -> Result<(), SandboxError> {
-        let mut parent = self.open(&RelativePath::default(), Access::Directory)?;
+        let root = RelativePath {
+            parts: Vec::new(),
+            given: relative.given.clone(),
+        };
+        let mut parent = self.open(&root, Access::Directory)?;
         for depth in 1..=relative.parts.len() {
             let prefix = RelativePath {
                 parts: relative.parts[..depth].to_vec(),
+                given: relative.given.clone(),
             };
             parent = match self.open(&prefix, Access::Directory) {
                 Ok(fd) => fd,
@@ -252,7 +260,7 @@ impl Sandbox {
                     {
                         Ok(()) | Err(Errno::EXIST) => {}
                         Err(errno) => {
-                            return Err(Denied::Io(errno.into()).into_error(&self.shown(&prefix)))
+                            return Err(Denied::Io(errno.into()).into_error(&relative.given))
                         }
                     }
                     self.open(&prefix, Access::Directory)?
@@ -280,6 +288,7 @@ impl RelativePath {
         let (_, parent) = self.parts.split_last()?;
         Some(RelativePath {
             parts: parent.to_vec(),
+            given: self.given.clone(),
         })
     }
 }

@@ -1,18 +1,15 @@
 //! `write_file`: create or overwrite a file.
 
+use std::io::Write;
+
 use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use std::io::{ErrorKind, Write};
-
-use rustix::io::Errno;
-
 use super::{
-    blocking, io_error, is_sandbox_errno, open_error, parse_arguments, regular_file, relative,
-    Access, Sandbox, SandboxError,
+    blocking, io_error, open_error, open_file, parse_arguments, relative, Access, Sandbox,
 };
 
 /// `write_file{path, content}`: writes `content` to `path` (replacing what was there), creating
@@ -74,26 +71,13 @@ fn write_file(sandbox: &Sandbox, args: &WriteFileArgs) -> Result<ToolOutput, Too
     if path.is_root() {
         return Err(directory());
     }
-    let opened = match sandbox.open(&path, Access::Create) {
-        Err(SandboxError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
-            if let Some(parent) = path.parent() {
-                sandbox
-                    .create_dirs(&parent)
-                    .map_err(|e| open_error("create the directories of", &shown, e))?;
-            }
-            sandbox.open(&path, Access::Create)
-        }
-        opened => opened,
-    };
-    let fd = opened.map_err(|e| {
-        if is_sandbox_errno(&e, Errno::ISDIR) {
-            directory()
-        } else {
-            open_error("write", &shown, e)
-        }
-    })?;
+    if let Some(parent) = path.parent() {
+        sandbox
+            .create_dirs(&parent)
+            .map_err(|e| open_error("create the directories of", &shown, e))?;
+    }
     // the kind is checked on the descriptor before anything is truncated
-    let (mut file, _) = regular_file(fd, &shown, directory)?;
+    let (mut file, _) = open_file(sandbox, &path, Access::Create, "write", directory)?;
     file.set_len(0)
         .and_then(|()| file.write_all(args.content.as_bytes()))
         .map_err(|e| io_error("write", &shown, &e))?;
