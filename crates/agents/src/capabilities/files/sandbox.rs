@@ -210,7 +210,6 @@ impl Sandbox {
         relative: &RelativePath,
         access: Access,
     ) -> Result<OwnedFd, SandboxError> {
-        let shown = || relative.given.clone();
         let flags = access.flags();
         // openat2 refuses a mode without O_CREAT
         let mode = if access == Access::Create {
@@ -220,7 +219,9 @@ impl Sandbox {
         };
         match openat2_beneath(self.root_dir.as_fd(), relative, flags, mode) {
             Beneath::Opened(fd) => return Ok(fd),
-            Beneath::Failed(errno) => return Err(Denied::Io(errno.into()).into_error(&shown())),
+            Beneath::Failed(errno) => {
+                return Err(Denied::Io(errno.into()).into_error(&relative.given))
+            }
             Beneath::Walk => {}
         }
         walk(
@@ -230,7 +231,7 @@ impl Sandbox {
             Goal::Open { flags, mode },
         )
         .and_then(|walked| walked.fd.ok_or(Denied::Io(Errno::NOENT.into())))
-        .map_err(|denied| denied.into_error(&shown()))
+        .map_err(|denied| denied.into_error(&relative.given))
     }
 
     /// Creates the directory `relative` and its missing parents beneath the root, like
