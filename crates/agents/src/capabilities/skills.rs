@@ -2,6 +2,7 @@
 //! model loads on demand with the `load_skill` tool; [`UseSkills`] installs the tool and shows
 //! the list of skills to the model.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +21,18 @@ pub const SKILLS_LIST_KEY: &str = "skills_list";
 
 /// The folders whose files are listed as a skill's resources.
 const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
+
+/// The most characters `load_skill` returns for one skill; a longer body is cut with a note
+/// saying how much was left out and where to read the rest.
+pub const MAX_SKILL_CHARS: usize = 100_000;
+/// Larger `SKILL.md` files are refused when the library is loaded.
+pub const MAX_SKILL_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Resources listed at most by `load_skill` (the rest are counted).
+const MAX_LISTED_RESOURCES: usize = 200;
+/// Resource files collected at most per skill, and the deepest folder level searched: a huge
+/// or deeply nested resource folder cannot make loading the library slow.
+const MAX_RESOURCES: usize = 1000;
+const MAX_RESOURCE_DEPTH: usize = 16;
 
 /// One skill: a name, a one-line description, the instructions and the files that come with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +60,14 @@ pub enum SkillError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// `SKILL.md` is larger than [`MAX_SKILL_FILE_BYTES`].
+    #[error("{}: larger than the limit of {limit} bytes; shorten the skill or move material into references/", path.display())]
+    TooLarge {
+        /// The `SKILL.md` file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
     },
     /// `SKILL.md`'s front matter is not valid.
     #[error("{}: invalid front matter: {message}", path.display())]
@@ -141,24 +162,81 @@ impl SkillLibrary {
 
 impl Skill {
     /// The text `load_skill` returns: the body wrapped in `<skill name="...">`, with the
-    /// resources listed.
+    /// resources listed. At most [`MAX_SKILL_CHARS`] characters (about): a longer body is cut
+    /// at a line end with a note saying how much was left out and where the rest is, and at
+    /// most 200 resources are listed.
     pub fn render(&self) -> String {
-        let mut text = format!("<skill name=\"{}\">\n{}", self.name, self.body);
+        let open = format!("<skill name=\"{}\">\n", self.name);
+        let mut resources = String::new();
         if !self.resources.is_empty() {
-            text.push_str("\n\n## Available Resources\n");
-            let lines: Vec<String> = self.resources.iter().map(|r| format!("- {r}")).collect();
-            text.push_str(&lines.join("\n"));
+            resources.push_str("\n\n## Available Resources\n");
+            let mut lines: Vec<String> = self
+                .resources
+                .iter()
+                .take(MAX_LISTED_RESOURCES)
+                .map(|r| format!("- {r}"))
+                .collect();
+            if self.resources.len() > MAX_LISTED_RESOURCES {
+                lines.push(format!(
+                    "- ... and {} more files in the skill's folder",
+                    self.resources.len() - MAX_LISTED_RESOURCES
+                ));
+            }
+            resources.push_str(&lines.join("\n"));
         }
-        text.push_str("\n</skill>");
-        text
+        let close = "\n</skill>";
+        let budget = MAX_SKILL_CHARS.saturating_sub(
+            open.chars().count() + resources.chars().count() + close.len() + CUT_NOTE_CHARS,
+        );
+        format!("{open}{}{resources}{close}", self.body_within(budget))
+    }
+
+    /// The body, cut at a line end to at most `budget` characters with a note when longer.
+    fn body_within(&self, budget: usize) -> std::borrow::Cow<'_, str> {
+        let total = self.body.chars().count();
+        if total <= budget {
+            return std::borrow::Cow::Borrowed(&self.body);
+        }
+        let end = self
+            .body
+            .char_indices()
+            .nth(budget)
+            .map_or(self.body.len(), |(index, _)| index);
+        // cut after the last whole line that fits (or mid-line when one line is that long)
+        let end = self.body[..end]
+            .rfind('\n')
+            .map_or(end, |newline| newline + 1);
+        let kept = &self.body[..end];
+        let next_line = kept.matches('\n').count() + 1;
+        std::borrow::Cow::Owned(format!(
+            "{kept}\n... ({} of the instructions' {total} characters left out: the skill is \
+             longer than {MAX_SKILL_CHARS} characters. The rest starts at line {next_line} of \
+             the instructions in `{}` (after the front matter); read it with read_file and \
+             offset/limit if that file is in the workspace.)",
+            total - kept.chars().count(),
+            self.path.join("SKILL.md").display()
+        ))
     }
 }
 
+/// Room kept for the note of a cut body (its text plus a long path).
+const CUT_NOTE_CHARS: usize = 600;
+
 fn read_skill(folder: &Path, file: &Path) -> Result<Skill, SkillError> {
-    let text = std::fs::read_to_string(file).map_err(|source| SkillError::Io {
+    let io = |source| SkillError::Io {
         path: file.to_path_buf(),
         source,
-    })?;
+    };
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_SKILL_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(io)?;
+    if text.len() as u64 > MAX_SKILL_FILE_BYTES {
+        return Err(SkillError::TooLarge {
+            path: file.to_path_buf(),
+            limit: MAX_SKILL_FILE_BYTES,
+        });
+    }
     let (front, body) = split_front_matter(&text);
     let front: FrontMatter = match front {
         Some(yaml) if !yaml.trim().is_empty() => {
@@ -183,7 +261,7 @@ fn read_skill(folder: &Path, file: &Path) -> Result<Skill, SkillError> {
         .unwrap_or(folder_name);
     let mut resources = Vec::new();
     for dir in RESOURCE_DIRS {
-        collect_files(folder, &folder.join(dir), &mut resources);
+        collect_files(folder, &folder.join(dir), 0, &mut resources);
     }
     resources.sort();
     Ok(Skill {
@@ -214,14 +292,28 @@ fn split_front_matter(text: &str) -> (Option<&str>, &str) {
     }
 }
 
-fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+/// Adds the files under `dir` to `out`, relative to `root`. Symlinked directories are not
+/// entered (a link to `.` or a parent would loop), and the search stops at
+/// [`MAX_RESOURCES`] files or [`MAX_RESOURCE_DEPTH`] levels.
+fn collect_files(root: &Path, dir: &Path, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_RESOURCE_DEPTH {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
+        if out.len() >= MAX_RESOURCES {
+            return;
+        }
         let path = entry.path();
-        if path.is_dir() {
-            collect_files(root, &path, out);
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            collect_files(root, &path, depth + 1, out);
+        } else if kind.is_symlink() && path.is_dir() {
+            tracing::debug!(path = %path.display(), "skill resources: not entering a symlinked directory");
         } else if let Ok(relative) = path.strip_prefix(root) {
             out.push(relative.to_string_lossy().replace('\\', "/"));
         }
@@ -386,5 +478,93 @@ impl AgentCapability for UseSkills {
         builder
             .with_tool(LoadSkillTool::new(Arc::clone(&library)))
             .with_processor(ShowSkillsList::new(library))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_skill(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let folder = dir.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: test\n---\n{body}",),
+        )
+        .unwrap();
+        folder
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_in_resources_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = write_skill(dir.path(), "looping", "Do things.");
+        std::fs::create_dir_all(folder.join("scripts/nested")).unwrap();
+        std::fs::write(folder.join("scripts/nested/run.sh"), "echo").unwrap();
+        std::os::unix::fs::symlink(".", folder.join("scripts/self")).unwrap();
+        std::os::unix::fs::symlink("..", folder.join("scripts/nested/up")).unwrap();
+        std::os::unix::fs::symlink("nested/run.sh", folder.join("scripts/run-link.sh")).unwrap();
+        let library = SkillLibrary::load(dir.path()).unwrap();
+        assert_eq!(
+            library.skills()[0].resources,
+            ["scripts/nested/run.sh", "scripts/run-link.sh"]
+        );
+    }
+
+    #[test]
+    fn a_long_skill_is_cut_with_a_note_on_where_the_rest_is() {
+        let line = "z".repeat(99);
+        let body: String = (0..3000).map(|_| format!("{line}\n")).collect();
+        let skill = Skill {
+            name: "long".to_owned(),
+            description: String::new(),
+            body: body.trim().to_owned(),
+            resources: (0..500).map(|i| format!("references/{i}.md")).collect(),
+            path: PathBuf::from("/skills/long"),
+        };
+        let text = skill.render();
+        assert!(text.chars().count() <= MAX_SKILL_CHARS, "{}", text.len());
+        assert!(text.starts_with("<skill name=\"long\">\nzzz"));
+        assert!(text.ends_with("- ... and 300 more files in the skill's folder\n</skill>"));
+        let kept_lines = text.matches(&format!("{line}\n")).count();
+        let note = format!(
+            "the skill is longer than {MAX_SKILL_CHARS} characters. The rest starts at line {} \
+             of the instructions in `/skills/long/SKILL.md`",
+            kept_lines + 1
+        );
+        assert!(text.contains(&note), "{}", &text[text.len() - 30_000..]);
+        let left_out = 3000 * 100 - 1 - kept_lines * 100;
+        assert!(text.contains(&format!(
+            "({left_out} of the instructions' 299999 characters left out"
+        )));
+    }
+
+    #[test]
+    fn a_short_skill_is_rendered_whole() {
+        let skill = Skill {
+            name: "short".to_owned(),
+            description: String::new(),
+            body: "Step 1.\nStep 2.".to_owned(),
+            resources: vec!["scripts/a.sh".to_owned()],
+            path: PathBuf::from("/skills/short"),
+        };
+        assert_eq!(
+            skill.render(),
+            "<skill name=\"short\">\nStep 1.\nStep 2.\n\n## Available Resources\n- scripts/a.sh\n</skill>"
+        );
+    }
+
+    #[test]
+    fn a_huge_skill_file_is_refused_when_loading() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = "x".repeat(MAX_SKILL_FILE_BYTES as usize);
+        write_skill(dir.path(), "huge", &body);
+        let error = SkillLibrary::load(dir.path()).unwrap_err();
+        assert!(matches!(error, SkillError::TooLarge { .. }), "{error}");
+        assert!(error
+            .to_string()
+            .ends_with("SKILL.md: larger than the limit of 4194304 bytes; shorten the skill or move material into references/"));
     }
 }

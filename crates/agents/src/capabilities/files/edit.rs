@@ -1,12 +1,21 @@
 //! `edit_file`: replace a unique piece of text in a file.
 
+use std::io::{Seek, SeekFrom, Write};
+
 use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+use super::{
+    blocking, io_error, open_file, parse_arguments, read_at_most, relative, too_large, Access,
+    Sandbox,
+};
+
+/// Files larger than this are not edited, and no edit makes a file larger (rewrite it with
+/// write_file, or split it).
+pub const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 
 /// `edit_file{path, old_string, new_string, replace_all?}`: replaces `old_string` with
 /// `new_string`. Unless `replace_all` is true, `old_string` must occur exactly once, so the edit
@@ -69,44 +78,65 @@ impl Tool for EditFileTool {
                 "old_string and new_string are identical; nothing would change",
             ));
         }
-        let path = resolve(&self.sandbox, &args.path)?;
-        let shown = self.sandbox.display(&path);
-        if is_dir(&path).await {
-            return Err(ToolError::failed(format!(
-                "`{shown}` is a directory, not a file"
-            )));
-        }
-        let content = tokio::fs::read_to_string(&path)
-            .await
-            .map_err(|e| io_error("read", &shown, &e))?;
-        let count = content.matches(&args.old_string).count();
-        let replaced = match count {
-            0 => {
-                return Err(ToolError::failed(format!(
-                    "old_string was not found in `{shown}`; read the file and copy the text exactly"
-                )))
-            }
-            1 => content.replacen(&args.old_string, &args.new_string, 1),
-            n if !args.replace_all => {
-                return Err(ToolError::failed(format!(
-                    "old_string occurs {n} times in `{shown}`; add surrounding context to make it \
-                     unique, or set replace_all to true to replace every occurrence"
-                )))
-            }
-            _ => content.replace(&args.old_string, &args.new_string),
-        };
-        tokio::fs::write(&path, replaced.as_bytes())
-            .await
-            .map_err(|e| io_error("write", &shown, &e))?;
-        Ok(ToolOutput::text(format!(
-            "replaced {count} {} in `{shown}`",
-            if count == 1 {
-                "occurrence"
-            } else {
-                "occurrences"
-            }
-        )))
+        let sandbox = self.sandbox.clone();
+        blocking(move || edit_file(&sandbox, &args)).await
     }
+}
+
+/// Reads the file through one descriptor, replaces, and writes the result back through it.
+fn edit_file(sandbox: &Sandbox, args: &EditFileArgs) -> Result<ToolOutput, ToolError> {
+    let path = relative(sandbox, &args.path)?;
+    let shown = sandbox.shown(&path);
+    let directory = || ToolError::failed(format!("`{shown}` is a directory, not a file"));
+    let (mut file, size) = open_file(sandbox, &path, Access::ReadWrite, "read", directory)?;
+    if size > MAX_EDIT_BYTES {
+        return Err(too_large(&shown, "edit", size, MAX_EDIT_BYTES));
+    }
+    let bytes = read_at_most(&file, MAX_EDIT_BYTES, &shown)?;
+    let content = String::from_utf8(bytes).map_err(|_| {
+        ToolError::failed(format!("cannot edit `{shown}`: it is not valid UTF-8 text"))
+    })?;
+    let count = content.matches(&args.old_string).count();
+    if count == 0 {
+        return Err(ToolError::failed(format!(
+            "old_string was not found in `{shown}`; read the file and copy the text exactly"
+        )));
+    }
+    if count > 1 && !args.replace_all {
+        return Err(ToolError::failed(format!(
+            "old_string occurs {count} times in `{shown}`; add surrounding context to make it \
+             unique, or set replace_all to true to replace every occurrence"
+        )));
+    }
+    // the result's size is known before it is built, so a growing replace_all stops here
+    let edited_size = edited_size(content.len(), count, &args.old_string, &args.new_string);
+    if edited_size > MAX_EDIT_BYTES {
+        return Err(ToolError::failed(format!(
+            "the edit would make `{shown}` {edited_size} bytes, over the limit of {MAX_EDIT_BYTES}; \
+             replace fewer occurrences or split the file"
+        )));
+    }
+    let edited = content.replace(&args.old_string, &args.new_string);
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.write_all(edited.as_bytes()))
+        .and_then(|()| file.set_len(edited.len() as u64))
+        .map_err(|e| io_error("write", &shown, &e))?;
+    Ok(ToolOutput::text(format!(
+        "replaced {count} {} in `{shown}`",
+        if count == 1 {
+            "occurrence"
+        } else {
+            "occurrences"
+        }
+    )))
+}
+
+/// The size in bytes of a text of `size` bytes after `count` replacements of `old` by `new`.
+fn edited_size(size: usize, count: usize, old: &str, new: &str) -> u64 {
+    let size = size as u128;
+    let count = count as u128;
+    let edited = size - count * old.len() as u128 + count * new.len() as u128;
+    u64::try_from(edited).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -187,5 +217,62 @@ mod tests {
             assert_eq!(edit(&tool, arguments).await.unwrap_err(), expected);
         }
         assert_eq!(read(&dir), "hello");
+    }
+
+    #[tokio::test]
+    async fn a_shorter_text_truncates_the_file() {
+        let (dir, tool) = setup("hello world, and more");
+        edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "world, and more", "new_string": "w"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(read(&dir), "hello w");
+    }
+
+    #[tokio::test]
+    async fn files_too_large_to_edit_are_refused() {
+        let (dir, tool) = setup("");
+        let big = "x".repeat(MAX_EDIT_BYTES as usize + 1);
+        std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+        let error = edit(
+            &tool,
+            json!({"path": "big.txt", "old_string": "x", "new_string": "y"}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed(format!(
+                "`big.txt` is too large to edit ({} bytes, the limit is {MAX_EDIT_BYTES})",
+                MAX_EDIT_BYTES + 1
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn replace_all_cannot_grow_a_file_past_the_limit() {
+        let original = "ab".repeat(1000);
+        let (dir, tool) = setup(&original);
+        let error = edit(
+            &tool,
+            json!({
+                "path": "a.txt",
+                "old_string": "a",
+                "new_string": "x".repeat(20_000),
+                "replace_all": true
+            }),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed(format!(
+                "the edit would make `a.txt` 20001000 bytes, over the limit of {MAX_EDIT_BYTES}; \
+                 replace fewer occurrences or split the file"
+            ))
+        );
+        assert_eq!(read(&dir), original);
     }
 }

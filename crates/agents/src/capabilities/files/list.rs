@@ -6,7 +6,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+use rustix::fs::FileType;
+
+use super::{
+    blocking, entry_size, io_error, open_dir, parse_arguments, read_entries, relative, Sandbox,
+};
 
 /// Entries shown at most; the rest are counted.
 pub const MAX_ENTRIES: usize = 100;
@@ -61,57 +65,47 @@ impl Tool for ListDirTool {
         _context: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: ListDirArgs = parse_arguments(arguments)?;
-        let path = resolve(&self.sandbox, args.path.as_deref().unwrap_or("."))?;
-        let shown = self.sandbox.display(&path);
-        if !is_dir(&path).await {
-            if tokio::fs::metadata(&path).await.is_ok() {
-                return Err(ToolError::failed(format!(
-                    "`{shown}` is a file, not a directory (use read_file to read it)"
-                )));
-            }
-            return Err(ToolError::failed(format!(
-                "cannot list `{shown}`: no such directory"
-            )));
-        }
-        let mut reader = tokio::fs::read_dir(&path)
-            .await
-            .map_err(|e| io_error("list", &shown, &e))?;
-        let mut entries = Vec::new();
-        while let Some(entry) = reader
-            .next_entry()
-            .await
-            .map_err(|e| io_error("list", &shown, &e))?
-        {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let kind = match entry.file_type().await {
-                Ok(t) if t.is_dir() => Kind::Dir,
-                Ok(t) if t.is_symlink() => Kind::Link,
-                _ => Kind::File(entry.metadata().await.map(|m| m.len()).unwrap_or(0)),
-            };
-            entries.push((kind, name));
-        }
-        if entries.is_empty() {
-            return Ok(ToolOutput::text(format!("(`{shown}` is empty)")));
-        }
-        entries.sort_by(|(a, a_name), (b, b_name)| {
-            let group = |k: &Kind| matches!(k, Kind::Dir).then_some(0).unwrap_or(1);
-            group(a).cmp(&group(b)).then_with(|| a_name.cmp(b_name))
-        });
-        let total = entries.len();
-        let mut lines: Vec<String> = entries
-            .into_iter()
-            .take(MAX_ENTRIES)
-            .map(|(kind, name)| match kind {
-                Kind::Dir => format!("[dir] {name}/"),
-                Kind::File(size) => format!("[file] {name} ({size} bytes)"),
-                Kind::Link => format!("[link] {name}"),
-            })
-            .collect();
-        if total > MAX_ENTRIES {
-            lines.push(format!("... and {} more entries", total - MAX_ENTRIES));
-        }
-        Ok(ToolOutput::text(lines.join("\n")))
+        let sandbox = self.sandbox.clone();
+        blocking(move || list_dir(&sandbox, args.path.as_deref().unwrap_or("."))).await
     }
+}
+
+/// Opens the directory beneath the root and lists it through its descriptor.
+fn list_dir(sandbox: &Sandbox, path: &str) -> Result<ToolOutput, ToolError> {
+    let path = relative(sandbox, path)?;
+    let shown = sandbox.shown(&path);
+    let dir = open_dir(sandbox, &path, &shown, "list")?;
+    let mut entries = Vec::new();
+    for entry in read_entries(&dir).map_err(|e| io_error("list", &shown, &e))? {
+        let entry = entry.map_err(|e| io_error("list", &shown, &e))?;
+        let kind = match entry.kind {
+            FileType::Directory => Kind::Dir,
+            FileType::Symlink => Kind::Link,
+            _ => Kind::File(entry_size(&dir, &entry.name)),
+        };
+        entries.push((kind, entry.name.to_string_lossy().into_owned()));
+    }
+    if entries.is_empty() {
+        return Ok(ToolOutput::text(format!("(`{shown}` is empty)")));
+    }
+    entries.sort_by(|(a, a_name), (b, b_name)| {
+        let group = |k: &Kind| matches!(k, Kind::Dir).then_some(0).unwrap_or(1);
+        group(a).cmp(&group(b)).then_with(|| a_name.cmp(b_name))
+    });
+    let total = entries.len();
+    let mut lines: Vec<String> = entries
+        .into_iter()
+        .take(MAX_ENTRIES)
+        .map(|(kind, name)| match kind {
+            Kind::Dir => format!("[dir] {name}/"),
+            Kind::File(size) => format!("[file] {name} ({size} bytes)"),
+            Kind::Link => format!("[link] {name}"),
+        })
+        .collect();
+    if total > MAX_ENTRIES {
+        lines.push(format!("... and {} more entries", total - MAX_ENTRIES));
+    }
+    Ok(ToolOutput::text(lines.join("\n")))
 }
 
 #[cfg(test)]

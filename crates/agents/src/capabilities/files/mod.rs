@@ -8,11 +8,18 @@ mod sandbox;
 mod search;
 mod write;
 
-use std::path::Path;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use agents_core::tools::{Tool, ToolError, Tools};
 use serde::de::DeserializeOwned;
+use std::os::unix::ffi::OsStrExt;
+
+use rustix::fs::{AtFlags, FileType};
+use rustix::io::Errno;
+use sandbox::{Access, RelativePath};
 use serde_json::Value;
 
 pub use edit::EditFileTool;
@@ -85,12 +92,33 @@ fn parse_arguments<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError
     serde_json::from_value(arguments).map_err(|e| ToolError::invalid_arguments(e.to_string()))
 }
 
-/// Resolves `path` in the sandbox; an escape is an invalid-arguments error the model can fix.
-fn resolve(sandbox: &Sandbox, path: &str) -> Result<std::path::PathBuf, ToolError> {
-    sandbox.resolve(path).map_err(|error| match error {
+/// `path` below the root of `sandbox`; an escape is an invalid-arguments error the model can fix.
+fn relative(sandbox: &Sandbox, path: &str) -> Result<RelativePath, ToolError> {
+    sandbox
+        .relative(path)
+        .map_err(|error| ToolError::invalid_arguments(error.to_string()))
+}
+
+/// The tool error for a failed [`Sandbox::open`] of `shown` while trying to `action` it.
+fn open_error(action: &str, shown: &str, error: SandboxError) -> ToolError {
+    match error {
         SandboxError::Escapes { .. } => ToolError::invalid_arguments(error.to_string()),
-        other => ToolError::failed(other.to_string()),
-    })
+        SandboxError::Io { source, .. } if is_errno(&source, Errno::NXIO) => {
+            not_regular(shown, "a FIFO, socket or device")
+        }
+        SandboxError::Io { source, .. } => io_error(action, shown, &source),
+        SandboxError::InvalidRoot { .. } => ToolError::failed(error.to_string()),
+    }
+}
+
+/// True when `error` is the system error `errno`.
+fn is_errno(error: &std::io::Error, errno: Errno) -> bool {
+    error.raw_os_error() == Some(errno.raw_os_error())
+}
+
+/// True when `error` is the sandbox's I/O error `errno`.
+fn is_sandbox_errno(error: &SandboxError, errno: Errno) -> bool {
+    matches!(error, SandboxError::Io { source, .. } if is_errno(source, errno))
 }
 
 /// A readable message for an I/O error on `path`.
@@ -103,10 +131,140 @@ fn io_error(action: &str, shown: &str, error: &std::io::Error) -> ToolError {
     ToolError::failed(format!("cannot {action} `{shown}`: {reason}"))
 }
 
-/// True when `path` is an existing directory.
-async fn is_dir(path: &Path) -> bool {
-    tokio::fs::metadata(path)
+/// The error for a FIFO, socket or device: reading one could block forever.
+fn not_regular(shown: &str, kind: &str) -> ToolError {
+    ToolError::failed(format!(
+        "`{shown}` is not a regular file (it is {kind}); the file tools only work on regular files"
+    ))
+}
+
+/// Opens `path` beneath the root for `access` and returns it with its size when it is a
+/// regular file: a directory is `directory()`'s error, a FIFO, socket or device a clear
+/// refusal (checked on the descriptor, not on a path), other failures say they could not
+/// `action` it.
+fn open_file(
+    sandbox: &Sandbox,
+    path: &RelativePath,
+    access: Access,
+    action: &str,
+    directory: impl FnOnce() -> ToolError,
+) -> Result<(File, u64), ToolError> {
+    let shown = &sandbox.shown(path);
+    let fd = match sandbox.open(path, access) {
+        Ok(fd) => fd,
+        Err(error) if is_sandbox_errno(&error, Errno::ISDIR) => return Err(directory()),
+        Err(error) => return Err(open_error(action, shown, error)),
+    };
+    let stat = rustix::fs::fstat(&fd).map_err(|e| io_error("inspect", shown, &e.into()))?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => {
+            let size = u64::try_from(stat.st_size).unwrap_or(0);
+            Ok((File::from(fd), size))
+        }
+        FileType::Directory => Err(directory()),
+        FileType::Fifo => Err(not_regular(shown, "a FIFO (named pipe)")),
+        FileType::Socket => Err(not_regular(shown, "a socket")),
+        FileType::CharacterDevice | FileType::BlockDevice => Err(not_regular(shown, "a device")),
+        _ => Err(not_regular(shown, "not a plain file")),
+    }
+}
+
+/// The content of `file`, refused past `limit` bytes (the file may grow after its size was
+/// checked, so the read itself stops there).
+fn read_at_most(file: &File, limit: u64, shown: &str) -> Result<Vec<u8>, ToolError> {
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error("read", shown, &e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(shown, "read", bytes.len() as u64, limit));
+    }
+    Ok(bytes)
+}
+
+/// The error for a file over a size limit.
+fn too_large(shown: &str, action: &str, size: u64, limit: u64) -> ToolError {
+    ToolError::failed(format!(
+        "`{shown}` is too large to {action} ({size} bytes, the limit is {limit})"
+    ))
+}
+
+/// Runs the blocking filesystem work `work` on tokio's blocking pool, so a slow disk or a
+/// large directory never stalls the runtime.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
         .await
-        .map(|m| m.is_dir())
-        .unwrap_or(false)
+        .map_err(|e| ToolError::failed(format!("the file operation did not finish: {e}")))?
+}
+
+/// Opens the directory `path` beneath the root for listing or searching (`action`).
+fn open_dir(
+    sandbox: &Sandbox,
+    path: &RelativePath,
+    shown: &str,
+    action: &str,
+) -> Result<OwnedFd, ToolError> {
+    let no_such_directory =
+        || ToolError::failed(format!("cannot {action} `{shown}`: no such directory"));
+    match sandbox.open(path, Access::Directory) {
+        Ok(fd) => Ok(fd),
+        Err(SandboxError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(no_such_directory())
+        }
+        Err(error) if is_sandbox_errno(&error, Errno::NOTDIR) => {
+            // the path exists but is no directory, or a part of it is a file
+            if sandbox.open(path, Access::Read).is_ok() {
+                Err(ToolError::failed(format!(
+                    "`{shown}` is a file, not a directory (use read_file to read it)"
+                )))
+            } else {
+                Err(no_such_directory())
+            }
+        }
+        Err(error) => Err(open_error(action, shown, error)),
+    }
+}
+
+/// One entry of a directory read through its descriptor.
+struct Entry {
+    name: std::ffi::OsString,
+    /// What the entry is itself (a symlink is a symlink, not what it points to).
+    kind: FileType,
+}
+
+/// The entries of the directory `dir` (without `.` and `..`), read lazily.
+fn read_entries(
+    dir: &OwnedFd,
+) -> std::io::Result<impl Iterator<Item = std::io::Result<Entry>> + '_> {
+    let entries = rustix::fs::Dir::read_from(dir)?;
+    Ok(entries.filter_map(move |entry| {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(errno) => return Some(Err(errno.into())),
+        };
+        let name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes());
+        if name == "." || name == ".." {
+            return None;
+        }
+        // some filesystems do not say the kind in the entry: ask, without following a symlink
+        let kind = match entry.file_type() {
+            FileType::Unknown => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                .unwrap_or(FileType::Unknown),
+            kind => kind,
+        };
+        Some(Ok(Entry {
+            name: name.to_owned(),
+            kind,
+        }))
+    }))
+}
+
+/// The size in bytes of the entry `name` of `dir` (0 when it cannot be inspected).
+fn entry_size(dir: &OwnedFd, name: &std::ffi::OsStr) -> u64 {
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .map(|stat| u64::try_from(stat.st_size).unwrap_or(0))
+        .unwrap_or(0)
 }

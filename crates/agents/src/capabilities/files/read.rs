@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+use super::{
+    blocking, open_file, parse_arguments, read_at_most, relative, too_large, Access, Sandbox,
+};
 
 /// Lines returned when the model gives no `limit` (and the most it may ask for).
 pub const MAX_LINES: usize = 2000;
@@ -14,10 +16,14 @@ pub const MAX_LINES: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Larger files are refused (read them in a shell, or split them).
 pub const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
+/// The most characters one call returns: the lines past it are left for the next call, with a
+/// note giving the offset to read on from.
+pub const MAX_OUTPUT_CHARS: usize = 100_000;
 
 /// `read_file{path, offset?, limit?}`: the file's lines numbered from 1 (`     1\tfirst line`),
-/// starting at line `offset` (1-based), at most `limit` lines. Binary files and directories are
-/// refused; an empty file reads as `(empty file)`.
+/// starting at line `offset` (1-based), at most `limit` lines and [`MAX_OUTPUT_CHARS`]
+/// characters. Binary files, directories, FIFOs, sockets and devices are refused; an empty file
+/// reads as `(empty file)`.
 #[derive(Clone, Debug)]
 pub struct ReadFileTool {
     sandbox: Sandbox,
@@ -65,36 +71,35 @@ impl Tool for ReadFileTool {
         _context: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_arguments(arguments)?;
-        let path = resolve(&self.sandbox, &args.path)?;
-        let shown = self.sandbox.display(&path);
-        if is_dir(&path).await {
-            return Err(ToolError::failed(format!(
-                "`{shown}` is a directory, not a file (use list_dir to see its entries)"
-            )));
-        }
-        let metadata = tokio::fs::metadata(&path)
-            .await
-            .map_err(|e| io_error("read", &shown, &e))?;
-        if metadata.len() > MAX_FILE_BYTES {
-            return Err(ToolError::failed(format!(
-                "`{shown}` is too large to read ({} bytes, the limit is {MAX_FILE_BYTES})",
-                metadata.len()
-            )));
-        }
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|e| io_error("read", &shown, &e))?;
-        if bytes.contains(&0) {
-            return Err(ToolError::failed(format!(
-                "`{shown}` is a binary file and cannot be shown as text"
-            )));
-        }
-        if bytes.is_empty() {
-            return Ok(ToolOutput::text("(empty file)"));
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        number_lines(&text, args.offset, args.limit).map(ToolOutput::text)
+        let sandbox = self.sandbox.clone();
+        blocking(move || read_file(&sandbox, &args)).await
     }
+}
+
+/// Opens the file beneath the root and numbers the requested lines.
+fn read_file(sandbox: &Sandbox, args: &ReadFileArgs) -> Result<ToolOutput, ToolError> {
+    let path = relative(sandbox, &args.path)?;
+    let shown = sandbox.shown(&path);
+    let directory = || {
+        ToolError::failed(format!(
+            "`{shown}` is a directory, not a file (use list_dir to see its entries)"
+        ))
+    };
+    let (file, size) = open_file(sandbox, &path, Access::Read, "read", directory)?;
+    if size > MAX_FILE_BYTES {
+        return Err(too_large(&shown, "read", size, MAX_FILE_BYTES));
+    }
+    let bytes = read_at_most(&file, MAX_FILE_BYTES, &shown)?;
+    if bytes.contains(&0) {
+        return Err(ToolError::failed(format!(
+            "`{shown}` is a binary file and cannot be shown as text"
+        )));
+    }
+    if bytes.is_empty() {
+        return Ok(ToolOutput::text("(empty file)"));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    number_lines(&text, args.offset, args.limit).map(ToolOutput::text)
 }
 
 /// The numbered lines of `text` from `offset` (1-based), at most `limit` of them.
@@ -112,14 +117,30 @@ fn number_lines(
         )));
     }
     let mut output = String::new();
+    let mut chars = 0;
+    let mut last = first - 1;
+    let mut full = false;
     for (index, line) in text.lines().enumerate().skip(first - 1).take(limit) {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        output.push_str(&format!("{:>6}\t{}\n", index + 1, cut_line(line)));
+        let numbered = format!("{:>6}\t{}\n", index + 1, cut_line(line));
+        let length = numbered.chars().count();
+        // a numbered line is at most about 2,000 characters, so the first always fits
+        if chars + length > MAX_OUTPUT_CHARS {
+            full = true;
+            break;
+        }
+        chars += length;
+        output.push_str(&numbered);
+        last = index + 1;
     }
-    let last = (first - 1 + limit).min(total);
     if last < total {
+        let cut = if full {
+            format!("output limit of {MAX_OUTPUT_CHARS} characters reached; ")
+        } else {
+            String::new()
+        };
         output.push_str(&format!(
-            "... ({} more lines; read on with offset={})\n",
+            "... ({cut}{} more lines; read on with offset={})\n",
             total - last,
             last + 1
         ));
@@ -253,6 +274,40 @@ mod tests {
                 .await
                 .unwrap_err(),
             ToolError::invalid_arguments("path `innocent.txt` escapes the workspace root")
+        );
+    }
+
+    #[tokio::test]
+    async fn output_stops_at_the_character_limit_and_says_where_to_go_on() {
+        let (dir, tool) = setup();
+        let line = "y".repeat(1000);
+        let text: String = (0..200).map(|_| format!("{line}\n")).collect();
+        std::fs::write(dir.path().join("wide.txt"), text).unwrap();
+        let output = read(&tool, json!({"path": "wide.txt"})).await.unwrap();
+        // each numbered line is 6 + 1 + 1000 + 1 characters: 99 fit in 100,000
+        assert!(output.chars().count() <= MAX_OUTPUT_CHARS + 100);
+        assert!(output.contains(&format!("    99\t{line}\n")));
+        assert!(!output.contains("   100\t"));
+        assert!(output.ends_with(
+            "... (output limit of 100000 characters reached; 101 more lines; read on with offset=100)"
+        ));
+        let rest = read(&tool, json!({"path": "wide.txt", "offset": 100}))
+            .await
+            .unwrap();
+        assert!(rest.starts_with(&format!("   100\t{line}")));
+    }
+
+    #[tokio::test]
+    async fn files_over_the_size_limit_are_refused() {
+        let (dir, tool) = setup();
+        let file = std::fs::File::create(dir.path().join("huge.log")).unwrap();
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "huge.log"})).await.unwrap_err(),
+            ToolError::failed(format!(
+                "`huge.log` is too large to read ({} bytes, the limit is {MAX_FILE_BYTES})",
+                MAX_FILE_BYTES + 1
+            ))
         );
     }
 }

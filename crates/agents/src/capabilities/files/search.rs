@@ -1,6 +1,8 @@
 //! `search_files`: find files by name pattern.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
 
 use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
@@ -8,19 +10,28 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{is_dir, parse_arguments, resolve, Sandbox};
+use globset::{GlobBuilder, GlobMatcher};
+use rustix::fs::{FileType, Mode, OFlags};
+
+use super::{blocking, open_dir, parse_arguments, read_entries, relative, Sandbox};
 
 /// Matches shown at most.
 pub const MAX_MATCHES: usize = 100;
 /// Directory entries visited at most (bounds the time spent on huge trees).
 pub const MAX_VISITED: usize = 50_000;
+/// Longer patterns are refused (a glob is compiled to a regular expression; no real search
+/// needs more).
+pub const MAX_PATTERN_CHARS: usize = 500;
 /// Directories never searched.
 const SKIPPED_DIRS: [&str; 3] = [".git", "node_modules", "target"];
 
 /// `search_files{pattern, path?}`: files whose path matches `pattern`, case-insensitively.
 ///
 /// A pattern with `*` or `?` is a glob: `*` matches within one path segment, `**` across
-/// directories, `?` one character. A glob without `/` matches file names at any depth
+/// directories, `?` one character, `[abc]` one of a set and `{a,b}` either alternative.
+/// Matching takes time linear in the path's length, patterns are at most
+/// [`MAX_PATTERN_CHARS`] long, and the walk runs off the async runtime, stopping when the run
+/// is cancelled or the call times out. A glob without `/` matches file names at any depth
 /// (`*.rs`); with `/` it matches the path relative to the searched directory (`src/**/*.rs`).
 /// A pattern without wildcards matches names containing it (`config` finds `app_config.yaml`).
 /// Symlinks are not followed; `.git`, `node_modules` and `target` are skipped.
@@ -62,149 +73,181 @@ impl Tool for SearchFilesTool {
         arguments_schema::<SearchFilesArgs>()
     }
 
-    async fn call(
-        &self,
-        arguments: Value,
-        _context: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: SearchFilesArgs = parse_arguments(arguments)?;
-        let pattern = args.pattern.trim();
-        if pattern.is_empty() {
-            return Err(ToolError::invalid_arguments("pattern is empty"));
-        }
-        let base = resolve(&self.sandbox, args.path.as_deref().unwrap_or("."))?;
-        if !is_dir(&base).await {
-            return Err(ToolError::failed(format!(
-                "cannot search `{}`: no such directory",
-                self.sandbox.display(&base)
-            )));
-        }
-        let matcher = Matcher::new(pattern);
-        let (mut found, complete) = walk(&base, &matcher).await;
-        if found.is_empty() {
-            return Ok(ToolOutput::text(format!("(no files match `{pattern}`)")));
-        }
-        found.sort();
-        let total = found.len();
-        let mut lines: Vec<String> = found.into_iter().take(MAX_MATCHES).collect();
-        if total > MAX_MATCHES || !complete {
-            lines.push(format!(
-                "... more files may match; showing {}. Use a narrower pattern or path.",
-                total.min(MAX_MATCHES)
-            ));
-        }
-        Ok(ToolOutput::text(lines.join("\n")))
+        let pattern = args.pattern.trim().to_owned();
+        let matcher = Matcher::new(&pattern)?;
+        let sandbox = self.sandbox.clone();
+        // the walk stops between entries when the run is cancelled or this call is dropped
+        // (the executor's timeout drops it): the guard cancels the token the walk watches
+        let stop = context.cancellation.child_token();
+        let _stop_when_dropped = stop.clone().drop_guard();
+        blocking(move || {
+            let base = relative(&sandbox, args.path.as_deref().unwrap_or("."))?;
+            let shown = sandbox.shown(&base);
+            let dir = open_dir(&sandbox, &base, &shown, "search")?;
+            let Some((found, complete)) = walk(dir, &matcher, &|| stop.is_cancelled()) else {
+                return Err(ToolError::failed(format!(
+                    "the search for `{pattern}` was cancelled"
+                )));
+            };
+            Ok(ToolOutput::text(report(&pattern, found, complete)))
+        })
+        .await
     }
+}
+
+/// The tool's text: the matches sorted, at most [`MAX_MATCHES`], with a note when there may be
+/// more.
+fn report(pattern: &str, mut found: Vec<String>, complete: bool) -> String {
+    if found.is_empty() {
+        return format!("(no files match `{pattern}`)");
+    }
+    found.sort();
+    let total = found.len();
+    let mut lines: Vec<String> = found.into_iter().take(MAX_MATCHES).collect();
+    if total > MAX_MATCHES || !complete {
+        lines.push(format!(
+            "... more files may match; showing {}. Use a narrower pattern or path.",
+            total.min(MAX_MATCHES)
+        ));
+    }
+    lines.join("\n")
 }
 
 /// What a path must look like to match.
 enum Matcher {
     /// A glob against the file name.
-    Name(Vec<char>),
+    Name(GlobMatcher),
     /// A glob against the relative path.
-    Path(Vec<char>),
-    /// A substring of the file name.
+    Path(GlobMatcher),
+    /// A substring of the file name (lowercase).
     Contains(String),
 }
 
 impl Matcher {
-    fn new(pattern: &str) -> Self {
-        let lower = pattern.to_lowercase();
-        let lower = lower.trim_start_matches("./");
-        if !lower.contains(['*', '?']) {
-            return Matcher::Contains(lower.to_owned());
+    /// The matcher for `pattern` (trimmed).
+    ///
+    /// # Errors
+    /// An invalid-arguments error for an empty, too long or malformed pattern.
+    fn new(pattern: &str) -> Result<Self, ToolError> {
+        if pattern.is_empty() {
+            return Err(ToolError::invalid_arguments("pattern is empty"));
         }
-        if lower.contains('/') {
-            Matcher::Path(lower.chars().collect())
+        let length = pattern.chars().count();
+        if length > MAX_PATTERN_CHARS {
+            return Err(ToolError::invalid_arguments(format!(
+                "pattern is {length} characters long, over the limit of {MAX_PATTERN_CHARS}; \
+                 use a shorter glob or a part of a file name"
+            )));
+        }
+        let pattern = pattern.trim_start_matches("./");
+        if !pattern.contains(['*', '?']) {
+            return Ok(Matcher::Contains(pattern.to_lowercase()));
+        }
+        let glob = compile_glob(pattern)?;
+        Ok(if pattern.contains('/') {
+            Matcher::Path(glob)
         } else {
-            Matcher::Name(lower.chars().collect())
-        }
+            Matcher::Name(glob)
+        })
     }
 
     fn matches(&self, relative: &str, name: &str) -> bool {
-        let relative = relative.to_lowercase();
-        let name = name.to_lowercase();
         match self {
-            Matcher::Name(glob) => glob_match(glob, &name.chars().collect::<Vec<_>>()),
-            Matcher::Path(glob) => glob_match(glob, &relative.chars().collect::<Vec<_>>()),
-            Matcher::Contains(part) => name.contains(part.as_str()),
+            Matcher::Name(glob) => glob.is_match(name),
+            Matcher::Path(glob) => glob.is_match(relative),
+            Matcher::Contains(part) => name.to_lowercase().contains(part.as_str()),
         }
     }
 }
 
-/// Walks `base` breadth-first collecting matching file paths (relative, `/`-separated). The
-/// flag is false when the walk stopped early.
-async fn walk(base: &std::path::Path, matcher: &Matcher) -> (Vec<String>, bool) {
+/// The case-insensitive matcher of the glob `pattern`. globset compiles it to a regular
+/// expression matched in time linear in the path's length (no backtracking); `*` and `?` stop
+/// at `/`, `**` crosses directories.
+fn compile_glob(pattern: &str) -> Result<GlobMatcher, ToolError> {
+    let glob = GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| {
+            ToolError::invalid_arguments(format!(
+                "pattern `{pattern}` is not a valid glob: {}",
+                e.kind()
+            ))
+        })?;
+    Ok(glob.compile_matcher())
+}
+
+/// Walks the directory `base` depth-first collecting matching file paths (relative,
+/// `/`-separated). The flag is false when the walk stopped early at a limit; `None` when
+/// `cancelled` said so (checked before each entry).
+///
+/// Sub-directories are opened by name relative to their parent's descriptor with
+/// `O_NOFOLLOW`, so the walk never leaves the tree, even if a directory is swapped for a
+/// symlink while it runs.
+fn walk(
+    base: OwnedFd,
+    matcher: &Matcher,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<(Vec<String>, bool)> {
     let mut found = Vec::new();
-    let mut pending: Vec<(PathBuf, String)> = vec![(base.to_path_buf(), String::new())];
+    let mut complete = true;
     let mut visited = 0;
-    while let Some((dir, prefix)) = pending.pop() {
-        let Ok(mut reader) = tokio::fs::read_dir(&dir).await else {
+    // directories still to read: the parent's descriptor, the name in it, the relative prefix
+    let base = Arc::new(base);
+    let mut pending: Vec<(Arc<OwnedFd>, Option<OsString>, String)> =
+        vec![(base, None, String::new())];
+    while let Some((parent, name, prefix)) = pending.pop() {
+        let dir = match name {
+            None => parent,
+            Some(name) => match rustix::fs::openat(
+                &*parent,
+                name.as_os_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => Arc::new(fd),
+                Err(_) => continue,
+            },
+        };
+        let Ok(entries) = read_entries(&dir) else {
             continue;
         };
-        while let Ok(Some(entry)) = reader.next_entry().await {
+        for entry in entries {
+            if cancelled() {
+                return None;
+            }
+            let Ok(entry) = entry else {
+                break;
+            };
             visited += 1;
             if visited > MAX_VISITED || found.len() > MAX_MATCHES {
-                return (found, false);
+                complete = false;
+                return Some((found, complete));
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let name = entry.name.to_string_lossy().into_owned();
             let relative = format!("{prefix}{name}");
-            let Ok(file_type) = entry.file_type().await else {
-                continue;
-            };
-            if file_type.is_dir() {
+            if entry.kind == FileType::Directory {
                 if !SKIPPED_DIRS.contains(&name.as_str()) {
-                    pending.push((entry.path(), format!("{relative}/")));
+                    pending.push((Arc::clone(&dir), Some(entry.name), format!("{relative}/")));
                 }
             } else if matcher.matches(&relative, &name) {
                 found.push(relative);
             }
         }
     }
-    (found, true)
-}
-
-/// Glob matching: `*` within a segment, `**` across segments (`**/` also matches nothing), `?`
-/// one non-`/` character.
-fn glob_match(pattern: &[char], text: &[char]) -> bool {
-    match pattern {
-        [] => text.is_empty(),
-        ['*', '*', '/', rest @ ..] => {
-            glob_match(rest, text)
-                || text
-                    .iter()
-                    .enumerate()
-                    .any(|(i, c)| *c == '/' && glob_match(rest, &text[i + 1..]))
-        }
-        ['*', '*', rest @ ..] => (0..=text.len()).any(|i| glob_match(rest, &text[i..])),
-        ['*', rest @ ..] => {
-            for i in 0..=text.len() {
-                if glob_match(rest, &text[i..]) {
-                    return true;
-                }
-                if text.get(i) == Some(&'/') {
-                    return false;
-                }
-            }
-            false
-        }
-        ['?', rest @ ..] => {
-            matches!(text.first(), Some(c) if *c != '/') && glob_match(rest, &text[1..])
-        }
-        [c, rest @ ..] => text.first() == Some(c) && glob_match(rest, &text[1..]),
-    }
+    Some((found, complete))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Access;
     use super::*;
     use serde_json::json;
 
     fn glob(pattern: &str, text: &str) -> bool {
-        glob_match(
-            &pattern.chars().collect::<Vec<_>>(),
-            &text.chars().collect::<Vec<_>>(),
-        )
+        compile_glob(pattern).unwrap().is_match(text)
     }
 
     #[test]
@@ -320,5 +363,90 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
         let output = search(&dir, json!({"pattern": "secret"})).await.unwrap();
         assert_eq!(output, "(no files match `secret`)");
+    }
+
+    /// 27 characters that made the old backtracking matcher run for minutes on a long name.
+    const PATHOLOGICAL: &str = "a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+
+    #[tokio::test]
+    async fn a_pathological_glob_is_matched_correctly() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = "a".repeat(100);
+        std::fs::write(dir.path().join(&name), "").unwrap();
+        std::fs::write(dir.path().join(format!("{name}b")), "").unwrap();
+        assert_eq!(PATHOLOGICAL.len(), 27);
+        assert_eq!(
+            search(&dir, json!({"pattern": PATHOLOGICAL}))
+                .await
+                .unwrap(),
+            format!("{name}b")
+        );
+        assert!(!glob(PATHOLOGICAL, &name));
+    }
+
+    #[tokio::test]
+    async fn huge_and_malformed_patterns_are_clear_errors() {
+        let dir = tree();
+        let stars = "*".repeat(100_000);
+        assert_eq!(
+            search(&dir, json!({"pattern": stars})).await.unwrap_err(),
+            ToolError::invalid_arguments(
+                "pattern is 100000 characters long, over the limit of 500; use a shorter glob \
+                 or a part of a file name"
+            )
+        );
+        // the longest pattern allowed still works
+        let longest = "*".repeat(MAX_PATTERN_CHARS - 3) + ".rs";
+        assert_eq!(
+            search(&dir, json!({"pattern": longest})).await.unwrap(),
+            "src/lib.rs\nsrc/tools/mod.rs\ntests/it.rs"
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "*[a"})).await.unwrap_err(),
+            ToolError::invalid_arguments(
+                "pattern `*[a` is not a valid glob: unclosed character class; missing ']'"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_stops_the_search() {
+        let dir = tree();
+        let tool = SearchFilesTool::new(Sandbox::new(dir.path()).unwrap());
+        let context = ToolContext::default();
+        context.cancellation.cancel();
+        let error = tool
+            .call(json!({"pattern": "*.rs"}), &context)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed("the search for `*.rs` was cancelled")
+        );
+    }
+
+    #[test]
+    fn the_walk_stops_when_told_to() {
+        let dir = tree();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let base = sandbox
+            .open(&sandbox.relative(".").unwrap(), Access::Directory)
+            .unwrap();
+        let matcher = Matcher::new("*").unwrap();
+        let checks = std::cell::Cell::new(0);
+        let stop_after_three = || {
+            checks.set(checks.get() + 1);
+            checks.get() > 3
+        };
+        assert!(walk(base, &matcher, &stop_after_three).is_none());
+        assert_eq!(checks.get(), 4);
+    }
+
+    #[test]
+    fn braces_and_classes_are_globs_too() {
+        assert!(glob("*.{rs,toml}", "Cargo.toml"));
+        assert!(glob("file[0-9].txt", "file7.txt"));
+        assert!(!glob("file[0-9].txt", "fileA.txt"));
+        assert!(glob("SRC/*.RS", "src/main.rs"));
     }
 }

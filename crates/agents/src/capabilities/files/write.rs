@@ -1,12 +1,16 @@
 //! `write_file`: create or overwrite a file.
 
+use std::io::Write;
+
 use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{io_error, is_dir, parse_arguments, resolve, Sandbox};
+use super::{
+    blocking, io_error, open_error, open_file, parse_arguments, relative, Access, Sandbox,
+};
 
 /// `write_file{path, content}`: writes `content` to `path` (replacing what was there), creating
 /// missing parent directories, and reports the bytes and lines written.
@@ -53,28 +57,36 @@ impl Tool for WriteFileTool {
         _context: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: WriteFileArgs = parse_arguments(arguments)?;
-        let path = resolve(&self.sandbox, &args.path)?;
-        let shown = self.sandbox.display(&path);
-        if path.as_path() == self.sandbox.root() || is_dir(&path).await {
-            return Err(ToolError::failed(format!(
-                "`{shown}` is a directory; give the path of a file"
-            )));
-        }
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| io_error("create the directories of", &shown, &e))?;
-        }
-        tokio::fs::write(&path, args.content.as_bytes())
-            .await
-            .map_err(|e| io_error("write", &shown, &e))?;
-        let lines = args.content.lines().count();
-        Ok(ToolOutput::text(format!(
-            "wrote {} bytes ({lines} {}) to `{shown}`",
-            args.content.len(),
-            if lines == 1 { "line" } else { "lines" }
-        )))
+        let sandbox = self.sandbox.clone();
+        blocking(move || write_file(&sandbox, &args)).await
     }
+}
+
+/// Creates the missing parents beneath the root, then writes the file through its descriptor.
+fn write_file(sandbox: &Sandbox, args: &WriteFileArgs) -> Result<ToolOutput, ToolError> {
+    let path = relative(sandbox, &args.path)?;
+    let shown = sandbox.shown(&path);
+    let directory =
+        || ToolError::failed(format!("`{shown}` is a directory; give the path of a file"));
+    if path.is_root() {
+        return Err(directory());
+    }
+    if let Some(parent) = path.parent() {
+        sandbox
+            .create_dirs(&parent)
+            .map_err(|e| open_error("create the directories of", &shown, e))?;
+    }
+    // the kind is checked on the descriptor before anything is truncated
+    let (mut file, _) = open_file(sandbox, &path, Access::Create, "write", directory)?;
+    file.set_len(0)
+        .and_then(|()| file.write_all(args.content.as_bytes()))
+        .map_err(|e| io_error("write", &shown, &e))?;
+    let lines = args.content.lines().count();
+    Ok(ToolOutput::text(format!(
+        "wrote {} bytes ({lines} {}) to `{shown}`",
+        args.content.len(),
+        if lines == 1 { "line" } else { "lines" }
+    )))
 }
 
 #[cfg(test)]
