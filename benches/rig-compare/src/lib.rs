@@ -7,6 +7,8 @@
 //! transport that answers every call with the next pre-built response. Rig's `MockRuntime`
 //! would record every request and consume its script, so it cannot serve a long benchmark.
 
+pub mod peers;
+
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
