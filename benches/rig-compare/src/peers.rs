@@ -50,7 +50,7 @@ impl Method {
     /// The method in words, for the report.
     pub fn describe(&self) -> String {
         format!(
-            "per history length and side: {:.1} s warm-up, then {} batches of about {:.2} s of \
+            "per history length and side: {:.2} s warm-up, then {} batches of about {:.2} s of \
              CPU each, ours and rig alternating batch by batch in one process (the Python \
              peers: the same scheme in their own process); a batch's time over its runs is \
              microseconds per run (one run = the two-step script: a tool call, its result, a \
