@@ -17,13 +17,11 @@ use crate::run::{cargo, Step};
 pub fn run(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     let skip_rig = args.iter().any(|a| a == "--no-rig");
-    let root = workspace_root()?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let rig_target = std::env::var_os("RIG_COMPARE_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target.join("rig-compare"));
+    let BenchDirs {
+        root,
+        target,
+        rig_target,
+    } = BenchDirs::from_env()?;
     let docs = if quick {
         target.join("bench-quick")
     } else {
@@ -75,9 +73,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn workspace_root() -> Result<PathBuf, String> {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| "xtask has no parent directory".to_owned())
+/// Where the benchmarks run: the workspace root, the workspace's target directory
+/// (`CARGO_TARGET_DIR` or `target/`) and rig-compare's (`RIG_COMPARE_TARGET_DIR` or
+/// `target/rig-compare`, so rig's build is kept between runs).
+pub(crate) struct BenchDirs {
+    pub(crate) root: PathBuf,
+    pub(crate) target: PathBuf,
+    pub(crate) rig_target: PathBuf,
+}
+
+impl BenchDirs {
+    pub(crate) fn from_env() -> Result<Self, String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| "xtask has no parent directory".to_owned())?;
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let rig_target = std::env::var_os("RIG_COMPARE_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| target.join("rig-compare"));
+        Ok(Self {
+            root,
+            target,
+            rig_target,
+        })
+    }
 }

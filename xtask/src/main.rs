@@ -7,6 +7,7 @@ use std::env;
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod bench_peers;
 mod deny;
 mod e2e;
 mod run;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         "ci" => ci(),
         "deny" => deny::check(),
         "bench" => bench::run(&args[1..]),
+        "bench-peers" => bench_peers::run(&args[1..]),
         "e2e" => e2e::run(),
         "help" | "--help" | "-h" => {
             print_help();
@@ -43,7 +45,9 @@ fn print_help() {
          ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
-         bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n"
+         bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n  \
+         bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
+                 target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n"
     );
 }
 

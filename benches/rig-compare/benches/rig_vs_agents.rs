@@ -7,8 +7,7 @@ use std::time::Duration;
 use agents_bench::{state_with_history, tool_calling_agent, two_step_script, CycleModel};
 use agents_processing::TraceRetention;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use rig_agent::agent::AgentBuilder;
-use rig_compare::{rig_history, run_rig, RigCycleModel, RigNoop, ANSWER, PROMPT};
+use rig_compare::{rig_agent, rig_history, run_rig, ANSWER, PROMPT};
 
 fn config() -> Criterion {
     let quick = std::env::var_os("AGENTS_BENCH_QUICK").is_some();
@@ -32,8 +31,7 @@ fn compare(c: &mut Criterion) {
         CycleModel::new(two_step_script()),
         TraceRetention::Ephemeral,
     );
-    let rig_model = RigCycleModel::two_step();
-    let rig = AgentBuilder::new(rig_model.clone()).tool(RigNoop).build();
+    let (rig, rig_model) = rig_agent().unwrap();
     let mut group = c.benchmark_group("rig_vs_agents");
     group.throughput(Throughput::Elements(2));
     for len in [10usize, 1_000] {
@@ -43,10 +41,14 @@ fn compare(c: &mut Criterion) {
         assert_eq!(done.step_executions().len(), 2);
 
         let history = rig_history(len);
-        let before = rig_model.calls();
+        let before = rig_model.transport.calls();
         let answer = rt.block_on(run_rig(&rig, &history)).unwrap();
         assert_eq!(answer, ANSWER);
-        assert_eq!(rig_model.calls() - before, 2, "two model calls, as ours");
+        assert_eq!(
+            rig_model.transport.calls() - before,
+            2,
+            "two model calls, as ours"
+        );
 
         group.bench_with_input(BenchmarkId::new("agents", len), &state, |b, state| {
             b.iter(|| rt.block_on(ours.execute(state.clone())).unwrap());

@@ -4,8 +4,7 @@
 
 use agents_bench::{state_with_history, tool_calling_agent, two_step_script, CycleModel};
 use agents_processing::TraceRetention;
-use rig_agent::agent::AgentBuilder;
-use rig_compare::{rig_history, run_rig, RigCycleModel, RigNoop, ANSWER, PROMPT};
+use rig_compare::{rig_agent, rig_history, run_rig, ANSWER, PROMPT};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -30,8 +29,7 @@ fn main() {
             }
         }
         "rig" => {
-            let rig_model = RigCycleModel::two_step();
-            let rig = AgentBuilder::new(rig_model.clone()).tool(RigNoop).build();
+            let (rig, _model) = rig_agent().unwrap();
             let history = rig_history(len);
             for _ in 0..n {
                 let answer = rt.block_on(run_rig(&rig, &history)).unwrap();
