@@ -251,8 +251,10 @@ impl Agent {
             );
         }
         if !guards.is_empty() {
+            // The cancellation comes first: it is why the step ended, whatever else failed.
+            guards.sort_by_key(|guard| guard.stop_reason != Some(StopReason::UserRequested));
             let mut evaluations = outcome.into_evaluations();
-            evaluations.extend(guards);
+            evaluations.splice(0..0, guards);
             outcome = ContinuationOutcome::from_evaluations(evaluations);
         }
         let (state, outcome) = self.apply_stop_hooks(state, outcome);

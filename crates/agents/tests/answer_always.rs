@@ -1,0 +1,475 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+//! Every run ends with an answer: a stop without one appends a synthesized answer or a
+//! notice; repeated calls are refused and then stop the run; tool output is capped;
+//! cancellation and tool timeouts keep the history valid.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agents::core::{ToolFailureKind, INCOMPLETE_KEY, STOP_REASON_KEY};
+use agents::prelude::*;
+use agents::AgentEvent;
+use async_trait::async_trait;
+use inference::{InferenceError, InferenceStream};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+struct PathArgs {
+    path: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SleepArgs {
+    millis: u64,
+}
+
+fn read_file() -> FunctionTool {
+    FunctionTool::new("read_file", "Reads a file", |args: PathArgs| async move {
+        Ok::<_, ToolError>(format!("contents of {}: 42", args.path))
+    })
+}
+
+fn slow() -> FunctionTool {
+    FunctionTool::new("slow", "Sleeps", |args: SleepArgs| async move {
+        tokio::time::sleep(Duration::from_millis(args.millis)).await;
+        Ok::<_, ToolError>("done sleeping".to_owned())
+    })
+}
+
+fn read(id: &str, path: &str) -> InferenceResponse {
+    InferenceResponse::with_tool_calls([ToolCall::new(id, "read_file", json!({ "path": path }))])
+}
+
+fn metadata_of(message: &Message) -> (Option<Value>, Option<Value>) {
+    (
+        message.metadata().get(INCOMPLETE_KEY).cloned(),
+        message.metadata().get(STOP_REASON_KEY).cloned(),
+    )
+}
+
+use serde_json::Value;
+
+/// Every assistant tool call in `messages` has a tool result, in order (what providers demand).
+fn every_call_has_a_result(messages: &Messages) -> bool {
+    let mut open: Vec<String> = Vec::new();
+    for message in messages.iter() {
+        for call in message.tool_calls() {
+            open.push(call.id().to_owned());
+        }
+        if let Some(id) = message.tool_call_id() {
+            open.retain(|open| open != id);
+        }
+    }
+    open.is_empty()
+}
+
+fn events() -> (
+    Arc<Mutex<Vec<AgentEvent>>>,
+    impl Fn(&AgentEvent) + Send + Sync + 'static,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    (seen, move |event: &AgentEvent| {
+        sink.lock().unwrap().push(event.clone())
+    })
+}
+
+#[tokio::test]
+async fn a_step_limit_in_separated_mode_ends_with_a_synthesized_answer() {
+    let model = ScriptedModel::new([
+        read("c1", "a.txt"),
+        read("c2", "b.txt"),
+        InferenceResponse::text("From what I read: a.txt says 42."),
+    ]);
+    let (seen, listener) = events();
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(read_file())
+        .with_separated_tool_trace(true)
+        .with_max_steps(2)
+        .on_event(listener)
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("What is in a.txt and b.txt?"))
+        .await
+        .unwrap();
+    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+    assert_eq!(done.status(), AgentStatus::Completed);
+    let answer = done.final_response().unwrap();
+    assert_eq!(answer.text(), "From what I read: a.txt says 42.");
+    assert_eq!(
+        metadata_of(&answer),
+        (Some(json!(true)), Some(json!("steps_limit")))
+    );
+    // Persisted: the question and the answer, nothing of the trace.
+    assert_eq!(done.messages().len(), 2);
+    assert!(done.store().section(EXECUTION_BUFFER_SECTION).is_empty());
+    // The synthesis request had no tools and saw the tool results.
+    let synthesis = model.last_request().unwrap();
+    assert!(synthesis.tools.is_empty());
+    let transcript = synthesis.messages.to_transcript();
+    assert!(transcript.contains("contents of b.txt: 42"), "{transcript}");
+    assert!(transcript.contains("Do not call any tools"), "{transcript}");
+    let path = seen.lock().unwrap().iter().find_map(|event| match event {
+        AgentEvent::AnsweredOnStop {
+            path, stop_reason, ..
+        } => Some((*path, *stop_reason)),
+        _ => None,
+    });
+    assert_eq!(
+        path,
+        Some((AnswerOnStop::Synthesize, StopReason::StepsLimit))
+    );
+}
+
+#[tokio::test]
+async fn a_failed_synthesis_falls_back_to_a_notice_naming_the_tools_called() {
+    let model = ScriptedModel::from_results([
+        Ok(read("c1", "a.txt")),
+        Err(InferenceError::Http {
+            status: 500,
+            message: "down".into(),
+        }),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model)
+        .with_tool(read_file())
+        .with_separated_tool_trace(true)
+        .with_max_steps(1)
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("read a.txt"))
+        .await
+        .unwrap();
+    let answer = done.final_response().unwrap();
+    assert!(
+        answer
+            .text()
+            .starts_with("I could not finish this task: I reached the maximum number of steps."),
+        "{}",
+        answer.text()
+    );
+    assert!(
+        answer.text().contains("What I did: read_file."),
+        "{}",
+        answer.text()
+    );
+    assert_eq!(metadata_of(&answer).1, Some(json!("steps_limit")));
+}
+
+#[tokio::test]
+async fn each_mode_and_driver_persists_the_answer_it_promises() {
+    for react in [false, true] {
+        for (separated, mode, expect) in [
+            (true, None, Some("synthesized")),
+            (true, Some(AnswerOnStop::Notice), Some("notice")),
+            (true, Some(AnswerOnStop::Nothing), None),
+            (false, None, None),
+            (false, Some(AnswerOnStop::Synthesize), Some("synthesized")),
+        ] {
+            let call = if react {
+                InferenceResponse::text(
+                    r#"{"thought": "read it", "type": "call_tool", "tool": "read_file", "args": {"path": "a.txt"}}"#,
+                )
+            } else {
+                read("c1", "a.txt")
+            };
+            let model = ScriptedModel::new([call, InferenceResponse::text("synthesized")]);
+            let mut builder = if react {
+                AgentBuilder::new().with_react(model)
+            } else {
+                AgentBuilder::new().with_model(model)
+            };
+            builder = builder
+                .with_tool(read_file())
+                .with_separated_tool_trace(separated)
+                .with_max_steps(1);
+            if let Some(mode) = mode {
+                builder = builder.with_answer_on_stop(mode);
+            }
+            let agent = builder.build().unwrap();
+            let done = agent
+                .execute(AgentState::new().with_user_message("read a.txt"))
+                .await
+                .unwrap();
+            let case = format!("react={react} separated={separated} mode={mode:?}");
+            assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit), "{case}");
+            let last = done.messages().last().cloned().unwrap();
+            match expect {
+                Some("synthesized") => {
+                    assert_eq!(last.text(), "synthesized", "{case}");
+                    assert_eq!(metadata_of(&last).0, Some(json!(true)), "{case}");
+                }
+                Some(_) => {
+                    assert!(
+                        last.text().starts_with("I could not finish"),
+                        "{case}: {}",
+                        last.text()
+                    );
+                    assert_eq!(metadata_of(&last).0, Some(json!(true)), "{case}");
+                }
+                None => assert!(last.metadata().get(INCOMPLETE_KEY).is_none(), "{case}"),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_same_call_in_any_argument_order_is_refused_then_stops_the_run() {
+    let call = |id: &str, args: Value| {
+        InferenceResponse::with_tool_calls([ToolCall::new(id, "lookup", args)])
+    };
+    #[derive(Deserialize, JsonSchema)]
+    struct LookupArgs {
+        #[allow(dead_code)]
+        key: String,
+        #[allow(dead_code)]
+        depth: u32,
+    }
+    let runs = Arc::new(Mutex::new(0));
+    let counter = Arc::clone(&runs);
+    let lookup = FunctionTool::new("lookup", "Looks up", move |_: LookupArgs| {
+        let counter = Arc::clone(&counter);
+        async move {
+            *counter.lock().unwrap() += 1;
+            Ok::<_, ToolError>("value: 7".to_owned())
+        }
+    });
+    let model = ScriptedModel::new([
+        call("c1", json!({"key": "k", "depth": 1})),
+        call("c2", json!({"depth": 1, "key": "k"})),
+        call("c3", json!({"key": "k", "depth": 1})),
+        call("c4", json!({"depth": 1, "key": "k"})),
+        InferenceResponse::text("It is 7."),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(lookup)
+        .with_separated_tool_trace(true)
+        .with_answer_on_stop(AnswerOnStop::Notice)
+        .with_max_steps(10)
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("what is k?"))
+        .await
+        .unwrap();
+    assert_eq!(
+        *runs.lock().unwrap(),
+        2,
+        "the third and fourth identical calls did not run"
+    );
+    let third = done.step_executions().get(2).unwrap().step();
+    let refused = third.tool_executions().iter().next().unwrap();
+    assert_eq!(refused.failure_kind(), Some(ToolFailureKind::Repeated));
+    let message = refused.error_message().unwrap();
+    assert!(
+        message.contains("already made this exact call 2 time(s)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("value: 7"),
+        "the earlier result is quoted: {message}"
+    );
+    assert_eq!(done.stop_reason(), Some(StopReason::RepeatedToolCalls));
+    assert_eq!(done.step_count(), 4);
+    let answer = done.final_response().unwrap();
+    assert!(
+        answer
+            .text()
+            .contains("I kept repeating the same tool call"),
+        "{}",
+        answer.text()
+    );
+    assert_eq!(metadata_of(&answer).1, Some(json!("repeated_tool_calls")));
+}
+
+#[tokio::test]
+async fn a_huge_tool_result_is_cut_for_the_model_but_whole_in_events() {
+    let big = FunctionTool::new("big", "Big output", |_: PathArgs| async move {
+        Ok::<_, ToolError>("é".repeat(50))
+    });
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([ToolCall::new("c1", "big", json!({"path": "x"}))]),
+        InferenceResponse::text("done"),
+    ]);
+    let (seen, listener) = events();
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(big)
+        .with_tool_output_limit(20)
+        .on_event(listener)
+        .build()
+        .unwrap();
+    agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    let seen_by_model = model.requests()[1]
+        .messages
+        .iter()
+        .find(|message| message.tool_call_id() == Some("c1"))
+        .map(Message::text)
+        .unwrap();
+    assert!(
+        seen_by_model.starts_with(&format!(
+            "{}\n[output cut: 30 of 50 characters left out",
+            "é".repeat(20)
+        )),
+        "{seen_by_model}"
+    );
+    let full = seen.lock().unwrap().iter().find_map(|event| match event {
+        AgentEvent::ToolCallCompleted { execution, .. } => Some(execution.result_text()),
+        _ => None,
+    });
+    assert_eq!(full, Some("é".repeat(50)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_tool_past_its_timeout_gets_a_tool_error_and_the_run_goes_on() {
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([ToolCall::new("c1", "slow", json!({"millis": 5_000}))]),
+        InferenceResponse::text("It timed out, sorry."),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(slow())
+        .with_tool_timeout(Duration::from_secs(1))
+        .with_separated_tool_trace(true)
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("sleep"))
+        .await
+        .unwrap();
+    let execution = done
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .next()
+        .cloned()
+        .unwrap();
+    assert_eq!(execution.failure_kind(), Some(ToolFailureKind::TimedOut));
+    assert_eq!(
+        done.final_response().unwrap().text(),
+        "It timed out, sorry."
+    );
+    assert_eq!(done.status(), AgentStatus::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_during_a_slow_tool_gives_every_call_a_result_and_a_notice() {
+    for separated in [true, false] {
+        let model = ScriptedModel::new([
+            InferenceResponse::with_tool_calls([
+                ToolCall::new("c1", "read_file", json!({"path": "a"})),
+                ToolCall::new("c2", "slow", json!({"millis": 60_000})),
+            ]),
+            InferenceResponse::text("never"),
+            InferenceResponse::text("Fine, here is the rest."),
+        ]);
+        let agent = AgentBuilder::new()
+            .with_model(model.clone())
+            .with_tool(read_file())
+            .with_tool(slow())
+            .with_separated_tool_trace(separated)
+            .build()
+            .unwrap();
+        let token = CancellationToken::new();
+        let canceller = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            canceller.cancel();
+        });
+        let done = agent
+            .execute_cancellable(AgentState::new().with_user_message("go"), token)
+            .await
+            .unwrap();
+        assert_eq!(done.status(), AgentStatus::Failed);
+        assert_eq!(done.stop_reason(), Some(StopReason::UserRequested));
+        let step = done.steps().next().unwrap();
+        let kinds: Vec<_> = step
+            .tool_executions()
+            .iter()
+            .map(|e| e.failure_kind())
+            .collect();
+        assert_eq!(kinds, [None, Some(ToolFailureKind::Cancelled)]);
+        assert!(every_call_has_a_result(&done.messages_for_inference()));
+        let answer = done.final_response().unwrap();
+        assert!(
+            answer.text().contains("the run was cancelled"),
+            "{}",
+            answer.text()
+        );
+        assert_eq!(metadata_of(&answer).1, Some(json!("user_requested")));
+        // The conversation goes on normally.
+        let next = agent
+            .execute(done.with_user_message("continue"))
+            .await
+            .unwrap();
+        assert_eq!(
+            next.status(),
+            AgentStatus::Completed,
+            "separated={separated}"
+        );
+        assert_eq!(next.final_response().unwrap().text(), "never");
+        assert!(every_call_has_a_result(
+            &model.last_request().unwrap().messages
+        ));
+    }
+}
+
+/// A model whose answer takes a minute, for cancelling a request in flight.
+#[derive(Clone)]
+struct SlowModel;
+
+#[async_trait]
+impl LanguageModel for SlowModel {
+    async fn complete(
+        &self,
+        _request: InferenceRequest,
+    ) -> Result<InferenceResponse, InferenceError> {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(InferenceResponse::text("too late"))
+    }
+
+    async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
+        let response = self.complete(request).await?;
+        inference::ScriptedModel::new([response])
+            .stream(InferenceRequest::default())
+            .await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_slow_model_request_stops_at_once_with_a_notice() {
+    let agent = AgentBuilder::new()
+        .with_model(SlowModel)
+        .with_separated_tool_trace(true)
+        .build()
+        .unwrap();
+    let token = CancellationToken::new();
+    let canceller = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        canceller.cancel();
+    });
+    let started = tokio::time::Instant::now();
+    let done = agent
+        .execute_cancellable(AgentState::new().with_user_message("hi"), token)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the request was dropped"
+    );
+    assert_eq!(done.stop_reason(), Some(StopReason::UserRequested));
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert_eq!(done.messages().len(), 2, "the question and the notice");
+    assert!(done.final_response().unwrap().text().contains("cancelled"));
+}
