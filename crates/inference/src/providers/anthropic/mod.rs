@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
 pub use response::{parse_response, usage_from_anthropic};
 
-use crate::http::builder_options::{header_map, http_builder_options};
+use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
 use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
 use crate::http::event_stream::event_stream;
 use crate::http::secret::{IntoApiKey, SecretString};
@@ -142,11 +142,15 @@ impl LanguageModel for Anthropic {
     async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
         let post = self.post(&request, true)?;
         match self.http.post_stream(&post).await? {
-            StreamStart::Events { first, rest } => Ok(event_stream(
+            StreamStart::Events {
+                first,
+                rest,
+                limits,
+            } => Ok(event_stream(
                 first,
                 rest,
                 AnthropicStreamDecoder::default(),
-                self.http.settings().stream_idle_timeout,
+                limits,
             )),
             StreamStart::Json(body) => {
                 let response = parse_response(&body)?;
@@ -168,7 +172,7 @@ pub struct AnthropicBuilder {
     api_key: Option<SecretString>,
     model: Option<String>,
     max_tokens: Option<u32>,
-    headers: Vec<(String, String)>,
+    headers: ExtraHeaders,
     http: HttpSettings,
 }
 

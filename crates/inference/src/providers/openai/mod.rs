@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 pub use request::{message_from_openai, message_to_openai, request_body};
 pub use response::{parse_response, usage_from_openai};
 
-use crate::http::builder_options::{header_map, http_builder_options};
+use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
 use crate::http::client::{HttpClient, HttpSettings, PostRequest, StreamStart};
 use crate::http::event_stream::event_stream;
 use crate::http::secret::{IntoApiKey, SecretString};
@@ -163,11 +163,15 @@ impl LanguageModel for OpenAiCompatible {
     async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
         let post = self.post(&request, true)?;
         match self.http.post_stream(&post).await? {
-            StreamStart::Events { first, rest } => Ok(event_stream(
+            StreamStart::Events {
+                first,
+                rest,
+                limits,
+            } => Ok(event_stream(
                 first,
                 rest,
                 OpenAiStreamDecoder::default(),
-                self.http.settings().stream_idle_timeout,
+                limits,
             )),
             StreamStart::Json(body) => {
                 let response = parse_response(&body)?;
@@ -189,7 +193,7 @@ pub struct OpenAiCompatibleBuilder {
     api_key: Option<SecretString>,
     model: Option<String>,
     developer_role: bool,
-    headers: Vec<(String, String)>,
+    headers: ExtraHeaders,
     http: HttpSettings,
 }
 
