@@ -20,7 +20,7 @@ use crate::{
     response_to_events, InferenceError, InferenceRequest, InferenceResponse, InferenceStream,
     LanguageModel,
 };
-use stream::AnthropicStreamDecoder;
+pub(crate) use stream::AnthropicStreamDecoder;
 
 /// Anthropic's API root, used when no base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
