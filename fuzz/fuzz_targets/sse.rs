@@ -16,7 +16,10 @@ fn parse(chunks: &[&[u8]]) -> (Vec<inference::SseEvent>, bool) {
             Err(_) => return (events, true),
         }
     }
-    events.extend(parser.finish());
+    match parser.finish() {
+        Ok(last) => events.extend(last),
+        Err(_) => return (events, true),
+    }
     (events, false)
 }
 

@@ -100,8 +100,14 @@ impl<D: StreamDecoder> State<D> {
             },
             Some(Err(error)) => self.pending.push_back(Err(error)),
             None => {
-                let last = self.parser.finish();
-                self.decode_all(last);
+                match self.parser.finish() {
+                    Ok(last) => self.decode_all(last),
+                    Err(error) => {
+                        self.pending.push_back(Err(error));
+                        self.ended = true;
+                        return;
+                    }
+                }
                 if !self.decoder.is_done() {
                     let last = self.decoder.end_of_body();
                     self.queue(last);

@@ -106,6 +106,8 @@ impl SseParser {
                 line
             };
             events.extend(self.line(&line));
+            // Invalid UTF-8 grows up to three times when decoded: check what is held now.
+            self.check_size(0)?;
         }
         self.check_size(rest.len())?;
         self.line.extend_from_slice(rest);
@@ -113,15 +115,19 @@ impl SseParser {
     }
 
     /// Flushes a final event that was not followed by a blank line (the stream ended).
-    pub fn finish(&mut self) -> Option<SseEvent> {
+    ///
+    /// # Errors
+    /// [`InferenceError::EventTooLarge`] when that event, decoded, is past the limit.
+    pub fn finish(&mut self) -> Result<Option<SseEvent>, InferenceError> {
         self.after_cr = false;
         if !self.line.is_empty() {
             let line = String::from_utf8_lossy(&std::mem::take(&mut self.line)).into_owned();
             if let Some(event) = self.line(&line) {
-                return Some(event);
+                return Ok(Some(event));
             }
+            self.check_size(0)?;
         }
-        self.dispatch()
+        Ok(self.dispatch())
     }
 
     /// Fails, and forgets everything held, when `more` bytes would take the event past the
@@ -185,7 +191,7 @@ mod tests {
             .chunks(size)
             .flat_map(|chunk| parser.push(chunk).unwrap())
             .collect();
-        events.extend(parser.finish());
+        events.extend(parser.finish().unwrap());
         events
     }
 
@@ -231,7 +237,7 @@ mod tests {
         assert!(parser.push(b"data: b\r").unwrap().is_empty());
         assert_eq!(parser.push(b"\n\n").unwrap()[0].data, "b");
         assert!(parser.push(b"data: c\r").unwrap().is_empty());
-        assert_eq!(parser.finish().unwrap().data, "c");
+        assert_eq!(parser.finish().unwrap().unwrap().data, "c");
     }
 
     #[test]
@@ -252,6 +258,28 @@ mod tests {
         let mut parser = SseParser::new().with_max_event_bytes(100);
         let event = format!("data: {}\n\n", "z".repeat(80));
         assert_eq!(parser.push(event.repeat(50).as_bytes()).unwrap().len(), 50);
+    }
+
+    /// Found by the `sse` fuzz target: a line under the limit of invalid UTF-8 bytes decoded to
+    /// an event three times as large (each byte becomes U+FFFD).
+    #[test]
+    fn invalid_utf8_counts_as_decoded_against_the_limit() {
+        let mut line = b"data: ".to_vec();
+        line.extend([0xFF; 100]);
+        let mut parser = SseParser::new().with_max_event_bytes(256);
+        let mut event = line.clone();
+        event.extend_from_slice(b"\n\n");
+        assert_eq!(
+            parser.push(&event),
+            Err(InferenceError::EventTooLarge { limit: 256 })
+        );
+        // The same event left unterminated when the stream ends.
+        let mut parser = SseParser::new().with_max_event_bytes(256);
+        assert!(parser.push(&line).unwrap().is_empty());
+        assert_eq!(
+            parser.finish(),
+            Err(InferenceError::EventTooLarge { limit: 256 })
+        );
     }
 
     #[test]
