@@ -10,6 +10,7 @@ mod bench;
 mod bench_peers;
 mod deny;
 mod e2e;
+mod fuzz;
 mod run;
 
 use run::{cargo, Step};
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(&args[1..]),
         "bench-peers" => bench_peers::run(&args[1..]),
         "e2e" => e2e::run(),
+        "fuzz" => fuzz::run(&args[1..]),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -47,7 +49,8 @@ fn print_help() {
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
-                 target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n"
+                 target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
+         fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n"
     );
 }
 

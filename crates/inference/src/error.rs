@@ -24,6 +24,21 @@ pub enum InferenceError {
         /// The timeout that expired.
         after: Duration,
     },
+    /// A streamed answer did not end within the total time allowed for one request
+    /// (`stream_deadline`, 10 minutes by default). Not retried: the same request would likely
+    /// run as long again.
+    #[error("the streamed answer did not finish within {:.1}s; raise the provider's `stream_deadline` or ask for a shorter answer (max_tokens)", after.as_secs_f64())]
+    StreamDeadline {
+        /// The deadline that expired, counted from the request.
+        after: Duration,
+    },
+    /// One server-sent event of a stream was larger than the limit (`max_event_bytes`, 8 MiB
+    /// by default): the server sent a runaway line. Not retried.
+    #[error("a server-sent event exceeded {limit} bytes; check the server, or raise the provider's `max_event_bytes` if it really sends events that large")]
+    EventTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The provider answered with an HTTP error status.
     #[error("provider returned HTTP {status}: {message}")]
     Http {
@@ -79,9 +94,13 @@ impl InferenceError {
         matches!(self, InferenceError::RateLimited { .. })
     }
 
-    /// True for a timeout.
+    /// True for a timeout: a request or a silence that lasted too long, or a stream past its
+    /// deadline.
     pub fn is_timeout(&self) -> bool {
-        matches!(self, InferenceError::Timeout { .. })
+        matches!(
+            self,
+            InferenceError::Timeout { .. } | InferenceError::StreamDeadline { .. }
+        )
     }
 
     /// The HTTP status, when the provider answered with one.
@@ -147,6 +166,12 @@ mod tests {
         }
         .is_retryable());
         assert!(!InferenceError::malformed("bad", "{").is_retryable());
+        let deadline = InferenceError::StreamDeadline {
+            after: Duration::from_secs(600),
+        };
+        assert!(deadline.is_timeout() && !deadline.is_retryable());
+        let too_large = InferenceError::EventTooLarge { limit: 10 };
+        assert!(!too_large.is_timeout() && !too_large.is_retryable());
     }
 
     #[test]

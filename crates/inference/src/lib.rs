@@ -61,6 +61,7 @@ pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;
 pub use http::client::HttpSettings;
+pub use http::replay::{replay_stream, StreamFormat};
 pub use http::retry::{parse_retry_after, RetryPolicy};
 pub use http::secret::{IntoApiKey, SecretString};
 pub use http::sse::{SseEvent, SseParser};

@@ -30,13 +30,17 @@ impl Usage {
         }
     }
 
-    /// Sum of every field.
+    /// Sum of every field, saturating at `u64::MAX` (counts from a provider are not trusted
+    /// not to overflow).
     pub fn total(&self) -> u64 {
-        self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_write_tokens
-            + self.reasoning_tokens
+        [
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+        ]
+        .into_iter()
+        .fold(self.input_tokens, u64::saturating_add)
     }
 
     /// True when every field is zero.
@@ -45,6 +49,7 @@ impl Usage {
     }
 }
 
+/// Field by field, saturating at `u64::MAX`.
 impl Add for Usage {
     type Output = Usage;
 
@@ -61,6 +66,7 @@ impl Add for Usage {
     }
 }
 
+/// Field by field, saturating at `u64::MAX`.
 impl AddAssign for Usage {
     fn add_assign(&mut self, rhs: Usage) {
         *self = *self + rhs;
@@ -76,6 +82,73 @@ impl std::iter::Sum for Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn usage() -> impl Strategy<Value = Usage> {
+        // Mostly huge counts, so that sums overflow often.
+        let count = prop_oneof![any::<u64>(), (u64::MAX - 1000)..=u64::MAX, 0..1000u64];
+        (
+            count.clone(),
+            count.clone(),
+            count.clone(),
+            count.clone(),
+            count,
+        )
+            .prop_map(|(input, output, read, write, reasoning)| Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cache_read_tokens: read,
+                cache_write_tokens: write,
+                reasoning_tokens: reasoning,
+            })
+    }
+
+    /// The exact sum, or `u64::MAX` when it does not fit.
+    fn saturated(values: &[u64]) -> u64 {
+        let exact: u128 = values.iter().map(|&v| u128::from(v)).sum();
+        u64::try_from(exact).unwrap_or(u64::MAX)
+    }
+
+    proptest! {
+        #[test]
+        fn total_saturates_instead_of_overflowing(u in usage()) {
+            prop_assert_eq!(
+                u.total(),
+                saturated(&[
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cache_read_tokens,
+                    u.cache_write_tokens,
+                    u.reasoning_tokens,
+                ])
+            );
+            prop_assert_eq!(u.is_empty(), u == Usage::default());
+        }
+
+        #[test]
+        fn addition_saturates_field_by_field(a in usage(), b in usage()) {
+            let sum = a + b;
+            prop_assert_eq!(sum.input_tokens, saturated(&[a.input_tokens, b.input_tokens]));
+            prop_assert_eq!(sum.output_tokens, saturated(&[a.output_tokens, b.output_tokens]));
+            prop_assert_eq!(
+                sum.cache_read_tokens,
+                saturated(&[a.cache_read_tokens, b.cache_read_tokens])
+            );
+            prop_assert_eq!(
+                sum.cache_write_tokens,
+                saturated(&[a.cache_write_tokens, b.cache_write_tokens])
+            );
+            prop_assert_eq!(
+                sum.reasoning_tokens,
+                saturated(&[a.reasoning_tokens, b.reasoning_tokens])
+            );
+            let mut assigned = a;
+            assigned += b;
+            prop_assert_eq!(assigned, sum);
+            prop_assert_eq!([a, b].into_iter().sum::<Usage>(), sum);
+            prop_assert!(sum.total() >= a.total().max(b.total()));
+        }
+    }
 
     #[test]
     fn total_and_addition() {

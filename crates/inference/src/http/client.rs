@@ -3,13 +3,19 @@
 use std::time::Duration;
 
 use futures::stream::{BoxStream, StreamExt};
-use reqwest::header::{HeaderMap, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION};
+use reqwest::redirect;
+use tokio::time::Instant;
 
 use super::error_body::status_error;
 use super::retry::RetryPolicy;
+use super::sse::DEFAULT_MAX_EVENT_BYTES;
 use crate::InferenceError;
 
-/// Timeouts and retries of an HTTP provider.
+/// The most redirects followed for one request (all to the same origin).
+const MAX_REDIRECTS: usize = 10;
+
+/// Timeouts, limits and retries of an HTTP provider.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpSettings {
     /// Time allowed for one attempt: the whole answer for `complete`, the first byte for
@@ -17,8 +23,13 @@ pub struct HttpSettings {
     pub timeout: Duration,
     /// Time allowed to open the connection.
     pub connect_timeout: Duration,
-    /// Longest silence allowed between two chunks of a stream.
+    /// Longest silence allowed between two chunks of a stream (default 60 s).
     pub stream_idle_timeout: Duration,
+    /// Total time allowed for a streamed answer, from the request (retries included) to the
+    /// last event (default 10 minutes).
+    pub stream_deadline: Duration,
+    /// Most bytes one server-sent event may hold (default 8 MiB).
+    pub max_event_bytes: usize,
     /// How failed attempts are retried.
     pub retry: RetryPolicy,
 }
@@ -28,10 +39,25 @@ impl Default for HttpSettings {
         Self {
             timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
-            stream_idle_timeout: Duration::from_secs(120),
+            stream_idle_timeout: Duration::from_secs(60),
+            stream_deadline: Duration::from_secs(600),
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             retry: RetryPolicy::default(),
         }
     }
+}
+
+/// The bounds a stream of events is read under.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StreamLimits {
+    /// Longest silence between two chunks.
+    pub(crate) idle_timeout: Duration,
+    /// When the whole stream must be over.
+    pub(crate) deadline: Instant,
+    /// The total time the deadline stands for (for the error).
+    pub(crate) total: Duration,
+    /// Most bytes in one event.
+    pub(crate) max_event_bytes: usize,
 }
 
 /// One POST to send: URL, headers (the key marked sensitive) and the JSON body.
@@ -52,6 +78,8 @@ pub(crate) enum StreamStart {
         first: Vec<u8>,
         /// The remaining chunks.
         rest: BodyStream,
+        /// The bounds to read them under.
+        limits: StreamLimits,
     },
     /// The server ignored `stream: true` and sent one JSON answer.
     Json(String),
@@ -65,20 +93,18 @@ pub(crate) struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client with the given settings.
+    /// A client with the given settings. It follows redirects only within the origin (scheme,
+    /// host and port) of the request, so that the API key and extra headers are never sent to
+    /// another server; a redirect elsewhere is returned as an HTTP error.
     pub(crate) fn new(settings: HttpSettings) -> Result<Self, InferenceError> {
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| InferenceError::Configuration {
                 message: format!("cannot build the HTTP client: {}", describe(&e)),
             })?;
         Ok(Self { client, settings })
-    }
-
-    /// The settings in use.
-    pub(crate) fn settings(&self) -> &HttpSettings {
-        &self.settings
     }
 
     /// Sends `request` (with retries) and returns the JSON body of the successful answer.
@@ -89,15 +115,26 @@ impl HttpClient {
             .await
     }
 
-    /// Sends a streaming `request` (with retries until the first byte arrives).
+    /// Sends a streaming `request` (with retries until the first byte arrives). The stream
+    /// deadline starts now.
     pub(crate) async fn post_stream(
         &self,
         request: &PostRequest,
     ) -> Result<StreamStart, InferenceError> {
-        self.settings
+        let total = self.settings.stream_deadline;
+        let limits = StreamLimits {
+            idle_timeout: self.settings.stream_idle_timeout,
+            deadline: instant_after(total),
+            total,
+            max_event_bytes: self.settings.max_event_bytes,
+        };
+        let attempts = self
+            .settings
             .retry
-            .run(|attempt| self.attempt_stream(request, attempt))
+            .run(|attempt| self.attempt_stream(request, attempt, limits));
+        tokio::time::timeout_at(limits.deadline, attempts)
             .await
+            .unwrap_or(Err(InferenceError::StreamDeadline { after: total }))
     }
 
     async fn attempt_json(
@@ -127,6 +164,7 @@ impl HttpClient {
         &self,
         request: &PostRequest,
         attempt: u32,
+        limits: StreamLimits,
     ) -> Result<StreamStart, InferenceError> {
         let timeout = self.settings.timeout;
         let work = async {
@@ -149,7 +187,11 @@ impl HttpClient {
                 .map(move |chunk| chunk.map(|b| b.to_vec()).map_err(|e| transport(&e, idle)))
                 .boxed();
             let first = rest.next().await.transpose()?.unwrap_or_default();
-            Ok(StreamStart::Events { first, rest })
+            Ok(StreamStart::Events {
+                first,
+                rest,
+                limits,
+            })
         };
         tokio::time::timeout(timeout, work)
             .await
@@ -176,12 +218,53 @@ impl HttpClient {
         if status.is_success() {
             return Ok(response);
         }
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("nowhere");
+            return Err(InferenceError::Http {
+                status: status.as_u16(),
+                message: format!(
+                    "the server redirected to `{location}`; only redirects to the same scheme, \
+                     host and port are followed (at most {MAX_REDIRECTS}), so that the API key \
+                     is never sent elsewhere: set the base URL to the final address"
+                ),
+            });
+        }
         let headers = response.headers().clone();
         let body = response.text().await.unwrap_or_default();
         let error = status_error(status.as_u16(), &headers, &body);
         tracing::debug!(status = status.as_u16(), %error, "provider returned an error status");
         Err(error)
     }
+}
+
+/// The instant `duration` from now; a duration too long to represent (`Duration::MAX` to turn
+/// a limit off) gives a point about thirty years ahead.
+pub(crate) fn instant_after(duration: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(duration)
+        .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 24 * 3600))
+}
+
+/// Follows a redirect only to the origin (scheme, host, port) of the original request, at most
+/// [`MAX_REDIRECTS`] times; any other redirect is handed back as the response.
+fn same_origin_redirects() -> redirect::Policy {
+    redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().first().is_some_and(|first| {
+            let next = attempt.url();
+            first.scheme() == next.scheme()
+                && first.host_str() == next.host_str()
+                && first.port_or_known_default() == next.port_or_known_default()
+        });
+        if same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 fn content_type(headers: &HeaderMap) -> String {

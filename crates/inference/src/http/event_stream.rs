@@ -2,11 +2,10 @@
 //! provider-specific [`StreamDecoder`].
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
 
-use super::client::BodyStream;
+use super::client::{instant_after, BodyStream, StreamLimits};
 use super::sse::{SseEvent, SseParser};
 use crate::{InferenceError, InferenceEvent, InferenceStream};
 
@@ -29,24 +28,27 @@ struct State<D> {
     body: BodyStream,
     pending: VecDeque<Result<InferenceEvent, InferenceError>>,
     ended: bool,
-    idle_timeout: Duration,
+    limits: StreamLimits,
 }
 
-/// The stream of events decoded from `first` and then `body`. It ends after the first error.
+/// The stream of events decoded from `first` and then `body`, read under `limits`: a silence
+/// longer than the idle timeout ends it with [`InferenceError::Timeout`], the deadline with
+/// [`InferenceError::StreamDeadline`], an oversized event with
+/// [`InferenceError::EventTooLarge`]. It ends after the first error.
 pub(crate) fn event_stream<D: StreamDecoder>(
     first: Vec<u8>,
     body: BodyStream,
     decoder: D,
-    idle_timeout: Duration,
+    limits: StreamLimits,
 ) -> InferenceStream {
     let state = State {
-        parser: SseParser::new(),
+        parser: SseParser::new().with_max_event_bytes(limits.max_event_bytes),
         decoder,
         first: Some(first),
         body,
         pending: VecDeque::new(),
         ended: false,
-        idle_timeout,
+        limits,
     };
     Box::pin(stream::unfold(state, |mut state| async move {
         loop {
@@ -72,24 +74,40 @@ pub(crate) fn event_stream<D: StreamDecoder>(
 impl<D: StreamDecoder> State<D> {
     /// Reads the next chunk and queues what it decodes to.
     async fn pull(&mut self) {
+        let StreamLimits {
+            idle_timeout,
+            deadline,
+            total,
+            ..
+        } = self.limits;
         let chunk = match self.first.take() {
             Some(first) => Some(Ok(first)),
-            None => match tokio::time::timeout(self.idle_timeout, self.body.next()).await {
-                Ok(chunk) => chunk,
-                Err(_) => Some(Err(InferenceError::Timeout {
-                    after: self.idle_timeout,
-                })),
-            },
+            None => {
+                let idle_end = instant_after(idle_timeout);
+                match tokio::time::timeout_at(idle_end.min(deadline), self.body.next()).await {
+                    Ok(chunk) => chunk,
+                    Err(_) if idle_end < deadline => Some(Err(InferenceError::Timeout {
+                        after: idle_timeout,
+                    })),
+                    Err(_) => Some(Err(InferenceError::StreamDeadline { after: total })),
+                }
+            }
         };
         match chunk {
-            Some(Ok(bytes)) => {
-                let events = self.parser.push(&bytes);
-                self.decode_all(events);
-            }
+            Some(Ok(bytes)) => match self.parser.push(&bytes) {
+                Ok(events) => self.decode_all(events),
+                Err(error) => self.pending.push_back(Err(error)),
+            },
             Some(Err(error)) => self.pending.push_back(Err(error)),
             None => {
-                let last = self.parser.finish();
-                self.decode_all(last);
+                match self.parser.finish() {
+                    Ok(last) => self.decode_all(last),
+                    Err(error) => {
+                        self.pending.push_back(Err(error));
+                        self.ended = true;
+                        return;
+                    }
+                }
                 if !self.decoder.is_done() {
                     let last = self.decoder.end_of_body();
                     self.queue(last);

@@ -5,6 +5,7 @@ pub(crate) mod builder_options;
 pub(crate) mod client;
 pub(crate) mod error_body;
 pub(crate) mod event_stream;
+pub(crate) mod replay;
 pub(crate) mod retry;
 pub(crate) mod secret;
 pub(crate) mod sse;

@@ -22,12 +22,11 @@ pub(crate) async fn start_stream<D: StreamDecoder>(
     parse: fn(&str) -> Result<InferenceResponse, InferenceError>,
 ) -> Result<InferenceStream, InferenceError> {
     match http.post_stream(post).await? {
-        StreamStart::Events { first, rest } => Ok(event_stream(
+        StreamStart::Events {
             first,
             rest,
-            decoder,
-            http.settings().stream_idle_timeout,
-        )),
+            limits,
+        } => Ok(event_stream(first, rest, decoder, limits)),
         StreamStart::Json(body) => {
             let response = parse(&body)?;
             if let Some(model) = response.model() {

@@ -11,13 +11,13 @@ use reqwest::header::{HeaderMap, HeaderValue};
 pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
 pub use response::{parse_response, usage_from_anthropic};
 
-use crate::http::builder_options::{header_map, http_builder_options};
+use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
 use crate::http::client::{HttpClient, HttpSettings, PostRequest};
 use crate::http::secret::{IntoApiKey, SecretString};
 use crate::providers::start_stream;
 use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
 use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
-use stream::AnthropicStreamDecoder;
+pub(crate) use stream::AnthropicStreamDecoder;
 
 /// Anthropic's API root, used when no base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -179,7 +179,7 @@ pub struct AnthropicBuilder {
     model: Option<String>,
     max_tokens: Option<u32>,
     no_prompt_caching: bool,
-    headers: Vec<(String, String)>,
+    headers: ExtraHeaders,
     http: HttpSettings,
 }
 

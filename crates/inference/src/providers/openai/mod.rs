@@ -11,13 +11,13 @@ use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 pub use request::{message_from_openai, message_to_openai, request_body};
 pub use response::{parse_response, usage_from_openai};
 
-use crate::http::builder_options::{header_map, http_builder_options};
+use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
 use crate::http::client::{HttpClient, HttpSettings, PostRequest};
 use crate::http::secret::{IntoApiKey, SecretString};
 use crate::providers::start_stream;
 use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
 use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
-use stream::OpenAiStreamDecoder;
+pub(crate) use stream::OpenAiStreamDecoder;
 
 /// OpenAI's API root, used when no base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -201,7 +201,7 @@ pub struct OpenAiCompatibleBuilder {
     model: Option<String>,
     developer_role: bool,
     prompt_cache_key: Option<String>,
-    headers: Vec<(String, String)>,
+    headers: ExtraHeaders,
     http: HttpSettings,
 }
 

@@ -1,0 +1,36 @@
+//! Tool calls written as text: any text, no panic; recovered calls name a known tool and
+//! carry its required argument.
+#![no_main]
+
+use agents_core::{Tool, ToolContext, ToolError, ToolOutput, Tools};
+use drivers_toolcalling::recover_tool_calls_from_content;
+use libfuzzer_sys::fuzz_target;
+use serde_json::{json, Value};
+
+struct Weather;
+
+#[async_trait::async_trait]
+impl Tool for Weather {
+    fn name(&self) -> &str {
+        "get_weather"
+    }
+    fn description(&self) -> &str {
+        "Weather for a city"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    }
+    async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("sunny"))
+    }
+}
+
+fuzz_target!(|text: &str| {
+    let tools = Tools::new().with(Weather);
+    if let Some(calls) = recover_tool_calls_from_content(text, &tools) {
+        for call in calls {
+            assert_eq!(call.name(), "get_weather");
+            assert!(call.arguments().get("city").is_some());
+        }
+    }
+});
