@@ -9,6 +9,8 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod deny;
 mod e2e;
+mod eval;
+mod local_llm;
 mod run;
 
 use run::{cargo, Step};
@@ -21,6 +23,7 @@ fn main() -> ExitCode {
         "deny" => deny::check(),
         "bench" => bench::run(&args[1..]),
         "e2e" => e2e::run(),
+        "eval" => eval::run(&args[1..]),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -43,6 +46,8 @@ fn print_help() {
          ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
+         eval    task success of `agents run` on local Qwen 0.5B/1.5B models, written to target/eval-report.md\n          \
+         (--models 0.5b,1.5b --modes separated,legacy --drivers toolcalling,react --tasks 1,2 --timeout S --max-steps N)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n"
     );
 }

@@ -17,6 +17,16 @@ pub enum Provider {
     Anthropic,
 }
 
+/// How the agent talks to the model.
+#[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]
+pub enum Driver {
+    /// The model's native tool calls (default).
+    #[default]
+    Toolcalling,
+    /// The ReAct protocol: Thought / Action / Observation written as text.
+    React,
+}
+
 /// What of the tool trace persists.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Trace {
@@ -74,6 +84,9 @@ pub struct RunArgs {
     /// Same as `--trace digest`.
     #[arg(long, group = "trace_mode")]
     pub digest: bool,
+    /// How the agent talks to the model: native tool calls, or ReAct text.
+    #[arg(long, value_enum, default_value_t = Driver::Toolcalling)]
+    pub driver: Driver,
     /// Step limit (default: the definition's, else 20).
     #[arg(long)]
     pub max_steps: Option<usize>,
@@ -175,9 +188,13 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         None => std::env::current_dir()?,
     };
     let settings = Settings::resolve(&args)?;
-    let builder = settings
-        .builder(&args, &root)?
-        .with_shared_model(model(&args, &settings)?)
+    let model = model(&args, &settings)?;
+    let builder = settings.builder(&args, &root)?;
+    let builder = match args.driver {
+        Driver::Toolcalling => builder.with_shared_model(model),
+        Driver::React => builder.with_react(model),
+    };
+    let builder = builder
         .with_streaming(args.stream)
         .with_content_tool_call_recovery(args.recover_tool_calls)
         .on_event(print_event);
