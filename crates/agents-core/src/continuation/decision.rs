@@ -41,6 +41,8 @@ pub enum StopReason {
     Guard,
     /// The user cancelled the execution.
     UserRequested,
+    /// The model's reply was empty (no text, no tool calls), also after a nudge.
+    EmptyResponse,
 }
 
 impl StopReason {
@@ -56,6 +58,7 @@ impl StopReason {
             StopReason::FinishReason => "finish_reason",
             StopReason::Guard => "guard",
             StopReason::UserRequested => "user_requested",
+            StopReason::EmptyResponse => "empty_response",
         }
     }
 }

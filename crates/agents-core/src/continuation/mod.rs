@@ -8,8 +8,9 @@ pub(crate) mod execution_start;
 mod outcome;
 
 pub use criteria::{
-    criterion_fn, CallableCriterion, ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck,
-    ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit, ToolCallPresenceCheck,
+    criterion_fn, CallableCriterion, EmptyResponseCheck, ErrorPolicyCriterion, ExecutionTimeLimit,
+    FinishReasonCheck, ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit,
+    ToolCallPresenceCheck,
 };
 pub use criterion::{ContinuationCriteria, ContinuationCriterion};
 pub use decision::{ContinuationDecision, StopReason};
