@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agents::prelude::*;
 
-use crate::render::{print_event, print_transcript};
+use crate::render::{one_line, print_event, print_transcript};
 use crate::setup::Settings;
 
 /// Which wire protocol the endpoint speaks.
@@ -93,9 +93,13 @@ pub struct RunArgs {
     /// Stream the model's text as it arrives.
     #[arg(long)]
     pub stream: bool,
-    /// Recognise tool calls written as JSON text (small local models do this).
-    #[arg(long)]
+    /// Recognise tool calls written as JSON text (small local models do this). On by default
+    /// (the definition's `llm.recover_tool_calls` can turn it off); kept for old scripts.
+    #[arg(long, group = "recovery")]
     pub recover_tool_calls: bool,
+    /// Never treat a reply written as JSON text as a tool call.
+    #[arg(long, group = "recovery")]
+    pub no_recover_tool_calls: bool,
     /// Conversation file: loaded if it exists, saved after the run.
     #[arg(long)]
     pub state: Option<PathBuf>,
@@ -180,30 +184,76 @@ fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::
     })
 }
 
+/// The exit codes of `agents run` (also in its `--help`).
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0    the run completed
+  1    the run failed: stopped on an error, or on an empty reply from the model (one line on
+       stderr names the stop reason and the last error); the conversation is still saved
+  2    bad usage or configuration (options, definition file, state file, endpoint settings)
+  3    waiting for approval (reserved)
+  130  cancelled (reserved: Ctrl-C)";
+
+/// How `agents run` ended.
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad options or configuration (exit code 2).
+    Usage(Box<dyn std::error::Error>),
+    /// The run itself failed (exit code 1); the message is one line.
+    Failed(String),
+}
+
+impl RunError {
+    /// The process exit code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Usage(_) => 2,
+            RunError::Failed(_) => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Usage(error) => write!(f, "{error}"),
+            RunError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+/// A configuration error, exit code 2.
+fn usage(error: impl Into<Box<dyn std::error::Error>>) -> RunError {
+    RunError::Usage(error.into())
+}
+
 /// Runs one user turn and prints it as it happens.
-pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let state = load_state(&args.state)?;
+pub async fn run(args: RunArgs) -> Result<(), RunError> {
+    let state = load_state(&args.state).map_err(usage)?;
     let root = match &args.root {
         Some(root) => root.clone(),
-        None => std::env::current_dir()?,
+        None => std::env::current_dir().map_err(usage)?,
     };
-    let settings = Settings::resolve(&args)?;
-    let model = model(&args, &settings)?;
-    let builder = settings.builder(&args, &root)?;
+    let settings = Settings::resolve(&args).map_err(usage)?;
+    let model = model(&args, &settings).map_err(usage)?;
+    let builder = settings.builder(&args, &root).map_err(usage)?;
     let builder = match args.driver {
         Driver::Toolcalling => builder.with_shared_model(model),
         Driver::React => builder.with_react(model),
     };
-    let builder = builder
-        .with_streaming(args.stream)
-        .with_content_tool_call_recovery(args.recover_tool_calls)
-        .on_event(print_event);
-    let agent = builder.build()?;
+    let mut builder = builder.with_streaming(args.stream).on_event(print_event);
+    if args.no_recover_tool_calls {
+        builder = builder.with_content_tool_call_recovery(false);
+    } else if args.recover_tool_calls {
+        builder = builder.with_content_tool_call_recovery(true);
+    }
+    let agent = builder.build().map_err(usage)?;
     println!("user: {}", args.prompt);
     let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(args.prompt.as_str())));
     let mut last = None;
     while let Some(state) = steps.next().await {
-        let state = state?;
+        let state = state.map_err(|e| {
+            RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
+        })?;
         if let Some(step) = state.current_step() {
             if let Some(answer) = step.final_response() {
                 if !args.stream {
@@ -215,7 +265,7 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         last = Some(state);
     }
-    let done = last.ok_or("the agent produced no state")?;
+    let done = last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?;
     let usage = done.execution_usage();
     println!(
         "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total",
@@ -232,8 +282,49 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         print_transcript(&done);
     }
     if let Some(path) = &args.state {
-        std::fs::write(path, done.to_json()?)?;
+        let json = done
+            .to_json()
+            .map_err(|e| RunError::Failed(format!("cannot save the conversation: {e}")))?;
+        std::fs::write(path, json).map_err(|e| {
+            RunError::Failed(format!(
+                "cannot save the conversation to {}: {e}",
+                path.display()
+            ))
+        })?;
         println!("conversation saved to {}", path.display());
     }
-    Ok(())
+    match failure(&done) {
+        Some(message) => Err(RunError::Failed(message)),
+        None => Ok(()),
+    }
+}
+
+/// One line saying why the run failed (stop reason and last error), when it did: its status
+/// is `Failed`, or it stopped on an empty reply.
+fn failure(state: &AgentState) -> Option<String> {
+    let reason = state.stop_reason();
+    let failed = state.status() == AgentStatus::Failed || reason == Some(StopReason::EmptyResponse);
+    if !failed {
+        return None;
+    }
+    let reason = reason.map_or("unknown", StopReason::as_str);
+    let last_error = state.steps().rev().find_map(|step| {
+        step.error_messages().pop().or_else(|| {
+            step.tool_executions()
+                .errors()
+                .last()
+                .and_then(|e| e.error_message().map(str::to_owned))
+        })
+    });
+    Some(match (reason, last_error) {
+        ("empty_response", _) => {
+            "the run failed (stop reason: empty_response): the model sent an empty reply, twice"
+                .to_owned()
+        }
+        (reason, Some(error)) => format!(
+            "the run failed (stop reason: {reason}); last error: {}",
+            one_line(&error, 300)
+        ),
+        (reason, None) => format!("the run failed (stop reason: {reason})"),
+    })
 }
