@@ -9,6 +9,7 @@
 //! ```text
 //! cargo xtask eval [--models 0.5b,1.5b] [--modes separated,legacy] [--drivers toolcalling,react]
 //!                  [--tasks 1,2,...] [--timeout SECONDS] [--max-steps N] [--label TEXT]
+//!                  [--agents PATH] [--out NAME]
 //! ```
 
 use std::collections::BTreeMap;
@@ -41,6 +42,11 @@ struct Options {
     timeout: Option<Duration>,
     max_steps: u32,
     label: String,
+    /// An `agents` binary to evaluate instead of building this checkout's (to measure an
+    /// older build).
+    agents: Option<std::path::PathBuf>,
+    /// The report's file name under `target/`, without extension (default `eval-report`).
+    out: String,
 }
 
 impl Options {
@@ -53,6 +59,8 @@ impl Options {
             timeout: None,
             max_steps: 8,
             label: String::new(),
+            agents: None,
+            out: "eval-report".into(),
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
@@ -119,6 +127,8 @@ impl Options {
                         .map_err(|_| format!("--max-steps takes a number, not `{value}`"))?;
                 }
                 "--label" => options.label = value.clone(),
+                "--agents" => options.agents = Some(value.into()),
+                "--out" => options.out = value.clone(),
                 other => return Err(format!("unknown option `{other}`; see `cargo xtask help`")),
             }
         }
@@ -708,18 +718,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let options = Options::parse(args)?;
     let root = repo_root()?;
     let target = root.join("target");
-    Step::new(
-        "build the agents CLI",
-        cargo(&["build", "-p", "agents", "--bin", "agents"]),
-    )
-    .run()?;
+    let built = match &options.agents {
+        Some(path) => path.clone(),
+        None => {
+            Step::new(
+                "build the agents CLI",
+                cargo(&["build", "-p", "agents", "--bin", "agents"]),
+            )
+            .run()?;
+            target.join("debug").join("agents")
+        }
+    };
     // A copy, so that builds during the (long) evaluation do not swap the binary under it.
     let bin_dir = target.join("eval");
     std::fs::create_dir_all(&bin_dir).map_err(|e| e.to_string())?;
-    let agents = bin_dir.join("agents");
-    std::fs::copy(target.join("debug").join("agents"), &agents)
-        .map_err(|e| format!("cannot copy the agents CLI: {e}"))?;
-    let commit = git_describe(&root);
+    let agents = bin_dir.join(format!("agents-{}", std::process::id()));
+    std::fs::copy(&built, &agents)
+        .map_err(|e| format!("cannot copy the agents CLI {}: {e}", built.display()))?;
+    let commit = match &options.agents {
+        Some(path) => format!("binary {}", path.display()),
+        None => git_describe(&root),
+    };
 
     let cache = cache_dir()?;
     std::fs::create_dir_all(&cache)
@@ -785,6 +804,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         drop(servers);
     }
     let _ = std::fs::remove_dir_all(&scratch);
+    let _ = std::fs::remove_file(&agents);
     let minutes = started.elapsed().as_secs_f64() / 60.0;
     let report = report_markdown(&rows, &options, &commit, minutes);
     let json_report = json!({
@@ -800,10 +820,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "runs": results.iter().map(RunResult::to_json).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     });
-    let md_path = target.join("eval-report.md");
+    let md_path = target.join(format!("{}.md", options.out));
     std::fs::write(&md_path, &report).map_err(|e| e.to_string())?;
     let json_text = serde_json::to_string_pretty(&json_report).map_err(|e| e.to_string())?;
-    std::fs::write(target.join("eval-report.json"), json_text).map_err(|e| e.to_string())?;
+    std::fs::write(target.join(format!("{}.json", options.out)), json_text)
+        .map_err(|e| e.to_string())?;
     println!("{report}");
     eprintln!("eval report: {}", md_path.display());
     Ok(())

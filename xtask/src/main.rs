@@ -47,7 +47,7 @@ fn print_help() {
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
          eval    task success of `agents run` on local Qwen 0.5B/1.5B models, written to target/eval-report.md\n          \
-         (--models 0.5b,1.5b --modes separated,legacy --drivers toolcalling,react --tasks 1,2 --timeout S --max-steps N)\n  \
+         (--models 0.5b,1.5b --modes separated,legacy --drivers toolcalling,react --tasks 1,2 --timeout S --max-steps N --agents PATH --out NAME)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n"
     );
 }
