@@ -603,7 +603,7 @@ fn run_task(
         empty_replies,
         max_same_call,
         status: last["status"].as_str().unwrap_or("none").to_owned(),
-        stop_reason: last["stop_reason"].as_str().unwrap_or("none").to_owned(),
+        stop_reason: stop_reason(&last),
         exit_codes,
         steps,
         input_tokens,
@@ -611,6 +611,21 @@ fn run_task(
         seconds,
         stderr_tail,
     })
+}
+
+/// The document's stop reason: stored for an interrupted execution, else the last step
+/// execution's outcome.
+fn stop_reason(document: &Value) -> String {
+    document["stop_reason"]
+        .as_str()
+        .or_else(|| {
+            document["step_executions"]
+                .as_array()
+                .and_then(|e| e.last())
+                .and_then(|e| e["outcome"]["stop_reason"].as_str())
+        })
+        .unwrap_or("none")
+        .to_owned()
 }
 
 /// Runs `command`, killing it (by PID) after `limit`; `None` when it was killed.
