@@ -51,3 +51,11 @@ fn describe(command: &Command) -> String {
     parts.extend(command.get_args().map(|a| a.to_string_lossy().into_owned()));
     parts.join(" ")
 }
+
+/// The workspace root (the parent of `xtask/`).
+pub fn repo_root() -> Result<std::path::PathBuf, String> {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .ok_or_else(|| "xtask has no parent directory".to_owned())
+}

@@ -82,9 +82,9 @@ pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
 pub use continuation::{
     criterion_fn, CallableCriterion, ContinuationCriteria, ContinuationCriterion,
-    ContinuationDecision, ContinuationEvaluation, ContinuationOutcome, ErrorPolicyCriterion,
-    ExecutionTimeLimit, FinishReasonCheck, ResponseContentCheck, RetryLimit, StepsLimit,
-    StopReason, TokenUsageLimit, ToolCallPresenceCheck,
+    ContinuationDecision, ContinuationEvaluation, ContinuationOutcome, EmptyResponseCheck,
+    ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck, ResponseContentCheck, RetryLimit,
+    StepsLimit, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
 };
 pub use driver::{AgentDriver, StepContext};
 pub use errors::{
@@ -99,11 +99,11 @@ pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecution
 /// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].
 pub use tokio_util::sync::CancellationToken;
 pub use tools::{
-    arguments_schema, clean_schema, signature, validate_arguments, AfterToolHook, BeforeToolHook,
-    DefaultToolExecutor, FunctionTool, PreviousCalls, Tool, ToolCallLimits, ToolContext, ToolError,
-    ToolEvent, ToolEventListener, ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind,
-    ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, Tools, DEFAULT_REPEATED_CALL_LIMIT,
-    DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
+    arguments_schema, clean_schema, closest_names, signature, validate_arguments, AfterToolHook,
+    BeforeToolHook, DefaultToolExecutor, FunctionTool, PreviousCalls, Tool, ToolCallLimits,
+    ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution, ToolExecutions,
+    ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, Tools,
+    DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
 };
 
 /// The persistent conversation section.

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
-    ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, ErrorPolicy,
-    ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallLimits, ToolCallPresenceCheck,
-    ToolContext, ToolExecution, ToolHook, ToolHookDecision, Tools,
+    ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, EmptyResponseCheck,
+    ErrorPolicy, ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallLimits,
+    ToolCallPresenceCheck, ToolContext, ToolExecution, ToolHook, ToolHookDecision, Tools,
 };
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
@@ -79,7 +79,7 @@ impl Default for AgentBuilder {
             max_tokens: None,
             parallel_tool_calls: false,
             streaming: false,
-            content_tool_call_recovery: false,
+            content_tool_call_recovery: true,
             tools: Vec::new(),
             system_prompt: None,
             retention: TraceRetention::Full,
@@ -163,7 +163,8 @@ impl AgentBuilder {
     }
 
     /// Recognises a tool call the model wrote as JSON text instead of a native call (small
-    /// local models do this); it is validated against the tools before it runs.
+    /// local models do this); it is validated against the tools before it runs. On by
+    /// default: it fires only when the whole reply is calls, and native calls always win.
     pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
         self.content_tool_call_recovery = enabled;
         self
@@ -526,7 +527,9 @@ impl AgentBuilder {
     }
 
     fn criteria(&self, react: bool) -> ContinuationCriteria {
-        let mut criteria = ContinuationCriteria::new().with(StepsLimit::new(self.max_steps));
+        let mut criteria = ContinuationCriteria::new()
+            .with(StepsLimit::new(self.max_steps))
+            .with(EmptyResponseCheck::new());
         if let Some(tokens) = self.token_limit {
             criteria = criteria.with(TokenUsageLimit::new(tokens));
         }

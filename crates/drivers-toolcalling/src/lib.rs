@@ -48,6 +48,9 @@ mod step_messages;
 mod test_tools;
 mod tool_calling_driver;
 
-pub use recover::{recover_tool_calls_from_content, RECOVERED_ID_PREFIX};
+pub use recover::{
+    recover_tool_calls, recover_tool_calls_from_content, RecoveredCall, RecoveredKind,
+    RECOVERED_ID_PREFIX,
+};
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::ToolCallingDriver;

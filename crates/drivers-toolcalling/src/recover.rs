@@ -3,32 +3,133 @@
 //! Small local models served by llama.cpp often pick the right tool and arguments but write the
 //! call as text (`{"name": "get_weather", "arguments": {"city": "Paris"}}`, sometimes in a code
 //! fence or between `<tool_call>` tags), so the response's `tool_calls` stays empty.
-//! [`recover_tool_calls_from_content`] turns such text back into calls, but only when every
-//! call it finds names a known tool and carries the tool's required arguments: ordinary
-//! answers that happen to contain JSON are left alone.
+//! [`recover_tool_calls`] turns such text back into calls, but only when the whole reply is
+//! calls: ordinary answers, even ones holding JSON, are left alone.
 
-use agents_core::Tools;
+use agents_core::{closest_names, Tools};
 use messages::ToolCall;
 use serde_json::{Map, Value};
 
-use inference::lenient_json::{json_values, parse_lenient};
+use inference::lenient_json::parse_lenient;
 
-/// Prefix of the ids given to recovered calls (`recovered_1`, `recovered_2`, ...).
+/// Prefix of the ids given to recovered calls (`recovered_<step>_<n>`).
 pub const RECOVERED_ID_PREFIX: &str = "recovered_";
 
-/// The tool calls written as JSON in `content`, or `None` when the text is not (only) a set of
-/// valid calls to the given tools.
+/// Keys that name the tool in a call written as text.
+const NAME_KEYS: [&str; 4] = ["name", "tool", "tool_name", "function"];
+/// Keys that hold the arguments in a call written as text.
+const ARGUMENT_KEYS: [&str; 4] = ["arguments", "args", "parameters", "input"];
+
+/// One call found in a reply's text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecoveredCall {
+    /// The call, with the id `recovered_<step>_<n>` (its arguments are `{}` when they could
+    /// not be read).
+    pub call: ToolCall,
+    /// Whether it can run.
+    pub kind: RecoveredKind,
+}
+
+/// What recovery made of one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecoveredKind {
+    /// A known tool with an object of arguments, written out in full.
+    Complete,
+    /// A known tool with an object of arguments, once closing braces missing at the very end
+    /// of the reply were added.
+    Repaired,
+    /// The name is not one of the tools.
+    UnknownTool,
+    /// The arguments are not a JSON object (the text says what they were).
+    InvalidArguments(String),
+}
+
+impl RecoveredCall {
+    /// True for a call to a known tool with object arguments (complete or repaired).
+    pub fn is_runnable(&self) -> bool {
+        matches!(self.kind, RecoveredKind::Complete | RecoveredKind::Repaired)
+    }
+
+    /// The tool error the model gets instead of running this call, telling it how to fix the
+    /// call (closest tool names, the schema, an example call); `None` for a runnable call.
+    pub fn fix_it_message(&self, tools: &Tools) -> Option<String> {
+        let name = self.call.name();
+        match &self.kind {
+            RecoveredKind::Complete | RecoveredKind::Repaired => None,
+            RecoveredKind::UnknownTool => {
+                let closest = closest_names(name, tools.names(), 3);
+                let mut message = format!("There is no tool named `{name}`.");
+                if let Some(best) = closest.first() {
+                    let quoted: Vec<String> = closest.iter().map(|n| format!("`{n}`")).collect();
+                    message.push_str(&format!(" Did you mean {}?", quoted.join(" or ")));
+                    message.push_str(&usage_hint(best, tools));
+                }
+                let all: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
+                message.push_str(&format!(" The tools are: {}.", all.join(", ")));
+                Some(message)
+            }
+            RecoveredKind::InvalidArguments(problem) => Some(format!(
+                "The arguments of your call to `{name}` could not be read: {problem}. \
+                 Arguments must be one JSON object.{}",
+                usage_hint(name, tools)
+            )),
+        }
+    }
+}
+
+/// " Its arguments schema is ...; call it like this: ..." for a known tool.
+fn usage_hint(name: &str, tools: &Tools) -> String {
+    let Some(tool) = tools.get(name) else {
+        return String::new();
+    };
+    let parameters = tool.parameters();
+    let example = serde_json::json!({"name": name, "arguments": example_arguments(&parameters)});
+    format!(" The arguments schema of `{name}` is {parameters}; a call looks like: {example}")
+}
+
+/// Arguments that fill every required parameter with a placeholder of its type.
+fn example_arguments(parameters: &Value) -> Value {
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    let required = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut arguments = Map::new();
+    for key in required.iter().filter_map(Value::as_str) {
+        let kind = properties
+            .and_then(|p| p.get(key))
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        let placeholder = match kind {
+            "integer" | "number" => Value::from(1),
+            "boolean" => Value::Bool(true),
+            "array" => Value::Array(Vec::new()),
+            "object" => Value::Object(Map::new()),
+            _ => Value::String(format!("<{key}>")),
+        };
+        arguments.insert(key.to_owned(), placeholder);
+    }
+    Value::Object(arguments)
+}
+
+/// The calls that make up the whole of `content`, or `None` when the content is not only calls
+/// (prose, data that is not a call, or nothing).
 ///
-/// Accepted shapes, alone or as a list: `{"name", "arguments"}`, `{"tool", "args" | "arguments"
-/// | "parameters" | "input"}`, `{"function": {"name", "arguments"}}` and
-/// `{"tool_calls": [...]}`; arguments may be an object or a JSON string holding one. The text
-/// may sit in a code fence, between `<tool_call>` tags, or next to prose. Each call must name a
-/// tool in `tools`, with an object of arguments containing the tool schema's required
-/// parameters. Recovered calls get the ids `recovered_1`, `recovered_2`, ... in order.
+/// The content must be, apart from whitespace, one or more JSON values (objects, or lists of
+/// them, side by side), alone, in a single code fence, or between `<tool_call>` tags. Each
+/// value must be a call: `{"name", "arguments"}` (also `tool`/`tool_name`/`function` for the
+/// name, `args`/`parameters`/`input` for the arguments, `{"function": {..}}` and
+/// `{"tool_calls": [..]}` wrappers), or a known tool's name alone. Arguments may be an object
+/// or a JSON string holding one. Closing braces missing at the very end of the reply are
+/// added ([`RecoveredKind::Repaired`]); nothing else is repaired. A call naming an unknown
+/// tool or with unreadable arguments is still returned, marked, so that the model can be told
+/// how to fix it. Ids are `recovered_<step>_<n>`, `n` counting from 1.
 ///
 /// ```
 /// use agents_core::{Tool, ToolContext, ToolError, ToolOutput, Tools};
-/// use drivers_toolcalling::recover_tool_calls_from_content;
+/// use drivers_toolcalling::{recover_tool_calls, RecoveredKind};
 /// use serde_json::{json, Value};
 ///
 /// struct Weather;
@@ -46,118 +147,280 @@ pub const RECOVERED_ID_PREFIX: &str = "recovered_";
 ///
 /// let tools = Tools::new().with(Weather);
 /// let text = "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
-/// let calls = recover_tool_calls_from_content(text, &tools).unwrap();
-/// assert_eq!(calls[0].id(), "recovered_1");
-/// assert_eq!(calls[0].arguments(), &json!({"city": "Paris"}));
+/// let calls = recover_tool_calls(text, &tools, 3).unwrap();
+/// assert_eq!(calls[0].call.id(), "recovered_3_1");
+/// assert_eq!(calls[0].call.arguments(), &json!({"city": "Paris"}));
+/// assert_eq!(calls[0].kind, RecoveredKind::Complete);
 ///
-/// assert!(recover_tool_calls_from_content("It is sunny in Paris.", &tools).is_none());
-/// assert!(recover_tool_calls_from_content(r#"{"name": "other", "arguments": {}}"#, &tools).is_none());
+/// // One closing brace short, as small models stop: repaired.
+/// let short = r#"{"name": "get_weather", "arguments": {"city": "Oslo"}"#;
+/// assert_eq!(recover_tool_calls(short, &tools, 1).unwrap()[0].kind, RecoveredKind::Repaired);
+///
+/// // Prose, even with JSON in it, is an answer.
+/// assert!(recover_tool_calls("It is sunny in Paris.", &tools, 1).is_none());
+/// assert!(recover_tool_calls(r#"Call {"name": "get_weather", "arguments": {"city": "X"}}"#, &tools, 1).is_none());
 /// ```
-pub fn recover_tool_calls_from_content(content: &str, tools: &Tools) -> Option<Vec<ToolCall>> {
-    if tools.is_empty() || content.trim().is_empty() {
+pub fn recover_tool_calls(content: &str, tools: &Tools, step: usize) -> Option<Vec<RecoveredCall>> {
+    if tools.is_empty() {
         return None;
     }
-    let text = content
-        .replace("<tool_call>", "\n")
-        .replace("</tool_call>", "\n");
-    let values = json_values(&text);
-    let calls = calls_from_values(&values, tools)?;
+    let body = call_body(content)?;
+    let (values, repaired) = only_json_values(&body)?;
+    let mut found = Vec::new();
+    for value in &values {
+        for (name, arguments) in call_shapes_for(value, tools)? {
+            found.push((name, arguments));
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    let count = found.len();
     Some(
-        calls
+        found
             .into_iter()
             .enumerate()
             .map(|(i, (name, arguments))| {
-                ToolCall::new(format!("{RECOVERED_ID_PREFIX}{}", i + 1), name, arguments)
+                let id = format!("{RECOVERED_ID_PREFIX}{step}_{}", i + 1);
+                let (arguments, problem) = match arguments {
+                    Ok(arguments) => (arguments, None),
+                    Err(problem) => (Value::Object(Map::new()), Some(problem)),
+                };
+                let kind = if tools.get(&name).is_none() {
+                    RecoveredKind::UnknownTool
+                } else if let Some(problem) = problem {
+                    RecoveredKind::InvalidArguments(problem)
+                } else if repaired && i + 1 == count {
+                    RecoveredKind::Repaired
+                } else {
+                    RecoveredKind::Complete
+                };
+                RecoveredCall {
+                    call: ToolCall::new(id, name, arguments),
+                    kind,
+                }
             })
             .collect(),
     )
 }
 
+/// The runnable calls written as JSON in `content`, or `None` when the content is not (only)
+/// valid calls to the given tools. Ids are `recovered_1_<n>`; a driver uses
+/// [`recover_tool_calls`], which numbers by step and also reports calls it cannot run.
+///
+/// ```
+/// use agents_core::Tools;
+/// use drivers_toolcalling::recover_tool_calls_from_content;
+///
+/// assert!(recover_tool_calls_from_content("It is sunny.", &Tools::new()).is_none());
+/// ```
+pub fn recover_tool_calls_from_content(content: &str, tools: &Tools) -> Option<Vec<ToolCall>> {
+    let recovered = recover_tool_calls(content, tools, 1)?;
+    recovered
+        .into_iter()
+        .map(|r| r.is_runnable().then_some(r.call))
+        .collect()
+}
+
+/// The text that must be nothing but JSON: the inside of `<tool_call>` tags, of a single code
+/// fence (which may be unclosed when the reply was cut), or the whole trimmed content.
+fn call_body(content: &str) -> Option<String> {
+    let text = content.trim();
+    if text.is_empty() {
+        return None;
+    }
+    if text.contains("<tool_call>") {
+        return Some(
+            text.replace("<tool_call>", "\n")
+                .replace("</tool_call>", "\n"),
+        );
+    }
+    if let Some(after) = text.strip_prefix("```") {
+        // The info string (`json`) runs to the end of the first line.
+        let newline = after.find('\n')?;
+        let info = after[..newline].trim();
+        if !info.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let inner = &after[newline + 1..];
+        return Some(match inner.find("```") {
+            Some(end) if inner[end + 3..].trim().is_empty() => inner[..end].to_owned(),
+            Some(_) => return None,
+            None => inner.to_owned(),
+        });
+    }
+    Some(text.to_owned())
+}
+
+/// The JSON values that make up all of `body` (separated by whitespace or commas), and whether
+/// the last one needed closing braces added at the very end; `None` when anything else is
+/// there.
+fn only_json_values(body: &str) -> Option<(Vec<Value>, bool)> {
+    let mut values = Vec::new();
+    let mut rest = body;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+        if rest.is_empty() {
+            return (!values.is_empty()).then_some((values, false));
+        }
+        if !rest.starts_with(['{', '[']) {
+            return None;
+        }
+        let scan = scan_value(rest);
+        match scan.end {
+            Some(end) => {
+                values.push(parse_lenient(&rest[..end])?);
+                rest = &rest[end..];
+            }
+            None => {
+                // The reply ends inside this value: add the closers it lacks, if only closers
+                // are missing (not the end of a string, a value or a key).
+                if scan.in_string || !ends_after_value(rest) {
+                    return None;
+                }
+                let mut repaired = rest.trim_end().to_owned();
+                repaired.extend(scan.open.iter().rev());
+                values.push(parse_lenient(&repaired)?);
+                return Some((values, true));
+            }
+        }
+    }
+}
+
+/// Where a JSON value starting at the beginning of `text` ends, by brackets outside strings.
+struct Scan {
+    /// The byte just after the value's closing bracket, when it closes.
+    end: Option<usize>,
+    /// The closers still missing at the end of the text, innermost last.
+    open: Vec<char>,
+    /// The text ends inside a string.
+    in_string: bool,
+}
+
+fn scan_value(text: &str) -> Scan {
+    let mut open = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => open.push('}'),
+            '[' => open.push(']'),
+            '}' | ']' => {
+                if open.pop() != Some(c) {
+                    // Mismatched: not JSON; let the parser say so.
+                    return Scan {
+                        end: Some(i + 1),
+                        open,
+                        in_string,
+                    };
+                }
+                if open.is_empty() {
+                    return Scan {
+                        end: Some(i + 1),
+                        open,
+                        in_string,
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    Scan {
+        end: None,
+        open,
+        in_string,
+    }
+}
+
+/// True when the cut text ends right after a complete value (a string, number, literal or a
+/// closing bracket), so that only closers are missing.
+fn ends_after_value(text: &str) -> bool {
+    let trimmed = text.trim_end();
+    trimmed.ends_with(['"', '}', ']'])
+        || trimmed.ends_with(|c: char| c.is_ascii_digit())
+        || trimmed.ends_with("true")
+        || trimmed.ends_with("false")
+        || trimmed.ends_with("null")
+}
+
 /// The `(name, arguments)` pairs described by `value` when it is a call or a list of calls
 /// in one of the accepted shapes, without checking them against any tools.
 pub(crate) fn call_shapes(value: &Value) -> Option<Vec<(String, Value)>> {
+    shapes(value, None)?
+        .into_iter()
+        .map(|(name, arguments)| arguments.ok().map(|a| (name, a)))
+        .collect()
+}
+
+/// As [`call_shapes`], with arguments that could not be read kept as problems, and a known
+/// tool's bare name (`{"name": "list_files"}`) accepted as a call without arguments.
+fn call_shapes_for(value: &Value, tools: &Tools) -> Option<Vec<Shape>> {
+    shapes(value, Some(tools))
+}
+
+type Shape = (String, Result<Value, String>);
+
+fn shapes(value: &Value, tools: Option<&Tools>) -> Option<Vec<Shape>> {
     match value {
         Value::Array(items) if !items.is_empty() => items
             .iter()
-            .map(single_call_shape)
-            .collect::<Option<Vec<_>>>(),
+            .map(|item| single_call_shape(item, tools))
+            .collect(),
         Value::Object(object) => match object.get("tool_calls") {
-            Some(inner @ Value::Array(_)) if object.len() == 1 => call_shapes(inner),
-            _ => single_call_shape(value).map(|call| vec![call]),
+            Some(inner @ Value::Array(_)) if object.len() == 1 => shapes(inner, tools),
+            _ => single_call_shape(value, tools).map(|call| vec![call]),
         },
         _ => None,
     }
 }
 
-/// Takes the calls from the candidate values: when the text holds one list or one call object,
-/// that; when it holds several call objects side by side (one per line), all of them.
-fn calls_from_values(values: &[Value], tools: &Tools) -> Option<Vec<(String, Value)>> {
-    // One candidate (a list, or a single call) describing valid calls wins.
-    for value in values {
-        if let Some(calls) = call_shapes(value).and_then(|calls| checked(calls, tools)) {
-            // Several call objects side by side: gather every candidate that is a valid call.
-            if value.is_object() && values.len() > 1 {
-                let all: Option<Vec<_>> = values
-                    .iter()
-                    .filter(|v| v.is_object())
-                    .map(|v| single_call_shape(v).and_then(|c| checked(vec![c], tools)))
-                    .collect::<Option<Vec<_>>>()
-                    .map(|lists| lists.into_iter().flatten().collect());
-                if let Some(all) = all {
-                    return Some(all);
-                }
-            }
-            return Some(calls);
-        }
-    }
-    None
-}
-
-fn single_call_shape(value: &Value) -> Option<(String, Value)> {
+fn single_call_shape(value: &Value, tools: Option<&Tools>) -> Option<Shape> {
     let object = value.as_object()?;
     if let Some(function) = object.get("function").and_then(Value::as_object) {
-        return name_and_arguments(function);
+        return name_and_arguments(function, tools);
     }
-    name_and_arguments(object)
+    name_and_arguments(object, tools)
 }
 
-fn name_and_arguments(object: &Map<String, Value>) -> Option<(String, Value)> {
-    let name = ["name", "tool", "tool_name", "function"]
+fn name_and_arguments(object: &Map<String, Value>, tools: Option<&Tools>) -> Option<Shape> {
+    let name = NAME_KEYS
         .iter()
         .find_map(|key| object.get(*key).and_then(Value::as_str))?;
-    let arguments = ["arguments", "args", "parameters", "input"]
-        .iter()
-        .find_map(|key| object.get(*key))
-        .cloned()
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let arguments = match ARGUMENT_KEYS.iter().find_map(|key| object.get(*key)) {
+        Some(arguments) => arguments.clone(),
+        None => {
+            // No arguments: a call only when it names a known tool and says nothing else.
+            let known = tools.is_some_and(|tools| tools.get(name).is_some());
+            let only_name = object
+                .keys()
+                .all(|k| NAME_KEYS.contains(&k.as_str()) || k == "type" || k == "id");
+            if !(known && only_name) {
+                return None;
+            }
+            Value::Object(Map::new())
+        }
+    };
     let arguments = match arguments {
-        Value::String(text) => parse_lenient(&text)?,
-        other => other,
+        Value::Object(_) => Ok(arguments),
+        Value::String(text) if text.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Value::String(text) => match parse_lenient(&text) {
+            Some(value @ Value::Object(_)) => Ok(value),
+            Some(other) => Err(format!("the string {text:?} holds {other}, not an object")),
+            None => Err(format!("the string {text:?} is not JSON")),
+        },
+        other => Err(format!("{other} is not an object")),
     };
     Some((name.to_owned(), arguments))
-}
-
-/// The calls, when every one names a known tool with an arguments object holding the required
-/// parameters.
-fn checked(calls: Vec<(String, Value)>, tools: &Tools) -> Option<Vec<(String, Value)>> {
-    for (name, arguments) in &calls {
-        let tool = tools.get(name)?;
-        let arguments = arguments.as_object()?;
-        let parameters = tool.parameters();
-        let required = parameters
-            .get("required")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let has_all = required
-            .iter()
-            .filter_map(Value::as_str)
-            .all(|key| arguments.get(key).is_some_and(|v| !v.is_null()));
-        if !has_all {
-            return None;
-        }
-    }
-    Some(calls)
 }
 
 #[cfg(test)]
@@ -185,12 +448,17 @@ mod tests {
         })
     }
 
+    fn kinds(text: &str) -> Option<Vec<RecoveredKind>> {
+        recover_tool_calls(text, &tools(), 2)
+            .map(|calls| calls.into_iter().map(|c| c.kind).collect())
+    }
+
     #[test]
     fn name_and_arguments_object() {
         assert_eq!(
             recovered(r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#),
             Some(vec![(
-                "recovered_1".into(),
+                "recovered_1_1".into(),
                 "get_weather".into(),
                 json!({"city": "Paris"})
             )])
@@ -223,6 +491,8 @@ mod tests {
                 "key {key}"
             );
         }
+        let named = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+        assert_eq!(recovered(named).map(|c| c.len()), Some(1));
     }
 
     #[test]
@@ -235,15 +505,15 @@ mod tests {
     }
 
     #[test]
-    fn a_list_of_calls_gets_numbered_ids() {
+    fn calls_get_ids_numbered_by_step_and_position() {
         let text = r#"[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "echo", "arguments": {"text": "hi"}}]"#;
-        let calls = recovered(text).unwrap_or_default();
+        let calls = recover_tool_calls(text, &tools(), 4).unwrap_or_default();
         assert_eq!(
             calls
                 .iter()
-                .map(|c| (c.0.as_str(), c.1.as_str()))
+                .map(|c| (c.call.id(), c.call.name()))
                 .collect::<Vec<_>>(),
-            vec![("recovered_1", "get_weather"), ("recovered_2", "echo")]
+            vec![("recovered_4_1", "get_weather"), ("recovered_4_2", "echo")]
         );
     }
 
@@ -257,47 +527,118 @@ mod tests {
             calls.iter().map(|c| c.2.clone()).collect::<Vec<_>>(),
             vec![json!({"city": "Paris"}), json!({"city": "Rome"})]
         );
+        assert_eq!(
+            calls.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+            vec!["recovered_1_1", "recovered_1_2"]
+        );
     }
 
     #[test]
-    fn unknown_tool_missing_required_or_non_object_arguments_are_not_recovered() {
+    fn missing_closing_braces_at_the_end_are_repaired_and_nothing_else() {
+        assert_eq!(
+            kinds(r#"{"name": "get_weather", "arguments": {"city": "Paris"}"#),
+            Some(vec![RecoveredKind::Repaired])
+        );
+        assert_eq!(
+            kinds("```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\""),
+            Some(vec![RecoveredKind::Repaired])
+        );
+        // Cut inside a string or after a key: not a call.
+        assert_eq!(
+            kinds(r#"{"name": "get_weather", "arguments": {"city": "Par"#),
+            None
+        );
+        assert_eq!(
+            kinds(r#"{"name": "get_weather", "arguments": {"city":"#),
+            None
+        );
+        // A complete call followed by a cut one: the first complete, the second repaired.
+        assert_eq!(
+            kinds("{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n{\"name\": \"echo\", \"arguments\": {\"text\": \"b\"}"),
+            Some(vec![RecoveredKind::Complete, RecoveredKind::Repaired])
+        );
+    }
+
+    #[test]
+    fn unknown_tools_and_unreadable_arguments_are_marked_not_dropped() {
+        assert_eq!(
+            kinds(r#"{"name": "sum_numbers", "arguments": {"a": 1}}"#),
+            Some(vec![RecoveredKind::UnknownTool])
+        );
+        assert!(matches!(
+            kinds(r#"{"name": "get_weather", "arguments": ["Paris"]}"#).as_deref(),
+            Some([RecoveredKind::InvalidArguments(_)])
+        ));
+        assert!(matches!(
+            kinds(r#"{"name": "get_weather", "arguments": "city=Paris"}"#).as_deref(),
+            Some([RecoveredKind::InvalidArguments(_)])
+        ));
+        // Missing required arguments are the executor's to report: the call is runnable.
+        assert_eq!(
+            kinds(r#"{"name": "get_weather", "arguments": {}}"#),
+            Some(vec![RecoveredKind::Complete])
+        );
+        // ...and not returned by the strict wrapper when unknown.
         assert_eq!(
             recovered(r#"{"name": "launch_rocket", "arguments": {}}"#),
             None
         );
-        assert_eq!(
-            recovered(r#"{"name": "get_weather", "arguments": {}}"#),
-            None
+    }
+
+    #[test]
+    fn fix_it_message_names_the_closest_tool_its_schema_and_an_example() {
+        let calls = recover_tool_calls(
+            r#"{"name": "get_wether", "arguments": {"city": "X"}}"#,
+            &tools(),
+            1,
+        )
+        .unwrap_or_default();
+        let message = calls[0].fix_it_message(&tools()).unwrap_or_default();
+        assert!(message.contains("no tool named `get_wether`"), "{message}");
+        assert!(message.contains("Did you mean `get_weather`"), "{message}");
+        assert!(message.contains(r#""required":["city"]"#), "{message}");
+        assert!(
+            message.contains(r#"{"name":"get_weather","arguments":{"city":"<city>"}}"#),
+            "{message}"
         );
-        assert_eq!(
-            recovered(r#"{"name": "get_weather", "arguments": {"city": null}}"#),
-            None
-        );
-        assert_eq!(
-            recovered(r#"{"name": "get_weather", "arguments": ["Paris"]}"#),
-            None
-        );
-        // One bad call in a list spoils the list.
-        assert_eq!(
-            recovered(r#"[{"name": "get_weather", "arguments": {"city": "P"}}, {"name": "nope"}]"#),
-            None
+        assert!(
+            message.contains("The tools are: `get_weather`, `echo`."),
+            "{message}"
         );
     }
 
     #[test]
     fn ordinary_answers_are_left_alone() {
-        assert_eq!(recovered("It is 22°C and sunny in Paris."), None);
+        assert_eq!(kinds("It is 22°C and sunny in Paris."), None);
+        assert_eq!(kinds(r#"The data is {"city": "Paris", "temp": 22}."#), None);
         assert_eq!(
-            recovered(r#"The data is {"city": "Paris", "temp": 22}."#),
+            kinds(r#"I will call {"name": "get_weather", "arguments": {"city": "Paris"}} now."#),
             None
         );
-        assert_eq!(recovered(""), None);
         assert_eq!(
-            recover_tool_calls_from_content(
+            kinds("Here:\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P\"}}\n```"),
+            None
+        );
+        // JSON data that is not a call, even with a `name`.
+        assert_eq!(kinds(r#"{"name": "widget", "version": "3.14.2"}"#), None);
+        assert_eq!(kinds(r#"[1, 2, 3]"#), None);
+        assert_eq!(kinds(""), None);
+        assert_eq!(
+            recover_tool_calls(
                 r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
-                &Tools::new()
+                &Tools::new(),
+                1
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_known_tool_named_alone_is_a_call_without_arguments() {
+        assert_eq!(
+            kinds(r#"{"name": "echo"}"#),
+            Some(vec![RecoveredKind::Complete])
+        );
+        assert_eq!(kinds(r#"{"name": "echo", "colour": "red"}"#), None);
     }
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
-    EventSource, StepContext, StepError, StepParts, ToolExecutor, Tools, BUFFER_SECTION,
-    DEFAULT_SECTION, SUMMARY_SECTION,
+    EventSource, StepContext, StepError, StepParts, ToolExecution, ToolExecutions, ToolExecutor,
+    ToolFailureKind, Tools, BUFFER_SECTION, DEFAULT_SECTION, SUMMARY_SECTION,
 };
 use async_trait::async_trait;
 use futures::future::Either;
@@ -14,9 +14,9 @@ use inference::{
     FinishReason, InferenceEvent, InferenceRequest, InferenceResponse, LanguageModel,
     ResponseFormat, StreamAccumulator, ToolChoice,
 };
-use messages::{Messages, ToolCall};
+use messages::{Message, Messages, Role, ToolCall};
 
-use crate::{format_step_messages, recover_tool_calls_from_content};
+use crate::{format_step_messages, recover_tool_calls, RecoveredKind};
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -27,8 +27,11 @@ use crate::{format_step_messages, recover_tool_calls_from_content};
 /// tools sent are those of the `Tools` registry (the cached ones when the registry is empty).
 ///
 /// Finish reasons `length`, `content_filter` and `error` are recorded as step errors so that
-/// the error policy sees them; inference failures are returned as
-/// [`AgentError::Inference`].
+/// the error policy sees them, except a reply cut at the token limit whose calls ran: that one
+/// keeps finish reason `length`, and the model is told (after the last tool result) that its
+/// reply was cut. An empty reply (no text, no calls) is asked for once more with a short
+/// nudge; a second empty reply is recorded as it is (see `EmptyResponseCheck`). Inference
+/// failures are returned as [`AgentError::Inference`].
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -61,8 +64,9 @@ pub struct ToolCallingDriver {
 }
 
 impl ToolCallingDriver {
-    /// A driver for `model` with provider defaults: one tool call at a time, no streaming, no
-    /// recovery of calls written as text.
+    /// A driver for `model` with provider defaults: one tool call at a time, no streaming,
+    /// recovery of calls written as text on (see
+    /// [`with_content_tool_call_recovery`](Self::with_content_tool_call_recovery)).
     pub fn new(model: impl LanguageModel + 'static) -> Self {
         Self::from_shared(Arc::new(model))
     }
@@ -78,7 +82,7 @@ impl ToolCallingDriver {
             tool_choice: None,
             response_format: None,
             streaming: false,
-            content_tool_call_recovery: false,
+            content_tool_call_recovery: true,
         }
     }
 
@@ -126,8 +130,12 @@ impl ToolCallingDriver {
     }
 
     /// When tools were offered but the model wrote its call(s) as JSON text instead of native
-    /// tool calls, turn that text into calls (see
-    /// [`recover_tool_calls_from_content`]). Off by default.
+    /// tool calls (small local models do), turn that text into calls (see
+    /// [`recover_tool_calls`](crate::recover_tool_calls)). On by default; it fires only when
+    /// the whole reply is calls, and native tool calls always win. A recovered call to an
+    /// unknown tool, or with unreadable arguments, does not run: the model gets a tool error
+    /// saying how to fix it. From a reply cut at the token limit only the calls written out
+    /// in full run.
     pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
         self.content_tool_call_recovery = enabled;
         self
@@ -178,6 +186,43 @@ impl ToolCallingDriver {
         }
     }
 
+    /// One inference (streaming or not), announced and reported as events.
+    async fn infer(
+        &self,
+        request: InferenceRequest,
+        source: &EventSource,
+        context: &StepContext,
+    ) -> Result<InferenceResponse, AgentError> {
+        context.emit_with(|| AgentEvent::InferenceRequested {
+            source: source.clone(),
+            message_count: request.messages.len(),
+            model: self.model_name.clone(),
+        });
+        // The stream's state is boxed so that it does not grow the future of every
+        // (non-streaming) step.
+        let inference = if self.streaming {
+            Either::Left(Box::pin(self.infer_streaming(request, source, context)))
+        } else {
+            Either::Right(
+                self.model
+                    .as_ref()
+                    .complete(request)
+                    .map_err(AgentError::from),
+            )
+        };
+        let started = context.events.is_observed().then(std::time::Instant::now);
+        let response = context.until_cancelled(inference).await?;
+        let latency = started.map(|started| started.elapsed()).unwrap_or_default();
+        context.emit_with(|| AgentEvent::InferenceResponded {
+            source: source.clone(),
+            usage: response.usage(),
+            finish_reason: response.finish_reason(),
+            tool_calls: response.tool_calls().len(),
+            latency,
+        });
+        Ok(response)
+    }
+
     /// One inference through the model's stream, forwarding text deltas as events.
     async fn infer_streaming(
         &self,
@@ -223,49 +268,55 @@ impl AgentDriver for ToolCallingDriver {
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
         let source = EventSource::step(state);
-        // The request lives in this block only: it moves into the model's (or the stream's)
-        // future, so the step's own future never holds a copy of it. The stream's state is
-        // boxed so that it does not grow the future of every (non-streaming) step.
-        let (offered_tools, inference) = {
-            let request = self.request_for(state, &context.cached_context, tools, &input);
-            context.emit_with(|| AgentEvent::InferenceRequested {
-                source: source.clone(),
-                message_count: request.messages.len(),
-                model: self.model_name.clone(),
-            });
-            let offered_tools = !request.tools.is_empty();
-            let inference = if self.streaming {
-                Either::Left(Box::pin(self.infer_streaming(request, &source, context)))
-            } else {
-                Either::Right(
-                    self.model
-                        .as_ref()
-                        .complete(request)
-                        .map_err(AgentError::from),
-                )
-            };
-            (offered_tools, inference)
-        };
-        let started = context.events.is_observed().then(std::time::Instant::now);
-        let mut response = context.until_cancelled(inference).await?;
-        let latency = started.map(|started| started.elapsed()).unwrap_or_default();
-        context.emit_with(|| AgentEvent::InferenceResponded {
-            source: source.clone(),
-            usage: response.usage(),
-            finish_reason: response.finish_reason(),
-            tool_calls: response.tool_calls().len(),
-            latency,
-        });
+        let tool_context = context.tool_context(state);
+        // The request moves into the model's (or the stream's) future, so the step's own future
+        // never holds a copy of it.
+        let request = self.request_for(state, &context.cached_context, tools, &input);
+        let offered_tools = !request.tools.is_empty();
+        let mut response = self.infer(request, &source, context).await?;
+        if is_empty_reply(&response) {
+            // An empty reply is not an answer: ask once more, with a short nudge.
+            tracing::info!("the model sent an empty reply; asking once more");
+            let nudged = input.appended(Message::user(EMPTY_REPLY_NUDGE));
+            let request = self.request_for(state, &context.cached_context, tools, &nudged);
+            let first_usage = response.usage();
+            let retry = Box::pin(self.infer(request, &source, context)).await?;
+            let usage = first_usage + retry.usage();
+            response = retry.with_usage(usage);
+        }
 
+        let truncated = response.finish_reason() == FinishReason::Length;
+        // Calls answered with a tool error (how to fix them) instead of running.
+        let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
         if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
-            if let Some(calls) = recover_tool_calls_from_content(response.content(), tools) {
+            if let Some(recovered) =
+                recover_tool_calls(response.content(), tools, tool_context.step_number)
+            {
                 tracing::info!(
-                    calls = calls.len(),
+                    calls = recovered.len(),
                     "recovered tool calls the model wrote as text"
                 );
-                response = response
-                    .with_calls(calls)
-                    .with_finish_reason(FinishReason::ToolCalls);
+                for found in &recovered {
+                    let refusal = match &found.kind {
+                        RecoveredKind::Repaired if truncated => Some((
+                            ToolFailureKind::InvalidArguments,
+                            CUT_CALL_MESSAGE.to_owned(),
+                        )),
+                        RecoveredKind::UnknownTool => found
+                            .fix_it_message(tools)
+                            .map(|m| (ToolFailureKind::UnknownTool, m)),
+                        _ => found
+                            .fix_it_message(tools)
+                            .map(|m| (ToolFailureKind::InvalidArguments, m)),
+                    };
+                    if let Some((kind, message)) = refusal {
+                        refused.push((found.call.id().to_owned(), kind, message));
+                    }
+                }
+                response = response.with_calls(recovered.into_iter().map(|r| r.call));
+                if !truncated {
+                    response = response.with_finish_reason(FinishReason::ToolCalls);
+                }
             }
         }
         if response
@@ -273,28 +324,55 @@ impl AgentDriver for ToolCallingDriver {
             .iter()
             .any(|call| call.id().is_empty())
         {
-            let calls = with_ids(response.tool_calls());
+            let calls = with_ids(response.tool_calls(), tool_context.step_number);
             response = response.with_calls(calls);
         }
         let calls = response.tool_calls();
 
         let executions = if calls.is_empty() {
             Default::default()
-        } else {
+        } else if refused.is_empty() {
             context
                 .run_tool_calls(
                     executor,
                     calls,
                     tools,
-                    &context.tool_context(state),
+                    &tool_context,
                     self.parallel_tool_calls,
                 )
                 .await
+        } else {
+            let runnable: Vec<ToolCall> = calls
+                .iter()
+                .filter(|c| !refused.iter().any(|(id, _, _)| id == c.id()))
+                .cloned()
+                .collect();
+            let ran = if runnable.is_empty() {
+                ToolExecutions::new()
+            } else {
+                context
+                    .run_tool_calls(
+                        executor,
+                        &runnable,
+                        tools,
+                        &tool_context,
+                        self.parallel_tool_calls,
+                    )
+                    .await
+            };
+            with_refusals(calls, ran, &refused, &source, context)
         };
-        let messages = format_step_messages(&response, &executions);
-        let errors = finish_reason_error(response.finish_reason())
-            .into_iter()
-            .collect();
+        let mut messages = format_step_messages(&response, &executions);
+        let errors = if truncated && !calls.is_empty() {
+            // The calls ran (those written out in full); the model is told its reply was cut
+            // and the run goes on.
+            messages.trace = with_cut_note(&messages.trace);
+            Vec::new()
+        } else {
+            finish_reason_error(response.finish_reason())
+                .into_iter()
+                .collect()
+        };
         Ok(AgentStep::from_parts(StepParts {
             input_messages: input,
             trace_messages: messages.trace,
@@ -319,6 +397,70 @@ impl AgentDriver for ToolCallingDriver {
             .await?;
         Ok(Some(response))
     }
+}
+
+/// What the model is told after an empty reply.
+const EMPTY_REPLY_NUDGE: &str = "Your last reply was empty. Answer the request above in plain \
+text, or call one of the tools.";
+
+/// The tool error for a call cut off at the token limit.
+const CUT_CALL_MESSAGE: &str = "This call was cut off at the token limit before it was complete, \
+so it did not run. Send it again, complete and shorter.";
+
+/// Appended to the last tool result when the reply that asked for the calls was cut.
+const CUT_REPLY_NOTE: &str = "Note: your reply was cut off at the token limit (finish reason \
+`length`). The calls written out in full ran; a call that was cut off did not. Keep replies \
+short: one tool call at a time, or a brief answer.";
+
+/// No text and no tool calls.
+fn is_empty_reply(response: &InferenceResponse) -> bool {
+    !response.has_tool_calls() && response.content().trim().is_empty()
+}
+
+/// The executions of `calls` in call order: those that ran, and a failure with the fix-it
+/// message for each refused call (reported as a completed tool call, like any other).
+fn with_refusals(
+    calls: &[ToolCall],
+    ran: ToolExecutions,
+    refused: &[(String, ToolFailureKind, String)],
+    source: &EventSource,
+    context: &StepContext,
+) -> ToolExecutions {
+    let now = chrono::Utc::now();
+    calls
+        .iter()
+        .filter_map(|call| {
+            if let Some((_, kind, message)) = refused.iter().find(|(id, _, _)| id == call.id()) {
+                let execution =
+                    ToolExecution::failure(call.clone(), *kind, message.clone(), now, now);
+                context.emit_with(|| AgentEvent::ToolCallCompleted {
+                    source: source.clone(),
+                    execution: execution.clone(),
+                });
+                Some(execution)
+            } else {
+                ran.iter().find(|e| e.id() == call.id()).cloned()
+            }
+        })
+        .collect()
+}
+
+/// The trace with [`CUT_REPLY_NOTE`] added to its last tool result.
+fn with_cut_note(trace: &Messages) -> Messages {
+    let count = trace.len();
+    trace
+        .iter()
+        .enumerate()
+        .map(|(i, message)| {
+            if i + 1 == count && message.role() == Role::Tool {
+                message
+                    .clone()
+                    .with_content(format!("{}\n\n{CUT_REPLY_NOTE}", message.text()))
+            } else {
+                message.clone()
+            }
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for ToolCallingDriver {
@@ -351,14 +493,15 @@ pub(crate) fn finish_reason_error(reason: FinishReason) -> Option<StepError> {
     Some(StepError::new(ErrorType::Model, message))
 }
 
-/// The calls with an id each: providers that send none (some local servers) get `call_<n>`.
-fn with_ids(calls: &[ToolCall]) -> Vec<ToolCall> {
+/// The calls with an id each: providers that send none (some local servers) get
+/// `call_<step>_<n>`, unique within the execution.
+fn with_ids(calls: &[ToolCall], step: usize) -> Vec<ToolCall> {
     calls
         .iter()
         .enumerate()
         .map(|(i, call)| {
             if call.id().is_empty() {
-                call.clone().with_id(format!("call_{}", i + 1))
+                call.clone().with_id(format!("call_{step}_{}", i + 1))
             } else {
                 call.clone()
             }

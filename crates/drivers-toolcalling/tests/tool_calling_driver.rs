@@ -346,7 +346,7 @@ async fn calls_without_ids_get_generated_ones() {
                 .or_else(|| m.tool_calls().first().map(ToolCall::id))
         })
         .collect();
-    assert_eq!(ids, vec![Some("call_1"), Some("call_1")]);
+    assert_eq!(ids, vec![Some("call_1_1"), Some("call_1_1")]);
 }
 
 const CALL_AS_TEXT: &str =
@@ -384,7 +384,7 @@ async fn content_tool_call_recovery_runs_calls_written_as_text() {
 #[tokio::test]
 async fn without_recovery_a_call_written_as_text_is_the_answer() {
     let model = ScriptedModel::new([InferenceResponse::text(CALL_AS_TEXT)]);
-    let driver = ToolCallingDriver::new(model);
+    let driver = ToolCallingDriver::new(model).with_content_tool_call_recovery(false);
     let state = AgentState::new().with_user_message("Weather in Paris?");
     let done = agent(driver).execute(state).await.unwrap();
     assert_eq!(done.step_count(), 1);

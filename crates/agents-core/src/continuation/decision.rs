@@ -46,6 +46,8 @@ pub enum StopReason {
     RepeatedToolCalls,
     /// The cost budget was used up.
     CostLimit,
+    /// The model's reply was empty (no text, no tool calls), also after a nudge.
+    EmptyResponse,
 }
 
 impl StopReason {
@@ -63,6 +65,7 @@ impl StopReason {
             StopReason::UserRequested => "user_requested",
             StopReason::RepeatedToolCalls => "repeated_tool_calls",
             StopReason::CostLimit => "cost_limit",
+            StopReason::EmptyResponse => "empty_response",
         }
     }
 
@@ -80,6 +83,7 @@ impl StopReason {
             StopReason::UserRequested => "the run was cancelled",
             StopReason::RepeatedToolCalls => "I kept repeating the same tool call",
             StopReason::CostLimit => "I reached the cost limit",
+            StopReason::EmptyResponse => "the model sent empty replies",
         }
     }
 }

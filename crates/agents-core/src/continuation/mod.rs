@@ -7,8 +7,9 @@ mod evaluation;
 mod outcome;
 
 pub use criteria::{
-    criterion_fn, CallableCriterion, ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck,
-    ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit, ToolCallPresenceCheck,
+    criterion_fn, CallableCriterion, EmptyResponseCheck, ErrorPolicyCriterion, ExecutionTimeLimit,
+    FinishReasonCheck, ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit,
+    ToolCallPresenceCheck,
 };
 pub use criterion::{ContinuationCriteria, ContinuationCriterion};
 pub use decision::{ContinuationDecision, StopReason};

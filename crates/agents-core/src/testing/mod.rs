@@ -66,6 +66,7 @@ pub fn stop_reason() -> impl Strategy<Value = StopReason> {
         StopReason::FinishReason,
         StopReason::Guard,
         StopReason::UserRequested,
+        StopReason::EmptyResponse,
     ])
 }
 

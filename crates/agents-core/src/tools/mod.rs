@@ -1,6 +1,7 @@
 //! Tools: the `Tool` trait, the `Tools` registry, execution records and the executor contract,
 //! plus `FunctionTool` (a tool from a typed closure), `ToolHook`s and the `DefaultToolExecutor`.
 
+mod closest;
 mod default_executor;
 mod execution;
 mod executor;
@@ -11,6 +12,7 @@ mod registry;
 mod schema;
 mod tool;
 
+pub use closest::closest_names;
 pub use default_executor::{DefaultToolExecutor, ToolEventListener, DEFAULT_TOOL_TIMEOUT};
 pub use execution::{ToolExecution, ToolExecutions, ToolFailureKind, ToolOutcome};
 pub use executor::{ToolEvent, ToolExecutor};

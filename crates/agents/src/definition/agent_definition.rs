@@ -20,7 +20,7 @@ use crate::AgentBuilder;
 /// description: Answers questions about the project
 /// system_prompt: |
 ///   You are a careful assistant.
-/// llm: { provider: openai, model: gpt-4o-mini, temperature: 0.2 }
+/// llm: { provider: openai, model: gpt-4o-mini, temperature: 0.2, recover_tool_calls: true }
 /// execution: { max_steps: 8, timeout_sec: 120, error_policy: retry_tool_errors, trace: separated }
 /// tools: { deny: [bash] }
 /// capabilities: [files, bash]
@@ -72,6 +72,10 @@ pub struct LlmSettings {
     /// Output token limit per inference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Whether tool calls the model writes as JSON text are recognised and run (default: on;
+    /// see `AgentBuilder::with_content_tool_call_recovery`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recover_tool_calls: Option<bool>,
 }
 
 /// The endpoint's protocol.
@@ -217,6 +221,9 @@ impl AgentDefinition {
         }
         if let Some(max_tokens) = self.llm.max_tokens {
             builder = builder.with_max_tokens(max_tokens);
+        }
+        if let Some(recover) = self.llm.recover_tool_calls {
+            builder = builder.with_content_tool_call_recovery(recover);
         }
         if let Some(max_steps) = self.execution.max_steps {
             builder = builder.with_max_steps(max_steps);

@@ -1,6 +1,7 @@
 //! Built-in continuation criteria.
 
 mod callable_criterion;
+mod empty_response_check;
 mod error_policy_criterion;
 mod execution_time_limit;
 mod finish_reason_check;
@@ -12,6 +13,7 @@ mod tool_call_presence_check;
 
 pub use callable_criterion::{criterion_fn, CallableCriterion};
 
+pub use empty_response_check::EmptyResponseCheck;
 pub use error_policy_criterion::ErrorPolicyCriterion;
 pub use execution_time_limit::ExecutionTimeLimit;
 pub use finish_reason_check::FinishReasonCheck;

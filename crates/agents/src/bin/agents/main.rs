@@ -33,6 +33,7 @@ enum Command {
     /// The bundled demo: a scripted model, real file tools, both trace modes side by side.
     Demo,
     /// One user turn against an OpenAI-compatible or Anthropic endpoint.
+    #[command(after_help = run::EXIT_CODES_HELP)]
     Run(Box<run::RunArgs>),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
     Check {
@@ -47,7 +48,15 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run().await,
-        Command::Run(args) => run::run(*args).await,
+        Command::Run(args) => {
+            return match run::run(*args).await {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    std::process::ExitCode::from(error.exit_code())
+                }
+            }
+        }
         Command::Check { paths } => setup::check(&paths),
     };
     match result {

@@ -70,6 +70,15 @@ pub fn print_event(event: &AgentEvent) {
                 one_line(reason, 100)
             );
         }
+        AgentEvent::InferenceResponded {
+            finish_reason: FinishReason::Length,
+            ..
+        } => {
+            eprintln!(
+                "warning: the model's reply was cut at its token limit (finish reason `length`); \
+                 raise the limit (`llm.max_tokens`) if this repeats"
+            );
+        }
         AgentEvent::TextDelta { delta, .. } => {
             print!("{}", printable(delta));
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agents::inference::{ModelCatalog, ModelInfo};
 use agents::prelude::*;
 
-use crate::render::{print_event, print_transcript, printable};
+use crate::render::{one_line, print_event, print_transcript, printable};
 use crate::setup::Settings;
 
 /// Which wire protocol the endpoint speaks.
@@ -16,6 +16,16 @@ pub enum Provider {
     Openai,
     /// Anthropic messages.
     Anthropic,
+}
+
+/// How the agent talks to the model.
+#[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]
+pub enum Driver {
+    /// The model's native tool calls (default).
+    #[default]
+    Toolcalling,
+    /// The ReAct protocol: Thought / Action / Observation written as text.
+    React,
 }
 
 /// What of the tool trace persists.
@@ -75,15 +85,22 @@ pub struct RunArgs {
     /// Same as `--trace digest`.
     #[arg(long, group = "trace_mode")]
     pub digest: bool,
+    /// How the agent talks to the model: native tool calls, or ReAct text.
+    #[arg(long, value_enum, default_value_t = Driver::Toolcalling)]
+    pub driver: Driver,
     /// Step limit (default: the definition's, else 20).
     #[arg(long)]
     pub max_steps: Option<usize>,
     /// Stream the model's text as it arrives.
     #[arg(long)]
     pub stream: bool,
-    /// Recognise tool calls written as JSON text (small local models do this).
-    #[arg(long)]
+    /// Recognise tool calls written as JSON text (small local models do this). On by default
+    /// (the definition's `llm.recover_tool_calls` can turn it off); kept for old scripts.
+    #[arg(long, group = "recovery")]
     pub recover_tool_calls: bool,
+    /// Never treat a reply written as JSON text as a tool call.
+    #[arg(long, group = "recovery")]
+    pub no_recover_tool_calls: bool,
     /// Conversation file: loaded if it exists (at most 256 MiB), saved after the run
     /// (atomically, readable by you only).
     #[arg(long)]
@@ -188,35 +205,86 @@ fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::
     })
 }
 
+/// The exit codes of `agents run` (also in its `--help`).
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0    the run completed
+  1    the run failed: stopped on an error, or on an empty reply from the model (one line on
+       stderr names the stop reason and the last error); the conversation is still saved
+  2    bad usage or configuration (options, definition file, state file, endpoint settings)
+  3    waiting for approval (reserved)
+  130  cancelled (reserved: Ctrl-C)";
+
+/// How `agents run` ended.
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad options or configuration (exit code 2).
+    Usage(Box<dyn std::error::Error>),
+    /// The run itself failed (exit code 1); the message is one line.
+    Failed(String),
+}
+
+impl RunError {
+    /// The process exit code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Usage(_) => 2,
+            RunError::Failed(_) => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Usage(error) => write!(f, "{error}"),
+            RunError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+/// A configuration error, exit code 2.
+fn usage(error: impl Into<Box<dyn std::error::Error>>) -> RunError {
+    RunError::Usage(error.into())
+}
+
 /// Runs one user turn and prints it as it happens.
-pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn run(args: RunArgs) -> Result<(), RunError> {
     // Dropped when the run ends, which sends the spans still buffered.
     #[cfg(feature = "otel")]
     let _telemetry = args
         .otlp_endpoint
         .as_deref()
         .map(agents::telemetry::init_otlp)
-        .transpose()?;
-    let state = load_state(&args.state)?;
+        .transpose()
+        .map_err(usage)?;
+    let state = load_state(&args.state).map_err(usage)?;
     let root = match &args.root {
         Some(root) => root.clone(),
-        None => std::env::current_dir()?,
+        None => std::env::current_dir().map_err(usage)?,
     };
-    let settings = Settings::resolve(&args)?;
-    let model = model(&args, &settings)?;
-    let price = price_of(&model.name())?;
-    let builder = settings
-        .builder(&args, &root)?
-        .with_shared_model(model)
-        .with_streaming(args.stream)
-        .with_content_tool_call_recovery(args.recover_tool_calls)
-        .on_event(print_event);
-    let agent = builder.build()?;
+    let settings = Settings::resolve(&args).map_err(usage)?;
+    let model = model(&args, &settings).map_err(usage)?;
+    let model_name = model.name();
+    let builder = settings.builder(&args, &root).map_err(usage)?;
+    let builder = match args.driver {
+        Driver::Toolcalling => builder.with_shared_model(model),
+        Driver::React => builder.with_react(model),
+    };
+    let mut builder = builder.with_streaming(args.stream).on_event(print_event);
+    if args.no_recover_tool_calls {
+        builder = builder.with_content_tool_call_recovery(false);
+    } else if args.recover_tool_calls {
+        builder = builder.with_content_tool_call_recovery(true);
+    }
+    let agent = builder.build().map_err(usage)?;
+    let price = price_of(&model_name).map_err(usage)?;
     println!("user: {}", args.prompt);
     let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(args.prompt.as_str())));
     let mut last = None;
     while let Some(state) = steps.next().await {
-        let state = state?;
+        let state = state.map_err(|e| {
+            RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
+        })?;
         if let Some(step) = state.current_step() {
             if let Some(answer) = step.final_response() {
                 if !args.stream {
@@ -228,7 +296,7 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         last = Some(state);
     }
-    let done = last.ok_or("the agent produced no state")?;
+    let done = last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?;
     let usage = done.execution_usage();
     println!(
         "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",
@@ -249,8 +317,49 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         print_transcript(&done);
     }
     if let Some(path) = &args.state {
-        agents::fs::write_atomic(path, done.to_json()?.as_bytes())?;
+        let json = done
+            .to_json()
+            .map_err(|e| RunError::Failed(format!("cannot save the conversation: {e}")))?;
+        agents::fs::write_atomic(path, json.as_bytes()).map_err(|e| {
+            RunError::Failed(format!(
+                "cannot save the conversation to {}: {e}",
+                path.display()
+            ))
+        })?;
         println!("conversation saved to {}", path.display());
     }
-    Ok(())
+    match failure(&done) {
+        Some(message) => Err(RunError::Failed(message)),
+        None => Ok(()),
+    }
+}
+
+/// One line saying why the run failed (stop reason and last error), when it did: its status
+/// is `Failed`, or it stopped on an empty reply.
+fn failure(state: &AgentState) -> Option<String> {
+    let reason = state.stop_reason();
+    let failed = state.status() == AgentStatus::Failed || reason == Some(StopReason::EmptyResponse);
+    if !failed {
+        return None;
+    }
+    let reason = reason.map_or("unknown", StopReason::as_str);
+    let last_error = state.steps().rev().find_map(|step| {
+        step.error_messages().pop().or_else(|| {
+            step.tool_executions()
+                .errors()
+                .last()
+                .and_then(|e| e.error_message().map(str::to_owned))
+        })
+    });
+    Some(match (reason, last_error) {
+        ("empty_response", _) => {
+            "the run failed (stop reason: empty_response): the model sent an empty reply, twice"
+                .to_owned()
+        }
+        (reason, Some(error)) => format!(
+            "the run failed (stop reason: {reason}); last error: {}",
+            one_line(&error, 300)
+        ),
+        (reason, None) => format!("the run failed (stop reason: {reason})"),
+    })
 }

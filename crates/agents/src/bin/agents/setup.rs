@@ -11,7 +11,24 @@ use agents::capabilities::{
 use agents::definition::{AgentDefinition, LlmProvider, ToolPolicy, TraceMode};
 use agents::prelude::*;
 
-use crate::run::{Provider, RunArgs, Trace};
+use crate::run::{Driver, Provider, RunArgs, Trace};
+
+/// The system prompt when neither `--system` nor a definition gives one: look before you
+/// answer. Judged with `cargo xtask eval` over all its tasks, not tuned to any one.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant working in a directory of \
+files, with tools to list, read, search, write and edit them.
+- Look before you answer: when the request is about files or their contents, use a tool to \
+list or read them first. Never guess what a file says or which files exist.
+- Use one tool at a time and wait for its result. When a tool reports an error, read it and \
+fix your call, or tell the user what went wrong (for example, that a file does not exist).
+- When you have what you need, answer the user in plain text, briefly, with the facts you \
+found. A question that needs no files you answer directly.";
+
+/// How to call a tool, for the tool-calling driver (small local models often write calls as
+/// text; the agent accepts a reply that is only such a JSON object).
+pub const TOOL_CALL_HINT: &str = "To use a tool, make a tool call. If you cannot, reply with \
+only one JSON object and nothing else, like {\"name\": \"read_file\", \"arguments\": \
+{\"path\": \"notes.txt\"}}.";
 
 /// The capability names a definition (or the CLI) can ask for.
 pub const CAPABILITIES: [&str; 5] = ["files", "bash", "skills", "metadata", "tool_registry"];
@@ -108,8 +125,12 @@ impl Settings {
         if let Some(definition) = &self.definition {
             builder = definition.configure(builder);
         } else {
-            builder = builder
-                .with_system_prompt("You are a helpful assistant. Use the tools when they help.");
+            let prompt = match args.driver {
+                Driver::Toolcalling => format!("{DEFAULT_SYSTEM_PROMPT}\n{TOOL_CALL_HINT}"),
+                // The ReAct driver teaches its own reply format.
+                Driver::React => DEFAULT_SYSTEM_PROMPT.to_owned(),
+            };
+            builder = builder.with_system_prompt(prompt);
         }
         if let Some(system) = &args.system {
             builder = builder.with_system_prompt(system.clone());

@@ -1,0 +1,346 @@
+//! What small local models do, against a scripted model: calls written as text, calls one
+//! brace short, made-up tool names, empty replies and replies cut at the token limit.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::collections::HashSet;
+
+use agents_core::AgentDriver;
+use agents_core::{
+    Agent, AgentError, AgentState, DefaultToolExecutor, EmptyResponseCheck, ErrorPolicy,
+    FunctionTool, Next, StateProcessor, StepContext, StepsLimit, StopReason, ToolCallPresenceCheck,
+    ToolFailureKind, Tools, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
+};
+use async_trait::async_trait;
+use drivers_toolcalling::ToolCallingDriver;
+use inference::{FinishReason, InferenceResponse, ScriptedModel, Usage};
+use messages::{Role, ToolCall};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Deserialize, JsonSchema)]
+struct City {
+    /// The city's name.
+    city: String,
+}
+
+fn tools() -> Tools {
+    Tools::new().with(FunctionTool::new(
+        "get_weather",
+        "Current weather for a city.",
+        |args: City| async move { Ok::<_, String>(format!("Sunny in {}", args.city)) },
+    ))
+}
+
+/// Separated-trace persistence: the trace to the execution buffer, the answer to the
+/// conversation.
+struct SeparatedTrace;
+
+#[async_trait]
+impl StateProcessor for SeparatedTrace {
+    async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
+        let state = next.run(state).await?;
+        let Some(step) = state.current_step().cloned() else {
+            return Ok(state);
+        };
+        let store = state
+            .store()
+            .section(EXECUTION_BUFFER_SECTION)
+            .append(step.trace_messages().clone())
+            .section(DEFAULT_SECTION)
+            .append(step.response_messages().clone());
+        Ok(state.with_store(store))
+    }
+}
+
+fn agent(driver: ToolCallingDriver) -> Agent {
+    Agent::new(driver)
+        .with_tools(tools())
+        .with_processor(SeparatedTrace)
+        .with_criterion(ToolCallPresenceCheck::new())
+        .with_criterion(EmptyResponseCheck::new())
+        .with_criterion(StepsLimit::new(6))
+        .with_error_policy(ErrorPolicy::retry_tool_errors(3))
+}
+
+async fn run(replies: Vec<InferenceResponse>) -> (AgentState, ScriptedModel) {
+    let model = ScriptedModel::new(replies);
+    let driver = ToolCallingDriver::new(model.clone());
+    let done = agent(driver)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    (done, model)
+}
+
+fn answer(state: &AgentState) -> Option<String> {
+    state.final_response().map(|m| m.text())
+}
+
+fn text(reply: &str) -> InferenceResponse {
+    InferenceResponse::text(reply)
+}
+
+const PARIS_CALL: &str = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+
+#[tokio::test]
+async fn recovery_is_on_by_default_and_the_call_runs() {
+    let (done, model) = run(vec![text(PARIS_CALL), text("Sunny in Paris.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    let first = done.steps().next().unwrap();
+    assert_eq!(
+        first.tool_executions().iter().next().unwrap().result_text(),
+        "Sunny in Paris"
+    );
+    // The model sees a real call and its result, not its own JSON text.
+    let second = model.requests()[1].messages.to_transcript();
+    assert!(
+        second.contains("tool get_weather [recovered_1_1]: Sunny in Paris"),
+        "{second}"
+    );
+}
+
+#[tokio::test]
+async fn with_recovery_off_a_call_written_as_text_is_the_answer() {
+    let model = ScriptedModel::new([text(PARIS_CALL)]);
+    let driver = ToolCallingDriver::new(model).with_content_tool_call_recovery(false);
+    let done = agent(driver)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(answer(&done).as_deref(), Some(PARIS_CALL));
+}
+
+#[tokio::test]
+async fn prose_that_merely_contains_json_is_the_answer() {
+    for reply in [
+        format!("To get the weather I would call {PARIS_CALL}."),
+        "The data is {\"city\": \"Paris\", \"temp\": 22}.".to_owned(),
+        format!("Here you go:\n```json\n{PARIS_CALL}\n```\nAnything else?"),
+    ] {
+        let (done, _) = run(vec![text(&reply)]).await;
+        assert_eq!(done.step_count(), 1, "{reply}");
+        assert_eq!(answer(&done), Some(reply.clone()));
+        assert!(done.steps().next().unwrap().tool_executions().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn fenced_and_tool_call_tag_forms_run() {
+    for reply in [
+        format!("```json\n{PARIS_CALL}\n```"),
+        format!("<tool_call>\n{PARIS_CALL}\n</tool_call>"),
+        r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#.to_owned(),
+    ] {
+        let (done, _) = run(vec![text(&reply), text("Sunny.")]).await;
+        assert_eq!(answer(&done).as_deref(), Some("Sunny."), "{reply}");
+        let first = done.steps().next().unwrap();
+        assert_eq!(first.tool_executions().len(), 1, "{reply}");
+        assert!(!first.tool_executions().has_errors(), "{reply}");
+    }
+}
+
+#[tokio::test]
+async fn a_call_one_brace_short_is_repaired_and_runs() {
+    let short = r#"{"name": "get_weather", "arguments": {"city": "Paris"}"#;
+    let (done, _) = run(vec![text(short), text("Sunny.")]).await;
+    let first = done.steps().next().unwrap();
+    assert_eq!(
+        first.tool_executions().iter().next().unwrap().result_text(),
+        "Sunny in Paris"
+    );
+    assert_eq!(answer(&done).as_deref(), Some("Sunny."));
+}
+
+#[tokio::test]
+async fn an_unknown_tool_gets_a_fix_it_error_and_is_never_the_answer() {
+    let wrong = r#"{"name": "get_wether", "arguments": {"city": "Paris"}}"#;
+    let (done, model) = run(vec![text(wrong), text(PARIS_CALL), text("Sunny.")]).await;
+    let first = done.steps().next().unwrap();
+    let execution = first.tool_executions().iter().next().unwrap();
+    assert_eq!(execution.failure_kind(), Some(ToolFailureKind::UnknownTool));
+    let message = execution.error_message().unwrap();
+    assert!(message.contains("Did you mean `get_weather`?"), "{message}");
+    assert!(message.contains(r#""required":["city"]"#), "{message}");
+    assert!(
+        message.contains(r#"{"name":"get_weather","arguments":{"city":"<city>"}}"#),
+        "{message}"
+    );
+    // The model saw the error, then made the right call.
+    let second = model.requests()[1].messages.to_transcript();
+    assert!(second.contains("Did you mean `get_weather`?"), "{second}");
+    assert_eq!(answer(&done).as_deref(), Some("Sunny."));
+    assert!(done
+        .messages()
+        .iter()
+        .all(|m| !m.text().contains("get_wether")));
+}
+
+#[tokio::test]
+async fn unreadable_arguments_get_a_fix_it_error() {
+    let wrong = r#"{"name": "get_weather", "arguments": "city=Paris"}"#;
+    let (done, _) = run(vec![text(wrong), text("I could not tell.")]).await;
+    let execution = done
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .next()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        execution.failure_kind(),
+        Some(ToolFailureKind::InvalidArguments)
+    );
+    assert!(execution
+        .error_message()
+        .unwrap()
+        .contains("could not be read"));
+}
+
+#[tokio::test]
+async fn no_two_calls_in_an_execution_share_an_id() {
+    let two = format!(
+        "[{PARIS_CALL}, {{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Rome\"}}}}]"
+    );
+    let native_without_ids = InferenceResponse::with_tool_calls([
+        ToolCall::new("", "get_weather", json!({"city": "Oslo"})),
+        ToolCall::new("", "get_weather", json!({"city": "Lima"})),
+    ]);
+    let (done, model) = run(vec![
+        text(&two),
+        text(&two),
+        native_without_ids.clone(),
+        native_without_ids,
+        text("Done."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("Done."));
+    let last_request = model.requests().last().unwrap().messages.clone();
+    let ids: Vec<String> = last_request
+        .iter()
+        .flat_map(|m| {
+            m.tool_calls()
+                .iter()
+                .map(|c| c.id().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(ids.len(), 8);
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 8, "{ids:?}");
+    assert_eq!(&ids[..2], ["recovered_1_1", "recovered_1_2"]);
+    // Stable through serialization.
+    let reread = AgentState::from_json(&done.to_json().unwrap()).unwrap();
+    let reread_ids: Vec<String> = reread
+        .steps()
+        .flat_map(|s| {
+            s.requested_tool_calls()
+                .into_iter()
+                .map(|c| c.id().to_owned())
+        })
+        .collect();
+    assert_eq!(reread_ids, ids);
+}
+
+#[tokio::test]
+async fn real_tool_calls_win_over_text() {
+    let native = InferenceResponse::with_tool_calls([ToolCall::new(
+        "call_a",
+        "get_weather",
+        json!({"city": "Oslo"}),
+    )])
+    .with_content(r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#);
+    let (done, _) = run(vec![native, text("Cold.")]).await;
+    let first = done.steps().next().unwrap();
+    let calls: Vec<ToolCall> = first.requested_tool_calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments(), &json!({"city": "Oslo"}));
+}
+
+#[tokio::test]
+async fn an_empty_reply_is_asked_again_with_a_nudge() {
+    let usage = Usage::new(10, 0);
+    let (done, model) = run(vec![
+        text("").with_usage(usage),
+        text("Sunny in Paris.").with_usage(Usage::new(12, 4)),
+    ])
+    .await;
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    assert_eq!(done.stop_reason(), Some(StopReason::Completed));
+    let nudged = model.requests()[1].messages.clone();
+    let last = nudged.iter().last().unwrap();
+    assert_eq!(last.role(), Role::User);
+    assert!(
+        last.text().contains("Your last reply was empty"),
+        "{}",
+        last.text()
+    );
+    // The nudge is not kept in the conversation.
+    assert!(done
+        .messages()
+        .iter()
+        .all(|m| !m.text().contains("was empty")));
+    assert_eq!(done.steps().next().unwrap().usage().input_tokens, 22);
+}
+
+#[tokio::test]
+async fn two_empty_replies_stop_the_run_with_empty_response() {
+    let (done, model) = run(vec![text(""), text("  ")]).await;
+    assert_eq!(model.requests().len(), 2);
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.stop_reason(), Some(StopReason::EmptyResponse));
+    assert_eq!(answer(&done), None);
+}
+
+#[tokio::test]
+async fn an_empty_reply_after_tool_calls_stops_with_empty_response_too() {
+    let (done, _) = run(vec![text(PARIS_CALL), text(""), text("")]).await;
+    assert_eq!(done.step_count(), 2);
+    assert_eq!(done.stop_reason(), Some(StopReason::EmptyResponse));
+}
+
+#[tokio::test]
+async fn a_cut_reply_runs_only_complete_calls_and_the_model_is_told() {
+    let cut =
+        format!("{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Rome\"}}");
+    let (done, model) = run(vec![
+        text(&cut).with_finish_reason(FinishReason::Length),
+        text("Sunny in Paris."),
+    ])
+    .await;
+    let first = done.steps().next().unwrap();
+    assert_eq!(first.finish_reason(), Some(FinishReason::Length));
+    assert!(first.errors().is_empty(), "{:?}", first.error_messages());
+    let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
+    assert_eq!(executions.len(), 2);
+    assert_eq!(executions[0].result_text(), "Sunny in Paris");
+    assert!(executions[1].has_error());
+    assert!(executions[1].error_message().unwrap().contains("cut off"));
+    let second = model.requests()[1].messages.to_transcript();
+    assert!(
+        second.contains("your reply was cut off at the token limit"),
+        "{second}"
+    );
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+}
+
+#[tokio::test]
+async fn a_cut_plain_answer_stays_a_step_error() {
+    let model = ScriptedModel::new([text("It is sun").with_finish_reason(FinishReason::Length)]);
+    let driver = ToolCallingDriver::new(model);
+    let state = AgentState::new().with_user_message("Weather?");
+    let step = driver
+        .next_step(
+            &state,
+            &tools(),
+            &DefaultToolExecutor::new(),
+            &StepContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(step.finish_reason(), Some(FinishReason::Length));
+    assert!(step.error_messages()[0].contains("token limit"));
+}
