@@ -149,7 +149,7 @@ mod tests {
             {"type": "resource_link", "uri": "file:///c", "name": "c"}
         ]});
         insta::assert_snapshot!(convert_result(&result, 1000).text, @r"
-        [image: image/png, 7 bytes; not shown to the model]
+        [image: image/png, 8 bytes; not shown to the model]
         [resource file:///a.txt]
         hello
         [resource file:///b.bin: application/octet-stream, 3 bytes; not shown to the model]

@@ -188,7 +188,7 @@ mod tests {
         });
         assert_eq!(
             normalize_schema(&schema),
-            json!({"type": "object", "properties": {"next": {"type": "object", "properties": {"next": {}}}}})
+            json!({"type": "object", "properties": {"next": {}}})
         );
     }
 
