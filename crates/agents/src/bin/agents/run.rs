@@ -181,6 +181,10 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .with_streaming(args.stream)
         .with_content_tool_call_recovery(args.recover_tool_calls)
         .on_event(print_event);
+    #[cfg(feature = "mcp")]
+    let builder = builder.with_tools(
+        crate::mcp::definition_tools(settings.definition.as_ref(), &settings.tools).await?,
+    );
     let agent = builder.build()?;
     println!("user: {}", args.prompt);
     let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(args.prompt.as_str())));
