@@ -4,7 +4,7 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use agents_core::{Tool, ToolContext};
+use agents_core::ToolContext;
 use agents_mcp::convert::convert_result;
 use agents_mcp::testing::TestServers;
 use agents_mcp::McpClient;
@@ -12,14 +12,18 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 
 fn stdio_round_trip(c: &mut Criterion) {
-    let Some(servers) = TestServers::find() else { return };
+    let Some(servers) = TestServers::find() else {
+        return;
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
     let (client, echo) = runtime.block_on(async {
-        let client = McpClient::connect(servers.everything_stdio()).await.unwrap();
+        let client = McpClient::connect(servers.everything_stdio())
+            .await
+            .unwrap();
         let echo = client
             .tools()
             .await
@@ -32,7 +36,9 @@ fn stdio_round_trip(c: &mut Criterion) {
     let context = ToolContext::default();
     c.bench_function("mcp/stdio_echo_round_trip", |b| {
         b.to_async(&runtime).iter(|| async {
-            echo.call(json!({"message": "ping"}), &context).await.unwrap()
+            echo.call(json!({"message": "ping"}), &context)
+                .await
+                .unwrap()
         })
     });
     runtime.block_on(client.close()).unwrap();

@@ -41,6 +41,8 @@ impl std::fmt::Debug for McpTool {
 
 #[async_trait]
 impl Tool for McpTool {
+    // the model calls the tool by its exposed (prefixed) name, not the server's
+    #[allow(clippy::misnamed_getters)]
     fn name(&self) -> &str {
         &self.info.exposed_name
     }
@@ -64,7 +66,9 @@ impl Tool for McpTool {
         }
         Ok(match result.structured {
             // keep the structured value for programs when the model sees exactly its JSON
-            Some(value) if value.to_string() == result.text => ToolOutput::json(value),
+            Some(value) if serde_json::to_string(&value).is_ok_and(|json| json == result.text) => {
+                ToolOutput::json(value)
+            }
             _ => ToolOutput::text(result.text),
         })
     }

@@ -1,6 +1,8 @@
 //! Against the reference server npm `@modelcontextprotocol/server-everything`, over stdio and
 //! over streamable HTTP on 127.0.0.1.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,15 +18,21 @@ fn find<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
         .unwrap_or_else(|| panic!("no tool {name}"))
 }
 
-#[tokio::test]
-async fn stdio_tools_are_listed_and_called_with_text_structured_and_image_results() {
-    let Some(servers) = TestServers::find() else {
-        return;
-    };
+/// A client of server-everything over stdio and its tools; `None` when the server is missing.
+async fn everything_stdio() -> Option<(McpClient, Vec<Arc<dyn Tool>>)> {
+    let servers = TestServers::find()?;
     let client = McpClient::connect(servers.everything_stdio())
         .await
         .unwrap();
     let tools = client.tools().await.unwrap();
+    Some((client, tools))
+}
+
+#[tokio::test]
+async fn stdio_tools_are_listed_and_called_with_text_structured_and_image_results() {
+    let Some((client, tools)) = everything_stdio().await else {
+        return;
+    };
     let echo = find(&tools, "echo");
     assert_eq!(echo.description(), "Echoes back the input string");
     assert_eq!(echo.parameters()["type"], "object");
@@ -74,13 +82,9 @@ async fn stdio_tools_are_listed_and_called_with_text_structured_and_image_result
 
 #[tokio::test]
 async fn invalid_arguments_come_back_as_a_tool_error_for_the_model() {
-    let Some(servers) = TestServers::find() else {
+    let Some((_client, tools)) = everything_stdio().await else {
         return;
     };
-    let client = McpClient::connect(servers.everything_stdio())
-        .await
-        .unwrap();
-    let tools = client.tools().await.unwrap();
     let error = find(&tools, "get-sum")
         .call(json!({"a": "two"}), &ToolContext::default())
         .await

@@ -1,6 +1,8 @@
 //! Robustness against a server that crashes, hangs, floods, fails and changes: the Python
 //! fixture `fixtures/quirky_server.py` (PyPI `mcp` SDK) over stdio.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,12 +31,9 @@ async fn tool(client: &McpClient, name: &str) -> Arc<dyn Tool> {
         .unwrap_or_else(|| panic!("no tool {name}"))
 }
 
+/// The process exists, running or as a zombie (an unreaped child keeps its /proc entry).
 fn process_alive(pid: u32) -> bool {
-    // a zombie still has /proc/<pid>; its state is Z
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| !stat.split_whitespace().nth(2).is_some_and(|s| s == "Z"))
-        .unwrap_or(false)
-        || std::path::Path::new(&format!("/proc/{pid}")).exists()
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 async fn wait_until(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
@@ -329,7 +328,7 @@ async fn a_server_that_never_answers_the_handshake_hits_the_connect_timeout() {
     // `sleep` reads nothing and writes nothing: a hung server.
     let server = McpServer::stdio("sleep", ["30"]).with_connect_timeout(Duration::from_millis(500));
     let started = Instant::now();
-    let error = McpClient::connect(server).await.err().expect("times out");
+    let error = McpClient::connect(server).await.expect_err("times out");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(matches!(error, McpError::ConnectTimeout { .. }), "{error}");
     assert_eq!(

@@ -2,6 +2,8 @@
 //! tracing's callsite cache makes a thread-scoped subscriber unreliable while other tests emit
 //! the same events on other threads.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

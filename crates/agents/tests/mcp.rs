@@ -118,8 +118,7 @@ async fn mcp_servers_in_a_definition_give_the_agent_prefixed_tools() {
         .with_tools(tools.clone())
         .with_tools(tools)
         .build()
-        .err()
-        .expect("duplicate names are a build error");
+        .expect_err("duplicate names are a build error");
     assert!(
         error.to_string().starts_with("duplicate tool name `echo`"),
         "{error}"
