@@ -50,7 +50,7 @@ pub struct AgentDefinition {
     /// Capability names (for example `files`, `bash`, `skills`, `metadata`, `tool_registry`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
-    /// MCP servers whose tools the agent gets (see [`McpServerDefinition`]).
+    /// MCP servers whose tools the agent gets (see [`McpServerDefinition`](super::McpServerDefinition)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<super::McpServerDefinition>,
     /// Free-form data for the application.
