@@ -13,6 +13,7 @@ mod e2e;
 mod eval;
 mod fuzz;
 mod local_llm;
+mod mcp;
 mod run;
 
 use run::{cargo, Step};
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         "e2e" => e2e::run(),
         "fuzz" => fuzz::run(&args[1..]),
         "eval" => eval::run(&args[1..]),
+        "mcp-servers" => mcp::install(),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -55,7 +57,8 @@ fn print_help() {
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
-         fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n"
+         fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
+         mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n"
     );
 }
 

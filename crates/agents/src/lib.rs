@@ -75,6 +75,9 @@ pub use inference::{
 pub use messages::{Message, Messages, ToolCall};
 
 pub use agents_core as core;
+/// MCP servers' tools as agent tools (the `agents-mcp` crate; feature `mcp`, on by default).
+#[cfg(feature = "mcp")]
+pub use agents_mcp as mcp;
 pub use agents_processing as processing;
 pub use drivers_react as react;
 pub use drivers_toolcalling as toolcalling;

@@ -162,7 +162,11 @@ async fn exit_1_when_the_model_replies_empty_twice() {
     let requests = server.received_requests().await.unwrap();
     // The reply, one retry with a nudge, then the answer-on-stop synthesis (without tools),
     // which is empty too, so a notice is saved as the answer.
-    assert_eq!(requests.len(), 3, "one retry with a nudge, then the synthesis");
+    assert_eq!(
+        requests.len(),
+        3,
+        "one retry with a nudge, then the synthesis"
+    );
     let synthesis: serde_json::Value = requests[2].body_json().unwrap();
     assert!(synthesis.get("tools").is_none(), "{synthesis}");
     let saved = run.saved();

@@ -50,6 +50,9 @@ pub struct AgentDefinition {
     /// Capability names (for example `files`, `bash`, `skills`, `metadata`, `tool_registry`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
+    /// MCP servers whose tools the agent gets (see [`McpServerDefinition`](super::McpServerDefinition)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<super::McpServerDefinition>,
     /// Free-form data for the application.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub metadata: serde_json::Map<String, serde_json::Value>,

@@ -24,6 +24,7 @@
 
 mod agent_definition;
 mod definition_error;
+mod mcp_servers;
 mod parse;
 mod registry;
 
@@ -32,4 +33,5 @@ pub use agent_definition::{
     TraceMode,
 };
 pub use definition_error::DefinitionError;
+pub use mcp_servers::{expand_env, McpServerDefinition};
 pub use registry::AgentDefinitionRegistry;

@@ -43,6 +43,7 @@ pub(super) fn parse_definition(
             }
         })?;
     validate(&mut definition, source)?;
+    super::mcp_servers::validate(&definition.mcp_servers, source)?;
     Ok(definition)
 }
 
@@ -158,7 +159,8 @@ fn humanize(message: &str) -> String {
         .replace("struct AgentDefinition", "a mapping")
         .replace("struct LlmSettings", "a mapping")
         .replace("struct ExecutionSettings", "a mapping")
-        .replace("struct ToolPolicy", "a mapping");
+        .replace("struct ToolPolicy", "a mapping")
+        .replace("struct McpServerDefinition", "a mapping");
     let integer = ["usize", "u64", "u32", "an integer"];
     if let (Some(found), Some(expected)) = (
         between(&format!("{message}\u{0}"), "invalid type: ", ", expected "),

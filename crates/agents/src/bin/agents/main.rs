@@ -6,10 +6,13 @@
 //!   `--definition FILE` takes the prompt, model, limits, tools and capabilities from an agent
 //!   definition file.
 //! - `agents check PATH...`: validate agent definition files.
+//! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod demo;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod render;
 mod run;
 mod setup;
@@ -41,6 +44,10 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<std::path::PathBuf>,
     },
+    /// Look at an MCP server: `agents mcp tools --command "..."`, `agents mcp call TOOL --args JSON`.
+    #[cfg(feature = "mcp")]
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -58,6 +65,8 @@ async fn main() -> std::process::ExitCode {
             }
         }
         Command::Check { paths } => setup::check(&paths),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(command) => mcp::run(command).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

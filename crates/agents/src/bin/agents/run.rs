@@ -271,6 +271,14 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         Driver::React => builder.with_react(model),
     };
     let mut builder = builder.with_streaming(args.stream).on_event(print_event);
+    #[cfg(feature = "mcp")]
+    {
+        builder = builder.with_tools(
+            crate::mcp::definition_tools(settings.definition.as_ref(), &settings.tools)
+                .await
+                .map_err(usage)?,
+        );
+    }
     if args.no_recover_tool_calls {
         builder = builder.with_content_tool_call_recovery(false);
     } else if args.recover_tool_calls {

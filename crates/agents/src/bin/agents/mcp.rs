@@ -1,0 +1,209 @@
+//! `agents mcp`: look at an MCP server from the command line (for debugging a server), and
+//! connect a definition's `mcp_servers` for `agents run`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agents::definition::{AgentDefinition, ToolPolicy};
+use agents::mcp::{connect_all, McpClient, McpServer};
+use agents::prelude::*;
+
+type Error = Box<dyn std::error::Error>;
+
+/// `agents mcp ...`
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// List a server's tools: name, description and input schema (normalized).
+    Tools {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Call one tool and print its result (exit 1 for a tool error).
+    Call {
+        /// The tool's name (as the server names it).
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+/// Which server: exactly one of `--command` and `--url`.
+#[derive(Debug, clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct ServerTarget {
+    /// A stdio server's command line, for example "npx -y @modelcontextprotocol/server-everything".
+    #[arg(long)]
+    pub command: Option<String>,
+    /// A streamable HTTP server's URL, for example http://127.0.0.1:3001/mcp.
+    #[arg(long)]
+    pub url: Option<String>,
+}
+
+/// Which server, and how.
+#[derive(Debug, clap::Args)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    pub target: ServerTarget,
+    /// An environment variable for a stdio server, `NAME=value` (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// A header for an HTTP server, `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Per-call timeout in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub timeout: u64,
+}
+
+impl ServerArgs {
+    fn server(&self) -> Result<McpServer, Error> {
+        let mut server = match (&self.target.command, &self.target.url) {
+            (Some(command), _) => {
+                let mut words = split_command(command)?.into_iter();
+                let program = words
+                    .next()
+                    .ok_or("--command is empty: give the program to run")?;
+                let mut server = McpServer::stdio(program, words);
+                for pair in &self.env {
+                    let (name, value) = pair
+                        .split_once('=')
+                        .ok_or_else(|| format!("--env `{pair}`: expected NAME=value"))?;
+                    server = server.with_env(name, value);
+                }
+                server
+            }
+            (None, Some(url)) => {
+                let mut server = McpServer::http(url.clone());
+                for header in &self.headers {
+                    let (name, value) = header
+                        .split_once(':')
+                        .ok_or("--header: expected `Name: value`")?;
+                    server = server.with_header(name.trim(), value.trim());
+                }
+                server
+            }
+            (None, None) => return Err("give --command or --url".into()),
+        };
+        server = server.with_call_timeout(Duration::from_secs(self.timeout.max(1)));
+        Ok(server)
+    }
+}
+
+/// Runs `agents mcp ...`.
+pub async fn run(command: McpCommand) -> Result<(), Error> {
+    match command {
+        McpCommand::Tools { server } => {
+            let client = McpClient::connect(server.server()?).await?;
+            let tools = client.list_tools().await?;
+            for tool in &tools {
+                println!("{}", tool.exposed_name);
+                if !tool.description.is_empty() {
+                    println!("  {}", tool.description.replace('\n', "\n  "));
+                }
+                println!("  parameters: {}", tool.input_schema);
+            }
+            println!("{} tool(s)", tools.len());
+            client.close().await?;
+            Ok(())
+        }
+        McpCommand::Call { tool, args, server } => {
+            let arguments: serde_json::Value = serde_json::from_str(&args)
+                .map_err(|e| format!("--args is not valid JSON ({e}); pass an object such as '{{\"message\": \"hi\"}}'"))?;
+            let client = McpClient::connect(server.server()?).await?;
+            let outcome = client
+                .call(&tool, arguments, &ToolContext::default().cancellation)
+                .await;
+            client.close().await?;
+            match outcome {
+                Ok(result) if !result.is_error => {
+                    println!("{}", result.text);
+                    Ok(())
+                }
+                Ok(result) => Err(format!("the tool reported an error: {}", result.text).into()),
+                Err(error) => Err(error.into()),
+            }
+        }
+    }
+}
+
+/// The tools of the definition's `mcp_servers` that its tool policy permits; the clients stay
+/// connected as long as the tools live.
+pub async fn definition_tools(
+    definition: Option<&AgentDefinition>,
+    policy: &ToolPolicy,
+) -> Result<Vec<Arc<dyn Tool>>, Error> {
+    let Some(definition) = definition else {
+        return Ok(Vec::new());
+    };
+    if definition.mcp_servers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let servers = definition
+        .mcp_servers
+        .iter()
+        .map(|s| s.to_server())
+        .collect::<Result<Vec<_>, _>>()?;
+    let (_clients, tools) = connect_all(servers).await?;
+    Ok(tools
+        .into_iter()
+        .filter(|t| policy.permits(t.name()))
+        .collect())
+}
+
+/// Splits a command line into words: whitespace separates, '…' and "…" group, \ escapes.
+fn split_command(line: &str) -> Result<Vec<String>, Error> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => {
+                word.push(chars.next().ok_or("--command ends with a lone `\\`")?);
+                in_word = true;
+            }
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err("--command has an unclosed quote".into());
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_command;
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        assert_eq!(
+            split_command(r#"npx -y "@scope/server x" 'a b' c\ d"#).unwrap(),
+            ["npx", "-y", "@scope/server x", "a b", "c d"]
+        );
+        assert_eq!(split_command("  ").unwrap(), Vec::<String>::new());
+        assert!(split_command("a 'b").is_err());
+    }
+}
