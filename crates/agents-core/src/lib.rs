@@ -91,7 +91,7 @@ pub use events::{AgentEvent, AgentEvents, EventSource};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };
-pub use state::{AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
+pub use state::{incremental, AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
 pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
 pub use tools::{
     arguments_schema, clean_schema, validate_arguments, AfterToolHook, BeforeToolHook,
