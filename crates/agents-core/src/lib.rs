@@ -66,6 +66,7 @@ mod continuation;
 mod driver;
 mod errors;
 mod events;
+mod journal;
 mod processing;
 mod state;
 mod step;
@@ -74,7 +75,7 @@ pub mod tools;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use agent::{Agent, StateHook, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES};
+pub use agent::{Agent, StateHook, StepOptions, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES};
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
 pub use continuation::{
@@ -88,6 +89,7 @@ pub use errors::{
     error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,
 };
 pub use events::{AgentEvent, AgentEvents, EventSource};
+pub use journal::{JournalError, StepJournal};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };

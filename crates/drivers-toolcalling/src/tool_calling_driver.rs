@@ -233,7 +233,9 @@ impl AgentDriver for ToolCallingDriver {
             (offered_tools, inference)
         };
         let started = context.events.is_observed().then(std::time::Instant::now);
-        let mut response = inference.await?;
+        // A reply recorded in an interrupted run of this step is reused (what follows, id
+        // assignment and recovery from text, is deterministic, so the calls keep their ids).
+        let mut response = context.journaled_inference("reply", inference).await?;
         let latency = started.map(|started| started.elapsed()).unwrap_or_default();
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
@@ -275,7 +277,7 @@ impl AgentDriver for ToolCallingDriver {
                     &context.tool_context(state),
                     self.parallel_tool_calls,
                 )
-                .await
+                .await?
         };
         let messages = format_step_messages(&response, &executions);
         let errors = finish_reason_error(response.finish_reason())

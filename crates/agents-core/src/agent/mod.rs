@@ -7,3 +7,4 @@ mod step;
 
 pub use agent::{Agent, DEFAULT_MAX_STOP_VETOES};
 pub use hooks::{StateHook, StopDecision, StopHook};
+pub use step::StepOptions;

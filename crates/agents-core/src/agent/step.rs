@@ -64,6 +64,24 @@ impl Agent {
         state: AgentState,
         token: &CancellationToken,
     ) -> Result<AgentState, AgentError> {
+        self.step_with(state, &StepOptions::new().with_cancellation(token.clone()))
+            .await
+    }
+
+    /// [`Agent::step`] with per-run options: [`Agent::step_cancellable`]'s cancellation and
+    /// a [`StepJournal`](crate::StepJournal) that the drivers and
+    /// [`StepContext::run_tool_calls`](crate::StepContext::run_tool_calls) consult, so a step
+    /// re-run after a crash reuses the model reply and the tool results the interrupted run
+    /// recorded (durable sessions give one per step).
+    ///
+    /// # Errors
+    /// As [`Agent::step`].
+    pub async fn step_with(
+        &self,
+        state: AgentState,
+        options: &StepOptions,
+    ) -> Result<AgentState, AgentError> {
+        let token = &options.cancellation;
         if state.status() != AgentStatus::InProgress {
             return Ok(state);
         }
@@ -87,7 +105,10 @@ impl Agent {
         let started_at = self.clock.now();
         // Kept (a reference count) to record a failed or cancelled step on.
         let began = state.clone();
-        let terminal = Terminal { agent: self, token };
+        let terminal = Terminal {
+            agent: self,
+            options,
+        };
         let chain = self
             .processors
             .run(state, &terminal, Arc::clone(&self.cached_context));
@@ -346,6 +367,33 @@ impl Agent {
     }
 }
 
+/// What one run of [`Agent::step_with`] gets besides the state: a cancellation token and an
+/// optional journal. Built with [`StepOptions::new`] and the `with_*` methods.
+#[derive(Clone, Debug, Default)]
+pub struct StepOptions {
+    cancellation: CancellationToken,
+    journal: Option<Arc<dyn crate::StepJournal>>,
+}
+
+impl StepOptions {
+    /// No cancellation (a token nobody cancels) and no journal.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These options with this cancellation token.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// These options with this journal.
+    pub fn with_journal(mut self, journal: Arc<dyn crate::StepJournal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+}
+
 /// How starting an execution went.
 enum Started {
     /// The first step may run.
@@ -357,16 +405,17 @@ enum Started {
 /// The step at the centre of the processors: the driver, then the recording.
 struct Terminal<'a> {
     agent: &'a Agent,
-    token: &'a CancellationToken,
+    options: &'a StepOptions,
 }
 
 impl Terminal<'_> {
     fn context(&self, cached_context: Arc<CachedContext>) -> StepContext {
         StepContext {
             events: self.agent.events.clone(),
-            cancellation: self.token.clone(),
+            cancellation: self.options.cancellation.clone(),
             cached_context,
             clock: Arc::clone(&self.agent.clock),
+            journal: self.options.journal.clone(),
         }
     }
 }
