@@ -9,6 +9,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod deny;
 mod e2e;
+mod pg;
 mod run;
 
 use run::{cargo, Step};
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
         "deny" => deny::check(),
         "bench" => bench::run(&args[1..]),
         "e2e" => e2e::run(),
+        "pg" => pg::run(&args[1..]),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -43,6 +45,7 @@ fn print_help() {
          ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
+         pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n"
     );
 }
