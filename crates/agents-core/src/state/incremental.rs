@@ -190,13 +190,20 @@ pub fn decode(
     steps: &[&str],
     head: &str,
 ) -> Result<(AgentState, StateEncoder), StateError> {
-    let head: Head = parse(head, "head")?;
-    if head.version != INCREMENTAL_VERSION {
-        return Err(StateError::UnsupportedVersion {
-            found: head.version.to_string(),
-            expected: INCREMENTAL_VERSION,
-        });
+    #[derive(Deserialize)]
+    struct Versioned {
+        version: serde_json::Value,
     }
+    // The version first: a head of another format need not have this one's fields.
+    if let Ok(Versioned { version }) = serde_json::from_str::<Versioned>(head) {
+        if version != serde_json::Value::from(INCREMENTAL_VERSION) {
+            return Err(StateError::UnsupportedVersion {
+                found: version.to_string(),
+                expected: INCREMENTAL_VERSION,
+            });
+        }
+    }
+    let head: Head = parse(head, "head")?;
     if steps.len() != head.step_count {
         return Err(StateError::InvalidField {
             path: "head.step_count".into(),
