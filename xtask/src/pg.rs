@@ -29,12 +29,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         Some("start") => start().map(|_| ()),
         Some("stop") => {
-            let dir = args
-                .get(1)
-                .ok_or("usage: cargo xtask pg stop DIR (the AGENTS_TEST_POSTGRES_DIR printed by start)")?;
+            let dir = args.get(1).ok_or(
+                "usage: cargo xtask pg stop DIR (the AGENTS_TEST_POSTGRES_DIR printed by start)",
+            )?;
             stop(Path::new(dir))
         }
-        Some(other) => Err(format!("unknown pg command `{other}`: use start, stop DIR, or nothing")),
+        Some(other) => Err(format!(
+            "unknown pg command `{other}`: use start, stop DIR, or nothing"
+        )),
     }
 }
 
@@ -54,7 +56,10 @@ fn start() -> Result<PathBuf, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let as_root = is_root();
     if as_root {
-        run_checked(Command::new("chown").arg("postgres:postgres").arg(&dir), "chown")?;
+        run_checked(
+            Command::new("chown").arg("postgres:postgres").arg(&dir),
+            "chown",
+        )?;
     }
     let data = dir.join("data");
     let data_arg = data.display().to_string();
@@ -62,7 +67,15 @@ fn start() -> Result<PathBuf, String> {
         &mut postgres_command(
             as_root,
             "initdb",
-            &["-D", &data_arg, "-A", "trust", "-U", "postgres", "--no-sync"],
+            &[
+                "-D",
+                &data_arg,
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
         ),
         "initdb",
     )?;
@@ -96,7 +109,11 @@ fn stop(dir: &Path) -> Result<(), String> {
     if data.join("postmaster.pid").exists() {
         let data_arg = data.display().to_string();
         run_checked(
-            &mut postgres_command(is_root(), "pg_ctl", &["-D", &data_arg, "-m", "fast", "-w", "stop"]),
+            &mut postgres_command(
+                is_root(),
+                "pg_ctl",
+                &["-D", &data_arg, "-m", "fast", "-w", "stop"],
+            ),
             "pg_ctl stop",
         )?;
     }

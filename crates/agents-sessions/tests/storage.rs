@@ -1,5 +1,10 @@
 //! Storage grows with the conversation, not with steps × history.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    missing_docs
+)]
 
 use agents_core::testing::ScriptedDriver;
 use agents_core::{
@@ -43,7 +48,9 @@ async fn a_thousand_step_session_stores_at_most_twice_its_final_document() {
                 .with(StepsLimit::new(STEPS + 10)),
         );
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteSessionStore::open(dir.path().join("s.db")).await.unwrap();
+    let store = SqliteSessionStore::open(dir.path().join("s.db"))
+        .await
+        .unwrap();
     let state = agent.session(&store, "long").send("go").await.unwrap();
     assert_eq!(state.status(), AgentStatus::Completed);
     assert_eq!(state.step_count(), STEPS);

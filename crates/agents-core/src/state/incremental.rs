@@ -196,7 +196,7 @@ pub fn decode(
     }
     // The version first: a head of another format need not have this one's fields.
     if let Ok(Versioned { version }) = serde_json::from_str::<Versioned>(head) {
-        if version != serde_json::Value::from(INCREMENTAL_VERSION) {
+        if version != INCREMENTAL_VERSION {
             return Err(StateError::UnsupportedVersion {
                 found: version.to_string(),
                 expected: INCREMENTAL_VERSION,

@@ -5,6 +5,8 @@
 //!   an agent with sandboxed file tools and a policy-bound bash tool against a real endpoint;
 //!   `--definition FILE` takes the prompt, model, limits, tools and capabilities from an agent
 //!   definition file.
+//!   `--session NAME [--db URL] [--resume]` keeps the conversation in a durable session.
+//! - `agents sessions list | show NAME [--version N] | delete NAME | export NAME`.
 //! - `agents check PATH...`: validate agent definition files.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -12,6 +14,7 @@
 mod demo;
 mod render;
 mod run;
+mod sessions;
 mod setup;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +37,8 @@ enum Command {
     Demo,
     /// One user turn against an OpenAI-compatible or Anthropic endpoint.
     Run(Box<run::RunArgs>),
+    /// Durable sessions: list, show, delete, export.
+    Sessions(sessions::SessionsArgs),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
     Check {
         /// Definition files or directories.
@@ -49,6 +54,7 @@ async fn main() -> std::process::ExitCode {
         Command::Demo => demo::run().await,
         Command::Run(args) => run::run(*args).await,
         Command::Check { paths } => setup::check(&paths),
+        Command::Sessions(args) => sessions::command(args).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -31,9 +31,12 @@ pub enum Trace {
 /// Options of `agents run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The user's message.
-    #[arg(long, short)]
-    pub prompt: String,
+    /// The user's message (not needed with `--resume`).
+    #[arg(long, short, required_unless_present = "resume")]
+    pub prompt: Option<String>,
+    /// Durable sessions: `--session NAME`, `--resume`, `--db URL`.
+    #[command(flatten)]
+    pub session: crate::sessions::SessionArgs,
     /// An agent definition file (YAML, version 1): prompt, model, limits, tools, capabilities.
     /// The other options override it.
     #[arg(long)]
@@ -182,23 +185,20 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .with_content_tool_call_recovery(args.recover_tool_calls)
         .on_event(print_event);
     let agent = builder.build()?;
-    println!("user: {}", args.prompt);
-    let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(args.prompt.as_str())));
-    let mut last = None;
-    while let Some(state) = steps.next().await {
-        let state = state?;
-        if let Some(step) = state.current_step() {
-            if let Some(answer) = step.final_response() {
-                if !args.stream {
-                    println!("assistant: {}", answer.text());
-                } else {
-                    println!();
-                }
-            }
+    let prompt = args.prompt.as_deref().unwrap_or_default();
+    let done = if args.session.session.is_some() {
+        if !args.session.resume {
+            println!("user: {prompt}");
         }
-        last = Some(state);
-    }
-    let done = last.ok_or("the agent produced no state")?;
+        let done = crate::sessions::run(&agent, &args.session, args.prompt.as_deref()).await?;
+        if let Some(answer) = done.final_response().filter(|_| !args.stream) {
+            println!("assistant: {}", answer.text());
+        }
+        done
+    } else {
+        println!("user: {prompt}");
+        iterate(&agent, state.with_user_message(prompt), args.stream).await?
+    };
     let usage = done.execution_usage();
     println!(
         "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total",
@@ -215,8 +215,32 @@ pub async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         print_transcript(&done);
     }
     if let Some(path) = &args.state {
-        std::fs::write(path, done.to_json()?)?;
+        crate::sessions::write_private(path, &done.to_json()?)?;
         println!("conversation saved to {}", path.display());
     }
     Ok(())
+}
+
+/// Runs the agent step by step, printing each final answer; returns the final state.
+async fn iterate(
+    agent: &Agent,
+    state: AgentState,
+    stream: bool,
+) -> Result<AgentState, Box<dyn std::error::Error>> {
+    let mut steps = std::pin::pin!(agent.iterate(state));
+    let mut last = None;
+    while let Some(state) = steps.next().await {
+        let state = state?;
+        if let Some(step) = state.current_step() {
+            if let Some(answer) = step.final_response() {
+                if !stream {
+                    println!("assistant: {}", answer.text());
+                } else {
+                    println!();
+                }
+            }
+        }
+        last = Some(state);
+    }
+    Ok(last.ok_or("the agent produced no state")?)
 }
