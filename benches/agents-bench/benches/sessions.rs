@@ -2,38 +2,24 @@
 //! 10,000 messages of history (SQLite file in WAL mode; Postgres when
 //! `AGENTS_TEST_POSTGRES_URL` is set), the load time of a 10,000-message session, and (printed)
 //! the bytes stored per message.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
-
-use std::time::Duration;
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr
+)]
 
 use agents_bench::state_with_history;
 use agents_core::incremental::StateEncoder;
-use agents_core::{AgentState, AgentStep, StepParts};
 use agents_core::testing::with_recorded_step;
+use agents_core::{AgentState, AgentStep, StepParts};
 use agents_sessions::{Commit, PostgresSessionStore, SessionStore, SqliteSessionStore};
+mod common;
+
+use common::{config, runtime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use messages::{Message, Messages};
 use sqlx::Row;
-
-fn config() -> Criterion {
-    let quick = std::env::var_os("AGENTS_BENCH_QUICK").is_some();
-    let (warm_up, measure, samples) = if quick {
-        (Duration::from_millis(200), Duration::from_millis(500), 10)
-    } else {
-        (Duration::from_secs(1), Duration::from_secs(3), 30)
-    };
-    Criterion::default()
-        .warm_up_time(warm_up)
-        .measurement_time(measure)
-        .sample_size(samples)
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn commit(encoder: &mut StateEncoder, state: &AgentState) -> Commit {
     Commit {
