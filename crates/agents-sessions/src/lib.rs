@@ -27,10 +27,12 @@
 //! let chat = agent.session(&store, "chat-42");
 //! let state = chat.send("hi").await.unwrap();
 //! assert_eq!(state.status(), AgentStatus::Completed);
-//! chat.send("are you there?").await.unwrap();
+//! let state = chat.send("are you there?").await.unwrap();
 //!
+//! // Every step was committed: the stored state is the one `send` returned.
 //! let loaded = store.load("chat-42").await.unwrap().unwrap();
-//! assert_eq!(loaded.messages().len(), 4);
+//! assert_eq!(loaded, state);
+//! assert_eq!(loaded.final_response().unwrap().text(), "Still here.");
 //! assert!(store.load("nobody").await.unwrap().is_none());
 //! # });
 //! ```
