@@ -22,7 +22,8 @@ use inference::InferenceResponse;
 
 use crate::ToolExecution;
 
-/// The record of a step in progress (see the [module documentation](self)).
+/// The record of a step in progress: the model replies and finished tool calls of a step, kept
+/// so that a re-run of the step after a crash reuses them instead of doing them again.
 #[async_trait]
 pub trait StepJournal: Send + Sync + std::fmt::Debug {
     /// The model reply recorded under `key` (a name the driver gives each inference of a
