@@ -14,6 +14,7 @@ mod eval;
 mod fuzz;
 mod local_llm;
 mod mcp;
+mod pg;
 mod run;
 
 use run::{cargo, Step};
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::run(&args[1..]),
         "eval" => eval::run(&args[1..]),
         "mcp-servers" => mcp::install(),
+        "pg" => pg::run(&args[1..]),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -58,7 +60,8 @@ fn print_help() {
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
-         mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n"
+         mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n  \
+         pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n"
     );
 }
 

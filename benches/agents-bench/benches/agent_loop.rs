@@ -3,37 +3,15 @@
 //! `docs/benchmarks.md`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
-
 use agents_bench::{
     big_state, state_with_history, tool_calling_agent, two_step_script, CycleModel, ANSWER,
 };
 use agents_core::AgentState;
 use agents_processing::TraceRetention;
+mod common;
+
+use common::{config, runtime};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-
-fn quick() -> bool {
-    std::env::var_os("AGENTS_BENCH_QUICK").is_some()
-}
-
-fn config() -> Criterion {
-    let (warm_up, measure, samples) = if quick() {
-        (Duration::from_millis(200), Duration::from_millis(500), 10)
-    } else {
-        (Duration::from_secs(1), Duration::from_secs(3), 30)
-    };
-    Criterion::default()
-        .warm_up_time(warm_up)
-        .measurement_time(measure)
-        .sample_size(samples)
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// One full `Agent::execute` of the two-step conversation (tool call, then answer) on top of a
 /// history; the reported time is for two steps.

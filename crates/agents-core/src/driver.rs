@@ -7,17 +7,21 @@ use inference::ToolSchema;
 use messages::Messages;
 use tokio_util::sync::CancellationToken;
 
+use crate::journal::StepJournal;
 use crate::{
     AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock,
-    PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecutions, ToolExecutor,
-    ToolFailureKind, Tools,
+    PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecution, ToolExecutions,
+    ToolExecutor, ToolFailureKind, Tools,
 };
 
 /// What the loop gives a driver besides the state, tools and executor: the agent's fixed
 /// request prefix ([`CachedContext`]: system prompt, tool choice, response format), the event
 /// handle (drivers emit `InferenceRequested`/`InferenceResponded`, tool and text-delta events
 /// through it), the execution's cancellation token (pass it to tools via
-/// [`StepContext::tool_context`]) and the agent's clock.
+/// [`StepContext::tool_context`]), the agent's clock, and the run's
+/// [`StepJournal`](crate::StepJournal) when a durable store gave one (drivers call the model
+/// through [`StepContext::journaled_inference`] and run tools through
+/// [`StepContext::run_tool_calls`], which consult it).
 ///
 /// This is the one deviation from the indicative `next_step(state, tools, executor)` signature:
 /// a fourth argument that can grow without breaking drivers.
@@ -35,6 +39,9 @@ pub struct StepContext {
     pub tool_limits: ToolCallLimits,
     /// The calls made earlier in this execution (for the repeated-call limit).
     pub previous_calls: Arc<PreviousCalls>,
+    /// What this step already did in an earlier, interrupted run (none outside durable
+    /// sessions).
+    pub journal: Option<Arc<dyn StepJournal>>,
 }
 
 impl Default for StepContext {
@@ -54,6 +61,7 @@ impl StepContext {
             clock: Arc::new(SystemClock),
             tool_limits: ToolCallLimits::default(),
             previous_calls: Arc::default(),
+            journal: None,
         }
     }
 
@@ -81,6 +89,44 @@ impl StepContext {
             () = self.cancellation.cancelled() => Err(AgentError::Cancelled),
             result = future => result.map_err(AgentError::from),
         }
+    }
+
+    /// A copy with this journal.
+    pub fn with_journal(mut self, journal: Option<Arc<dyn StepJournal>>) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    /// The model reply for the inference the driver names `key` within this step: the one
+    /// the journal recorded in an interrupted run of the step (with its tool call ids), else
+    /// `infer`'s, recorded before it is returned. Without a journal, just `infer`.
+    ///
+    /// Give `infer` everything that shapes the reply (ids for calls that came without one,
+    /// calls recovered from text) so the recorded reply is the one the step used.
+    ///
+    /// # Errors
+    /// `infer`'s error, or the journal's (the step must not go on without its record).
+    pub async fn journaled_inference<F>(
+        &self,
+        key: &str,
+        infer: F,
+    ) -> Result<inference::InferenceResponse, AgentError>
+    where
+        F: std::future::Future<Output = Result<inference::InferenceResponse, AgentError>>,
+    {
+        let Some(journal) = &self.journal else {
+            return infer.await;
+        };
+        if let Some(reply) = journal.recorded_reply(key).await? {
+            tracing::debug!(
+                key,
+                "reusing the model reply recorded before an interruption"
+            );
+            return Ok(reply);
+        }
+        let reply = infer.await?;
+        journal.record_reply(key, &reply).await?;
+        Ok(reply)
     }
 
     /// A copy with this cancellation token.
@@ -152,6 +198,12 @@ impl StepContext {
     /// full output. Every driver runs its tools through this, so the limits hold for every
     /// tool: an identical call made too often is refused (a tool error quoting the earlier
     /// result), and each result the model sees is cut to the output limit with a note.
+    ///
+    /// With a journal, a call whose result the journal holds is not run again (its recorded
+    /// execution is used), and every other call's result is recorded as soon as it finishes.
+    ///
+    /// # Errors
+    /// Only the journal's: tool failures are failed executions, never errors.
     pub async fn run_tool_calls(
         &self,
         executor: &dyn ToolExecutor,
@@ -159,7 +211,7 @@ impl StepContext {
         tools: &Tools,
         tool_context: &ToolContext,
         parallel: bool,
-    ) -> ToolExecutions {
+    ) -> Result<ToolExecutions, AgentError> {
         for call in calls {
             self.events
                 .emit_tool_event_with(tool_context, || crate::ToolEvent::Started {
@@ -179,12 +231,8 @@ impl StepContext {
         let mut ran = if to_run.is_empty() {
             Vec::new()
         } else {
-            executor
-                .execute(&to_run, tools, tool_context, parallel)
-                .await
-                .iter()
-                .cloned()
-                .collect()
+            self.execute_journaled(executor, &to_run, tools, tool_context, parallel)
+                .await?
         }
         .into_iter();
         let executions: ToolExecutions = screened
@@ -197,7 +245,7 @@ impl StepContext {
             .into();
         self.emit_tool_executions(tool_context, &executions);
         let limit = self.tool_limits.output_limit;
-        executions
+        Ok(executions
             .iter()
             .cloned()
             .map(|execution| {
@@ -209,7 +257,41 @@ impl StepContext {
                 crate::tools::cap_output(execution, limit, hint)
             })
             .collect::<Vec<_>>()
-            .into()
+            .into())
+    }
+
+    /// Runs `calls` through `executor`, or through the journal when there is one (a recorded
+    /// result is reused, every other call recorded as it finishes).
+    async fn execute_journaled(
+        &self,
+        executor: &dyn ToolExecutor,
+        calls: &[messages::ToolCall],
+        tools: &Tools,
+        tool_context: &ToolContext,
+        parallel: bool,
+    ) -> Result<Vec<ToolExecution>, AgentError> {
+        let Some(journal) = &self.journal else {
+            return Ok(executor
+                .execute(calls, tools, tool_context, parallel)
+                .await
+                .iter()
+                .cloned()
+                .collect());
+        };
+        let journal = journal.as_ref();
+        if parallel {
+            return futures::future::try_join_all(
+                calls
+                    .iter()
+                    .map(|call| journaled_call(journal, executor, call, tools, tool_context)),
+            )
+            .await;
+        }
+        let mut executions = Vec::with_capacity(calls.len());
+        for call in calls {
+            executions.push(journaled_call(journal, executor, call, tools, tool_context).await?);
+        }
+        Ok(executions)
     }
 
     /// The tool context for the step `state` is about to record, carrying this execution's
@@ -224,6 +306,35 @@ impl StepContext {
             clock: Arc::clone(&self.clock),
         }
     }
+}
+
+/// One call through the journal: its recorded execution, or a fresh run recorded as soon as it
+/// finishes.
+async fn journaled_call(
+    journal: &dyn StepJournal,
+    executor: &dyn ToolExecutor,
+    call: &messages::ToolCall,
+    tools: &Tools,
+    tool_context: &ToolContext,
+) -> Result<ToolExecution, AgentError> {
+    if let Some(execution) = journal.recorded_tool_result(call.id()).await? {
+        tracing::debug!(
+            call_id = call.id(),
+            "reusing the tool result recorded before an interruption"
+        );
+        return Ok(execution);
+    }
+    let executions = executor
+        .execute(std::slice::from_ref(call), tools, tool_context, false)
+        .await;
+    let Some(execution) = executions.iter().next().cloned() else {
+        return Err(AgentError::driver(format!(
+            "the tool executor returned no execution for call `{}`",
+            call.id()
+        )));
+    };
+    journal.record_tool_result(&execution).await?;
+    Ok(execution)
 }
 
 /// Produces the next step: calls the model, runs the tools it asks for (through `executor`)

@@ -12,7 +12,7 @@
 //!   [`ToolCallPresenceCheck`], ...) decide after each step whether to run another; the
 //!   [`ErrorPolicy`] decides what failures do ([`AgentError::error_type`] sees through wrappers).
 //! - [`AgentDriver`]: produces a step (calls the model, runs tools through a [`ToolExecutor`]);
-//!   [`StepProcessing`]: middleware around each step (implemented by `agents-processing`).
+//!   [`StateProcessors`]: middleware around each step, one onion of [`StateProcessor`] layers.
 //! - [`Agent`]: the loop. [`Agent::iterate`] streams the state after each step and then the
 //!   final state; [`Agent::execute`] returns the final state. [`AgentEvents`] reports what
 //!   happens to listeners and to `tracing`.
@@ -66,6 +66,7 @@ mod continuation;
 mod driver;
 mod errors;
 mod events;
+mod journal;
 mod processing;
 mod state;
 mod step;
@@ -75,7 +76,7 @@ pub mod tools;
 pub mod testing;
 
 pub use agent::{
-    Agent, AnswerOnStop, StateHook, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES,
+    Agent, AnswerOnStop, StateHook, StepOptions, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES,
     INCOMPLETE_KEY, STOP_REASON_KEY,
 };
 pub use cached_context::CachedContext;
@@ -91,10 +92,11 @@ pub use errors::{
     error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,
 };
 pub use events::{AgentEvent, AgentEvents, EventSource};
+pub use journal::{JournalError, StepJournal};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };
-pub use state::{AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
+pub use state::{incremental, AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
 pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
 /// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].
 pub use tokio_util::sync::CancellationToken;

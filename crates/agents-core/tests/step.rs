@@ -63,7 +63,7 @@ impl AgentDriver for MovesDriver {
                 let tool_context = context.tool_context(state);
                 let executions = context
                     .run_tool_calls(executor, response.tool_calls(), tools, &tool_context, false)
-                    .await;
+                    .await?;
                 let trace = messages::Messages::from(vec![response.to_message()])
                     .extended(executions.to_messages());
                 Ok(AgentStep::from_parts(StepParts {

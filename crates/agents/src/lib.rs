@@ -79,6 +79,9 @@ pub use agents_core as core;
 #[cfg(feature = "mcp")]
 pub use agents_mcp as mcp;
 pub use agents_processing as processing;
+/// Durable sessions (feature `sessions`, on by default): see [`agents_sessions`].
+#[cfg(feature = "sessions")]
+pub use agents_sessions as sessions;
 pub use drivers_react as react;
 pub use drivers_toolcalling as toolcalling;
 pub use inference;

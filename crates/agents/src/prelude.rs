@@ -14,6 +14,8 @@ pub use agents_core::{
     ToolOutput, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
+#[cfg(feature = "sessions")]
+pub use agents_sessions::{AgentSessionExt, SessionStore, SqliteSessionStore};
 pub use futures::StreamExt;
 pub use inference::{
     Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, OpenAiCompatible,

@@ -150,29 +150,36 @@ impl ReActDriver {
         request
     }
 
+    /// One inference, named `key` within the step for the journal (a reply recorded before an
+    /// interruption is reused).
     async fn infer(
         &self,
+        key: &str,
         request: InferenceRequest,
         source: &EventSource,
         context: &StepContext,
     ) -> Result<InferenceResponse, AgentError> {
-        context.emit_with(|| AgentEvent::InferenceRequested {
-            source: source.clone(),
-            message_count: request.messages.len(),
-            model: self.model_name.clone(),
-        });
-        let started = std::time::Instant::now();
-        let response = context
-            .until_cancelled(self.model.as_ref().complete(request))
-            .await?;
-        context.emit_with(|| AgentEvent::InferenceResponded {
-            source: source.clone(),
-            usage: response.usage(),
-            finish_reason: response.finish_reason(),
-            tool_calls: 0,
-            latency: started.elapsed(),
-        });
-        Ok(response)
+        context
+            .journaled_inference(key, async {
+                context.emit_with(|| AgentEvent::InferenceRequested {
+                    source: source.clone(),
+                    message_count: request.messages.len(),
+                    model: self.model_name.clone(),
+                });
+                let started = std::time::Instant::now();
+                let response = context
+                    .until_cancelled(self.model.as_ref().complete(request))
+                    .await?;
+                context.emit_with(|| AgentEvent::InferenceResponded {
+                    source: source.clone(),
+                    usage: response.usage(),
+                    finish_reason: response.finish_reason(),
+                    tool_calls: 0,
+                    latency: started.elapsed(),
+                });
+                Ok(response)
+            })
+            .await
     }
 
     /// Asks for a decision until one validates or the retries are used up. Returns the last
@@ -188,7 +195,8 @@ impl ReActDriver {
         let mut attempt_request = request.clone();
         let mut attempt = 0;
         loop {
-            let response = self.infer(attempt_request, source, context).await?;
+            let key = format!("decision-{attempt}");
+            let response = self.infer(&key, attempt_request, source, context).await?;
             usage += response.usage();
             let outcome = parse_decision(response.content()).and_then(|d| validate(&d, tools));
             match outcome {
@@ -236,7 +244,7 @@ impl ReActDriver {
         let messages = Messages::from(vec![Message::system(FINAL_ANSWER_PROMPT)])
             .concat(&context.prompt_messages(state));
         let response = self
-            .infer(self.base_request(messages), source, context)
+            .infer("final-answer", self.base_request(messages), source, context)
             .await?;
         let text = response.content().trim();
         let answer = if text.is_empty() {
@@ -310,7 +318,7 @@ impl AgentDriver for ReActDriver {
                         &tool_context,
                         false,
                     )
-                    .await;
+                    .await?;
                 let mut trace = vec![action_message(decision.thought(), &call)];
                 trace.extend(observation_messages(&executions));
                 Ok(AgentStep::new(input)

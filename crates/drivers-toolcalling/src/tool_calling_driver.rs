@@ -189,6 +189,7 @@ impl ToolCallingDriver {
     /// One inference (streaming or not), announced and reported as events.
     async fn infer(
         &self,
+        key: &str,
         request: InferenceRequest,
         source: &EventSource,
         context: &StepContext,
@@ -211,7 +212,11 @@ impl ToolCallingDriver {
             )
         };
         let started = context.events.is_observed().then(std::time::Instant::now);
-        let response = context.until_cancelled(inference).await?;
+        // A reply recorded in an interrupted run of this step is reused (what follows, id
+        // assignment and recovery from text, is deterministic, so the calls keep their ids).
+        let response = context
+            .journaled_inference(key, context.until_cancelled(inference))
+            .await?;
         let latency = started.map(|started| started.elapsed()).unwrap_or_default();
         context.emit_with(|| AgentEvent::InferenceResponded {
             source: source.clone(),
@@ -273,14 +278,14 @@ impl AgentDriver for ToolCallingDriver {
         // never holds a copy of it.
         let request = self.request_for(state, &context.cached_context, tools, &input);
         let offered_tools = !request.tools.is_empty();
-        let mut response = self.infer(request, &source, context).await?;
+        let mut response = self.infer("reply", request, &source, context).await?;
         if is_empty_reply(&response) {
             // An empty reply is not an answer: ask once more, with a short nudge.
             tracing::info!("the model sent an empty reply; asking once more");
             let nudged = input.appended(Message::user(EMPTY_REPLY_NUDGE));
             let request = self.request_for(state, &context.cached_context, tools, &nudged);
             let first_usage = response.usage();
-            let retry = Box::pin(self.infer(request, &source, context)).await?;
+            let retry = Box::pin(self.infer("reply_retry", request, &source, context)).await?;
             let usage = first_usage + retry.usage();
             response = retry.with_usage(usage);
         }
@@ -340,7 +345,7 @@ impl AgentDriver for ToolCallingDriver {
                     &tool_context,
                     self.parallel_tool_calls,
                 )
-                .await
+                .await?
         } else {
             let runnable: Vec<ToolCall> = calls
                 .iter()
@@ -358,7 +363,7 @@ impl AgentDriver for ToolCallingDriver {
                         &tool_context,
                         self.parallel_tool_calls,
                     )
-                    .await
+                    .await?
             };
             with_refusals(calls, ran, &refused, &source, context)
         };

@@ -9,3 +9,4 @@ mod step;
 pub use agent::{Agent, DEFAULT_MAX_STOP_VETOES};
 pub use answer_on_stop::{AnswerOnStop, INCOMPLETE_KEY, STOP_REASON_KEY};
 pub use hooks::{StateHook, StopDecision, StopHook};
+pub use step::StepOptions;

@@ -73,6 +73,24 @@ impl Agent {
         state: AgentState,
         token: &CancellationToken,
     ) -> Result<AgentState, AgentError> {
+        self.step_with(state, &StepOptions::new().with_cancellation(token.clone()))
+            .await
+    }
+
+    /// [`Agent::step`] with per-run options: [`Agent::step_cancellable`]'s cancellation and
+    /// a [`StepJournal`](crate::StepJournal) that the drivers and
+    /// [`StepContext::run_tool_calls`](crate::StepContext::run_tool_calls) consult, so a step
+    /// re-run after a crash reuses the model reply and the tool results the interrupted run
+    /// recorded (durable sessions give one per step).
+    ///
+    /// # Errors
+    /// As [`Agent::step`].
+    pub async fn step_with(
+        &self,
+        state: AgentState,
+        options: &StepOptions,
+    ) -> Result<AgentState, AgentError> {
+        let token = &options.cancellation;
         if state.status() != AgentStatus::InProgress {
             return Ok(state);
         }
@@ -98,7 +116,7 @@ impl Agent {
         let started_at = self.clock.now();
         // Kept (a reference count) to record a failed or cancelled step on.
         let began = state.clone();
-        let terminal = Terminal::new(self, token);
+        let terminal = Terminal::new(self, options);
         let chain = self
             .processors
             .run(state, &terminal, Arc::clone(&self.cached_context));
@@ -379,7 +397,8 @@ impl Agent {
         let mut answer = None;
         let mut usage = inference::Usage::default();
         if mode == AnswerOnStop::Synthesize {
-            let context = Terminal::new(self, token).context(Arc::clone(&self.cached_context));
+            let options = StepOptions::new().with_cancellation(token.clone());
+            let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
             let input =
                 answer_on_stop::synthesis_input(&state, context.prompt_messages(&state), reason);
             let input = self.cached_context.messages.concat(&input);
@@ -441,6 +460,33 @@ impl Agent {
     }
 }
 
+/// What one run of [`Agent::step_with`] gets besides the state: a cancellation token and an
+/// optional journal. Built with [`StepOptions::new`] and the `with_*` methods.
+#[derive(Clone, Debug, Default)]
+pub struct StepOptions {
+    cancellation: CancellationToken,
+    journal: Option<Arc<dyn crate::StepJournal>>,
+}
+
+impl StepOptions {
+    /// No cancellation (a token nobody cancels) and no journal.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These options with this cancellation token.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// These options with this journal.
+    pub fn with_journal(mut self, journal: Arc<dyn crate::StepJournal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+}
+
 /// How starting an execution went.
 enum Started {
     /// The first step may run.
@@ -452,16 +498,18 @@ enum Started {
 /// The step at the centre of the processors: the driver, then the recording.
 struct Terminal<'a> {
     agent: &'a Agent,
+    options: &'a StepOptions,
     token: &'a CancellationToken,
     /// Whether the step was recorded (run, or stopped by a guard).
     recorded: AtomicBool,
 }
 
 impl<'a> Terminal<'a> {
-    fn new(agent: &'a Agent, token: &'a CancellationToken) -> Self {
+    fn new(agent: &'a Agent, options: &'a StepOptions) -> Self {
         Self {
             agent,
-            token,
+            options,
+            token: &options.cancellation,
             recorded: AtomicBool::new(false),
         }
     }
@@ -473,6 +521,7 @@ impl<'a> Terminal<'a> {
             clock: Arc::clone(&self.agent.clock),
             tool_limits: self.agent.tool_limits,
             previous_calls: Arc::default(),
+            journal: self.options.journal.clone(),
         }
     }
 

@@ -115,7 +115,7 @@ pub(crate) struct Document {
 
 /// A step execution whose step refers to messages by position.
 #[derive(Serialize, Deserialize)]
-struct ExecutionRecord {
+pub(super) struct ExecutionRecord {
     id: Arc<str>,
     step_number: usize,
     step: StepRecord,
@@ -126,7 +126,7 @@ struct ExecutionRecord {
 
 /// A step whose message lists are runs into the document's message table.
 #[derive(Serialize, Deserialize)]
-struct StepRecord {
+pub(super) struct StepRecord {
     id: Arc<str>,
     #[serde(default)]
     input_messages: Vec<Run>,
@@ -147,7 +147,7 @@ struct StepRecord {
 }
 
 /// `[first, count]`: `count` consecutive messages of the table from position `first`.
-type Run = [usize; 2];
+pub(super) type Run = [usize; 2];
 
 impl Document {
     fn from_state(state: &AgentState) -> Self {
@@ -156,14 +156,7 @@ impl Document {
         let step_executions = data
             .step_executions
             .iter()
-            .map(|execution| ExecutionRecord {
-                id: Arc::from(execution.id()),
-                step_number: execution.step_number(),
-                step: StepRecord::of(execution.step(), &mut table),
-                outcome: execution.outcome().clone(),
-                started_at: execution.started_at(),
-                completed_at: execution.completed_at(),
-            })
+            .map(|execution| ExecutionRecord::of(execution, &mut table))
             .collect();
         Self {
             version: STATE_VERSION,
@@ -215,17 +208,7 @@ impl Document {
 
         let mut executions = Vec::with_capacity(self.step_executions.len());
         for (i, record) in self.step_executions.into_iter().enumerate() {
-            let step = record
-                .step
-                .into_step(&table, &format!("step_executions[{i}].step"))?;
-            executions.push(StepExecution::from_record(
-                record.id,
-                Arc::new(step),
-                record.outcome,
-                record.started_at,
-                record.completed_at,
-                record.step_number,
-            ));
+            executions.push(record.into_execution(&table, &format!("step_executions[{i}]"))?);
         }
         Ok(AgentState::from_data(StateData {
             agent_id: self.agent_id,
@@ -240,6 +223,37 @@ impl Document {
             created_at: self.created_at,
             updated_at: self.updated_at,
         }))
+    }
+}
+
+impl ExecutionRecord {
+    /// `execution` with its messages as runs into `table` (which gains the ones it lacks).
+    pub(super) fn of(execution: &StepExecution, table: &mut Table) -> Self {
+        Self {
+            id: Arc::from(execution.id()),
+            step_number: execution.step_number(),
+            step: StepRecord::of(execution.step(), table),
+            outcome: execution.outcome().clone(),
+            started_at: execution.started_at(),
+            completed_at: execution.completed_at(),
+        }
+    }
+
+    /// The step execution, its messages resolved in `table`; `path` names it in errors.
+    pub(super) fn into_execution(
+        self,
+        table: &[Arc<Message>],
+        path: &str,
+    ) -> Result<StepExecution, StateError> {
+        let step = self.step.into_step(table, &format!("{path}.step"))?;
+        Ok(StepExecution::from_record(
+            self.id,
+            Arc::new(step),
+            self.outcome,
+            self.started_at,
+            self.completed_at,
+            self.step_number,
+        ))
     }
 }
 
@@ -293,7 +307,7 @@ impl StepRecord {
 }
 
 /// The messages `runs` name in `table`; a message that says why when a run is out of range.
-fn resolve_runs(runs: &[Run], table: &[Arc<Message>]) -> Result<Messages, String> {
+pub(super) fn resolve_runs(runs: &[Run], table: &[Arc<Message>]) -> Result<Messages, String> {
     let mut messages = Messages::new();
     for &[first, count] in runs {
         let Some(run) = first
@@ -313,7 +327,8 @@ fn resolve_runs(runs: &[Run], table: &[Arc<Message>]) -> Result<Messages, String
 
 /// The message table while a document is written: the store's messages, then every other
 /// message a step holds, each distinct content once.
-struct Table {
+#[derive(Clone, Debug, Default)]
+pub(super) struct Table {
     entries: Vec<Arc<Message>>,
     store_len: usize,
     /// Positions by content hash, built on the first message that is not where the structure
@@ -335,8 +350,32 @@ impl Table {
         }
     }
 
+    /// A table holding `entries` (in this order) and nothing of a store.
+    pub(super) fn with_entries(entries: Vec<Arc<Message>>) -> Self {
+        Self {
+            entries,
+            store_len: 0,
+            by_content: None,
+        }
+    }
+
+    /// Forgets the entries from position `len` on.
+    pub(super) fn truncate(&mut self, len: usize) {
+        self.entries.truncate(len);
+        if let Some(index) = &mut self.by_content {
+            for positions in index.values_mut() {
+                positions.retain(|&p| p < len);
+            }
+        }
+    }
+
+    /// The entries, in position order.
+    pub(super) fn entries(&self) -> &[Arc<Message>] {
+        &self.entries
+    }
+
     /// `messages` as runs of positions, adding the contents the table does not hold yet.
-    fn runs(&mut self, messages: &Messages) -> Vec<Run> {
+    pub(super) fn runs(&mut self, messages: &Messages) -> Vec<Run> {
         let mut runs: Vec<Run> = Vec::new();
         for message in messages.iter_shared() {
             let expected = runs.last().map(|[first, count]| first + count);

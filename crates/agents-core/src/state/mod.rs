@@ -3,6 +3,7 @@
 mod agent_state;
 mod agent_status;
 mod document;
+pub mod incremental;
 mod state_error;
 
 pub use agent_state::{AgentState, Execution};

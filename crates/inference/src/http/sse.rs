@@ -62,7 +62,7 @@ impl Default for SseParser {
 }
 
 impl SseParser {
-    /// An empty parser with the default event size limit ([`DEFAULT_MAX_EVENT_BYTES`]).
+    /// An empty parser with the default event size limit (`DEFAULT_MAX_EVENT_BYTES`).
     pub fn new() -> Self {
         Self::default()
     }

@@ -14,7 +14,7 @@ const NAME: &str = "EmptyResponseCheck";
 /// use inference::InferenceResponse;
 ///
 /// let empty = AgentStep::new(vec![]).with_inference_response(InferenceResponse::text("  "));
-/// let state = AgentState::new().record_step(empty);
+/// let state = agents_core::testing::with_recorded_step(AgentState::new(), empty);
 /// let evaluation = EmptyResponseCheck::new().evaluate(&state);
 /// assert_eq!(evaluation.decision, ContinuationDecision::Forbid);
 /// assert_eq!(evaluation.stop_reason, Some(StopReason::EmptyResponse));

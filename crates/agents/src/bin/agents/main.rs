@@ -5,6 +5,8 @@
 //!   an agent with sandboxed file tools and a policy-bound bash tool against a real endpoint;
 //!   `--definition FILE` takes the prompt, model, limits, tools and capabilities from an agent
 //!   definition file.
+//!   `--session NAME [--db URL] [--resume]` keeps the conversation in a durable session.
+//! - `agents sessions list | show NAME [--version N] | delete NAME | export NAME`.
 //! - `agents check PATH...`: validate agent definition files.
 //! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
 
@@ -15,6 +17,7 @@ mod demo;
 mod mcp;
 mod render;
 mod run;
+mod sessions;
 mod setup;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +41,8 @@ enum Command {
     /// One user turn against an OpenAI-compatible or Anthropic endpoint.
     #[command(after_help = run::EXIT_CODES_HELP)]
     Run(Box<run::RunArgs>),
+    /// Durable sessions: list, show, delete, export.
+    Sessions(sessions::SessionsArgs),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
     Check {
         /// Definition files or directories.
@@ -67,6 +72,8 @@ async fn main() -> std::process::ExitCode {
         Command::Check { paths } => setup::check(&paths),
         #[cfg(feature = "mcp")]
         Command::Mcp(command) => mcp::run(command).await,
+        #[cfg(feature = "sessions")]
+        Command::Sessions(args) => sessions::command(args).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -42,9 +42,12 @@ pub enum Trace {
 /// Options of `agents run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The user's message.
-    #[arg(long, short)]
-    pub prompt: String,
+    /// The user's message (not needed with `--resume`).
+    #[arg(long, short, required_unless_present = "resume")]
+    pub prompt: Option<String>,
+    /// Durable sessions: `--session NAME`, `--resume`, `--db URL`.
+    #[command(flatten)]
+    pub session: crate::sessions::SessionArgs,
     /// An agent definition file (YAML, version 1): prompt, model, limits, tools, capabilities.
     /// The other options override it.
     #[arg(long)]
@@ -286,25 +289,39 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     }
     let agent = builder.build().map_err(usage)?;
     let price = price_of(&model_name).map_err(usage)?;
-    println!("user: {}", args.prompt);
-    let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(args.prompt.as_str())));
-    let mut last = None;
-    while let Some(state) = steps.next().await {
-        let state = state.map_err(|e| {
-            RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
-        })?;
-        if let Some(step) = state.current_step() {
-            if let Some(answer) = step.final_response() {
-                if !args.stream {
-                    println!("assistant: {}", printable(&answer.text()));
-                } else {
-                    println!();
+    let prompt = args.prompt.as_deref().unwrap_or_default();
+    let done = if args.session.session.is_some() {
+        if !args.session.resume {
+            println!("user: {prompt}");
+        }
+        let done = crate::sessions::run(&agent, &args.session, args.prompt.as_deref())
+            .await
+            .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))?;
+        if let Some(answer) = done.final_response().filter(|_| !args.stream) {
+            println!("assistant: {}", printable(&answer.text()));
+        }
+        done
+    } else {
+        println!("user: {prompt}");
+        let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(prompt)));
+        let mut last = None;
+        while let Some(state) = steps.next().await {
+            let state = state.map_err(|e| {
+                RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
+            })?;
+            if let Some(step) = state.current_step() {
+                if let Some(answer) = step.final_response() {
+                    if !args.stream {
+                        println!("assistant: {}", printable(&answer.text()));
+                    } else {
+                        println!();
+                    }
                 }
             }
+            last = Some(state);
         }
-        last = Some(state);
-    }
-    let done = last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?;
+        last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?
+    };
     let usage = done.execution_usage();
     println!(
         "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",

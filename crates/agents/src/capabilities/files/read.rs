@@ -21,7 +21,7 @@ pub const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
 pub const MAX_OUTPUT_CHARS: usize = 100_000;
 
 /// `read_file{path, offset?, limit?}`: the file's lines numbered from 1 (`     1\tfirst line`),
-/// starting at line `offset` (1-based), at most `limit` lines and [`MAX_OUTPUT_CHARS`]
+/// starting at line `offset` (1-based), at most `limit` lines and `MAX_OUTPUT_CHARS`
 /// characters. Binary files, directories, FIFOs, sockets and devices are refused; an empty file
 /// reads as `(empty file)`.
 #[derive(Clone, Debug)]

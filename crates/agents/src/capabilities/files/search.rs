@@ -30,7 +30,7 @@ const SKIPPED_DIRS: [&str; 3] = [".git", "node_modules", "target"];
 /// A pattern with `*` or `?` is a glob: `*` matches within one path segment, `**` across
 /// directories, `?` one character, `[abc]` one of a set and `{a,b}` either alternative.
 /// Matching takes time linear in the path's length, patterns are at most
-/// [`MAX_PATTERN_CHARS`] long, and the walk runs off the async runtime, stopping when the run
+/// `MAX_PATTERN_CHARS` long, and the walk runs off the async runtime, stopping when the run
 /// is cancelled or the call times out. A glob without `/` matches file names at any depth
 /// (`*.rs`); with `/` it matches the path relative to the searched directory (`src/**/*.rs`).
 /// A pattern without wildcards matches names containing it (`config` finds `app_config.yaml`).

@@ -1,0 +1,190 @@
+//! `SessionError`: what can go wrong storing or loading a session.
+
+use agents_core::StateError;
+use thiserror::Error;
+
+/// A session store operation that failed. The text says what happened and what to check; the
+/// cause (a database error, a state error) is the [`source`](std::error::Error::source).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// Another writer committed first: the session is at version `found`, not `expected`.
+    /// Nothing was written; reload the session and try again.
+    #[error(
+        "session `{session}` is at version {found}, not {expected}: another writer committed \
+         first; reload it and try again"
+    )]
+    Conflict {
+        /// The session.
+        session: String,
+        /// The version the writer started from.
+        expected: u64,
+        /// The version the store holds.
+        found: u64,
+    },
+    /// The session name cannot be used.
+    #[error("invalid session name {name:?}: {reason}")]
+    InvalidName {
+        /// The name given (possibly cut short).
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A stored row is damaged (checksum mismatch, truncated or unreadable). Other sessions
+    /// are unaffected.
+    #[error(
+        "session `{session}` version {version} is damaged ({what}); other sessions are \
+         unaffected: restore it from a backup or delete it"
+    )]
+    Corrupt {
+        /// The session.
+        session: String,
+        /// The version being read.
+        version: u64,
+        /// Which row and what is wrong.
+        what: String,
+        /// The state error, when the row could not be decoded.
+        #[source]
+        source: Option<StateError>,
+    },
+    /// A stored row was written in a format this library does not read.
+    #[error(
+        "session `{session}` version {version} is in format {found}, which this library does \
+         not read (it reads {supported}): use a newer version of agents"
+    )]
+    UnsupportedFormat {
+        /// The session.
+        session: String,
+        /// The version being read.
+        version: u64,
+        /// The format found.
+        found: String,
+        /// The format this library reads.
+        supported: u32,
+    },
+    /// The database was written by a newer version of this library.
+    #[error(
+        "the session database {database} has schema version {found}, newer than this library's \
+         {supported}: use a newer version of agents (nothing was changed)"
+    )]
+    SchemaTooNew {
+        /// The database (URL with the password removed, or path).
+        database: String,
+        /// The schema version found.
+        found: i64,
+        /// The newest schema version this library knows.
+        supported: i64,
+    },
+    /// The database could not be opened or reached.
+    #[error("cannot open the session database {database}: {check}")]
+    Unavailable {
+        /// The database (URL with the password removed, or path).
+        database: String,
+        /// What to check.
+        check: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A query failed.
+    #[error("the session database failed while {operation} session `{session}`; check that it is reachable and writable")]
+    Database {
+        /// What was being done (`loading`, `committing`, ...).
+        operation: &'static str,
+        /// The session (empty for store-wide operations).
+        session: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// There is no session of that name (to resume or step).
+    #[error("there is no session `{session}`; start it with a message first")]
+    NotFound {
+        /// The session.
+        session: String,
+    },
+    /// The agent loop could not run the state.
+    #[error("the agent could not run the session's state")]
+    Agent(#[from] agents_core::AgentError),
+    /// The state could not be serialized; nothing was written.
+    #[error("session `{session}`: the state could not be serialized, so nothing was written")]
+    Encode {
+        /// The session.
+        session: String,
+        /// Why.
+        #[source]
+        source: StateError,
+    },
+}
+
+impl SessionError {
+    /// Whether this is a [`SessionError::Conflict`] (reload and retry).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, SessionError::Conflict { .. })
+    }
+}
+
+/// `url` with its password replaced by `***` (for error messages and logs).
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_owned();
+    };
+    let user = match userinfo.split_once(':') {
+        Some((user, _password)) => format!("{user}:***"),
+        None => userinfo.to_owned(),
+    };
+    format!("{scheme}://{user}@{host}{tail}")
+}
+
+/// Checks a session name: 1 to 200 characters, no control characters.
+///
+/// # Errors
+/// [`SessionError::InvalidName`] saying what is wrong.
+pub fn validate_name(name: &str) -> Result<(), SessionError> {
+    let invalid = |reason| SessionError::InvalidName {
+        name: name.chars().take(60).collect(),
+        reason,
+    };
+    if name.is_empty() {
+        return Err(invalid("a session name cannot be empty"));
+    }
+    if name.chars().count() > 200 {
+        return Err(invalid("a session name has at most 200 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(invalid("a session name cannot contain control characters"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://me:secret@db:5432/x?sslmode=off"),
+            "postgres://me:***@db:5432/x?sslmode=off"
+        );
+        assert_eq!(redact_url("postgres://me@db/x"), "postgres://me@db/x");
+        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(validate_name("chat-42").is_ok());
+        assert!(validate_name("").is_err());
+        assert!(validate_name(&"x".repeat(201)).is_err());
+        assert!(validate_name(&"é".repeat(200)).is_ok());
+        let error = validate_name("a\nb").unwrap_err();
+        assert!(error.to_string().contains("control characters"), "{error}");
+    }
+}

@@ -1,0 +1,251 @@
+//! `MemorySessionStore`: sessions in this process's memory, for tests.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::store::{checksum, verified};
+use crate::{Commit, ListPage, Prune, SessionError, SessionStore, SessionSummary, VersionRows};
+
+/// Sessions kept in memory (lost with the store): the same behaviour as the databases (the
+/// conformance suite runs against it), for unit tests.
+/// Clones share the sessions.
+#[derive(Clone, Debug, Default)]
+pub struct MemorySessionStore {
+    sessions: Arc<Mutex<HashMap<String, Stored>>>,
+}
+
+#[derive(Debug, Default)]
+struct Stored {
+    version: u64,
+    title: String,
+    message_count: u64,
+    updated_at: DateTime<Utc>,
+    /// version -> (commit id, step count, head, checksum, committed at)
+    heads: BTreeMap<u64, Head>,
+    /// (body, checksum, version), by position
+    messages: Vec<(String, String, u64)>,
+    /// (index, version) -> (body, checksum)
+    steps: BTreeMap<(usize, u64), (String, String)>,
+    journal: HashMap<(u64, String), (String, String)>,
+}
+
+#[derive(Debug)]
+struct Head {
+    commit_id: String,
+    step_count: usize,
+    body: String,
+    checksum: String,
+    committed_at: DateTime<Utc>,
+}
+
+impl MemorySessionStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Stored>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl SessionStore for MemorySessionStore {
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+
+    async fn read_rows(
+        &self,
+        id: &str,
+        version: Option<u64>,
+    ) -> Result<Option<VersionRows>, SessionError> {
+        let sessions = self.sessions();
+        let Some(stored) = sessions.get(id) else {
+            return Ok(None);
+        };
+        let version = version.unwrap_or(stored.version);
+        let Some(head) = stored.heads.get(&version) else {
+            return Ok(None);
+        };
+        let messages = stored
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, v))| *v <= version)
+            .map(|(i, (body, sum, _))| {
+                verified(body.clone(), sum, id, version, || format!("message {i}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut steps = Vec::with_capacity(head.step_count);
+        for index in 0..head.step_count {
+            let Some(((_, _), (body, sum))) = stored
+                .steps
+                .range((index, 0)..=(index, version))
+                .next_back()
+            else {
+                return Err(crate::store::missing(id, version, "step record", index));
+            };
+            steps.push(verified(body.clone(), sum, id, version, || {
+                format!("step record {index}")
+            })?);
+        }
+        let head_body = verified(head.body.clone(), &head.checksum, id, version, || {
+            "the head".into()
+        })?;
+        Ok(Some(VersionRows {
+            version,
+            messages,
+            steps,
+            head: head_body,
+        }))
+    }
+
+    async fn write(&self, id: &str, expected: u64, commit: &Commit) -> Result<u64, SessionError> {
+        crate::validate_name(id)?;
+        let mut sessions = self.sessions();
+        let found = sessions.get(id).map_or(0, |s| s.version);
+        if found != expected {
+            return Err(SessionError::Conflict {
+                session: id.to_owned(),
+                expected,
+                found,
+            });
+        }
+        let stored = sessions.entry(id.to_owned()).or_default();
+        let next = expected + 1;
+        let delta = &commit.delta;
+        stored.version = next;
+        stored.title.clone_from(&commit.title);
+        stored.message_count = commit.message_count;
+        stored.updated_at = commit.committed_at;
+        stored.heads.insert(
+            next,
+            Head {
+                commit_id: commit.commit_id.clone(),
+                step_count: delta.step_count,
+                body: delta.head.clone(),
+                checksum: checksum(&delta.head),
+                committed_at: commit.committed_at,
+            },
+        );
+        stored.messages.truncate(delta.first_message);
+        for body in &delta.messages {
+            stored.messages.push((body.clone(), checksum(body), next));
+        }
+        for (index, body) in &delta.steps {
+            stored
+                .steps
+                .insert((*index, next), (body.clone(), checksum(body)));
+        }
+        stored.journal.retain(|(version, _), _| *version > next);
+        Ok(next)
+    }
+
+    async fn commit_id(&self, id: &str, version: u64) -> Result<Option<String>, SessionError> {
+        Ok(self
+            .sessions()
+            .get(id)
+            .and_then(|s| s.heads.get(&version))
+            .map(|head| head.commit_id.clone()))
+    }
+
+    async fn list(&self, page: ListPage) -> Result<Vec<SessionSummary>, SessionError> {
+        let sessions = self.sessions();
+        let mut all: Vec<SessionSummary> = sessions
+            .iter()
+            .filter(|(_, s)| s.version > 0)
+            .map(|(id, s)| SessionSummary {
+                id: id.clone(),
+                version: s.version,
+                title: s.title.clone(),
+                message_count: s.message_count,
+                updated_at: s.updated_at,
+            })
+            .collect();
+        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        Ok(all
+            .into_iter()
+            .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+            .take(usize::try_from(page.limit).unwrap_or(usize::MAX))
+            .collect())
+    }
+
+    async fn delete(&self, id: &str) -> Result<bool, SessionError> {
+        crate::validate_name(id)?;
+        Ok(self.sessions().remove(id).is_some())
+    }
+
+    async fn prune(&self, id: &str, keep: Prune) -> Result<u64, SessionError> {
+        crate::validate_name(id)?;
+        let mut sessions = self.sessions();
+        let Some(stored) = sessions.get_mut(id) else {
+            return Ok(0);
+        };
+        let latest = stored.version;
+        let cutoff = match keep {
+            Prune::KeepLast(n) => latest.saturating_sub(n.max(1)),
+            Prune::KeepSince(since) => stored
+                .heads
+                .iter()
+                .filter(|(_, head)| head.committed_at < since)
+                .map(|(version, _)| *version)
+                .max()
+                .unwrap_or(0)
+                .min(latest.saturating_sub(1)),
+        };
+        let before = stored.heads.len();
+        stored.heads.retain(|version, _| *version > cutoff);
+        let removed = (before - stored.heads.len()) as u64;
+        let keys: Vec<(usize, u64)> = stored.steps.keys().copied().collect();
+        for (index, version) in keys {
+            let superseded = version <= cutoff
+                && stored
+                    .steps
+                    .range((index, version + 1)..=(index, cutoff))
+                    .next()
+                    .is_some();
+            if superseded {
+                stored.steps.remove(&(index, version));
+            }
+        }
+        Ok(removed)
+    }
+
+    async fn journal_get(
+        &self,
+        id: &str,
+        version: u64,
+        key: &str,
+    ) -> Result<Option<String>, SessionError> {
+        let sessions = self.sessions();
+        let Some((body, sum)) = sessions
+            .get(id)
+            .and_then(|s| s.journal.get(&(version, key.to_owned())))
+        else {
+            return Ok(None);
+        };
+        verified(body.clone(), sum, id, version, || {
+            format!("journal entry {key}")
+        })
+        .map(Some)
+    }
+
+    async fn journal_put(
+        &self,
+        id: &str,
+        version: u64,
+        key: &str,
+        body: &str,
+    ) -> Result<(), SessionError> {
+        self.sessions()
+            .entry(id.to_owned())
+            .or_default()
+            .journal
+            .insert((version, key.to_owned()), (body.to_owned(), checksum(body)));
+        Ok(())
+    }
+}

@@ -1,0 +1,586 @@
+//! The SQL both databases run: the schema and its migrations, and the [`SessionStore`]
+//! implementation, written once and instantiated for SQLite and Postgres (the statements are
+//! the same text in both; `$n` parameters, `ON CONFLICT`, BIGINT millisecond timestamps).
+//!
+//! Compare-and-set: a commit updates the session row `WHERE version = expected` (or inserts
+//! it `ON CONFLICT DO NOTHING` for a new session) and writes nothing else when no row changed.
+//! Postgres's row lock and SQLite's `BEGIN IMMEDIATE` make racing writers wait for each other;
+//! the loser then finds the new version and gets [`SessionError::Conflict`].
+
+/// The newest schema this library writes.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The migrations, in order: `MIGRATIONS[i]` takes a database from schema `i` to `i + 1`.
+pub(crate) const MIGRATIONS: [&[&str]; 2] = [
+    // 1: sessions, their heads, message table and step records.
+    &[
+        "CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            version BIGINT NOT NULL,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL)",
+        "CREATE TABLE session_heads (
+            session_id TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            commit_id TEXT NOT NULL,
+            step_count BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            committed_at BIGINT NOT NULL,
+            PRIMARY KEY (session_id, version))",
+        "CREATE TABLE session_messages (
+            session_id TEXT NOT NULL,
+            position BIGINT NOT NULL,
+            version BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            PRIMARY KEY (session_id, position))",
+        "CREATE TABLE session_steps (
+            session_id TEXT NOT NULL,
+            idx BIGINT NOT NULL,
+            version BIGINT NOT NULL,
+            body TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            PRIMARY KEY (session_id, idx, version))",
+    ],
+    // 2: listing columns and the step journal (exactly-once tools).
+    &[
+        "ALTER TABLE sessions ADD COLUMN title TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE sessions ADD COLUMN message_count BIGINT NOT NULL DEFAULT 0",
+        "CREATE INDEX sessions_updated ON sessions (updated_at)",
+        "CREATE TABLE session_journal (
+            session_id TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            key TEXT NOT NULL,
+            body TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            PRIMARY KEY (session_id, version, key))",
+    ],
+];
+
+pub(crate) const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS agents_sessions_schema (
+    version BIGINT PRIMARY KEY,
+    applied_at BIGINT NOT NULL)";
+pub(crate) const SCHEMA_VERSION_QUERY: &str =
+    "SELECT COALESCE(MAX(version), 0) FROM agents_sessions_schema";
+pub(crate) const RECORD_MIGRATION: &str =
+    "INSERT INTO agents_sessions_schema (version, applied_at) VALUES ($1, $2)";
+
+pub(crate) const LATEST_VERSION: &str = "SELECT version FROM sessions WHERE id = $1";
+pub(crate) const HEAD: &str =
+    "SELECT step_count, body, checksum FROM session_heads WHERE session_id = $1 AND version = $2";
+pub(crate) const MESSAGES: &str = "SELECT position, body, checksum FROM session_messages
+    WHERE session_id = $1 AND version <= $2 ORDER BY position";
+pub(crate) const STEPS: &str = "SELECT s.idx, s.body, s.checksum FROM session_steps s
+    WHERE s.session_id = $1 AND s.idx < $3 AND s.version = (
+        SELECT MAX(t.version) FROM session_steps t
+        WHERE t.session_id = s.session_id AND t.idx = s.idx AND t.version <= $2)
+    ORDER BY s.idx";
+pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions
+    (id, version, title, message_count, created_at, updated_at) VALUES ($1, 1, $2, $3, $4, $4)
+    ON CONFLICT (id) DO NOTHING";
+pub(crate) const ADVANCE_SESSION: &str = "UPDATE sessions
+    SET version = $2, title = $3, message_count = $4, updated_at = $5
+    WHERE id = $1 AND version = $6";
+pub(crate) const INSERT_HEAD: &str = "INSERT INTO session_heads
+    (session_id, version, commit_id, step_count, body, checksum, committed_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO session_messages
+    (session_id, position, version, body, checksum) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const INSERT_STEP: &str = "INSERT INTO session_steps
+    (session_id, idx, version, body, checksum) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const CLEAR_JOURNAL: &str =
+    "DELETE FROM session_journal WHERE session_id = $1 AND version <= $2";
+pub(crate) const COMMIT_ID: &str =
+    "SELECT commit_id FROM session_heads WHERE session_id = $1 AND version = $2";
+pub(crate) const LIST: &str = "SELECT id, version, title, message_count, updated_at FROM sessions
+    ORDER BY updated_at DESC, id LIMIT $1 OFFSET $2";
+pub(crate) const DELETE: [&str; 5] = [
+    "DELETE FROM session_journal WHERE session_id = $1",
+    "DELETE FROM session_steps WHERE session_id = $1",
+    "DELETE FROM session_messages WHERE session_id = $1",
+    "DELETE FROM session_heads WHERE session_id = $1",
+    "DELETE FROM sessions WHERE id = $1",
+];
+pub(crate) const PRUNE_CUTOFF_SINCE: &str = "SELECT COALESCE(MAX(version), 0) FROM session_heads
+    WHERE session_id = $1 AND committed_at < $2";
+pub(crate) const PRUNE_HEADS: &str =
+    "DELETE FROM session_heads WHERE session_id = $1 AND version <= $2";
+pub(crate) const PRUNE_STEPS: &str = "DELETE FROM session_steps
+    WHERE session_id = $1 AND version <= $2 AND EXISTS (
+        SELECT 1 FROM session_steps t
+        WHERE t.session_id = session_steps.session_id AND t.idx = session_steps.idx
+          AND t.version > session_steps.version AND t.version <= $2)";
+pub(crate) const JOURNAL_GET: &str = "SELECT body, checksum FROM session_journal
+    WHERE session_id = $1 AND version = $2 AND key = $3";
+pub(crate) const JOURNAL_PUT: &str = "INSERT INTO session_journal
+    (session_id, version, key, body, checksum) VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (session_id, version, key) DO UPDATE SET body = excluded.body,
+    checksum = excluded.checksum";
+
+/// `u64` as the `BIGINT` the databases store (versions and counts never reach 2^63).
+pub(crate) fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// A stored `BIGINT` as `u64` (negative values, which the library never writes, read as 0).
+pub(crate) fn uint(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// Implements the schema migrations and [`SessionStore`](crate::SessionStore) for a store type
+/// with fields `pool: sqlx::Pool<$db>` and `database: String`. `$begin` opens a write
+/// transaction; `$migration_lock` serializes migrations between processes.
+macro_rules! sql_store {
+    ($store:ty, $db:ty, $begin:expr, $migration_lock:expr) => {
+        impl $store {
+            /// Brings the schema to [`SCHEMA_VERSION`](crate::SCHEMA_VERSION) (forward only);
+            /// refuses a database written by a newer schema.
+            async fn migrate(&self) -> Result<(), $crate::SessionError> {
+                use sqlx::Row;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "migrating the schema of",
+                    session: String::new(),
+                    source,
+                };
+                let mut tx = self.begin().await.map_err(failed)?;
+                if let Some(lock) = $migration_lock {
+                    sqlx::query(lock).execute(&mut *tx).await.map_err(failed)?;
+                }
+                sqlx::query($crate::sql::CREATE_SCHEMA_TABLE)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed)?;
+                let found: i64 = sqlx::query($crate::sql::SCHEMA_VERSION_QUERY)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .and_then(|row| row.try_get(0))
+                    .map_err(failed)?;
+                if found > $crate::sql::SCHEMA_VERSION {
+                    return Err($crate::SessionError::SchemaTooNew {
+                        database: self.database.clone(),
+                        found,
+                        supported: $crate::sql::SCHEMA_VERSION,
+                    });
+                }
+                let now = chrono::Utc::now().timestamp_millis();
+                for (index, statements) in $crate::sql::MIGRATIONS.iter().enumerate() {
+                    let version = index as i64 + 1;
+                    if version <= found {
+                        continue;
+                    }
+                    for statement in *statements {
+                        sqlx::query(*statement)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(failed)?;
+                    }
+                    sqlx::query($crate::sql::RECORD_MIGRATION)
+                        .bind(version)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(failed)?;
+                    tracing::info!(database = %self.database, version, "session schema migrated");
+                }
+                tx.commit().await.map_err(failed)
+            }
+
+            async fn begin(&self) -> Result<sqlx::Transaction<'static, $db>, sqlx::Error> {
+                $begin(&self.pool).await
+            }
+
+            /// The connection pool, for queries of your own (and tests that damage rows).
+            pub fn pool(&self) -> &sqlx::Pool<$db> {
+                &self.pool
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::SessionStore for $store {
+            fn describe(&self) -> String {
+                self.database.clone()
+            }
+
+            async fn read_rows(
+                &self,
+                id: &str,
+                version: Option<u64>,
+            ) -> Result<Option<$crate::VersionRows>, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::{int, uint};
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "loading",
+                    session: id.to_owned(),
+                    source,
+                };
+                let version = match version {
+                    Some(version) => version,
+                    None => {
+                        let row = sqlx::query($crate::sql::LATEST_VERSION)
+                            .bind(id)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(failed)?;
+                        match row {
+                            Some(row) => uint(row.try_get::<i64, _>(0).map_err(failed)?),
+                            None => return Ok(None),
+                        }
+                    }
+                };
+                let Some(head) = sqlx::query($crate::sql::HEAD)
+                    .bind(id)
+                    .bind(int(version))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(failed)?
+                else {
+                    return Ok(None);
+                };
+                let step_count: i64 = head.try_get(0).map_err(failed)?;
+                let head = $crate::store::verified(
+                    head.try_get(1).map_err(failed)?,
+                    head.try_get::<&str, _>(2).map_err(failed)?,
+                    id,
+                    version,
+                    || "the head".to_owned(),
+                )?;
+                let mut messages = Vec::new();
+                for row in sqlx::query($crate::sql::MESSAGES)
+                    .bind(id)
+                    .bind(int(version))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(failed)?
+                {
+                    let position: i64 = row.try_get(0).map_err(failed)?;
+                    if uint(position) != messages.len() as u64 {
+                        return Err($crate::store::missing(id, version, "message", messages.len()));
+                    }
+                    messages.push($crate::store::verified(
+                        row.try_get(1).map_err(failed)?,
+                        row.try_get::<&str, _>(2).map_err(failed)?,
+                        id,
+                        version,
+                        || format!("message {position}"),
+                    )?);
+                }
+                let mut steps = Vec::new();
+                for row in sqlx::query($crate::sql::STEPS)
+                    .bind(id)
+                    .bind(int(version))
+                    .bind(step_count)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(failed)?
+                {
+                    let index: i64 = row.try_get(0).map_err(failed)?;
+                    if uint(index) != steps.len() as u64 {
+                        return Err($crate::store::missing(id, version, "step record", steps.len()));
+                    }
+                    steps.push($crate::store::verified(
+                        row.try_get(1).map_err(failed)?,
+                        row.try_get::<&str, _>(2).map_err(failed)?,
+                        id,
+                        version,
+                        || format!("step record {index}"),
+                    )?);
+                }
+                if steps.len() as u64 != uint(step_count) {
+                    return Err($crate::store::missing(id, version, "step record", steps.len()));
+                }
+                Ok(Some($crate::VersionRows {
+                    version,
+                    messages,
+                    steps,
+                    head,
+                }))
+            }
+
+            async fn write(
+                &self,
+                id: &str,
+                expected: u64,
+                commit: &$crate::Commit,
+            ) -> Result<u64, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::{int, uint};
+                $crate::validate_name(id)?;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "committing",
+                    session: id.to_owned(),
+                    source,
+                };
+                let next = expected + 1;
+                let now = commit.committed_at.timestamp_millis();
+                let mut tx = self.begin().await.map_err(failed)?;
+                let advanced = if expected == 0 {
+                    sqlx::query($crate::sql::INSERT_SESSION)
+                        .bind(id)
+                        .bind(&commit.title)
+                        .bind(int(commit.message_count))
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                } else {
+                    sqlx::query($crate::sql::ADVANCE_SESSION)
+                        .bind(id)
+                        .bind(int(next))
+                        .bind(&commit.title)
+                        .bind(int(commit.message_count))
+                        .bind(now)
+                        .bind(int(expected))
+                        .execute(&mut *tx)
+                        .await
+                }
+                .map_err(failed)?;
+                if advanced.rows_affected() != 1 {
+                    let found = sqlx::query($crate::sql::LATEST_VERSION)
+                        .bind(id)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(failed)?
+                        .map(|row| row.try_get::<i64, _>(0).map(uint))
+                        .transpose()
+                        .map_err(failed)?
+                        .unwrap_or(0);
+                    tx.rollback().await.map_err(failed)?;
+                    return Err($crate::SessionError::Conflict {
+                        session: id.to_owned(),
+                        expected,
+                        found,
+                    });
+                }
+                let delta = &commit.delta;
+                sqlx::query($crate::sql::INSERT_HEAD)
+                    .bind(id)
+                    .bind(int(next))
+                    .bind(&commit.commit_id)
+                    .bind(int(delta.step_count as u64))
+                    .bind(&delta.head)
+                    .bind($crate::checksum(&delta.head))
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed)?;
+                for (offset, body) in delta.messages.iter().enumerate() {
+                    sqlx::query($crate::sql::INSERT_MESSAGE)
+                        .bind(id)
+                        .bind(int((delta.first_message + offset) as u64))
+                        .bind(int(next))
+                        .bind(body)
+                        .bind($crate::checksum(body))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(failed)?;
+                }
+                for (index, body) in &delta.steps {
+                    sqlx::query($crate::sql::INSERT_STEP)
+                        .bind(id)
+                        .bind(int(*index as u64))
+                        .bind(int(next))
+                        .bind(body)
+                        .bind($crate::checksum(body))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(failed)?;
+                }
+                sqlx::query($crate::sql::CLEAR_JOURNAL)
+                    .bind(id)
+                    .bind(int(next))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed)?;
+                tx.commit().await.map_err(failed)?;
+                Ok(next)
+            }
+
+            async fn commit_id(
+                &self,
+                id: &str,
+                version: u64,
+            ) -> Result<Option<String>, $crate::SessionError> {
+                use sqlx::Row;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "loading",
+                    session: id.to_owned(),
+                    source,
+                };
+                sqlx::query($crate::sql::COMMIT_ID)
+                    .bind(id)
+                    .bind($crate::sql::int(version))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(failed)?
+                    .map(|row| row.try_get::<String, _>(0))
+                    .transpose()
+                    .map_err(failed)
+            }
+
+            async fn list(
+                &self,
+                page: $crate::ListPage,
+            ) -> Result<Vec<$crate::SessionSummary>, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::{int, uint};
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "listing",
+                    session: String::new(),
+                    source,
+                };
+                let rows = sqlx::query($crate::sql::LIST)
+                    .bind(int(page.limit))
+                    .bind(int(page.offset))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(failed)?;
+                rows.iter()
+                    .map(|row| {
+                        Ok($crate::SessionSummary {
+                            id: row.try_get(0)?,
+                            version: uint(row.try_get(1)?),
+                            title: row.try_get(2)?,
+                            message_count: uint(row.try_get(3)?),
+                            updated_at: chrono::DateTime::from_timestamp_millis(row.try_get(4)?)
+                                .unwrap_or_default(),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, sqlx::Error>>()
+                    .map_err(failed)
+            }
+
+            async fn delete(&self, id: &str) -> Result<bool, $crate::SessionError> {
+                $crate::validate_name(id)?;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "deleting",
+                    session: id.to_owned(),
+                    source,
+                };
+                let mut tx = self.begin().await.map_err(failed)?;
+                let mut deleted = 0;
+                for statement in $crate::sql::DELETE {
+                    deleted = sqlx::query(statement)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(failed)?
+                        .rows_affected();
+                }
+                tx.commit().await.map_err(failed)?;
+                Ok(deleted > 0)
+            }
+
+            async fn prune(
+                &self,
+                id: &str,
+                keep: $crate::Prune,
+            ) -> Result<u64, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::{int, uint};
+                $crate::validate_name(id)?;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "pruning",
+                    session: id.to_owned(),
+                    source,
+                };
+                let mut tx = self.begin().await.map_err(failed)?;
+                let Some(latest) = sqlx::query($crate::sql::LATEST_VERSION)
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(failed)?
+                    .map(|row| row.try_get::<i64, _>(0).map(uint))
+                    .transpose()
+                    .map_err(failed)?
+                else {
+                    return Ok(0);
+                };
+                let cutoff = match keep {
+                    $crate::Prune::KeepLast(n) => latest.saturating_sub(n.max(1)),
+                    $crate::Prune::KeepSince(since) => uint(
+                        sqlx::query($crate::sql::PRUNE_CUTOFF_SINCE)
+                            .bind(id)
+                            .bind(since.timestamp_millis())
+                            .fetch_one(&mut *tx)
+                            .await
+                            .and_then(|row| row.try_get::<i64, _>(0))
+                            .map_err(failed)?,
+                    )
+                    .min(latest - 1),
+                };
+                let removed = sqlx::query($crate::sql::PRUNE_HEADS)
+                    .bind(id)
+                    .bind(int(cutoff))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed)?
+                    .rows_affected();
+                sqlx::query($crate::sql::PRUNE_STEPS)
+                    .bind(id)
+                    .bind(int(cutoff))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed)?;
+                tx.commit().await.map_err(failed)?;
+                Ok(removed)
+            }
+
+            async fn journal_get(
+                &self,
+                id: &str,
+                version: u64,
+                key: &str,
+            ) -> Result<Option<String>, $crate::SessionError> {
+                use sqlx::Row;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "reading the step journal of",
+                    session: id.to_owned(),
+                    source,
+                };
+                let Some(row) = sqlx::query($crate::sql::JOURNAL_GET)
+                    .bind(id)
+                    .bind($crate::sql::int(version))
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(failed)?
+                else {
+                    return Ok(None);
+                };
+                $crate::store::verified(
+                    row.try_get(0).map_err(failed)?,
+                    row.try_get::<&str, _>(1).map_err(failed)?,
+                    id,
+                    version,
+                    || format!("journal entry {key}"),
+                )
+                .map(Some)
+            }
+
+            async fn journal_put(
+                &self,
+                id: &str,
+                version: u64,
+                key: &str,
+                body: &str,
+            ) -> Result<(), $crate::SessionError> {
+                sqlx::query($crate::sql::JOURNAL_PUT)
+                    .bind(id)
+                    .bind($crate::sql::int(version))
+                    .bind(key)
+                    .bind(body)
+                    .bind($crate::checksum(body))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|source| $crate::SessionError::Database {
+                        operation: "recording the step journal of",
+                        session: id.to_owned(),
+                        source,
+                    })?;
+                Ok(())
+            }
+        }
+    };
+}
+
+pub(crate) use sql_store;

@@ -1,0 +1,117 @@
+//! `SqliteSessionStore`: sessions in an embedded SQLite database (a file, or memory).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Pool, Sqlite};
+
+use crate::SessionError;
+
+/// Sessions in an embedded SQLite database: WAL journal, `BEGIN IMMEDIATE` for every write,
+/// a busy timeout so writers from several processes wait for each other, foreign keys on.
+#[derive(Clone, Debug)]
+pub struct SqliteSessionStore {
+    pool: Pool<Sqlite>,
+    database: String,
+}
+
+/// How long a writer waits for another process's write to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl SqliteSessionStore {
+    /// Opens (creating it and its directory when missing) the database file at `path` and
+    /// brings its schema up to date.
+    ///
+    /// # Errors
+    /// [`SessionError::Unavailable`] when the file cannot be created or opened (the message
+    /// names the path and what to check); [`SessionError::SchemaTooNew`] for a database
+    /// written by a newer version of this library.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, SessionError> {
+        let path = path.as_ref();
+        let database = path.display().to_string();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if let Err(error) = std::fs::create_dir_all(parent) {
+                return Err(SessionError::Unavailable {
+                    database,
+                    check: format!(
+                        "its directory {} cannot be created; check the path and permissions",
+                        parent.display()
+                    ),
+                    source: sqlx::Error::Io(error),
+                });
+            }
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(PathBuf::from(path))
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|source| SessionError::Unavailable {
+                database: database.clone(),
+                check: "check that the file and its directory are writable by this user".into(),
+                source,
+            })?;
+        let store = Self { pool, database };
+        store.migrate().await.map_err(|error| match error {
+            SessionError::Database { source, .. } => SessionError::Unavailable {
+                database: store.database.clone(),
+                check: "the schema could not be set up; check that the file is a writable \
+                        SQLite database"
+                    .into(),
+                source,
+            },
+            other => other,
+        })?;
+        Ok(store)
+    }
+
+    /// A private in-memory database (gone when the store is dropped), for tests and
+    /// throwaway runs.
+    ///
+    /// # Errors
+    /// As [`SqliteSessionStore::open`].
+    pub async fn in_memory() -> Result<Self, SessionError> {
+        let options = SqliteConnectOptions::new()
+            .in_memory(true)
+            .foreign_keys(true);
+        // One connection: every connection to `:memory:` is a database of its own.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options)
+            .await
+            .map_err(|source| SessionError::Unavailable {
+                database: ":memory:".into(),
+                check: "SQLite could not open an in-memory database".into(),
+                source,
+            })?;
+        let store = Self {
+            pool,
+            database: ":memory:".into(),
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+}
+
+async fn begin_immediate(
+    pool: &Pool<Sqlite>,
+) -> Result<sqlx::Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+crate::sql::sql_store!(
+    SqliteSessionStore,
+    Sqlite,
+    begin_immediate,
+    None::<&'static str>
+);

@@ -1,0 +1,292 @@
+//! The `SessionStore` contract and what every store shares: rows, checksums, decoding.
+
+use agents_core::incremental::{self, StateDelta, StateEncoder};
+use agents_core::{AgentState, StateError};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+use crate::SessionError;
+
+/// The rows of one committed version, as a store read them (checksums already verified).
+#[derive(Clone, Debug, Default)]
+pub struct VersionRows {
+    /// The version.
+    pub version: u64,
+    /// Every message row written up to this version, in position order.
+    pub messages: Vec<String>,
+    /// For each step index below the head's step count, the newest record up to this version.
+    pub steps: Vec<String>,
+    /// The version's head.
+    pub head: String,
+}
+
+/// What one commit writes.
+#[derive(Clone, Debug)]
+pub struct Commit {
+    /// The rows: new messages, new or changed step records, the head.
+    pub delta: StateDelta,
+    /// An id unique to this commit (so a writer whose acknowledgement was lost can tell its own
+    /// commit from another writer's).
+    pub commit_id: String,
+    /// A title for listings (the first user message, shortened).
+    pub title: String,
+    /// How many messages the state holds.
+    pub message_count: u64,
+    /// When it was committed.
+    pub committed_at: DateTime<Utc>,
+}
+
+/// A session in a listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// The session's name.
+    pub id: String,
+    /// Its latest version (one per committed step).
+    pub version: u64,
+    /// The first user message, shortened.
+    pub title: String,
+    /// How many messages its latest state holds.
+    pub message_count: u64,
+    /// When it was last committed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Which page of [`SessionStore::list`]: newest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListPage {
+    /// How many sessions to skip.
+    pub offset: u64,
+    /// At most how many to return.
+    pub limit: u64,
+}
+
+impl Default for ListPage {
+    fn default() -> Self {
+        Self {
+            offset: 0,
+            limit: 50,
+        }
+    }
+}
+
+/// Which versions [`SessionStore::prune`] keeps (the latest version is always kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prune {
+    /// The last `n` versions (at least 1).
+    KeepLast(u64),
+    /// The versions committed at or after this time.
+    KeepSince(DateTime<Utc>),
+}
+
+/// A state loaded with what it takes to commit after it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The state.
+    pub state: AgentState,
+    /// Its version.
+    pub version: u64,
+    /// The encoder that continues from it.
+    pub encoder: StateEncoder,
+}
+
+/// Where sessions live. Every implementation passes the crate's conformance suite.
+///
+/// A session is a sequence of versions, one per commit; each commit carries the version it
+/// expects and writes only what the step added. The low-level methods (`read_rows`, `write`,
+/// the journal) are what a store implements; `load`, `load_version` and `load_latest` decode.
+#[async_trait]
+pub trait SessionStore: Send + Sync {
+    /// Where the store keeps its data (the URL with its password removed, or the path), for
+    /// messages.
+    fn describe(&self) -> String;
+
+    /// The rows of `version` of session `id` (the latest when `None`); `Ok(None)` when there is
+    /// no such session or version.
+    ///
+    /// # Errors
+    /// [`SessionError::Corrupt`] for a row whose checksum does not match;
+    /// [`SessionError::Database`] when the query fails.
+    async fn read_rows(
+        &self,
+        id: &str,
+        version: Option<u64>,
+    ) -> Result<Option<VersionRows>, SessionError>;
+
+    /// Commits `commit` as version `expected + 1` of session `id` (creating it when `expected`
+    /// is 0), in one transaction, and forgets the session's journal. Returns the new version.
+    ///
+    /// # Errors
+    /// [`SessionError::Conflict`] when the session is not at `expected` (nothing is written).
+    async fn write(&self, id: &str, expected: u64, commit: &Commit) -> Result<u64, SessionError>;
+
+    /// The commit id of `version` of session `id`, if that version exists.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn commit_id(&self, id: &str, version: u64) -> Result<Option<String>, SessionError>;
+
+    /// Sessions, newest first.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn list(&self, page: ListPage) -> Result<Vec<SessionSummary>, SessionError>;
+
+    /// Deletes session `id` and all its versions; `false` when there was none.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn delete(&self, id: &str) -> Result<bool, SessionError>;
+
+    /// Removes the versions of session `id` that `keep` does not keep (never the latest) and
+    /// the rows only they used; returns how many versions were removed.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn prune(&self, id: &str, keep: Prune) -> Result<u64, SessionError>;
+
+    /// The journal entry `key` of the step that will become `version` of session `id`.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails; [`SessionError::Corrupt`] on a
+    /// checksum mismatch.
+    async fn journal_get(
+        &self,
+        id: &str,
+        version: u64,
+        key: &str,
+    ) -> Result<Option<String>, SessionError>;
+
+    /// Records the journal entry `key` of the step that will become `version` of session
+    /// `id` (durably, before returning).
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the write fails.
+    async fn journal_put(
+        &self,
+        id: &str,
+        version: u64,
+        key: &str,
+        body: &str,
+    ) -> Result<(), SessionError>;
+
+    /// The latest state of session `id`; `Ok(None)` when there is no such session.
+    ///
+    /// # Errors
+    /// [`SessionError::InvalidName`], [`SessionError::Corrupt`] (naming session and version),
+    /// [`SessionError::UnsupportedFormat`], [`SessionError::Database`].
+    async fn load(&self, id: &str) -> Result<Option<AgentState>, SessionError> {
+        Ok(self.load_latest(id).await?.map(|loaded| loaded.state))
+    }
+
+    /// The state of session `id` as `version` committed it (time travel); `Ok(None)` when
+    /// there is no such session or version (or it was pruned).
+    ///
+    /// # Errors
+    /// As [`SessionStore::load`].
+    async fn load_version(
+        &self,
+        id: &str,
+        version: u64,
+    ) -> Result<Option<AgentState>, SessionError> {
+        crate::validate_name(id)?;
+        match self.read_rows(id, Some(version)).await? {
+            Some(rows) => Ok(Some(decode_rows(id, rows)?.state)),
+            None => Ok(None),
+        }
+    }
+
+    /// The latest state with its version and encoder (what a writer starts from).
+    ///
+    /// # Errors
+    /// As [`SessionStore::load`].
+    async fn load_latest(&self, id: &str) -> Result<Option<Loaded>, SessionError> {
+        crate::validate_name(id)?;
+        match self.read_rows(id, None).await? {
+            Some(rows) => Ok(Some(decode_rows(id, rows)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The state `rows` describe.
+///
+/// # Errors
+/// [`SessionError::UnsupportedFormat`] for a head of another format, [`SessionError::Corrupt`]
+/// for anything else that does not decode.
+pub fn decode_rows(id: &str, rows: VersionRows) -> Result<Loaded, SessionError> {
+    let messages: Vec<&str> = rows.messages.iter().map(String::as_str).collect();
+    let steps: Vec<&str> = rows.steps.iter().map(String::as_str).collect();
+    match incremental::decode(&messages, &steps, &rows.head) {
+        Ok((state, encoder)) => Ok(Loaded {
+            state,
+            version: rows.version,
+            encoder,
+        }),
+        Err(StateError::UnsupportedVersion { found, expected }) => {
+            Err(SessionError::UnsupportedFormat {
+                session: id.to_owned(),
+                version: rows.version,
+                found,
+                supported: expected,
+            })
+        }
+        Err(error) => Err(SessionError::Corrupt {
+            session: id.to_owned(),
+            version: rows.version,
+            what: "a row does not decode".into(),
+            source: Some(error),
+        }),
+    }
+}
+
+/// The checksum stored beside every row: the SHA-256 of its text, in hex.
+pub fn checksum(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// `text` after checking it against `stored`; a [`SessionError::Corrupt`] naming the row
+/// otherwise.
+pub(crate) fn verified(
+    text: String,
+    stored: &str,
+    id: &str,
+    version: u64,
+    row: impl FnOnce() -> String,
+) -> Result<String, SessionError> {
+    if checksum(&text) == stored {
+        return Ok(text);
+    }
+    Err(SessionError::Corrupt {
+        session: id.to_owned(),
+        version,
+        what: format!("checksum mismatch in {}", row()),
+        source: None,
+    })
+}
+
+/// A title for a listing: the first user message, at most 80 characters.
+pub(crate) fn title_of(state: &AgentState) -> String {
+    let first = state
+        .messages()
+        .iter()
+        .find(|m| m.role() == messages::Role::User)
+        .map(|m| m.text())
+        .unwrap_or_default();
+    let mut title: String = first.chars().take(80).collect();
+    if first.chars().count() > 80 {
+        title.push('…');
+    }
+    title.replace(['\n', '\r'], " ")
+}
+
+/// A [`SessionError::Corrupt`] for rows missing from a version (a truncated table).
+pub(crate) fn missing(id: &str, version: u64, row: &str, at: usize) -> SessionError {
+    SessionError::Corrupt {
+        session: id.to_owned(),
+        version,
+        what: format!("{row} {at} is missing"),
+        source: None,
+    }
+}

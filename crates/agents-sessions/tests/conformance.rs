@@ -1,0 +1,298 @@
+//! One conformance suite, run against every store: memory, SQLite in memory, SQLite file
+//! (WAL) and Postgres (when `AGENTS_TEST_POSTGRES_URL` is set; required when `CI=true`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+use std::fmt::Debug;
+
+use agents_core::incremental::StateEncoder;
+use agents_core::testing::ScriptedDriver;
+use agents_core::{Agent, AgentState, AgentStatus};
+use agents_sessions::{
+    AgentSessionExt, Commit, ListPage, MemorySessionStore, PostgresSessionStore, Prune,
+    SessionError, SessionStore, SqliteSessionStore,
+};
+use inference::InferenceResponse;
+
+/// A name no other test (or earlier run against the same Postgres) uses.
+fn unique(name: &str) -> String {
+    format!("{name}-{}", uuid::Uuid::now_v7())
+}
+
+fn commit_of(encoder: &mut StateEncoder, state: &AgentState) -> Commit {
+    Commit {
+        delta: encoder.encode(state).unwrap(),
+        commit_id: uuid::Uuid::now_v7().to_string(),
+        title: "t".into(),
+        message_count: state.messages().len() as u64,
+        committed_at: chrono::Utc::now(),
+    }
+}
+
+/// Commits `count` states of a growing conversation; returns them (version i+1 = states[i]).
+async fn commit_states(store: &dyn SessionStore, id: &str, count: usize) -> Vec<AgentState> {
+    let mut encoder = StateEncoder::new();
+    let mut state = AgentState::new();
+    let mut states = Vec::new();
+    for i in 0..count {
+        state = state.with_user_message(format!("message {i}"));
+        let version = store
+            .write(id, i as u64, &commit_of(&mut encoder, &state))
+            .await
+            .unwrap();
+        assert_eq!(version, i as u64 + 1);
+        states.push(state.clone());
+    }
+    states
+}
+
+async fn unknown_sessions_and_bad_names(store: &dyn SessionStore) {
+    assert!(store.load(&unique("nobody")).await.unwrap().is_none());
+    assert!(store
+        .load_version(&unique("nobody"), 1)
+        .await
+        .unwrap()
+        .is_none());
+    for bad in ["", "a\u{7}b", &"x".repeat(201)] {
+        let error = store.load(bad).await.unwrap_err();
+        assert!(matches!(error, SessionError::InvalidName { .. }), "{error}");
+    }
+}
+
+async fn load_and_time_travel(store: &dyn SessionStore) {
+    let id = unique("travel");
+    let states = commit_states(store, &id, 5).await;
+    assert_eq!(store.load(&id).await.unwrap().unwrap(), states[4]);
+    for (i, state) in states.iter().enumerate() {
+        let loaded = store
+            .load_version(&id, i as u64 + 1)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&loaded, state, "version {}", i + 1);
+    }
+    assert!(store.load_version(&id, 6).await.unwrap().is_none());
+}
+
+async fn stale_writers_conflict_and_write_nothing(store: &dyn SessionStore) {
+    let id = unique("conflict");
+    let states = commit_states(store, &id, 2).await;
+    let mut encoder = StateEncoder::new();
+    let stale = states[0].clone().with_user_message("from a stale writer");
+    let error = store
+        .write(&id, 1, &commit_of(&mut encoder, &stale))
+        .await
+        .unwrap_err();
+    match error {
+        SessionError::Conflict {
+            expected, found, ..
+        } => assert_eq!((expected, found), (1, 2)),
+        other => panic!("expected a conflict, got {other}"),
+    }
+    // A writer creating a session that exists conflicts too.
+    let error = store
+        .write(&id, 0, &commit_of(&mut StateEncoder::new(), &stale))
+        .await
+        .unwrap_err();
+    assert!(error.is_conflict(), "{error}");
+    assert_eq!(store.load(&id).await.unwrap().unwrap(), states[1]);
+}
+
+async fn racing_writers_one_wins_each_version<S: SessionStore + Clone + 'static>(store: &S) {
+    let id = unique("race");
+    commit_states(store, &id, 1).await;
+    for round in 0..5u64 {
+        let base = store.load_latest(&id).await.unwrap().unwrap();
+        let writers = (0..4).map(|w| {
+            let store = store.clone();
+            let id = id.clone();
+            let mut encoder = base.encoder.clone();
+            let state = base.state.clone().with_user_message(format!("writer {w}"));
+            let version = base.version;
+            tokio::spawn(async move {
+                store
+                    .write(&id, version, &commit_of(&mut encoder, &state))
+                    .await
+            })
+        });
+        let results = futures::future::join_all(writers).await;
+        let wins = results
+            .iter()
+            .filter(|r| r.as_ref().unwrap().is_ok())
+            .count();
+        assert_eq!(wins, 1, "round {round}: exactly one writer wins");
+        for result in results {
+            if let Err(error) = result.unwrap() {
+                assert!(error.is_conflict(), "{error}");
+            }
+        }
+        let loaded = store.load_latest(&id).await.unwrap().unwrap();
+        assert_eq!(loaded.version, round + 2);
+        assert_eq!(loaded.state.messages().len(), round as usize + 2);
+    }
+}
+
+async fn list_delete_prune(store: &dyn SessionStore) {
+    let a = unique("list-a");
+    let b = unique("list-b");
+    commit_states(store, &a, 3).await;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let b_states = commit_states(store, &b, 4).await;
+    let page = store
+        .list(ListPage {
+            offset: 0,
+            limit: 1000,
+        })
+        .await
+        .unwrap();
+    let position = |id: &str| page.iter().position(|s| s.id == id).unwrap();
+    assert!(position(&b) < position(&a), "newest first");
+    let summary = &page[position(&b)];
+    assert_eq!((summary.version, summary.message_count), (4, 4));
+    let first = store
+        .list(ListPage {
+            offset: 0,
+            limit: 1,
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 1);
+
+    assert_eq!(store.prune(&b, Prune::KeepLast(2)).await.unwrap(), 2);
+    assert!(store.load_version(&b, 2).await.unwrap().is_none());
+    assert_eq!(
+        store.load_version(&b, 3).await.unwrap().unwrap(),
+        b_states[2]
+    );
+    assert_eq!(store.load(&b).await.unwrap().unwrap(), b_states[3]);
+    let future = chrono::Utc::now() + chrono::Duration::days(1);
+    assert_eq!(store.prune(&b, Prune::KeepSince(future)).await.unwrap(), 1);
+    assert_eq!(store.load(&b).await.unwrap().unwrap(), b_states[3]);
+
+    assert!(store.delete(&a).await.unwrap());
+    assert!(!store.delete(&a).await.unwrap());
+    assert!(store.load(&a).await.unwrap().is_none());
+    assert!(
+        store.load(&b).await.unwrap().is_some(),
+        "other sessions stay"
+    );
+}
+
+async fn sessions_commit_every_step<S: SessionStore + Clone + Debug + 'static>(store: &S) {
+    let id = unique("agent");
+    let agent = Agent::new(ScriptedDriver::new([
+        InferenceResponse::text("one"),
+        InferenceResponse::text("two"),
+    ]));
+    let chat = agent.session(store, id.clone());
+    let first = chat.send("hi").await.unwrap();
+    assert_eq!(first.status(), AgentStatus::Completed);
+    let second = chat.send("again").await.unwrap();
+    assert_eq!(store.load(&id).await.unwrap().unwrap(), second);
+    // user message, step (and finish) per send: every version loads.
+    let versions = store.load_latest(&id).await.unwrap().unwrap().version;
+    assert!(versions >= 4, "{versions}");
+    assert_eq!(
+        store
+            .load_version(&id, 1)
+            .await
+            .unwrap()
+            .unwrap()
+            .messages()
+            .len(),
+        1
+    );
+    // Finished runs resume to themselves.
+    assert_eq!(chat.resume().await.unwrap(), second);
+    let missing = agent.session(store, unique("missing")).resume().await;
+    assert!(matches!(missing, Err(SessionError::NotFound { .. })));
+}
+
+macro_rules! conformance {
+    ($module:ident, $make:expr) => {
+        mod $module {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn unknown_sessions_and_bad_names() {
+                let Some(store) = $make.await else { return };
+                super::unknown_sessions_and_bad_names(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn load_and_time_travel() {
+                let Some(store) = $make.await else { return };
+                super::load_and_time_travel(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn stale_writers_conflict_and_write_nothing() {
+                let Some(store) = $make.await else { return };
+                super::stale_writers_conflict_and_write_nothing(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn racing_writers_one_wins_each_version() {
+                let Some(store) = $make.await else { return };
+                super::racing_writers_one_wins_each_version(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn list_delete_prune() {
+                let Some(store) = $make.await else { return };
+                super::list_delete_prune(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sessions_commit_every_step() {
+                let Some(store) = $make.await else { return };
+                super::sessions_commit_every_step(&store).await;
+            }
+        }
+    };
+}
+
+async fn memory() -> Option<MemorySessionStore> {
+    Some(MemorySessionStore::new())
+}
+
+async fn sqlite_memory() -> Option<SqliteSessionStore> {
+    Some(SqliteSessionStore::in_memory().await.unwrap())
+}
+
+async fn sqlite_file() -> Option<SqliteSessionStore> {
+    // The directory is left for the OS to clean: the pool may outlive the test body.
+    let dir = tempfile::tempdir().unwrap().keep();
+    Some(
+        SqliteSessionStore::open(dir.join("nested/sessions.db"))
+            .await
+            .unwrap(),
+    )
+}
+
+/// The Postgres store at `AGENTS_TEST_POSTGRES_URL`; `None` (with a loud message) when it is
+/// unset on a developer machine; a failure in CI.
+pub async fn postgres() -> Option<PostgresSessionStore> {
+    match std::env::var("AGENTS_TEST_POSTGRES_URL") {
+        Ok(url) => Some(PostgresSessionStore::connect(&url).await.unwrap()),
+        Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but AGENTS_TEST_POSTGRES_URL is unset: .ci/run must start Postgres")
+        }
+        Err(_) => {
+            eprintln!(
+                "SKIPPED: Postgres conformance test (set AGENTS_TEST_POSTGRES_URL, e.g. from \
+                 `cargo xtask pg`)"
+            );
+            None
+        }
+    }
+}
+
+conformance!(memory_store, memory());
+conformance!(sqlite_in_memory, sqlite_memory());
+conformance!(sqlite_file_wal, sqlite_file());
+conformance!(postgres_store, postgres());

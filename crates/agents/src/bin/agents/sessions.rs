@@ -1,0 +1,190 @@
+//! `agents run --session NAME` and `agents sessions list | show | delete | export`: durable
+//! conversations in the embedded SQLite database (default
+//! `$XDG_DATA_HOME/agents/sessions.db`) or in Postgres (`--db postgres://..`).
+
+use std::path::PathBuf;
+
+use agents::prelude::*;
+use agents::sessions::{ListPage, PostgresSessionStore, Session, SessionStore, SqliteSessionStore};
+
+use crate::render::print_transcript;
+
+type Error = Box<dyn std::error::Error>;
+
+/// The session options of `agents run`.
+#[derive(Debug, Default, clap::Args)]
+pub struct SessionArgs {
+    /// Keep the conversation in the session NAME (created on first use, continued after).
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Finish the run a crash left unfinished in `--session NAME` (no prompt needed).
+    #[arg(long, requires = "session")]
+    pub resume: bool,
+    /// The session database: `sqlite://PATH` or `postgres://..` (default:
+    /// `$XDG_DATA_HOME/agents/sessions.db`).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+}
+
+/// `agents sessions ...`.
+#[derive(Debug, clap::Args)]
+pub struct SessionsArgs {
+    /// The session database: `sqlite://PATH` or `postgres://..` (default:
+    /// `$XDG_DATA_HOME/agents/sessions.db`).
+    #[arg(long, value_name = "URL", global = true)]
+    pub db: Option<String>,
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+/// What to do with sessions.
+#[derive(Debug, clap::Subcommand)]
+pub enum SessionsCommand {
+    /// Sessions, newest first.
+    List {
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u64,
+    },
+    /// A session's conversation (its latest version, or `--version N`).
+    Show {
+        /// The session.
+        name: String,
+        /// A committed version (one per step).
+        #[arg(long)]
+        version: Option<u64>,
+    },
+    /// Deletes a session and all its versions.
+    Delete {
+        /// The session.
+        name: String,
+    },
+    /// Writes a session's state document (JSON) to stdout.
+    Export {
+        /// The session.
+        name: String,
+    },
+}
+
+/// The store `--db` names.
+#[derive(Clone, Debug)]
+enum Store {
+    Sqlite(SqliteSessionStore),
+    Postgres(PostgresSessionStore),
+}
+
+impl Store {
+    async fn open(db: Option<&str>) -> Result<Self, Error> {
+        match db {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(Self::Postgres(PostgresSessionStore::connect(url).await?))
+            }
+            Some(url) => {
+                let path = url.strip_prefix("sqlite://").unwrap_or(url);
+                Ok(Self::Sqlite(SqliteSessionStore::open(path).await?))
+            }
+            None => Ok(Self::Sqlite(SqliteSessionStore::open(default_db()?).await?)),
+        }
+    }
+
+    fn dyn_store(&self) -> &dyn SessionStore {
+        match self {
+            Self::Sqlite(store) => store,
+            Self::Postgres(store) => store,
+        }
+    }
+}
+
+/// `$XDG_DATA_HOME/agents/sessions.db`, else `$HOME/.local/share/agents/sessions.db`.
+fn default_db() -> Result<PathBuf, Error> {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    let data = match (env("XDG_DATA_HOME"), env("HOME")) {
+        (Some(data), _) => PathBuf::from(data),
+        (None, Some(home)) => PathBuf::from(home).join(".local/share"),
+        (None, None) => {
+            return Err("no session database: set XDG_DATA_HOME or HOME, or pass --db".into())
+        }
+    };
+    Ok(data.join("agents").join("sessions.db"))
+}
+
+/// Runs `prompt` (or, with `--resume`, the unfinished run) on the session and returns the
+/// final state.
+pub async fn run(
+    agent: &Agent,
+    args: &SessionArgs,
+    prompt: Option<&str>,
+) -> Result<AgentState, Error> {
+    let name = args
+        .session
+        .as_deref()
+        .ok_or("--session NAME is required")?;
+    match Store::open(args.db.as_deref()).await? {
+        Store::Sqlite(store) => drive(agent.session(&store, name), args.resume, prompt).await,
+        Store::Postgres(store) => drive(agent.session(&store, name), args.resume, prompt).await,
+    }
+}
+
+async fn drive<S: SessionStore + Clone + std::fmt::Debug + 'static>(
+    session: Session<S>,
+    resume: bool,
+    prompt: Option<&str>,
+) -> Result<AgentState, Error> {
+    if resume {
+        return Ok(session.resume().await?);
+    }
+    let prompt = prompt.ok_or("a prompt is required (or --resume)")?;
+    Ok(session.send(prompt).await?)
+}
+
+/// `agents sessions ...`.
+pub async fn command(args: SessionsArgs) -> Result<(), Error> {
+    let store = Store::open(args.db.as_deref()).await?;
+    let store = store.dyn_store();
+    let unknown = |name: &str| format!("no session `{name}` in {}", store.describe());
+    match args.command {
+        SessionsCommand::List { limit } => {
+            let sessions = store.list(ListPage { offset: 0, limit }).await?;
+            if sessions.is_empty() {
+                println!("no sessions in {}", store.describe());
+            }
+            for s in sessions {
+                println!(
+                    "{}\tv{}\t{} messages\t{}\t{}",
+                    s.id,
+                    s.version,
+                    s.message_count,
+                    s.updated_at.format("%Y-%m-%d %H:%M:%S"),
+                    s.title
+                );
+            }
+        }
+        SessionsCommand::Show { name, version } => {
+            let state = match version {
+                Some(version) => store.load_version(&name, version).await?,
+                None => store.load(&name).await?,
+            }
+            .ok_or_else(|| match version {
+                Some(version) => format!("{} at version {version}", unknown(&name)),
+                None => unknown(&name),
+            })?;
+            println!(
+                "session {name}: {:?}, {} step(s) in the last run",
+                state.status(),
+                state.step_count()
+            );
+            print_transcript(&state);
+        }
+        SessionsCommand::Delete { name } => {
+            if !store.delete(&name).await? {
+                return Err(unknown(&name).into());
+            }
+            println!("deleted session {name}");
+        }
+        SessionsCommand::Export { name } => {
+            let state = store.load(&name).await?.ok_or_else(|| unknown(&name))?;
+            println!("{}", state.to_json()?);
+        }
+    }
+    Ok(())
+}
