@@ -1,5 +1,7 @@
 //! Tool calls written as text: any text, no panic; recovered calls name a known tool and
-//! carry its required argument.
+//! carry an object of arguments. Whether the arguments fit the tool's schema is the executor's
+//! to check (a reply cut off after the tool's name is a call with `{}`, which the executor
+//! answers with "missing required parameter `city`").
 #![no_main]
 
 use agents_core::{Tool, ToolContext, ToolError, ToolOutput, Tools};
@@ -30,7 +32,7 @@ fuzz_target!(|text: &str| {
     if let Some(calls) = recover_tool_calls_from_content(text, &tools) {
         for call in calls {
             assert_eq!(call.name(), "get_weather");
-            assert!(call.arguments().get("city").is_some());
+            assert!(call.arguments().is_object());
         }
     }
 });

@@ -578,6 +578,15 @@ mod tests {
             kinds(r#"{"name": "get_weather", "arguments": {}}"#),
             Some(vec![RecoveredKind::Complete])
         );
+        // So is a call cut off after the tool's name (found by fuzzing).
+        assert_eq!(
+            recovered("```json\n[{\"tool\": \"get_weather\""),
+            Some(vec![(
+                "recovered_1_1".to_owned(),
+                "get_weather".to_owned(),
+                json!({})
+            )])
+        );
         // ...and not returned by the strict wrapper when unknown.
         assert_eq!(
             recovered(r#"{"name": "launch_rocket", "arguments": {}}"#),
