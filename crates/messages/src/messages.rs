@@ -49,6 +49,24 @@ impl Messages {
         self.items.iter()
     }
 
+    /// How many leading messages `self` and `other` share (the same message objects, as in a
+    /// list and an extended clone of it). Cheap for lists that share their history: parts held
+    /// in common are skipped without looking at their messages.
+    ///
+    /// ```
+    /// use messages::{Message, Messages};
+    ///
+    /// let history = Messages::from(vec![Message::user("hi"), Message::assistant("hello")]);
+    /// let longer = history.appended(Message::user("again"));
+    /// assert_eq!(history.common_prefix_len(&longer), 2);
+    /// // Equal text is not the same message.
+    /// let rebuilt = Messages::from(vec![Message::user("hi")]);
+    /// assert_eq!(history.common_prefix_len(&rebuilt), 0);
+    /// ```
+    pub fn common_prefix_len(&self, other: &Messages) -> usize {
+        self.items.common_prefix_len(&other.items, Arc::ptr_eq)
+    }
+
     /// The message at `index`.
     pub fn get(&self, index: usize) -> Option<&Message> {
         self.items.get(index).map(Arc::as_ref)

@@ -128,6 +128,31 @@ impl<T: Clone> PersistentVec<T> {
         }
     }
 
+    /// How many leading elements `self` and `other` share, compared with `same`. Leaves (and
+    /// tails) that are the same allocation in both are skipped whole, so for a vector and an
+    /// extended clone of it this costs O(n / 32) chunk lookups rather than n comparisons.
+    pub(crate) fn common_prefix_len(&self, other: &Self, same: impl Fn(&T, &T) -> bool) -> usize {
+        let limit = self.len.min(other.len);
+        let mut index = 0;
+        while index < limit {
+            let (Some(a), Some(b)) = (self.chunk_for(index), other.chunk_for(index)) else {
+                break;
+            };
+            let n = a.len().min(b.len()).min(limit - index);
+            // Both are alive and share the allocation, so neither can change it: equal.
+            if !std::ptr::eq(a.as_ptr(), b.as_ptr()) {
+                if let Some(k) = (0..n).find(|&k| !same(&a[k], &b[k])) {
+                    return index + k;
+                }
+            }
+            index += n;
+            if n < WIDTH {
+                break;
+            }
+        }
+        index
+    }
+
     pub(crate) fn iter(&self) -> Iter<'_, T> {
         Iter {
             vec: self,
@@ -192,6 +217,18 @@ impl<'a, T: Clone> Iterator for Iter<'a, T> {
         Some(first)
     }
 
+    /// Jumps to the element `n` places on without visiting those between (`skip` uses this).
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        if n < self.chunk.len() {
+            self.chunk = &self.chunk[n..];
+            self.index += n;
+        } else if n > 0 {
+            self.index = self.index.saturating_add(n).min(self.vec.len);
+            self.chunk = &[];
+        }
+        self.next()
+    }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
         let left = self.vec.len - self.index;
         (left, Some(left))
@@ -216,6 +253,40 @@ impl<T: Clone> FromIterator<T> for PersistentVec<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn common_prefix_of_a_vector_and_its_extended_clone() {
+        let n = WIDTH * WIDTH + 40;
+        let base: PersistentVec<usize> = (0..n).collect();
+        let mut longer = base.clone();
+        for i in 0..100 {
+            longer.push(n + i);
+        }
+        let eq = |a: &usize, b: &usize| a == b;
+        assert_eq!(base.common_prefix_len(&longer, eq), n);
+        assert_eq!(longer.common_prefix_len(&base, eq), n);
+        // Built separately: equal by comparison, not by allocation.
+        let rebuilt: PersistentVec<usize> = (0..n).map(|i| if i == 700 { 0 } else { i }).collect();
+        assert_eq!(base.common_prefix_len(&rebuilt, eq), 700);
+        assert_eq!(base.common_prefix_len(&PersistentVec::new(), eq), 0);
+    }
+
+    #[test]
+    fn skipping_jumps_to_the_right_element() {
+        let n = WIDTH * WIDTH + 40;
+        let v: PersistentVec<usize> = (0..n).collect();
+        for start in [0, 1, 31, 32, 33, 1000, 1024, n - 1, n, n + 5] {
+            assert!(
+                v.iter().skip(start).copied().eq(start.min(n)..n),
+                "from {start}"
+            );
+        }
+        let mut iter = v.iter();
+        assert_eq!(iter.next(), Some(&0));
+        assert_eq!(iter.nth(3), Some(&4));
+        assert_eq!(iter.nth(40), Some(&45));
+        assert_eq!(iter.len(), n - 46);
+    }
 
     #[test]
     fn grows_through_several_trie_levels() {
@@ -290,6 +361,13 @@ mod tests {
                     prop_assert_eq!(vec.get(i), Some(item));
                 }
                 prop_assert_eq!(vec.get(items.len()), None);
+            }
+            // The common prefix skips shared leaves yet agrees with comparing every element.
+            for (a, a_items) in &snapshots {
+                for (b, b_items) in &snapshots {
+                    let naive = a_items.iter().zip(b_items).take_while(|(x, y)| x == y).count();
+                    prop_assert_eq!(a.common_prefix_len(b, |x, y| x == y), naive);
+                }
             }
         }
 

@@ -334,7 +334,16 @@ pub(super) struct Table {
     /// Positions by content hash, built on the first message that is not where the structure
     /// says it should be.
     by_content: Option<HashMap<u64, Vec<usize>>>,
+    /// The longest lists written lately with their runs, newest first: a list that extends
+    /// one of them (the next step's input, a section that grew) reuses its runs for the
+    /// shared part, so writing it costs what was added, not the whole history.
+    recent: Vec<(Messages, Vec<Run>)>,
 }
+
+/// How many written lists [`Table`] remembers.
+const RECENT_LISTS: usize = 8;
+/// Lists shorter than this are written message by message, not remembered.
+const REMEMBER_FROM: usize = 32;
 
 impl Table {
     fn of(store: &MessageStore) -> Self {
@@ -347,6 +356,7 @@ impl Table {
             store_len: entries.len(),
             entries,
             by_content: None,
+            recent: Vec::new(),
         }
     }
 
@@ -356,12 +366,14 @@ impl Table {
             entries,
             store_len: 0,
             by_content: None,
+            recent: Vec::new(),
         }
     }
 
     /// Forgets the entries from position `len` on.
     pub(super) fn truncate(&mut self, len: usize) {
         self.entries.truncate(len);
+        self.recent.clear();
         if let Some(index) = &mut self.by_content {
             for positions in index.values_mut() {
                 positions.retain(|&p| p < len);
@@ -376,8 +388,8 @@ impl Table {
 
     /// `messages` as runs of positions, adding the contents the table does not hold yet.
     pub(super) fn runs(&mut self, messages: &Messages) -> Vec<Run> {
-        let mut runs: Vec<Run> = Vec::new();
-        for message in messages.iter_shared() {
+        let (mut runs, done) = self.remembered_prefix(messages);
+        for message in messages.iter_shared().skip(done) {
             let expected = runs.last().map(|[first, count]| first + count);
             let position = self.position_of(message, expected);
             match runs.last_mut() {
@@ -385,7 +397,43 @@ impl Table {
                 _ => runs.push([position, 1]),
             }
         }
+        if messages.len() >= REMEMBER_FROM {
+            self.recent.insert(0, (messages.clone(), runs.clone()));
+            self.recent.truncate(RECENT_LISTS);
+        }
         runs
+    }
+
+    /// The runs of the longest start of `messages` shared (same message objects) with a list
+    /// written lately, and that start's length.
+    fn remembered_prefix(&self, messages: &Messages) -> (Vec<Run>, usize) {
+        let Some(first) = messages.iter_shared().next() else {
+            return (Vec::new(), 0);
+        };
+        let best = self
+            .recent
+            .iter()
+            .filter(|(list, _)| {
+                list.iter_shared()
+                    .next()
+                    .is_some_and(|f| Arc::ptr_eq(f, first))
+            })
+            .map(|(list, runs)| (list.common_prefix_len(messages), runs))
+            .max_by_key(|(shared, _)| *shared);
+        let Some((shared, runs)) = best else {
+            return (Vec::new(), 0);
+        };
+        let mut prefix = Vec::new();
+        let mut left = shared;
+        for &[first, count] in runs {
+            if left == 0 {
+                break;
+            }
+            let take = count.min(left);
+            prefix.push([first, take]);
+            left -= take;
+        }
+        (prefix, shared)
     }
 
     /// The position of `message`'s content: `expected` when the entry there is equal, else

@@ -47,7 +47,7 @@ use super::agent_state::{Execution, StateData};
 use super::document::{resolve_runs, ExecutionRecord, Run, Table};
 use super::{AgentStatus, StateError};
 use crate::continuation::StopReason;
-use crate::step::StepExecution;
+use crate::step::{StepExecution, StepExecutions};
 use crate::AgentState;
 
 /// The version of the head and record formats [`StateEncoder`] writes (the state document's
@@ -89,8 +89,9 @@ impl StateDelta {
 #[derive(Clone, Debug, Default)]
 pub struct StateEncoder {
     table: Table,
-    /// The step executions of the last encoded state, to find the ones that changed.
-    steps: Vec<StepExecution>,
+    /// The step executions of the last encoded state, to find the ones that changed (a
+    /// shared copy: keeping it costs nothing per step).
+    steps: StepExecutions,
 }
 
 impl StateEncoder {
@@ -165,7 +166,7 @@ impl StateEncoder {
             .iter()
             .map(|message| to_json(message.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
-        self.steps = data.step_executions.iter().cloned().collect();
+        self.steps = data.step_executions.clone();
         Ok(StateDelta {
             first_message,
             messages,
@@ -242,6 +243,7 @@ pub fn decode(
         let record: ExecutionRecord = parse(text, &path)?;
         executions.push(record.into_execution(&table, &path)?);
     }
+    let executions: StepExecutions = executions.into_iter().collect();
     let encoder = StateEncoder {
         table: Table::with_entries(table),
         steps: executions.clone(),
@@ -255,7 +257,7 @@ pub fn decode(
         metadata: head.metadata,
         usage: head.usage,
         execution: head.execution,
-        step_executions: executions.into_iter().collect(),
+        step_executions: executions,
         created_at: head.created_at,
         updated_at: head.updated_at,
     });
@@ -383,6 +385,76 @@ mod tests {
                 prop_assert!(again.messages.is_empty());
                 prop_assert!(again.steps.is_empty());
                 prop_assert_eq!(again.head, delta.head);
+            }
+        }
+    }
+
+    /// What happens to a long history between two commits.
+    #[derive(Clone, Debug)]
+    enum Edit {
+        /// A message appended (the common case the encoder makes cheap).
+        Append,
+        /// The message at this index (wrapped) replaced by a new one with the same text.
+        Replace(usize),
+        /// The history cut to this many messages (wrapped), as a summarizer does.
+        Cut(usize),
+        /// A step recorded whose input is the history.
+        Step,
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            4 => Just(Edit::Append),
+            1 => (0usize..200).prop_map(Edit::Replace),
+            1 => (0usize..200).prop_map(Edit::Cut),
+            2 => Just(Edit::Step),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Long histories (where the encoder reuses what it wrote for the shared start of a
+        /// list) round-trip whatever is edited in between: appends, messages replaced in the
+        /// middle, cuts, steps.
+        #[test]
+        fn long_histories_round_trip_through_edits(
+            len in 32usize..120,
+            edits in proptest::collection::vec(edit(), 1..12),
+        ) {
+            let history: Vec<Message> = (0..len).map(|i| Message::user(format!("m{i}"))).collect();
+            let mut state = AgentState::new().with_messages(history);
+            let mut encoder = StateEncoder::new();
+            let mut rows = Rows::default();
+            rows.apply(&encoder.encode(&state).unwrap());
+            for (n, edit) in edits.into_iter().enumerate() {
+                // The same message objects, so that the start of the list is shared.
+                let mut list: Vec<Arc<Message>> = state.messages().iter_shared().cloned().collect();
+                state = match edit {
+                    Edit::Append => state.with_user_message(format!("new {n}")),
+                    Edit::Replace(i) if !list.is_empty() => {
+                        let i = i % list.len();
+                        list[i] = Arc::new(Message::assistant(format!("replaced {n}")));
+                        state.with_messages(list.into_iter().collect::<messages::Messages>())
+                    }
+                    Edit::Cut(k) => {
+                        list.truncate(k % (list.len() + 1));
+                        state.with_messages(list.into_iter().collect::<messages::Messages>())
+                    }
+                    Edit::Replace(_) | Edit::Step => {
+                        let step = crate::AgentStep::from_parts(crate::StepParts {
+                            input_messages: state.messages_for_inference(),
+                            response_messages: messages::Messages::from(vec![Message::assistant(
+                                format!("answer {n}"),
+                            )]),
+                            ..Default::default()
+                        });
+                        testing::with_recorded_step(state, step)
+                    }
+                };
+                rows.apply(&encoder.encode(&state).unwrap());
+                let (loaded, _) = rows.load();
+                prop_assert_eq!(&loaded, &state);
             }
         }
     }
