@@ -141,7 +141,7 @@ impl Report {
                     "Same two-step tool-calling conversation: agents vs rig",
                     "µs per step (lower is better)",
                     &rows,
-                    &["agents (this project)", "rig-agent 0.42.0"],
+                    &["agents (this project)", "rig-agent 0.44.0"],
                     |v| format!("{v:.2} µs"),
                 ),
             ));
@@ -181,6 +181,13 @@ impl Report {
         self.scale_section(&mut md);
         self.serialization_section(&mut md);
         self.parallel_section(&mut md);
+        let _ = writeln!(
+            md,
+            "## Peers\n\n\
+             Ours against rig, the OpenAI Agents SDK and Pydantic AI in process CPU time per run, \
+             before and after the core redesign: [benchmarks-peers.md](benchmarks-peers.md) \
+             (written from `cargo xtask bench-peers`, which this report does not run).\n"
+        );
         let _ = writeln!(
             md,
             "## Reproducing\n\n\
@@ -245,7 +252,7 @@ impl Report {
             };
             let _ = writeln!(
                 md,
-                "| same conversation through rig-agent 0.42.0, 10 messages of history | {verdict} per step ({} vs our {}){large} |",
+                "| same conversation through rig-agent 0.44.0, 10 messages of history | {verdict} per step ({} vs our {}){large} |",
                 time(rig.mean_ns / STEPS),
                 time(ours.mean_ns / STEPS)
             );
@@ -433,8 +440,8 @@ impl Report {
              `benches/rig-compare`, criterion group `rig_vs_agents/{{agents,rig}}/{{10,1000}}`, both \
              measured in the same run on the same runtime: the same two-step conversation (one tool \
              call, then the answer) on top of a history of 10 or 1,000 messages. rig: \
-             `rig-agent` 0.42.0 (the agent runtime that was split out of `rig-core`; `rig-core` \
-             0.42.0 with `test-utils` underneath), an agent with one no-op tool, `max_turns(2)`, \
+             `rig-agent` 0.44.0 (the agent runtime that was split out of `rig-core`; `rig-core` \
+             0.44.0 with `test-utils` underneath), an agent with one no-op tool, `max_turns(2)`, \
              no hooks, the history passed with `.history(..)`; its `CompletionModel` is a \
              bench-only model cloning pre-built responses in a cycle. Ours: the separated-mode agent \
              of the overhead bench. Equal work: two model calls and one tool call, one tool at a \
