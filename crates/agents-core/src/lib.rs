@@ -104,8 +104,8 @@ pub use tools::{
     arguments_schema, clean_schema, closest_names, signature, validate_arguments, AfterToolHook,
     BeforeToolHook, DefaultToolExecutor, FunctionTool, PreviousCalls, Tool, ToolCallLimits,
     ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution, ToolExecutions,
-    ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, Tools,
-    DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
+    ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, ToolSource,
+    Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
 };
 
 /// The persistent conversation section.

@@ -158,6 +158,12 @@ impl McpClient {
             .collect())
     }
 
+    /// The server's tools as an agent [`ToolSource`](agents_core::ToolSource), fetched again
+    /// between steps after the server announces a new list (`Agent::with_tool_source`).
+    pub fn tool_source(&self) -> crate::McpToolSource {
+        crate::McpToolSource::new(self.clone())
+    }
+
     /// The server's tools as it describes them (schemas normalized).
     ///
     /// # Errors

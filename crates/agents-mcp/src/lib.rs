@@ -34,8 +34,10 @@
 //!   provider accepts them;
 //! - a stdio server's stderr goes to `tracing` (target `agents_mcp::stderr`), never to the
 //!   model, and its process group is killed and reaped when the client goes away;
-//! - `notifications/tools/list_changed` marks the list stale: calls re-check it and
-//!   [`McpClient::tool_changes`] tells the program to fetch [`McpClient::tools`] again.
+//! - `notifications/tools/list_changed` marks the list stale: calls re-check it,
+//!   [`McpClient::tool_changes`] tells the program to fetch [`McpClient::tools`] again, and an
+//!   agent given [`McpClient::tool_source`] (`with_tool_source`) offers the new list from its
+//!   next step on.
 
 mod client;
 mod connection;
@@ -43,6 +45,7 @@ pub mod convert;
 mod error;
 pub mod schema;
 mod server;
+mod source;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool;
@@ -54,5 +57,6 @@ pub use server::{
     McpServer, McpTransport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RECONNECTS,
     DEFAULT_MAX_RESULT_CHARS,
 };
+pub use source::McpToolSource;
 pub use tool::McpTool;
 pub use toolset::connect_all;

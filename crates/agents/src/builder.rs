@@ -8,7 +8,8 @@ use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
     ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, EmptyResponseCheck,
     ErrorPolicy, ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallLimits,
-    ToolCallPresenceCheck, ToolContext, ToolExecution, ToolHook, ToolHookDecision, Tools,
+    ToolCallPresenceCheck, ToolContext, ToolExecution, ToolHook, ToolHookDecision, ToolSource,
+    Tools,
 };
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
@@ -51,6 +52,7 @@ pub struct AgentBuilder {
     streaming: bool,
     content_tool_call_recovery: bool,
     tools: Vec<Arc<dyn Tool>>,
+    tool_sources: Vec<Arc<dyn ToolSource>>,
     system_prompt: Option<String>,
     retention: TraceRetention,
     max_steps: usize,
@@ -81,6 +83,7 @@ impl Default for AgentBuilder {
             streaming: false,
             content_tool_call_recovery: true,
             tools: Vec::new(),
+            tool_sources: Vec::new(),
             system_prompt: None,
             retention: TraceRetention::Full,
             max_steps: 20,
@@ -179,6 +182,14 @@ impl AgentBuilder {
     /// Adds shared tools.
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
         self.tools.extend(tools);
+        self
+    }
+
+    /// Adds a source of tools that may change while the agent runs (an MCP server's, via
+    /// `McpClient::tool_source`): asked before every step, its tools are offered after the
+    /// agent's own (a name the agent already has stays the agent's).
+    pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.tool_sources.push(source);
         self
     }
 
@@ -427,6 +438,9 @@ impl AgentBuilder {
             .with_cached_context(self.cached_context())
             .with_answer_on_stop(self.answer_on_stop())
             .with_tool_limits(self.tool_limits);
+        for source in &self.tool_sources {
+            agent = agent.with_tool_source(Arc::clone(source));
+        }
         for listener in &self.listeners {
             let listener = Arc::clone(listener);
             agent = agent.on_event(move |event| listener(event));

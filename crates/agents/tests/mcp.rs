@@ -239,3 +239,67 @@ fn agents_check_validates_mcp_servers() {
         "{all}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_the_server_adds_mid_run_is_offered_and_run_at_the_next_step() {
+    let Some(servers) = TestServers::find() else {
+        return;
+    };
+    let client = McpClient::connect(servers.quirky().with_prefix("q"))
+        .await
+        .unwrap();
+    let mut changes = client.tool_changes();
+    let model = Arc::new(ScriptedModel::new([
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "call_1",
+            "q__add_tool",
+            json!({"name": "fresh"}),
+        )]),
+        InferenceResponse::with_tool_calls([ToolCall::new("call_2", "q__fresh", json!({}))]),
+        InferenceResponse::text("The new tool answered."),
+    ]));
+    let agent = AgentBuilder::new()
+        .with_shared_model(model.clone())
+        .with_tool_source(Arc::new(client.tool_source()))
+        .with_max_steps(5)
+        .build()
+        .unwrap();
+
+    let state = agent
+        .step(AgentState::new().with_user_message("Add a tool, then use it."))
+        .await
+        .unwrap();
+    // The server announces its new list (notifications/tools/list_changed).
+    tokio::time::timeout(std::time::Duration::from_secs(10), changes.changed())
+        .await
+        .expect("list_changed arrives")
+        .unwrap();
+    let done = agent.execute(state).await.unwrap();
+
+    assert_eq!(done.status(), AgentStatus::Completed);
+    let offered = |i: usize| -> Vec<String> {
+        model.requests()[i]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    assert!(
+        !offered(0).contains(&"q__fresh".to_owned()),
+        "{:?}",
+        offered(0)
+    );
+    assert!(
+        offered(1).contains(&"q__fresh".to_owned()),
+        "{:?}",
+        offered(1)
+    );
+    let fresh = done
+        .steps()
+        .flat_map(|s| s.tool_executions().iter())
+        .find(|e| e.name() == "q__fresh")
+        .expect("the new tool ran");
+    assert!(!fresh.has_error(), "{}", fresh.result_text());
+    assert_eq!(fresh.result_text(), "fresh: {}");
+    client.close().await.unwrap();
+}

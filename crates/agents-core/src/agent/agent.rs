@@ -8,7 +8,7 @@ use super::AnswerOnStop;
 use crate::{
     AgentDriver, AgentEvent, AgentEvents, AgentState, CachedContext, Clock, ContinuationCriteria,
     ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, StateProcessor, StateProcessors,
-    SystemClock, Tool, ToolCallLimits, ToolExecutor, Tools,
+    SystemClock, Tool, ToolCallLimits, ToolExecutor, ToolSource, Tools,
 };
 
 /// The default bound on stop-hook vetoes per execution.
@@ -29,6 +29,7 @@ pub const DEFAULT_MAX_STOP_VETOES: u32 = 3;
 pub struct Agent {
     pub(crate) driver: Arc<dyn AgentDriver>,
     pub(crate) tools: Tools,
+    pub(crate) tool_sources: Vec<Arc<dyn ToolSource>>,
     pub(crate) executor: Arc<dyn ToolExecutor>,
     pub(crate) criteria: ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
@@ -53,6 +54,7 @@ impl Agent {
         Self {
             driver,
             tools: Tools::new(),
+            tool_sources: Vec::new(),
             executor: Arc::new(DefaultToolExecutor::new()),
             criteria: ContinuationCriteria::new(),
             error_policy: ErrorPolicy::default(),
@@ -76,6 +78,13 @@ impl Agent {
     /// A copy with one more tool (a tool of the same name is replaced).
     pub fn with_tool(mut self, tool: impl Tool + 'static) -> Self {
         self.tools = self.tools.with(tool);
+        self
+    }
+
+    /// A copy that also offers the tools of `source`, asked for before every step (tools that
+    /// change while the agent runs, such as an MCP server's; see [`ToolSource`]).
+    pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.tool_sources.push(source);
         self
     }
 
@@ -271,6 +280,8 @@ impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("tools", &self.tools)
+            .field("tool_sources", &self.tool_sources.len())
+            .field("tool_sources", &self.tool_sources.len())
             .field("criteria", &self.criteria)
             .field("error_policy", &self.error_policy)
             .field("processors", &self.processors)

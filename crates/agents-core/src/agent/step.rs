@@ -540,10 +540,11 @@ impl StepTerminal for Terminal<'_> {
         Box::pin(async move {
             let agent = self.agent;
             let context = self.step_context(&state, cached_context);
+            let tools = crate::tools::merged_tools(&agent.tools, &agent.tool_sources).await;
             let started_at = agent.clock.now();
             let result = agent
                 .driver
-                .next_step(&state, &agent.tools, agent.executor.as_ref(), &context)
+                .next_step(&state, &tools, agent.executor.as_ref(), &context)
                 .await;
             let step = match result {
                 Ok(step) => step,

@@ -10,6 +10,7 @@ mod hook;
 mod limits;
 mod registry;
 mod schema;
+mod source;
 mod tool;
 
 pub use closest::closest_names;
@@ -25,4 +26,6 @@ pub use limits::{
 };
 pub use registry::Tools;
 pub use schema::{arguments_schema, clean_schema, validate_arguments};
+pub(crate) use source::merged as merged_tools;
+pub use source::ToolSource;
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput};
