@@ -290,7 +290,7 @@ async fn a_three_turn_chat_with_a_tool_call_trace_reset_save_and_load() {
     chat.type_line("/usage");
     let usage = chat.expect("you> ");
     assert!(
-        usage.contains("tokens: input 160 (cached 0), output 32, total 192; unknown price (model `openai-compatible/mock` is not in the catalog)"),
+        usage.contains("tokens: input 160, cached input 0, output 32, total 192; unknown price (model `openai-compatible/mock` is not in the catalog)"),
         "{usage}"
     );
 
@@ -436,4 +436,49 @@ async fn a_chat_against_llmock_calls_a_tool_and_answers() {
     assert!(trace.contains("1. "), "{trace}");
     chat.press(b"\x04");
     chat.finish();
+}
+
+/// `agents run` on a terminal shows a spinner on stderr while it waits for the model, erased
+/// before the answer; `--quiet` hides it (a pipe never gets it: see cli_run.rs).
+#[tokio::test(flavor = "multi_thread")]
+async fn run_shows_a_spinner_on_a_terminal_unless_quiet() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(text_reply("Hello there.").set_delay(Duration::from_millis(700)))
+        .mount(&server)
+        .await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    let args = |quiet: bool| {
+        let mut args = vec![
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "mock",
+            "--no-bash",
+            "--stream",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "-p",
+            "hi",
+        ];
+        if quiet {
+            args.push("--quiet");
+        }
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let loud = args(false);
+    let mut run = Terminal::spawn(&loud.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    run.expect("step 1: waiting for the model");
+    run.expect("Hello there.");
+    let screen = run.finish();
+    assert!(screen.contains("[Completed] 1 step(s)"), "{screen}");
+
+    let quiet = args(true);
+    let run = Terminal::spawn(&quiet.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let screen = run.finish();
+    assert!(screen.contains("Hello there."), "{screen}");
+    assert!(!screen.contains("waiting for the model"), "{screen}");
 }

@@ -21,7 +21,7 @@ use rustyline::history::FileHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
 
-use crate::render::{cost_text, one_line, printable};
+use crate::render::{cost_text, one_line, printable, tokens_text};
 use crate::run::{cancelled, load_state, until_ctrl_c, Trace};
 use crate::setup::{prepare, AgentArgs, Settings};
 
@@ -154,11 +154,8 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                 }
                 "trace" => screen.print_trace(),
                 "usage" => println!(
-                    "tokens: input {} (cached {}), output {}, total {}; {}",
-                    total.input_tokens,
-                    total.cache_read_tokens,
-                    total.output_tokens,
-                    total.total(),
+                    "{}; {}",
+                    tokens_text(&total),
                     match &prepared.price {
                         Some(_) => cost_text(&total, prepared.price.as_ref()),
                         None => format!(
@@ -595,10 +592,9 @@ impl Screen {
             out,
             "{}",
             style.dim(&format!(
-                "({stopped}{} step(s); tokens: input {}, output {}; {})",
+                "({stopped}{} step(s); {}; {})",
                 done.step_executions().len(),
-                usage.input_tokens,
-                usage.output_tokens,
+                tokens_text(usage),
                 cost_text(usage, price)
             ))
         );

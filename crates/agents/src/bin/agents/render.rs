@@ -92,22 +92,31 @@ pub fn print_event(event: &AgentEvent) {
 }
 
 /// The run's result in one line, every number labelled: status and stop reason, steps,
-/// input (of which cached), output and total tokens, and the cost ("unknown price" for a
-/// model the catalog does not list: never a made-up number).
+/// tokens, and the cost ("unknown price" for a model the catalog does not list: never a
+/// made-up number).
 pub fn usage_line(done: &AgentState, price: Option<&ModelInfo>) -> String {
     let usage = done.execution_usage();
     format!(
-        "[{:?}{}] {} step(s); tokens: input {} (cached {}), output {}, total {}; {}",
+        "[{:?}{}] {} step(s); {}; {}",
         done.status(),
         done.stop_reason()
+            .filter(|r| *r != StopReason::Completed)
             .map(|r| format!(", {}", r.as_str()))
             .unwrap_or_default(),
         done.step_executions().len(),
+        tokens_text(&usage),
+        cost_text(&usage, price)
+    )
+}
+
+/// `tokens: input N, cached input N, output N, total N` (input excludes the cached part).
+pub fn tokens_text(usage: &Usage) -> String {
+    format!(
+        "tokens: input {}, cached input {}, output {}, total {}",
         usage.input_tokens,
         usage.cache_read_tokens,
         usage.output_tokens,
-        usage.total(),
-        cost_text(&usage, price)
+        usage.total()
     )
 }
 
