@@ -23,7 +23,7 @@ use rustyline::{Editor, Helper};
 
 use crate::render::{cost_text, one_line, printable, tokens_text};
 use crate::run::{cancelled, load_state, until_ctrl_c, Trace};
-use crate::setup::{prepare, AgentArgs, Settings};
+use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Settings};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -71,12 +71,7 @@ const COMMANDS: [(&str, &str); 10] = [
 /// `agents chat`.
 pub async fn run(args: ChatArgs) -> Result<(), Error> {
     #[cfg(feature = "otel")]
-    let _telemetry = args
-        .agent
-        .otlp_endpoint
-        .as_deref()
-        .map(agents::telemetry::init_otlp)
-        .transpose()?;
+    let _telemetry = crate::setup::telemetry(&args.agent)?;
     let mut settings = Settings::resolve(&args.agent)?;
     let style = Style::new();
     let screen = Screen::new(style);
@@ -568,12 +563,7 @@ impl Screen {
         let mut out = std::io::stdout().lock();
         close_line(&mut state, &mut out);
         if let Some(answer) = done.final_response() {
-            let on_stop = answer
-                .metadata()
-                .get(agents::core::INCOMPLETE_KEY)
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false);
-            if on_stop || !state.streamed {
+            if is_answer_on_stop(&answer) || !state.streamed {
                 let _ = writeln!(
                     out,
                     "{}{}",

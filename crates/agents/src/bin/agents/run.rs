@@ -6,7 +6,7 @@ use agents::prelude::*;
 use serde_json::{json, Value};
 
 use crate::render::{one_line, print_event, print_transcript, printable, usage_line};
-use crate::setup::{prepare, AgentArgs, Prepared, Settings};
+use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Prepared, Settings};
 
 /// Which wire protocol the endpoint speaks.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -148,13 +148,7 @@ fn usage(error: impl Into<Box<dyn std::error::Error>>) -> RunError {
 pub async fn run(args: RunArgs) -> Result<(), RunError> {
     // Dropped when the run ends, which sends the spans still buffered.
     #[cfg(feature = "otel")]
-    let _telemetry = args
-        .agent
-        .otlp_endpoint
-        .as_deref()
-        .map(agents::telemetry::init_otlp)
-        .transpose()
-        .map_err(usage)?;
+    let _telemetry = crate::setup::telemetry(&args.agent).map_err(usage)?;
     let state = match &args.state {
         Some(path) => load_state(path).map_err(usage)?,
         None => AgentState::new(),
@@ -243,12 +237,7 @@ pub fn print_answer(done: &AgentState, streamed: bool) {
         println!();
     }
     if let Some(answer) = done.final_response() {
-        let on_stop = answer
-            .metadata()
-            .get(agents::core::INCOMPLETE_KEY)
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if !streamed || on_stop {
+        if !streamed || is_answer_on_stop(&answer) {
             println!("assistant: {}", printable(&answer.text()));
         }
     }
@@ -295,10 +284,7 @@ pub fn run_summary(done: &AgentState, price: Option<&agents::inference::ModelInf
         .collect();
     json!({
         "answer": answer.as_ref().map(|a| a.text()),
-        "incomplete": answer
-            .as_ref()
-            .and_then(|a| a.metadata().get(agents::core::INCOMPLETE_KEY).and_then(Value::as_bool))
-            .unwrap_or(false),
+        "incomplete": answer.as_ref().is_some_and(is_answer_on_stop),
         "status": done.status(),
         "stop_reason": done.stop_reason().map(StopReason::as_str),
         "steps": done.step_executions().len(),

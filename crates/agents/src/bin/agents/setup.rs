@@ -138,6 +138,27 @@ impl AgentArgs {
     }
 }
 
+/// Starts the OpenTelemetry export `--otlp-endpoint` asks for; dropping the guard sends the
+/// spans still buffered.
+#[cfg(feature = "otel")]
+pub fn telemetry(args: &AgentArgs) -> Result<Option<agents::telemetry::OtelGuard>, Error> {
+    Ok(args
+        .otlp_endpoint
+        .as_deref()
+        .map(agents::telemetry::init_otlp)
+        .transpose()?)
+}
+
+/// Whether `answer` was appended on a stop (synthesized or a notice), not the model's own
+/// final answer: it carries `"incomplete": true`.
+pub fn is_answer_on_stop(answer: &Message) -> bool {
+    answer
+        .metadata()
+        .get(agents::core::INCOMPLETE_KEY)
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
 /// A ready agent and what the CLI shows about it.
 pub struct Prepared {
     /// The agent.
