@@ -319,6 +319,18 @@ async fn a_three_turn_chat_with_a_tool_call_trace_reset_save_and_load() {
     assert!(error.contains("cannot resume from"), "{error}");
     chat.type_line("/bogus");
     chat.expect("unknown command `/bogus`; /help lists the commands");
+    chat.expect("you> ");
+
+    // /mode legacy: from now on the tool trace persists (8 messages + 4 of a tool turn)
+    chat.type_line("/mode legacy");
+    chat.expect("mode: legacy");
+    chat.expect("you> ");
+    chat.type_line("What is on the list?");
+    chat.expect("The list says:");
+    chat.expect("you> ");
+    chat.type_line("thanks");
+    let turn = chat.expect("you> ");
+    assert!(turn.contains("I was sent 14 messages."), "{turn}");
 
     chat.press(b"\x04"); // Ctrl-D leaves
     let screen = chat.finish();
