@@ -419,11 +419,10 @@ async fn a_session_chat_resumes_where_it_left_off() {
 /// tool loop and streaming of a third-party OpenAI-compatible server, through the terminal.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_chat_against_llmock_calls_a_tool_and_answers() {
+    // `.ci/run` runs the workspace tests first (no llmock yet), then `cargo xtask e2e`, which
+    // starts llmock and runs this test again with the variable set; like the e2e crate's
+    // tests, it skips loudly without it.
     let Ok(url) = std::env::var("E2E_LLMOCK_URL") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "E2E_LLMOCK_URL must be set in CI (cargo xtask e2e starts llmock)"
-        );
         eprintln!("SKIPPED: E2E_LLMOCK_URL is not set; run `cargo xtask e2e` (it starts llmock) to run this test");
         return;
     };
