@@ -150,6 +150,22 @@ pub fn run() -> Result<(), String> {
             ])),
         )
         .run()
+    })
+    .and_then(|()| {
+        Step::new(
+            "agents chat through a terminal (llmock)",
+            with_env(cargo(&[
+                "test",
+                "-p",
+                "agents",
+                "--test",
+                "cli_chat",
+                "--",
+                "llmock",
+                "--nocapture",
+            ])),
+        )
+        .run()
     });
     drop(servers);
     if result.is_ok() {

@@ -112,7 +112,10 @@ async fn run_against_a_mock_server_saves_and_resumes_the_conversation() {
         "{text}"
     );
     assert!(text.contains("assistant: You need to buy milk."), "{text}");
-    assert!(text.contains("tokens: 100 in, 20 out"), "{text}");
+    assert!(
+        text.contains("tokens: input 100, cached input 0, output 20, total 120"),
+        "{text}"
+    );
     // `mock` is in no catalog: no made-up price.
     assert!(text.contains("unknown price"), "{text}");
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use agents_core::ErrorPolicy;
+use agents_core::{AnswerOnStop, ErrorPolicy};
 use agents_processing::TraceRetention;
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,8 @@ use crate::AgentBuilder;
 /// system_prompt: |
 ///   You are a careful assistant.
 /// llm: { provider: openai, model: gpt-4o-mini, temperature: 0.2, recover_tool_calls: true }
-/// execution: { max_steps: 8, timeout_sec: 120, error_policy: retry_tool_errors, trace: separated }
+/// execution: { max_steps: 8, timeout_sec: 120, error_policy: retry_tool_errors, trace: separated,
+///              answer_on_stop: synthesize }
 /// tools: { deny: [bash] }
 /// capabilities: [files, bash]
 /// metadata: { cost_tier: low }
@@ -115,6 +116,11 @@ pub struct ExecutionSettings {
     /// What of the tool trace persists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceMode>,
+    /// What the conversation gets when an execution stops without an answer:
+    /// `synthesize`, `notice` or `nothing` (default: synthesize in separated and digest
+    /// modes, nothing in legacy mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_on_stop: Option<AnswerOnStop>,
 }
 
 /// The error policies a definition can name.
@@ -236,6 +242,9 @@ impl AgentDefinition {
         }
         if let Some(seconds) = self.execution.timeout_sec {
             builder = builder.with_time_limit(Duration::from_secs(seconds));
+        }
+        if let Some(answer) = self.execution.answer_on_stop {
+            builder = builder.with_answer_on_stop(answer);
         }
         builder
     }

@@ -6,12 +6,14 @@
 //!   `--definition FILE` takes the prompt, model, limits, tools and capabilities from an agent
 //!   definition file.
 //!   `--session NAME [--db URL] [--resume]` keeps the conversation in a durable session.
+//! - `agents chat [--session NAME] [same options as run]`: an interactive conversation.
 //! - `agents sessions list | show NAME [--version N] | delete NAME | export NAME`.
 //! - `agents check PATH...`: validate agent definition files.
 //! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod chat;
 mod demo;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -41,6 +43,8 @@ enum Command {
     /// One user turn against an OpenAI-compatible or Anthropic endpoint.
     #[command(after_help = run::EXIT_CODES_HELP)]
     Run(Box<run::RunArgs>),
+    /// An interactive conversation in the terminal (the same options as `run`; /help inside).
+    Chat(Box<chat::ChatArgs>),
     /// Durable sessions: list, show, delete, export.
     Sessions(sessions::SessionsArgs),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
@@ -69,6 +73,7 @@ async fn main() -> std::process::ExitCode {
                 }
             }
         }
+        Command::Chat(args) => chat::run(*args).await,
         Command::Check { paths } => setup::check(&paths),
         #[cfg(feature = "mcp")]
         Command::Mcp(command) => mcp::run(command).await,

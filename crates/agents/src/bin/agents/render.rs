@@ -6,6 +6,11 @@
 
 use std::borrow::Cow;
 use std::fmt::Write;
+use std::io::{IsTerminal, Write as _};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agents::inference::ModelInfo;
 
 use agents::prelude::*;
 
@@ -83,6 +88,138 @@ pub fn print_event(event: &AgentEvent) {
             print!("{}", printable(delta));
         }
         _ => {}
+    }
+}
+
+/// The run's result in one line, every number labelled: status and stop reason, steps,
+/// tokens, and the cost ("unknown price" for a model the catalog does not list: never a
+/// made-up number).
+pub fn usage_line(done: &AgentState, price: Option<&ModelInfo>) -> String {
+    let usage = done.execution_usage();
+    format!(
+        "[{:?}{}] {} step(s); {}; {}",
+        done.status(),
+        done.stop_reason()
+            .filter(|r| *r != StopReason::Completed)
+            .map(|r| format!(", {}", r.as_str()))
+            .unwrap_or_default(),
+        done.step_executions().len(),
+        tokens_text(&usage),
+        cost_text(&usage, price)
+    )
+}
+
+/// `tokens: input N, cached input N, output N, total N` (input excludes the cached part).
+pub fn tokens_text(usage: &Usage) -> String {
+    format!(
+        "tokens: input {}, cached input {}, output {}, total {}",
+        usage.input_tokens,
+        usage.cache_read_tokens,
+        usage.output_tokens,
+        usage.total()
+    )
+}
+
+/// `cost $0.000123`, or `unknown price` when the catalog does not know the model.
+pub fn cost_text(usage: &Usage, price: Option<&ModelInfo>) -> String {
+    match price {
+        Some(info) => format!("cost ${:.6}", usage.cost(info).total_usd()),
+        None => "unknown price".to_owned(),
+    }
+}
+
+/// A progress line on stderr while the run waits on the model or a tool: the step number
+/// and the tool being run. It draws only when stderr is a terminal (and the caller did not
+/// ask for quiet), and it is erased before anything else is printed.
+#[derive(Clone)]
+pub struct Spinner {
+    shared: Option<Arc<Mutex<SpinnerState>>>,
+}
+
+struct SpinnerState {
+    /// What it says, when it is showing.
+    label: Option<String>,
+    /// Whether its line is on the screen now.
+    drawn: bool,
+    stopped: bool,
+}
+
+impl SpinnerState {
+    fn erase(&mut self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+            self.drawn = false;
+        }
+    }
+}
+
+impl Spinner {
+    /// A spinner that draws when `wanted` and stderr is a terminal; otherwise it does nothing.
+    pub fn new(wanted: bool) -> Self {
+        if !wanted || !std::io::stderr().is_terminal() {
+            return Self { shared: None };
+        }
+        let shared = Arc::new(Mutex::new(SpinnerState {
+            label: None,
+            drawn: false,
+            stopped: false,
+        }));
+        let ticker = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+            for frame in FRAMES.iter().cycle() {
+                std::thread::sleep(Duration::from_millis(120));
+                let mut state = ticker.lock().unwrap_or_else(PoisonError::into_inner);
+                if state.stopped {
+                    break;
+                }
+                if let Some(label) = &state.label {
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(err, "\r{frame} {label}\x1b[K");
+                    let _ = err.flush();
+                    drop(err);
+                    state.drawn = true;
+                }
+            }
+        });
+        Self {
+            shared: Some(shared),
+        }
+    }
+
+    /// Follows the run: shows "waiting for the model" or the tool being run, hides itself
+    /// while text streams and before each printed line.
+    pub fn on_event(&self, event: &AgentEvent) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let mut state = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        state.erase();
+        state.label = match event {
+            AgentEvent::InferenceRequested { source, .. } => Some(format!(
+                "step {}: waiting for the model",
+                source.step_number
+            )),
+            AgentEvent::ToolCallStarted { source, call } => Some(format!(
+                "step {}: running {}",
+                source.step_number,
+                one_line(call.name(), 40)
+            )),
+            AgentEvent::TextDelta { .. } | AgentEvent::ExecutionCompleted { .. } => None,
+            _ => state.label.take(),
+        };
+    }
+
+    /// Erases the line and ends the spinner.
+    pub fn stop(&self) {
+        if let Some(shared) = &self.shared {
+            let mut state = shared.lock().unwrap_or_else(PoisonError::into_inner);
+            state.erase();
+            state.stopped = true;
+            state.label = None;
+        }
     }
 }
 

@@ -1,13 +1,12 @@
 //! `agents run`: an agent with file and bash tools against a real endpoint.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
-use agents::inference::{ModelCatalog, ModelInfo};
 use agents::prelude::*;
+use serde_json::{json, Value};
 
-use crate::render::{one_line, print_event, print_transcript, printable};
-use crate::setup::Settings;
+use crate::render::{one_line, print_event, print_transcript, printable, usage_line};
+use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Prepared, Settings};
 
 /// Which wire protocol the endpoint speaks.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -29,7 +28,7 @@ pub enum Driver {
 }
 
 /// What of the tool trace persists.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Trace {
     /// Everything persists.
     Legacy,
@@ -37,6 +36,17 @@ pub enum Trace {
     Separated,
     /// Questions, answers and a short digest of the tool calls persist.
     Digest,
+}
+
+/// What `agents run` prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// The conversation as it happens, for a person.
+    #[default]
+    Text,
+    /// One JSON object at the end, for scripts: answer, status, stop_reason, steps,
+    /// tool_calls, usage, cost.
+    Json,
 }
 
 /// Options of `agents run`.
@@ -48,153 +58,33 @@ pub struct RunArgs {
     /// Durable sessions: `--session NAME`, `--resume`, `--db URL`.
     #[command(flatten)]
     pub session: crate::sessions::SessionArgs,
-    /// An agent definition file (YAML, version 1): prompt, model, limits, tools, capabilities.
-    /// The other options override it.
-    #[arg(long)]
-    pub definition: Option<PathBuf>,
-    /// The endpoint's protocol (default: the definition's, else openai).
-    #[arg(long, value_enum)]
-    pub provider: Option<Provider>,
-    /// Base URL (default: the definition's, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's).
-    #[arg(long)]
-    pub base_url: Option<String>,
-    /// Model name (default: the definition's, else OPENAI_MODEL / ANTHROPIC_MODEL).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
-    #[arg(long)]
-    pub api_key_env: Option<String>,
-    /// System prompt (default: the definition's, else a short helpful-assistant prompt).
-    #[arg(long)]
-    pub system: Option<String>,
-    /// Directory the file and bash tools are confined to (default: current directory).
-    #[arg(long)]
-    pub root: Option<PathBuf>,
-    /// Leave out the bash tool.
-    #[arg(long)]
-    pub no_bash: bool,
-    /// A skills directory (`<dir>/<skill>/SKILL.md`): adds the `load_skill` tool.
-    #[arg(long)]
-    pub skills: Option<PathBuf>,
-    /// Trace mode (default: the definition's, else separated).
-    #[arg(long, value_enum, group = "trace_mode")]
-    pub trace: Option<Trace>,
-    /// Same as `--trace separated`.
-    #[arg(long, group = "trace_mode")]
-    pub separated: bool,
-    /// Same as `--trace legacy`.
-    #[arg(long, group = "trace_mode")]
-    pub legacy: bool,
-    /// Same as `--trace digest`.
-    #[arg(long, group = "trace_mode")]
-    pub digest: bool,
-    /// How the agent talks to the model: native tool calls, or ReAct text.
-    #[arg(long, value_enum, default_value_t = Driver::Toolcalling)]
-    pub driver: Driver,
-    /// Step limit (default: the definition's, else 20).
-    #[arg(long)]
-    pub max_steps: Option<usize>,
+    /// The model, the tools, the limits (shared with `agents chat`).
+    #[command(flatten)]
+    pub agent: AgentArgs,
     /// Stream the model's text as it arrives.
     #[arg(long)]
     pub stream: bool,
-    /// Recognise tool calls written as JSON text (small local models do this). On by default
-    /// (the definition's `llm.recover_tool_calls` can turn it off); kept for old scripts.
-    #[arg(long, group = "recovery")]
-    pub recover_tool_calls: bool,
-    /// Never treat a reply written as JSON text as a tool call.
-    #[arg(long, group = "recovery")]
-    pub no_recover_tool_calls: bool,
     /// Conversation file: loaded if it exists (at most 256 MiB), saved after the run
-    /// (atomically, readable by you only).
+    /// (atomically, readable by you only), also when Ctrl-C cancels it.
     #[arg(long)]
     pub state: Option<PathBuf>,
-    /// Also pass this environment variable to bash commands (repeatable). Commands get only
-    /// PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TZ and TMPDIR otherwise.
-    /// A name ending in `*` is a prefix; a name that looks like a key, token, secret, password
-    /// or credential passes only when given in full.
-    #[arg(long = "bash-env", value_name = "NAME")]
-    pub bash_env: Vec<String>,
     /// Print the persisted conversation at the end.
     #[arg(long)]
     pub transcript: bool,
-    /// Export OpenTelemetry spans to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318).
-    #[cfg(feature = "otel")]
-    #[arg(long, value_name = "URL")]
-    pub otlp_endpoint: Option<String>,
-}
-
-impl RunArgs {
-    /// The trace mode the flags ask for, if any.
-    pub fn trace_flag(&self) -> Option<Trace> {
-        if self.separated {
-            Some(Trace::Separated)
-        } else if self.legacy {
-            Some(Trace::Legacy)
-        } else if self.digest {
-            Some(Trace::Digest)
-        } else {
-            self.trace
-        }
-    }
-}
-
-fn model(
-    args: &RunArgs,
-    settings: &Settings,
-) -> Result<Arc<dyn LanguageModel>, Box<dyn std::error::Error>> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    Ok(match settings.provider {
-        Provider::Openai => {
-            let key_var = args
-                .api_key_env
-                .clone()
-                .unwrap_or_else(|| "OPENAI_API_KEY".into());
-            let mut builder =
-                OpenAiCompatible::builder().api_key(env(&key_var).unwrap_or_default());
-            if let Some(url) = settings.base_url.clone().or_else(|| env("OPENAI_BASE_URL")) {
-                builder = builder.base_url(url);
-            }
-            let model = settings.model.clone().or_else(|| env("OPENAI_MODEL")).ok_or(
-                "no model: pass --model or set OPENAI_MODEL (or run `agents demo`, which needs no endpoint)",
-            )?;
-            Arc::new(builder.model(model).build()?)
-        }
-        Provider::Anthropic => {
-            let key_var = args
-                .api_key_env
-                .clone()
-                .unwrap_or_else(|| "ANTHROPIC_API_KEY".into());
-            let mut builder = Anthropic::builder().api_key(env(&key_var).unwrap_or_default());
-            if let Some(url) = settings
-                .base_url
-                .clone()
-                .or_else(|| env("ANTHROPIC_BASE_URL"))
-            {
-                builder = builder.base_url(url);
-            }
-            let model = settings
-                .model
-                .clone()
-                .or_else(|| env("ANTHROPIC_MODEL"))
-                .ok_or("no model: pass --model or set ANTHROPIC_MODEL")?;
-            Arc::new(builder.model(model).build()?)
-        }
-    })
+    /// `text` (the default) or `json`: one object at the end, nothing else on stdout.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// No progress spinner on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// The largest `--state` file a run loads: a conversation that grew past it is refused, not
 /// read into memory.
 const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The catalog entry of the model (built-in prices, or AGENTS_MODEL_CATALOG's).
-fn price_of(model: &str) -> Result<Option<ModelInfo>, Box<dyn std::error::Error>> {
-    Ok(ModelCatalog::from_env()?.lookup(model))
-}
-
-fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::Error>> {
-    let Some(path) = path else {
-        return Ok(AgentState::new());
-    };
+/// The conversation in `path` (a new one when the file does not exist), at most 256 MiB.
+pub fn load_state(path: &Path) -> Result<AgentState, Box<dyn std::error::Error>> {
     if !path.exists() {
         return Ok(AgentState::new());
     }
@@ -215,7 +105,8 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
        stderr names the stop reason and the last error); the conversation is still saved
   2    bad usage or configuration (options, definition file, state file, endpoint settings)
   3    waiting for approval (reserved)
-  130  cancelled (reserved: Ctrl-C)";
+  130  cancelled with Ctrl-C (the conversation is saved first with --state or --session; a
+       second Ctrl-C exits at once)";
 
 /// How `agents run` ended.
 #[derive(Debug)]
@@ -224,6 +115,8 @@ pub enum RunError {
     Usage(Box<dyn std::error::Error>),
     /// The run itself failed (exit code 1); the message is one line.
     Failed(String),
+    /// Ctrl-C cancelled the run (exit code 130).
+    Cancelled(String),
 }
 
 impl RunError {
@@ -232,6 +125,7 @@ impl RunError {
         match self {
             RunError::Usage(_) => 2,
             RunError::Failed(_) => 1,
+            RunError::Cancelled(_) => 130,
         }
     }
 }
@@ -240,7 +134,7 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Usage(error) => write!(f, "{error}"),
-            RunError::Failed(message) => f.write_str(message),
+            RunError::Failed(message) | RunError::Cancelled(message) => f.write_str(message),
         }
     }
 }
@@ -250,96 +144,61 @@ fn usage(error: impl Into<Box<dyn std::error::Error>>) -> RunError {
     RunError::Usage(error.into())
 }
 
-/// Runs one user turn and prints it as it happens.
+/// Runs one user turn and prints it as it happens; Ctrl-C cancels it (see [`until_ctrl_c`]).
 pub async fn run(args: RunArgs) -> Result<(), RunError> {
     // Dropped when the run ends, which sends the spans still buffered.
     #[cfg(feature = "otel")]
-    let _telemetry = args
-        .otlp_endpoint
-        .as_deref()
-        .map(agents::telemetry::init_otlp)
-        .transpose()
-        .map_err(usage)?;
-    let state = load_state(&args.state).map_err(usage)?;
-    let root = match &args.root {
-        Some(root) => root.clone(),
-        None => std::env::current_dir().map_err(usage)?,
+    let _telemetry = crate::setup::telemetry(&args.agent).map_err(usage)?;
+    let state = match &args.state {
+        Some(path) => load_state(path).map_err(usage)?,
+        None => AgentState::new(),
     };
-    let settings = Settings::resolve(&args).map_err(usage)?;
-    let model = model(&args, &settings).map_err(usage)?;
-    let model_name = model.name();
-    let builder = settings.builder(&args, &root).map_err(usage)?;
-    let builder = match args.driver {
-        Driver::Toolcalling => builder.with_shared_model(model),
-        Driver::React => builder.with_react(model),
-    };
-    let mut builder = builder.with_streaming(args.stream).on_event(print_event);
-    #[cfg(feature = "mcp")]
-    {
-        builder = builder.with_tools(
-            crate::mcp::definition_tools(settings.definition.as_ref(), &settings.tools)
-                .await
-                .map_err(usage)?,
-        );
-    }
-    if args.no_recover_tool_calls {
-        builder = builder.with_content_tool_call_recovery(false);
-    } else if args.recover_tool_calls {
-        builder = builder.with_content_tool_call_recovery(true);
-    }
-    let agent = builder.build().map_err(usage)?;
-    let price = price_of(&model_name).map_err(usage)?;
-    let prompt = args.prompt.as_deref().unwrap_or_default();
-    let done = if args.session.session.is_some() {
-        if !args.session.resume {
-            println!("user: {prompt}");
-        }
-        let done = crate::sessions::run(&agent, &args.session, args.prompt.as_deref())
-            .await
-            .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))?;
-        if let Some(answer) = done.final_response().filter(|_| !args.stream) {
-            println!("assistant: {}", printable(&answer.text()));
-        }
-        done
-    } else {
-        println!("user: {prompt}");
-        let mut steps = std::pin::pin!(agent.iterate(state.with_user_message(prompt)));
-        let mut last = None;
-        while let Some(state) = steps.next().await {
-            let state = state.map_err(|e| {
-                RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
-            })?;
-            if let Some(step) = state.current_step() {
-                if let Some(answer) = step.final_response() {
-                    if !args.stream {
-                        println!("assistant: {}", printable(&answer.text()));
-                    } else {
-                        println!();
-                    }
-                }
+    let settings = Settings::resolve(&args.agent).map_err(usage)?;
+    let text = args.output == Output::Text;
+    let stream = args.stream && text;
+    let spinner = crate::render::Spinner::new(text && !args.quiet);
+    let on_event = {
+        let spinner = spinner.clone();
+        move |event: &AgentEvent| {
+            spinner.on_event(event);
+            if text {
+                print_event(event);
             }
-            last = Some(state);
         }
-        last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?
     };
-    let usage = done.execution_usage();
-    println!(
-        "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",
-        done.status(),
-        done.stop_reason()
-            .map(|r| format!(", {r:?}"))
-            .unwrap_or_default(),
-        done.step_executions().len(),
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.total(),
-        match &price {
-            Some(info) => format!("cost ${:.6}", usage.cost(info).total_usd()),
-            None => "unknown price".to_owned(),
+    let Prepared { agent, price, .. } = prepare(&args.agent, &settings, stream, on_event)
+        .await
+        .map_err(usage)?;
+    let prompt = args.prompt.as_deref().unwrap_or_default();
+    if text && !args.session.resume {
+        println!("user: {}", printable(prompt));
+    }
+    let token = CancellationToken::new();
+    let turn = async {
+        if args.session.session.is_some() {
+            crate::sessions::run(&agent, &args.session, args.prompt.as_deref(), token.clone())
+                .await
+                .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))
+        } else {
+            agent
+                .execute_cancellable(state.with_user_message(prompt), token.clone())
+                .await
+                .map_err(|e| {
+                    RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
+                })
         }
-    );
-    if args.transcript {
-        print_transcript(&done);
+    };
+    let done = until_ctrl_c(&token, turn).await;
+    spinner.stop();
+    let done = done?;
+    if text {
+        print_answer(&done, stream);
+        println!("{}", usage_line(&done, price.as_ref()));
+        if args.transcript {
+            print_transcript(&done);
+        }
+    } else {
+        println!("{}", run_summary(&done, price.as_ref()));
     }
     if let Some(path) = &args.state {
         let json = done
@@ -351,12 +210,93 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
                 path.display()
             ))
         })?;
-        println!("conversation saved to {}", path.display());
+        if text {
+            println!("conversation saved to {}", path.display());
+        }
+    }
+    if cancelled(&done) {
+        return Err(RunError::Cancelled(
+            "cancelled with Ctrl-C; the conversation holds a note saying so".to_owned(),
+        ));
     }
     match failure(&done) {
         Some(message) => Err(RunError::Failed(message)),
         None => Ok(()),
     }
+}
+
+/// Whether Ctrl-C (or another cancellation) stopped the run.
+pub fn cancelled(state: &AgentState) -> bool {
+    state.stop_reason() == Some(StopReason::UserRequested)
+}
+
+/// Prints the run's answer once: without streaming, the final response; with streaming the
+/// text is on the screen already, except an answer appended on a stop (never streamed).
+pub fn print_answer(done: &AgentState, streamed: bool) {
+    if streamed {
+        println!();
+    }
+    if let Some(answer) = done.final_response() {
+        if !streamed || is_answer_on_stop(&answer) {
+            println!("assistant: {}", printable(&answer.text()));
+        }
+    }
+}
+
+/// Awaits `turn`; the first Ctrl-C cancels `token` (the turn then ends with every tool call
+/// answered and a notice in the conversation), a second one exits the process with 130 at
+/// once. Without a signal handler (it could not be installed) the turn just runs.
+pub async fn until_ctrl_c<F: std::future::Future>(token: &CancellationToken, turn: F) -> F::Output {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut turn = std::pin::pin!(turn);
+    let Ok(mut interrupts) = signal(SignalKind::interrupt()) else {
+        return turn.await;
+    };
+    loop {
+        tokio::select! {
+            done = &mut turn => return done,
+            Some(()) = interrupts.recv() => {
+                if token.is_cancelled() {
+                    eprintln!("\ninterrupted again: exiting");
+                    std::process::exit(130);
+                }
+                eprintln!("\ncancelling (Ctrl-C again to exit at once)...");
+                token.cancel();
+            }
+        }
+    }
+}
+
+/// The `--output json` object: what a script needs to know about the run.
+pub fn run_summary(done: &AgentState, price: Option<&agents::inference::ModelInfo>) -> Value {
+    let usage = done.execution_usage();
+    let answer = done.final_response();
+    let tool_calls: Vec<Value> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .map(|execution| {
+            json!({
+                "name": execution.name(),
+                "arguments": execution.arguments(),
+                "ok": !execution.has_error(),
+            })
+        })
+        .collect();
+    json!({
+        "answer": answer.as_ref().map(|a| a.text()),
+        "incomplete": answer.as_ref().is_some_and(is_answer_on_stop),
+        "status": done.status(),
+        "stop_reason": done.stop_reason().map(StopReason::as_str),
+        "steps": done.step_executions().len(),
+        "tool_calls": tool_calls,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "cached_input_tokens": usage.cache_read_tokens,
+            "output_tokens": usage.output_tokens,
+            "total_tokens": usage.total(),
+        },
+        "cost_usd": price.map(|info| usage.cost(info).total_usd()),
+    })
 }
 
 /// One line saying why the run failed (stop reason and last error), when it did: its status

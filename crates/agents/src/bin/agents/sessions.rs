@@ -97,15 +97,30 @@ impl Store {
 
 /// `$XDG_DATA_HOME/agents/sessions.db`, else `$HOME/.local/share/agents/sessions.db`.
 fn default_db() -> Result<PathBuf, Error> {
+    Ok(data_dir()
+        .map_err(|_| "no session database: set XDG_DATA_HOME or HOME, or pass --db")?
+        .join("agents")
+        .join("sessions.db"))
+}
+
+/// The user's data directory: `$XDG_DATA_HOME`, else `$HOME/.local/share`.
+pub fn data_dir() -> Result<PathBuf, Error> {
     let env = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    let data = match (env("XDG_DATA_HOME"), env("HOME")) {
-        (Some(data), _) => PathBuf::from(data),
-        (None, Some(home)) => PathBuf::from(home).join(".local/share"),
-        (None, None) => {
-            return Err("no session database: set XDG_DATA_HOME or HOME, or pass --db".into())
-        }
-    };
-    Ok(data.join("agents").join("sessions.db"))
+    match (env("XDG_DATA_HOME"), env("HOME")) {
+        (Some(data), _) => Ok(PathBuf::from(data)),
+        (None, Some(home)) => Ok(PathBuf::from(home).join(".local/share")),
+        (None, None) => Err("neither XDG_DATA_HOME nor HOME is set".into()),
+    }
+}
+
+/// The session's conversation as stored (a new one when the session does not exist yet).
+pub async fn load(args: &SessionArgs) -> Result<AgentState, Error> {
+    let name = args
+        .session
+        .as_deref()
+        .ok_or("--session NAME is required")?;
+    let store = Store::open(args.db.as_deref()).await?;
+    Ok(store.dyn_store().load(name).await?.unwrap_or_default())
 }
 
 /// Runs `prompt` (or, with `--resume`, the unfinished run) on the session and returns the
@@ -114,14 +129,21 @@ pub async fn run(
     agent: &Agent,
     args: &SessionArgs,
     prompt: Option<&str>,
+    cancellation: CancellationToken,
 ) -> Result<AgentState, Error> {
     let name = args
         .session
         .as_deref()
         .ok_or("--session NAME is required")?;
     match Store::open(args.db.as_deref()).await? {
-        Store::Sqlite(store) => drive(agent.session(&store, name), args.resume, prompt).await,
-        Store::Postgres(store) => drive(agent.session(&store, name), args.resume, prompt).await,
+        Store::Sqlite(store) => {
+            let session = agent.session(&store, name).with_cancellation(cancellation);
+            drive(session, args.resume, prompt).await
+        }
+        Store::Postgres(store) => {
+            let session = agent.session(&store, name).with_cancellation(cancellation);
+            drive(session, args.resume, prompt).await
+        }
     }
 }
 

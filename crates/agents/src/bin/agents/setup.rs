@@ -9,9 +9,10 @@ use agents::capabilities::{
     Sandbox, ShowSkillsList, SkillLibrary, StoreMetadataTool, ToolRegistryTool,
 };
 use agents::definition::{AgentDefinition, LlmProvider, ToolPolicy, TraceMode};
+use agents::inference::{ModelCatalog, ModelInfo};
 use agents::prelude::*;
 
-use crate::run::{Driver, Provider, RunArgs, Trace};
+use crate::run::{Driver, Provider, Trace};
 
 /// The system prompt when neither `--system` nor a definition gives one: look before you
 /// answer. Judged with `cargo xtask eval` over all its tasks, not tuned to any one.
@@ -35,6 +36,222 @@ pub const CAPABILITIES: [&str; 5] = ["files", "bash", "skills", "metadata", "too
 
 type Error = Box<dyn std::error::Error>;
 
+/// The options `agents run` and `agents chat` share: which model, which tools, which limits.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// An agent definition file (YAML, version 1): prompt, model, limits, tools, capabilities.
+    /// The other options override it.
+    #[arg(long)]
+    pub definition: Option<PathBuf>,
+    /// The endpoint's protocol (default: the definition's, else openai).
+    #[arg(long, value_enum)]
+    pub provider: Option<Provider>,
+    /// Base URL (default: the definition's, else OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Model name (default: the definition's, else OPENAI_MODEL / ANTHROPIC_MODEL).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// System prompt (default: the definition's, else a short helpful-assistant prompt).
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Directory the file and bash tools are confined to (default: current directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Leave out the bash tool.
+    #[arg(long)]
+    pub no_bash: bool,
+    /// A skills directory (`<dir>/<skill>/SKILL.md`): adds the `load_skill` tool.
+    #[arg(long)]
+    pub skills: Option<PathBuf>,
+    /// Trace mode (default: the definition's, else separated).
+    #[arg(long, value_enum, group = "trace_mode")]
+    pub trace: Option<Trace>,
+    /// Same as `--trace separated`.
+    #[arg(long, group = "trace_mode")]
+    pub separated: bool,
+    /// Same as `--trace legacy`.
+    #[arg(long, group = "trace_mode")]
+    pub legacy: bool,
+    /// Same as `--trace digest`.
+    #[arg(long, group = "trace_mode")]
+    pub digest: bool,
+    /// How the agent talks to the model: native tool calls, or ReAct text.
+    #[arg(long, value_enum, default_value_t = Driver::Toolcalling)]
+    pub driver: Driver,
+    /// Step limit (default: the definition's, else 20).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
+    /// What the conversation gets when a run stops without an answer (a limit, an error,
+    /// repeated calls): `synthesize` (one more model call, without tools, answers from what
+    /// was found), `notice` (a plain note saying why) or `nothing`. Default: the definition's,
+    /// else synthesize in separated and digest modes and nothing in legacy mode.
+    #[arg(long, value_name = "WHAT", value_parser = parse_answer_on_stop)]
+    pub answer_on_stop: Option<AnswerOnStop>,
+    /// Recognise tool calls written as JSON text (small local models do this). On by default
+    /// (the definition's `llm.recover_tool_calls` can turn it off); kept for old scripts.
+    #[arg(long, group = "recovery")]
+    pub recover_tool_calls: bool,
+    /// Never treat a reply written as JSON text as a tool call.
+    #[arg(long, group = "recovery")]
+    pub no_recover_tool_calls: bool,
+    /// Also pass this environment variable to bash commands (repeatable). Commands get only
+    /// PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TZ and TMPDIR otherwise.
+    /// A name ending in `*` is a prefix; a name that looks like a key, token, secret, password
+    /// or credential passes only when given in full.
+    #[arg(long = "bash-env", value_name = "NAME")]
+    pub bash_env: Vec<String>,
+    /// Export OpenTelemetry spans to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318).
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+}
+
+fn parse_answer_on_stop(text: &str) -> Result<AnswerOnStop, String> {
+    text.parse::<AnswerOnStop>()
+        .map_err(|_| format!("`{text}` is not one of synthesize, notice, nothing"))
+}
+
+impl AgentArgs {
+    /// The trace mode the flags ask for, if any.
+    pub fn trace_flag(&self) -> Option<Trace> {
+        if self.separated {
+            Some(Trace::Separated)
+        } else if self.legacy {
+            Some(Trace::Legacy)
+        } else if self.digest {
+            Some(Trace::Digest)
+        } else {
+            self.trace
+        }
+    }
+
+    /// The `--root` directory, else the current one.
+    pub fn root(&self) -> Result<PathBuf, Error> {
+        match &self.root {
+            Some(root) => Ok(root.clone()),
+            None => Ok(std::env::current_dir()?),
+        }
+    }
+}
+
+/// Starts the OpenTelemetry export `--otlp-endpoint` asks for; dropping the guard sends the
+/// spans still buffered.
+#[cfg(feature = "otel")]
+pub fn telemetry(args: &AgentArgs) -> Result<Option<agents::telemetry::OtelGuard>, Error> {
+    Ok(args
+        .otlp_endpoint
+        .as_deref()
+        .map(agents::telemetry::init_otlp)
+        .transpose()?)
+}
+
+/// Whether `answer` was appended on a stop (synthesized or a notice), not the model's own
+/// final answer: it carries `"incomplete": true`.
+pub fn is_answer_on_stop(answer: &Message) -> bool {
+    answer
+        .metadata()
+        .get(agents::core::INCOMPLETE_KEY)
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// A ready agent and what the CLI shows about it.
+pub struct Prepared {
+    /// The agent.
+    pub agent: Agent,
+    /// The model's name (for the catalog and `/usage`).
+    pub model_name: String,
+    /// The model's catalog entry, when the catalog knows it.
+    pub price: Option<ModelInfo>,
+}
+
+/// Builds the agent the options describe: the model, the definition's settings, the flags',
+/// the tools (MCP servers' included), answer-on-stop and tool-call recovery. `trace` (from
+/// `/mode` in a chat) overrides the resolved trace mode; `on_event` receives its events.
+pub async fn prepare(
+    args: &AgentArgs,
+    settings: &Settings,
+    stream: bool,
+    on_event: impl Fn(&AgentEvent) + Send + Sync + 'static,
+) -> Result<Prepared, Error> {
+    let root = args.root()?;
+    let model = model(args, settings)?;
+    let model_name = model.name();
+    let builder = settings.builder(args, &root)?;
+    let builder = match args.driver {
+        Driver::Toolcalling => builder.with_shared_model(model),
+        Driver::React => builder.with_react(model),
+    };
+    let mut builder = builder.with_streaming(stream).on_event(on_event);
+    #[cfg(feature = "mcp")]
+    {
+        builder = builder.with_tools(
+            crate::mcp::definition_tools(settings.definition.as_ref(), &settings.tools).await?,
+        );
+    }
+    if args.no_recover_tool_calls {
+        builder = builder.with_content_tool_call_recovery(false);
+    } else if args.recover_tool_calls {
+        builder = builder.with_content_tool_call_recovery(true);
+    }
+    // (the definition's `execution.answer_on_stop` is in the builder already)
+    if let Some(answer) = args.answer_on_stop {
+        builder = builder.with_answer_on_stop(answer);
+    }
+    let agent = builder.build()?;
+    let price = ModelCatalog::from_env()?.lookup(&model_name);
+    Ok(Prepared {
+        agent,
+        model_name,
+        price,
+    })
+}
+
+fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>, Error> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    Ok(match settings.provider {
+        Provider::Openai => {
+            let key_var = args
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| "OPENAI_API_KEY".into());
+            let mut builder =
+                OpenAiCompatible::builder().api_key(env(&key_var).unwrap_or_default());
+            if let Some(url) = settings.base_url.clone().or_else(|| env("OPENAI_BASE_URL")) {
+                builder = builder.base_url(url);
+            }
+            let model = settings.model.clone().or_else(|| env("OPENAI_MODEL")).ok_or(
+                "no model: pass --model or set OPENAI_MODEL (or run `agents demo`, which needs no endpoint)",
+            )?;
+            Arc::new(builder.model(model).build()?)
+        }
+        Provider::Anthropic => {
+            let key_var = args
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| "ANTHROPIC_API_KEY".into());
+            let mut builder = Anthropic::builder().api_key(env(&key_var).unwrap_or_default());
+            if let Some(url) = settings
+                .base_url
+                .clone()
+                .or_else(|| env("ANTHROPIC_BASE_URL"))
+            {
+                builder = builder.base_url(url);
+            }
+            let model = settings
+                .model
+                .clone()
+                .or_else(|| env("ANTHROPIC_MODEL"))
+                .ok_or("no model: pass --model or set ANTHROPIC_MODEL")?;
+            Arc::new(builder.model(model).build()?)
+        }
+    })
+}
+
 /// The effective settings: flags win over the definition, the definition over the defaults.
 pub struct Settings {
     pub provider: Provider,
@@ -48,7 +265,7 @@ pub struct Settings {
 
 impl Settings {
     /// Reads the definition file (if any) and merges it with the flags.
-    pub fn resolve(args: &RunArgs) -> Result<Self, Error> {
+    pub fn resolve(args: &AgentArgs) -> Result<Self, Error> {
         let definition = args
             .definition
             .as_ref()
@@ -120,7 +337,7 @@ impl Settings {
     }
 
     /// The builder with the definition's settings, then the flags', then the tools.
-    pub fn builder(&self, args: &RunArgs, root: &Path) -> Result<AgentBuilder, Error> {
+    pub fn builder(&self, args: &AgentArgs, root: &Path) -> Result<AgentBuilder, Error> {
         let mut builder = AgentBuilder::new();
         if let Some(definition) = &self.definition {
             builder = definition.configure(builder);
@@ -152,7 +369,7 @@ impl Settings {
     fn install_tools(
         &self,
         mut builder: AgentBuilder,
-        args: &RunArgs,
+        args: &AgentArgs,
         root: &Path,
     ) -> Result<AgentBuilder, Error> {
         let permitted = |tool: &Arc<dyn Tool>| self.tools.permits(tool.name());

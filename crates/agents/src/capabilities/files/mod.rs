@@ -153,6 +153,12 @@ fn open_file(
     let fd = match sandbox.open(path, access) {
         Ok(fd) => fd,
         Err(error) if is_sandbox_errno(&error, Errno::ISDIR) => return Err(directory()),
+        Err(SandboxError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::failed(format!(
+                "cannot {action} `{shown}`: no such file or directory{}",
+                closest_hint(sandbox, path)
+            )))
+        }
         Err(error) => return Err(open_error(action, shown, error)),
     };
     let stat = rustix::fs::fstat(&fd).map_err(|e| io_error("inspect", shown, &e.into()))?;
@@ -206,8 +212,12 @@ fn open_dir(
     shown: &str,
     action: &str,
 ) -> Result<OwnedFd, ToolError> {
-    let no_such_directory =
-        || ToolError::failed(format!("cannot {action} `{shown}`: no such directory"));
+    let no_such_directory = || {
+        ToolError::failed(format!(
+            "cannot {action} `{shown}`: no such directory{}",
+            closest_hint(sandbox, path)
+        ))
+    };
     match sandbox.open(path, Access::Directory) {
         Ok(fd) => Ok(fd),
         Err(SandboxError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -225,6 +235,45 @@ fn open_dir(
         }
         Err(error) => Err(open_error(action, shown, error)),
     }
+}
+
+/// How many entries of a directory [`closest_hint`] looks at, so a huge directory costs
+/// bounded time.
+const MAX_HINT_ENTRIES: usize = 10_000;
+
+/// For a path that does not exist: `"; did you mean `notes.txt`?"` with up to three names in
+/// its directory closest to the one asked for ([`agents_core::closest_names`]), so a small
+/// model that misspells a file name can fix its call. Empty when the directory cannot be read
+/// or nothing there is close.
+fn closest_hint(sandbox: &Sandbox, path: &RelativePath) -> String {
+    let (Some(parent), Some(wanted)) = (path.parent(), path.file_name()) else {
+        return String::new();
+    };
+    let Ok(dir) = sandbox.open(&parent, Access::Directory) else {
+        return String::new();
+    };
+    let Ok(entries) = read_entries(&dir) else {
+        return String::new();
+    };
+    let names: Vec<String> = entries
+        .take(MAX_HINT_ENTRIES)
+        .filter_map(Result::ok)
+        .map(|entry| entry.name.to_string_lossy().into_owned())
+        .collect();
+    let close = agents_core::closest_names(&wanted, names.iter().map(String::as_str), 3);
+    if close.is_empty() {
+        return String::new();
+    }
+    let prefix = if parent.is_root() {
+        String::new()
+    } else {
+        format!("{}/", sandbox.shown(&parent))
+    };
+    let shown: Vec<String> = close
+        .iter()
+        .map(|name| format!("`{prefix}{name}`"))
+        .collect();
+    format!("; did you mean {}?", shown.join(", "))
 }
 
 /// One entry of a directory read through its descriptor.

@@ -159,6 +159,7 @@ fn cut_line(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capabilities::files::ListDirTool;
     use serde_json::json;
 
     fn setup() -> (tempfile::TempDir, ReadFileTool) {
@@ -237,7 +238,54 @@ mod tests {
         );
         assert_eq!(
             read(&tool, json!({"path": "nope.txt"})).await.unwrap_err(),
-            ToolError::failed("cannot read `nope.txt`: no such file or directory")
+            ToolError::failed(
+                "cannot read `nope.txt`: no such file or directory; did you mean `empty.txt`?"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_file_answers_with_the_closest_names_in_its_directory() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("notes.txt"), "n").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "n").unwrap();
+        std::fs::write(dir.path().join("inventory.csv"), "i").unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("docs/guide.md"), "g").unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "nottes.txt"})).await.unwrap_err(),
+            ToolError::failed(
+                "cannot read `nottes.txt`: no such file or directory; did you mean `notes.txt`, `notes.md`?"
+            )
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "docs/gide.md"})).await.unwrap_err(),
+            ToolError::failed(
+                "cannot read `docs/gide.md`: no such file or directory; did you mean `docs/guide.md`?"
+            )
+        );
+        // nothing close: no guess
+        assert_eq!(
+            read(&tool, json!({"path": "launch_codes.bin"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed("cannot read `launch_codes.bin`: no such file or directory")
+        );
+        // a missing directory on the way: no hint, no error about the hint
+        assert_eq!(
+            read(&tool, json!({"path": "nowhere/notes.txt"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed("cannot read `nowhere/notes.txt`: no such file or directory")
+        );
+        let list = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
+        let listed = list
+            .call(json!({"path": "doc"}), &ToolContext::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            listed,
+            ToolError::failed("cannot list `doc`: no such directory; did you mean `docs`?")
         );
     }
 

@@ -284,6 +284,13 @@ impl RelativePath {
         self.parts.is_empty()
     }
 
+    /// The last part of the path (`None` for the root), lossily as text.
+    pub(super) fn file_name(&self) -> Option<String> {
+        self.parts
+            .last()
+            .map(|part| part.to_string_lossy().into_owned())
+    }
+
     /// The directory holding this path (`None` for the root).
     pub(super) fn parent(&self) -> Option<RelativePath> {
         let (_, parent) = self.parts.split_last()?;

@@ -1,0 +1,623 @@
+//! `agents chat`: a conversation in the terminal, one turn after another.
+//!
+//! The line editor is rustyline: history (a file), multi-line input (end a line with `\`),
+//! completion of the `/` commands. The model's text is written as it arrives, each tool call
+//! as one line (name, short arguments, then its status and duration), everything that a model
+//! or tool wrote through [`printable`] (no raw control characters). Ctrl-C during a turn
+//! cancels it (every tool call still gets a result, and a notice says the turn was cancelled);
+//! a second Ctrl-C, or Ctrl-D, at the prompt leaves.
+
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agents::inference::ModelInfo;
+use agents::prelude::*;
+use rustyline::completion::Completer;
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::FileHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{Editor, Helper};
+
+use crate::render::{cost_text, one_line, printable, tokens_text};
+use crate::run::{cancelled, load_state, until_ctrl_c, Trace};
+use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Settings};
+
+type Error = Box<dyn std::error::Error>;
+
+/// Options of `agents chat`.
+#[derive(Debug, clap::Args)]
+pub struct ChatArgs {
+    /// The model, the tools, the limits (the same options as `agents run`).
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// Keep the conversation in the session NAME (created on first use, resumed after).
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// The session database: `sqlite://PATH` or `postgres://..` (default:
+    /// `$XDG_DATA_HOME/agents/sessions.db`).
+    #[arg(long, value_name = "URL", requires = "session")]
+    pub db: Option<String>,
+    /// The line editor's history file (default: `$XDG_DATA_HOME/agents/chat_history`).
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+}
+
+/// The commands, for `/help` and completion.
+const COMMANDS: [(&str, &str); 10] = [
+    ("/help", "this list"),
+    ("/tools", "the tools the agent has"),
+    ("/trace", "the last turn's tool calls and results"),
+    (
+        "/usage",
+        "tokens used in this chat, and the cost when the model's price is known",
+    ),
+    (
+        "/mode",
+        "legacy|separated|digest: what of the tool trace the conversation keeps",
+    ),
+    ("/reset", "start a new conversation"),
+    ("/save", "FILE: write the conversation to FILE (atomically)"),
+    ("/load", "FILE: continue the conversation saved in FILE"),
+    ("/exit", "leave (Ctrl-D does too)"),
+    (
+        "\\",
+        "at the end of a line: continue the message on the next line",
+    ),
+];
+
+/// `agents chat`.
+pub async fn run(args: ChatArgs) -> Result<(), Error> {
+    #[cfg(feature = "otel")]
+    let _telemetry = crate::setup::telemetry(&args.agent)?;
+    let mut settings = Settings::resolve(&args.agent)?;
+    let style = Style::new();
+    let screen = Screen::new(style);
+    let mut prepared = prepare(&args.agent, &settings, true, screen.listener()).await?;
+    let session = args
+        .session
+        .clone()
+        .map(|name| crate::sessions::SessionArgs {
+            session: Some(name),
+            resume: false,
+            db: args.db.clone(),
+        });
+    let mut state = match &session {
+        Some(session) => crate::sessions::load(session).await?,
+        None => AgentState::new(),
+    };
+    let mut editor = editor(args.history.as_deref())?;
+    let mut total = Usage::default();
+    println!(
+        "{}",
+        style.dim(&format!(
+            "agents chat: model {}, {} tool(s), {} mode{}. /help for commands, Ctrl-D to leave.",
+            printable(&prepared.model_name),
+            prepared.agent.tools().len(),
+            trace_name(settings.trace),
+            match &args.session {
+                Some(name) => format!(
+                    ", session {} ({} messages)",
+                    printable(name),
+                    state.messages().len()
+                ),
+                None => String::new(),
+            }
+        ))
+    );
+    let mut interrupted = false;
+    loop {
+        let line = match editor.editor.readline("you> ") {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) if !interrupted => {
+                interrupted = true;
+                println!("{}", style.dim("(Ctrl-C again or Ctrl-D to leave)"));
+                continue;
+            }
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+            Err(error) => return Err(error.into()),
+        };
+        interrupted = false;
+        let message = line.replace("\\\n", "\n");
+        let message = message.trim();
+        if message.is_empty() {
+            continue;
+        }
+        editor.remember(&line);
+        if let Some(command) = message.strip_prefix('/') {
+            let (name, argument) = command
+                .split_once(char::is_whitespace)
+                .map_or((command, ""), |(n, a)| (n, a.trim()));
+            match name {
+                "exit" | "quit" => break,
+                "help" => {
+                    for (command, what) in COMMANDS {
+                        println!("  {command:<8} {what}");
+                    }
+                }
+                "tools" => {
+                    for tool in prepared.agent.tools().iter() {
+                        let description = tool.description();
+                        println!(
+                            "  {:<20} {}",
+                            printable(tool.name()),
+                            one_line(description.lines().next().unwrap_or_default(), 100)
+                        );
+                    }
+                }
+                "trace" => screen.print_trace(),
+                "usage" => println!(
+                    "{}; {}",
+                    tokens_text(&total),
+                    match &prepared.price {
+                        Some(_) => cost_text(&total, prepared.price.as_ref()),
+                        None => format!(
+                            "unknown price (model `{}` is not in the catalog)",
+                            printable(&prepared.model_name)
+                        ),
+                    }
+                ),
+                "mode" => match parse_trace(argument) {
+                    Some(trace) => {
+                        settings.trace = trace;
+                        prepared = prepare(&args.agent, &settings, true, screen.listener()).await?;
+                        println!("mode: {}", trace_name(trace));
+                    }
+                    None => println!(
+                        "mode: {} (change it with /mode legacy|separated|digest)",
+                        trace_name(settings.trace)
+                    ),
+                },
+                "reset" | "load" if session.is_some() => println!(
+                    "/{name} does not apply to a session, which keeps its conversation; \
+                     `agents sessions delete NAME` removes it"
+                ),
+                "reset" => {
+                    state = AgentState::new();
+                    screen.clear_trace();
+                    println!("new conversation");
+                }
+                "save" | "load" if argument.is_empty() => println!("usage: /{name} FILE"),
+                "save" => match save(&state, Path::new(argument)) {
+                    Ok(()) => println!(
+                        "saved {} messages to {}",
+                        state.messages().len(),
+                        printable(argument)
+                    ),
+                    Err(error) => println!("{}", style.error(&error.to_string())),
+                },
+                "load" => match load(Path::new(argument)) {
+                    Ok(loaded) => {
+                        state = loaded;
+                        screen.clear_trace();
+                        println!(
+                            "loaded {} messages from {}",
+                            state.messages().len(),
+                            printable(argument)
+                        );
+                    }
+                    Err(error) => println!("{}", style.error(&error.to_string())),
+                },
+                _ => println!(
+                    "unknown command `/{}`; /help lists the commands",
+                    printable(name)
+                ),
+            }
+            continue;
+        }
+        screen.start_turn();
+        let token = CancellationToken::new();
+        let agent = &prepared.agent;
+        let turn = async {
+            match &session {
+                Some(session) => {
+                    crate::sessions::run(agent, session, Some(message), token.clone()).await
+                }
+                None => Ok(agent
+                    .execute_cancellable(state.clone().with_user_message(message), token.clone())
+                    .await?),
+            }
+        };
+        match until_ctrl_c(&token, turn).await {
+            Ok(done) => {
+                let usage = done.execution_usage();
+                total += usage;
+                screen.end_turn(&done, &usage, prepared.price.as_ref());
+                state = done;
+            }
+            Err(error) => {
+                screen.end_line();
+                println!(
+                    "{}",
+                    style.error(&format!(
+                        "the turn failed: {}",
+                        crate::render::error_report(error.as_ref())
+                    ))
+                );
+            }
+        }
+    }
+    editor.save();
+    Ok(())
+}
+
+fn trace_name(trace: Trace) -> &'static str {
+    match trace {
+        Trace::Legacy => "legacy",
+        Trace::Separated => "separated",
+        Trace::Digest => "digest",
+    }
+}
+
+fn parse_trace(text: &str) -> Option<Trace> {
+    match text {
+        "legacy" => Some(Trace::Legacy),
+        "separated" => Some(Trace::Separated),
+        "digest" => Some(Trace::Digest),
+        _ => None,
+    }
+}
+
+fn save(state: &AgentState, path: &Path) -> Result<(), Error> {
+    let json = state.to_json()?;
+    Ok(agents::fs::write_atomic(path, json.as_bytes())?)
+}
+
+fn load(path: &Path) -> Result<AgentState, Error> {
+    if !path.exists() {
+        return Err(format!("no file `{}` to load", path.display()).into());
+    }
+    load_state(path)
+}
+
+/// The line editor and where its history lives.
+struct LineEditor {
+    editor: Editor<ChatHelper, FileHistory>,
+    history: Option<PathBuf>,
+}
+
+fn editor(history: Option<&Path>) -> Result<LineEditor, Error> {
+    let mut editor = Editor::with_config(
+        rustyline::Config::builder()
+            .auto_add_history(false)
+            .max_history_size(2000)?
+            .build(),
+    )?;
+    editor.set_helper(Some(ChatHelper));
+    let history = match history {
+        Some(path) => Some(path.to_owned()),
+        None => crate::sessions::data_dir()
+            .ok()
+            .map(|dir| dir.join("agents").join("chat_history")),
+    };
+    if let Some(path) = &history {
+        if path.exists() {
+            if let Err(error) = editor.load_history(path) {
+                eprintln!(
+                    "warning: cannot read the history file {}: {error}",
+                    path.display()
+                );
+            }
+        } else if let Err(error) = create_private(path) {
+            eprintln!(
+                "warning: cannot create the history file {}: {error}",
+                path.display()
+            );
+        }
+    }
+    Ok(LineEditor { editor, history })
+}
+
+/// Creates an empty file readable by its owner only (what you type can be private).
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map(drop)
+}
+
+impl LineEditor {
+    /// Adds `line` to the history, and to the history file at once (a second Ctrl-C during a
+    /// turn leaves without a goodbye).
+    fn remember(&mut self, line: &str) {
+        let _ = self.editor.add_history_entry(line);
+        self.save();
+    }
+
+    fn save(&mut self) {
+        if let Some(path) = &self.history {
+            if let Err(error) = self.editor.append_history(path) {
+                eprintln!(
+                    "warning: cannot write the history file {}: {error}",
+                    path.display()
+                );
+                self.history = None;
+            }
+        }
+    }
+}
+
+/// Multi-line input (a line ending in `\` continues) and completion of `/` commands.
+struct ChatHelper;
+
+impl Helper for ChatHelper {}
+impl Hinter for ChatHelper {
+    type Hint = String;
+}
+impl Highlighter for ChatHelper {}
+
+impl Validator for ChatHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if ctx.input().ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+impl Completer for ChatHelper {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let typed = &line[..pos];
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return Ok((0, Vec::new()));
+        }
+        let matches = COMMANDS
+            .iter()
+            .map(|(command, _)| *command)
+            .filter(|command| command.starts_with(typed))
+            .map(str::to_owned)
+            .collect();
+        Ok((0, matches))
+    }
+}
+
+/// Colors, when stdout is a terminal and `NO_COLOR` is not set.
+#[derive(Clone, Copy)]
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn new() -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self {
+            color: !no_color && std::io::stdout().is_terminal(),
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+
+    fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    fn error(&self, text: &str) -> String {
+        self.paint("31", text)
+    }
+
+    fn ok(&self, text: &str) -> String {
+        self.paint("32", text)
+    }
+}
+
+/// What the turn has put on the screen, shared with the agent's event listener.
+#[derive(Clone)]
+struct Screen {
+    style: Style,
+    shared: Arc<Mutex<ScreenState>>,
+}
+
+#[derive(Default)]
+struct ScreenState {
+    /// The cursor is not at the start of a line.
+    mid_line: bool,
+    /// The tool call whose line is open (waiting for its status), by call id.
+    open_call: Option<String>,
+    /// The current inference has streamed text.
+    streamed: bool,
+    /// The last turn's tool calls.
+    trace: Vec<ToolExecution>,
+}
+
+impl Screen {
+    fn new(style: Style) -> Self {
+        Self {
+            style,
+            shared: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ScreenState> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The agent's event listener.
+    fn listener(&self) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
+        let screen = self.clone();
+        move |event| screen.on_event(event)
+    }
+
+    fn on_event(&self, event: &AgentEvent) {
+        let style = self.style;
+        let mut state = self.lock();
+        let mut out = std::io::stdout().lock();
+        match event {
+            AgentEvent::InferenceRequested { .. } => state.streamed = false,
+            AgentEvent::TextDelta { delta, .. } => {
+                if !state.streamed {
+                    close_line(&mut state, &mut out);
+                    let _ = write!(out, "{}", style.bold("assistant: "));
+                    state.streamed = true;
+                }
+                let text = printable(delta);
+                let _ = write!(out, "{text}");
+                if !text.is_empty() {
+                    state.mid_line = !text.ends_with('\n');
+                }
+            }
+            AgentEvent::ToolCallStarted { call, .. } => {
+                close_line(&mut state, &mut out);
+                let _ = write!(
+                    out,
+                    "{}",
+                    style.dim(&format!(
+                        "  > {}({}) ...",
+                        printable(call.name()),
+                        one_line(&call.arguments().to_string(), 60)
+                    ))
+                );
+                state.mid_line = true;
+                state.open_call = Some(call.id().to_owned());
+            }
+            AgentEvent::ToolCallCompleted { execution, .. } => {
+                if state.open_call.as_deref() != Some(execution.id()) {
+                    close_line(&mut state, &mut out);
+                    let _ = write!(out, "{}", style.dim(&format!("  > {}", execution.name())));
+                }
+                let millis = execution.duration().as_millis();
+                let status = match execution.error_message() {
+                    Some(error) => {
+                        style.error(&format!(" error ({millis} ms): {}", one_line(error, 80)))
+                    }
+                    None => style.ok(&format!(" ok ({millis} ms)")),
+                };
+                let _ = writeln!(out, "{status}");
+                state.mid_line = false;
+                state.open_call = None;
+                state.trace.push(execution.clone());
+            }
+            AgentEvent::ToolCallBlocked { call, reason, .. } => {
+                close_line(&mut state, &mut out);
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    style.error(&format!(
+                        "  > {} blocked: {}",
+                        printable(call.name()),
+                        one_line(reason, 80)
+                    ))
+                );
+            }
+            AgentEvent::InferenceResponded {
+                finish_reason: FinishReason::Length,
+                ..
+            } => {
+                close_line(&mut state, &mut out);
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    style.error("(the reply was cut at the model's token limit)")
+                );
+            }
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+
+    fn start_turn(&self) {
+        let mut state = self.lock();
+        state.trace.clear();
+        state.streamed = false;
+    }
+
+    fn end_line(&self) {
+        let mut state = self.lock();
+        close_line(&mut state, &mut std::io::stdout().lock());
+    }
+
+    fn clear_trace(&self) {
+        self.lock().trace.clear();
+    }
+
+    /// The answer when it was not streamed (an answer on a stop, a provider that does not
+    /// stream), then a dim line with the stop reason, tokens and cost of the turn.
+    fn end_turn(&self, done: &AgentState, usage: &Usage, price: Option<&ModelInfo>) {
+        let style = self.style;
+        let mut state = self.lock();
+        let mut out = std::io::stdout().lock();
+        close_line(&mut state, &mut out);
+        if let Some(answer) = done.final_response() {
+            if is_answer_on_stop(&answer) || !state.streamed {
+                let _ = writeln!(
+                    out,
+                    "{}{}",
+                    style.bold("assistant: "),
+                    printable(answer.text().trim_end())
+                );
+            }
+        }
+        let stopped = match done.stop_reason() {
+            Some(reason) if cancelled(done) || done.status() == AgentStatus::Failed => {
+                format!("stopped: {}; ", reason.as_str())
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "{}",
+            style.dim(&format!(
+                "({stopped}{} step(s); {}; {})",
+                done.step_executions().len(),
+                tokens_text(usage),
+                cost_text(usage, price)
+            ))
+        );
+        let _ = out.flush();
+    }
+
+    fn print_trace(&self) {
+        let state = self.lock();
+        if state.trace.is_empty() {
+            println!("the last turn called no tools");
+        }
+        for (n, execution) in state.trace.iter().enumerate() {
+            println!(
+                "{}. {}({}) {} in {} ms",
+                n + 1,
+                printable(execution.name()),
+                one_line(&execution.arguments().to_string(), 200),
+                if execution.has_error() {
+                    "failed"
+                } else {
+                    "ok"
+                },
+                execution.duration().as_millis()
+            );
+            println!("   {}", one_line(&execution.result_text(), 300));
+        }
+    }
+}
+
+fn close_line(state: &mut ScreenState, out: &mut impl std::io::Write) {
+    if state.mid_line {
+        let _ = writeln!(out);
+        state.mid_line = false;
+    }
+    state.open_call = None;
+}
