@@ -469,6 +469,17 @@ impl AgentBuilder {
             .filter(|tool| allowed_tools.is_none_or(|names| names.iter().any(|n| n == tool.name())))
             .cloned()
             .collect();
+        let tool_sources = self
+            .tool_sources
+            .iter()
+            .map(|source| match allowed_tools {
+                None => Arc::clone(source),
+                Some(names) => Arc::new(OnlyNamed {
+                    source: Arc::clone(source),
+                    names: names.to_vec(),
+                }) as Arc<dyn ToolSource>,
+            })
+            .collect();
         let inherit_model_settings = matches!(
             (&self.driver, &driver),
             (Some(DriverChoice::ToolCalling(a)), Some(DriverChoice::ToolCalling(b)))
@@ -483,6 +494,7 @@ impl AgentBuilder {
             streaming: self.streaming,
             content_tool_call_recovery: self.content_tool_call_recovery,
             tools,
+            tool_sources,
             retention: TraceRetention::Ephemeral,
             max_steps: self.max_steps,
             error_policy: self.error_policy,
@@ -605,5 +617,20 @@ impl std::fmt::Debug for AgentBuilder {
             .field("token_limit", &self.token_limit)
             .field("time_limit", &self.time_limit)
             .finish_non_exhaustive()
+    }
+}
+
+/// A parent's tool source as a subagent sees it: only the tools its `allowed_tools` names.
+struct OnlyNamed {
+    source: Arc<dyn ToolSource>,
+    names: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl ToolSource for OnlyNamed {
+    async fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut tools = self.source.tools().await;
+        tools.retain(|tool| self.names.iter().any(|name| name == tool.name()));
+        tools
     }
 }

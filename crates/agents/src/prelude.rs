@@ -11,7 +11,8 @@ pub use agents_core::{
     AgentStepType, AnswerOnStop, BeforeToolHook, CancellationToken, ContinuationCriterion,
     ContinuationDecision, ContinuationEvaluation, ErrorPolicy, FunctionTool, ManualClock, Next,
     StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolExecution, ToolHookDecision,
-    ToolOutput, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+    ToolOutput, ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
+    SUMMARY_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 #[cfg(feature = "sessions")]

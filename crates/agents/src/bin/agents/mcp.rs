@@ -129,12 +129,15 @@ pub async fn run(command: McpCommand) -> Result<(), Error> {
     }
 }
 
-/// The tools of the definition's `mcp_servers` that its tool policy permits; the clients stay
-/// connected as long as the tools live.
-pub async fn definition_tools(
+/// The definition's `mcp_servers` as tool sources (a server's list is fetched again after it
+/// announces a change), offering the tools its tool policy permits; the clients stay
+/// connected as long as the sources live. Two servers offering one name, or a server offering
+/// the name of one of `taken` (the agent's own tools), is an error here, at the start.
+pub async fn definition_tool_sources(
     definition: Option<&AgentDefinition>,
     policy: &ToolPolicy,
-) -> Result<Vec<Arc<dyn Tool>>, Error> {
+    taken: &[&str],
+) -> Result<Vec<Arc<dyn ToolSource>>, Error> {
     let Some(definition) = definition else {
         return Ok(Vec::new());
     };
@@ -146,10 +149,28 @@ pub async fn definition_tools(
         .iter()
         .map(|s| s.to_server())
         .collect::<Result<Vec<_>, _>>()?;
-    let (_clients, tools) = connect_all(servers).await?;
-    Ok(tools
-        .into_iter()
-        .filter(|t| policy.permits(t.name()))
+    let (clients, tools) = connect_all(servers).await?;
+    if let Some(tool) = tools
+        .iter()
+        .find(|t| policy.permits(t.name()) && taken.contains(&t.name()))
+    {
+        return Err(format!(
+            "an MCP server offers `{}`, which is also one of the agent's own tools: give the server a `prefix` in `mcp_servers`",
+            tool.name()
+        )
+        .into());
+    }
+    let policy = Arc::new(policy.clone());
+    Ok(clients
+        .iter()
+        .map(|client| {
+            let policy = Arc::clone(&policy);
+            Arc::new(
+                client
+                    .tool_source()
+                    .with_filter(move |name| policy.permits(name)),
+            ) as Arc<dyn ToolSource>
+        })
         .collect())
 }
 

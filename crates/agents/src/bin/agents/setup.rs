@@ -189,9 +189,21 @@ pub async fn prepare(
     let mut builder = builder.with_streaming(stream).on_event(on_event);
     #[cfg(feature = "mcp")]
     {
-        builder = builder.with_tools(
-            crate::mcp::definition_tools(settings.definition.as_ref(), &settings.tools).await?,
-        );
+        let taken: Vec<String> = builder
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
+        let sources = crate::mcp::definition_tool_sources(
+            settings.definition.as_ref(),
+            &settings.tools,
+            &taken,
+        )
+        .await?;
+        for source in sources {
+            builder = builder.with_tool_source(source);
+        }
     }
     if args.no_recover_tool_calls {
         builder = builder.with_content_tool_call_recovery(false);
