@@ -28,16 +28,18 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use messages::Message;
 
 use super::answer_on_stop::{self, AnswerOnStop};
 use super::hooks::{run_state_hooks, StopDecision};
+use crate::telemetry;
 use crate::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CachedContext,
     ContinuationCriterion, ContinuationEvaluation, ContinuationOutcome, ErrorPolicyCriterion,
-    EventSource, Execution, PreviousCalls, StepContext, StepExecution, StepFuture, StepTerminal,
-    StopReason, ToolFailureKind,
+    EventSource, Execution, PreviousCalls, RunCost, StepContext, StepExecution, StepFuture,
+    StepTerminal, StopReason, ToolFailureKind,
 };
 
 impl Agent {
@@ -86,6 +88,27 @@ impl Agent {
     /// # Errors
     /// As [`Agent::step`].
     pub async fn step_with(
+        &self,
+        state: AgentState,
+        options: &StepOptions,
+    ) -> Result<AgentState, AgentError> {
+        if state.status() != AgentStatus::InProgress {
+            return Ok(state);
+        }
+        // One `invoke_agent` span per step call (see `crate::telemetry` for why not one per
+        // execution); the driver's chat spans and the tool spans nest under it.
+        let span = telemetry::invoke_agent_span(&self.telemetry.name, &state);
+        let result = self
+            .step_in_span(state, options)
+            .instrument(span.clone())
+            .await;
+        if let Ok(state) = &result {
+            telemetry::record_step(&span, state, self.telemetry.capture_content);
+        }
+        result
+    }
+
+    async fn step_in_span(
         &self,
         state: AgentState,
         options: &StepOptions,
@@ -240,6 +263,7 @@ impl Agent {
     ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.step_count() + 1;
+        let step = self.priced(step);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(
             step,
@@ -261,6 +285,9 @@ impl Agent {
                         "the model repeated calls it had already made ({refusals} refused)"
                     )),
             );
+        }
+        if let Some(guard) = self.cost_guard(&state) {
+            guards.push(guard);
         }
         if token.is_cancelled() {
             guards.push(
@@ -284,6 +311,42 @@ impl Agent {
             outcome: outcome.clone(),
         });
         state.judged(outcome)
+    }
+
+    /// `step` with its cost: its usage at the catalog price of the model its inference
+    /// reported (unknown when the catalog has no price for it).
+    fn priced(&self, step: AgentStep) -> AgentStep {
+        let model = step.inference_response().and_then(|r| r.model());
+        let cost = RunCost::of_usage(step.usage(), model, &self.telemetry.catalog);
+        if !cost.is_known() {
+            tracing::debug!(
+                target: "agents_core::agent",
+                model = model.unwrap_or("(none reported)"),
+                "no price for the step's model in the catalog: its cost is unknown"
+            );
+        }
+        step.with_cost(cost)
+    }
+
+    /// The verdict of the cost limit on `state`'s execution: stop once its priced cost
+    /// reaches the limit.
+    fn cost_guard(&self, state: &AgentState) -> Option<ContinuationEvaluation> {
+        let limit = self.telemetry.cost_limit?;
+        let cost = state.execution_cost();
+        if !cost.is_known() {
+            tracing::warn!(
+                target: "agents_core::agent",
+                %cost,
+                limit_usd = limit,
+                "the cost limit counts only priced tokens: some of this execution's model has no price"
+            );
+        }
+        (cost.priced_usd() >= limit).then(|| {
+            ContinuationEvaluation::forbid("CostLimit", StopReason::CostLimit).with_reason(format!(
+                "the execution cost ${:.4}, reaching the limit of ${limit:.4}",
+                cost.priced_usd()
+            ))
+        })
     }
 
     /// A stop that a stop hook prevents (at most `max_stop_vetoes` times per execution, never
@@ -361,6 +424,7 @@ impl Agent {
                     .unwrap_or_default(),
                 steps: state.step_count(),
                 usage: state.execution_usage(),
+                cost: state.execution_cost(),
             });
         } else {
             self.events.emit_with(|| AgentEvent::ExecutionCompleted {
@@ -369,6 +433,7 @@ impl Agent {
                 stop_reason: state.stop_reason(),
                 steps: state.step_count(),
                 usage: state.execution_usage(),
+                cost: state.execution_cost(),
             });
         }
         state
@@ -396,6 +461,7 @@ impl Agent {
         let mut path = AnswerOnStop::Notice;
         let mut answer = None;
         let mut usage = inference::Usage::default();
+        let mut cost = RunCost::zero();
         if mode == AnswerOnStop::Synthesize {
             let options = StepOptions::new().with_cancellation(token.clone());
             let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
@@ -405,6 +471,7 @@ impl Agent {
             match self.driver.answer_without_tools(input, &context).await {
                 Ok(Some(response)) if !response.content().trim().is_empty() => {
                     usage = response.usage();
+                    cost = RunCost::of_response(&response, &self.telemetry.catalog);
                     path = AnswerOnStop::Synthesize;
                     answer = Some(answer_on_stop::marked(
                         Message::assistant(response.content().trim()),
@@ -421,7 +488,7 @@ impl Agent {
         }
         let answer = answer.unwrap_or_else(|| answer_on_stop::notice(&state, reason));
         let store = state.store().section(crate::DEFAULT_SECTION).append(answer);
-        let state = state.with_store(store).with_added_usage(usage);
+        let state = state.with_store(store).with_added_usage(usage, cost);
         self.events.emit_with(|| AgentEvent::AnsweredOnStop {
             source: EventSource::execution(&state),
             stop_reason: reason,
@@ -450,6 +517,7 @@ impl Agent {
             usage: step.usage(),
             finish_reason: step.finish_reason(),
             duration: execution.duration(),
+            cost: step.cost(),
         });
         if !step.usage().is_empty() {
             self.events.emit_with(|| AgentEvent::TokenUsage {
@@ -522,6 +590,7 @@ impl<'a> Terminal<'a> {
             tool_limits: self.agent.tool_limits,
             previous_calls: Arc::default(),
             journal: self.options.journal.clone(),
+            capture_content: self.agent.telemetry.capture_content,
         }
     }
 

@@ -7,7 +7,7 @@ use inference::{FinishReason, Usage};
 use messages::ToolCall;
 
 use crate::{
-    AgentState, AgentStatus, AgentStepType, AnswerOnStop, ContinuationOutcome, StopReason,
+    AgentState, AgentStatus, AgentStepType, AnswerOnStop, ContinuationOutcome, RunCost, StopReason,
     ToolContext, ToolEvent, ToolExecution,
 };
 
@@ -76,6 +76,8 @@ pub enum AgentEvent {
         steps: usize,
         /// Tokens used by the execution.
         usage: Usage,
+        /// What the execution cost.
+        cost: RunCost,
     },
     /// The execution ended in failure.
     ExecutionFailed {
@@ -87,6 +89,8 @@ pub enum AgentEvent {
         steps: usize,
         /// Tokens used by the execution.
         usage: Usage,
+        /// What the execution cost.
+        cost: RunCost,
     },
     /// A step is about to run.
     StepStarted {
@@ -111,6 +115,8 @@ pub enum AgentEvent {
         finish_reason: Option<FinishReason>,
         /// How long the step took.
         duration: Duration,
+        /// What the step cost.
+        cost: RunCost,
     },
     /// A driver is about to call the model.
     InferenceRequested {
