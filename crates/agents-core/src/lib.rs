@@ -78,8 +78,8 @@ pub mod tools;
 pub mod testing;
 
 pub use agent::{
-    Agent, AnswerOnStop, StateHook, StepOptions, StopDecision, StopHook, DEFAULT_AGENT_NAME,
-    DEFAULT_MAX_STOP_VETOES, INCOMPLETE_KEY, STOP_REASON_KEY,
+    Agent, AnswerOnStop, StateHook, StepOptions, StopDecision, StopHook, CONTEXT_WINDOW_WARNING,
+    DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES, INCOMPLETE_KEY, STOP_REASON_KEY,
 };
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};

@@ -426,6 +426,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The context window of the model the agent will talk to (its model name, else the
+    /// model's own), from the builder's catalog; `None` when unknown.
+    pub(crate) fn context_window(&self) -> Option<u64> {
+        let name = self.model_name.clone().or_else(|| match &self.driver {
+            Some(DriverChoice::ToolCalling(model) | DriverChoice::React(model)) => {
+                Some(model.name())
+            }
+            _ => None,
+        })?;
+        let lookup = |catalog: &ModelCatalog| catalog.lookup(&name);
+        match &self.model_catalog {
+            Some(catalog) => lookup(catalog),
+            None => lookup(&ModelCatalog::builtin()),
+        }?
+        .context_window
+    }
+
     /// Builds the agent.
     ///
     /// # Errors

@@ -196,3 +196,94 @@ proptest! {
         prop_assert_eq!(second.cost().unpriced_usage(), both.unpriced_usage());
     }
 }
+
+/// A model with a 10,000-token window.
+fn small_window() -> ModelCatalog {
+    ModelCatalog::new()
+        .with_model(ModelInfo::new("tiny", "test", 1.0, 10.0).with_limits(10_000, 1_000))
+}
+
+#[tokio::test]
+async fn a_request_over_80_percent_of_the_window_is_reported() {
+    let model = ScriptedModel::new([
+        call(1, "tiny", Usage::new(7_000, 10)),
+        answer("tiny", Usage::new(8_500, 10)),
+    ]);
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&warnings);
+    AgentBuilder::new()
+        .with_model(model)
+        .with_tool(search())
+        .with_model_catalog(small_window())
+        .on_event(move |event| {
+            if let AgentEvent::ContextWindowNearlyFull {
+                source,
+                model,
+                input_tokens,
+                context_window,
+            } = event
+            {
+                seen.lock().unwrap().push((
+                    source.step_number,
+                    model.clone(),
+                    *input_tokens,
+                    *context_window,
+                ));
+            }
+        })
+        .build()
+        .unwrap()
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    // 7,000 of 10,000 is under 80%: only the second step is reported.
+    assert_eq!(
+        *warnings.lock().unwrap(),
+        [(2, "tiny".to_owned(), 8_500, 10_000)]
+    );
+}
+
+#[tokio::test]
+async fn summarization_triggers_on_a_share_of_the_models_window() {
+    let run = |fraction: f64| async move {
+        let summarizer = ScriptedModel::new([InferenceResponse::text("They talked at length.")]);
+        let agent = AgentBuilder::new()
+            .with_model(ScriptedModel::new([answer("tiny", Usage::new(10, 1))]))
+            .with_model_name("tiny")
+            .with_model_catalog(small_window())
+            .with_capability(UseSummarization::new(summarizer).with_window_fraction(fraction))
+            .build()
+            .unwrap();
+        let mut state = AgentState::new();
+        // About 1,500 tokens of conversation (estimated at four characters a token).
+        for i in 0..30 {
+            let messages = state
+                .messages()
+                .appended(Message::user(format!("{i} {}", "long text ".repeat(20))));
+            state = state.with_messages(messages);
+        }
+        agent
+            .execute(state.with_user_message("now?"))
+            .await
+            .unwrap()
+    };
+    // 10% of 10,000 = 1,000 tokens: 500 for messages, 500 for the buffer: summarized.
+    let summarized = run(0.1).await;
+    assert_eq!(summarized.store().section(SUMMARY_SECTION).len(), 1);
+    // 80% of 10,000: everything fits, nothing is summarized.
+    let kept = run(0.8).await;
+    assert!(kept.store().section(SUMMARY_SECTION).is_empty());
+    assert_eq!(kept.messages().len(), 32);
+}
+
+#[test]
+fn a_window_fraction_needs_a_known_window() {
+    let error = AgentBuilder::new()
+        .with_model(ScriptedModel::new([]))
+        .with_model_name("no-such-model")
+        .with_model_catalog(small_window())
+        .with_capability(UseSummarization::new(ScriptedModel::new([])).with_window_fraction(0.5))
+        .build()
+        .unwrap_err();
+    assert!(error.to_string().contains("no context window"), "{error}");
+}

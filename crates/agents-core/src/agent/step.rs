@@ -264,6 +264,7 @@ impl Agent {
         let completed_at = self.clock.now().max(started_at);
         let number = state.step_count() + 1;
         let step = self.priced(step);
+        self.check_context_window(&state, &step, number);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(
             step,
@@ -326,6 +327,51 @@ impl Agent {
             );
         }
         step.with_cost(cost)
+    }
+
+    /// Warns (event and `tracing`) when `step`'s request used more than
+    /// [`CONTEXT_WINDOW_WARNING`] of its model's context window.
+    fn check_context_window(&self, state: &AgentState, step: &AgentStep, number: usize) {
+        let Some(model) = step.inference_response().and_then(|r| r.model()) else {
+            return;
+        };
+        let usage = step.usage();
+        let input_tokens = usage
+            .input_tokens
+            .saturating_add(usage.cache_read_tokens)
+            .saturating_add(usage.cache_write_tokens);
+        let Some(window) = self
+            .telemetry
+            .catalog
+            .lookup(model)
+            .and_then(|info| info.context_window)
+            .filter(|window| *window > 0)
+        else {
+            return;
+        };
+        if (input_tokens as f64) <= CONTEXT_WINDOW_WARNING * window as f64 {
+            return;
+        }
+        tracing::warn!(
+            target: "agents_core::agent",
+            agent_id = %state.agent_id(),
+            model,
+            input_tokens,
+            context_window = window,
+            "the request used over {:.0}% of the model's context window; summarize or trim \
+             the conversation before it no longer fits",
+            CONTEXT_WINDOW_WARNING * 100.0
+        );
+        self.events
+            .emit_with(|| AgentEvent::ContextWindowNearlyFull {
+                source: EventSource {
+                    step_number: number,
+                    ..EventSource::execution(state)
+                },
+                model: model.to_owned(),
+                input_tokens,
+                context_window: window,
+            });
     }
 
     /// The verdict of the cost limit on `state`'s execution: stop once its priced cost
@@ -527,6 +573,10 @@ impl Agent {
         }
     }
 }
+
+/// The share of a model's context window past which a request is reported
+/// ([`AgentEvent::ContextWindowNearlyFull`] and a `tracing` warning): 0.8.
+pub const CONTEXT_WINDOW_WARNING: f64 = 0.8;
 
 /// What one run of [`Agent::step_with`] gets besides the state: a cancellation token and an
 /// optional journal. Built with [`StepOptions::new`] and the `with_*` methods.
