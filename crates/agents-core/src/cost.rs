@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 /// let unknown = RunCost::of_response(
 ///     &InferenceResponse::text("hi").with_model("other").with_usage(usage), &catalog);
 /// assert_eq!(unknown.usd(), None);
-/// assert_eq!((priced + unknown).to_string(), "unknown price ($3.0000 priced, 1100000 tokens without a price)");
+/// assert_eq!((priced + unknown).to_string(), "unknown price ($3.000000 priced, 1100000 tokens without a price)");
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -135,7 +135,7 @@ impl std::iter::Sum for RunCost {
 impl fmt::Display for RunCost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_known() {
-            return write!(f, "${:.4}", self.priced_usd);
+            return write!(f, "${:.6}", self.priced_usd);
         }
         let tokens = self.unpriced.total();
         if self.priced_usd == 0.0 {
@@ -143,7 +143,7 @@ impl fmt::Display for RunCost {
         } else {
             write!(
                 f,
-                "unknown price (${:.4} priced, {tokens} tokens without a price)",
+                "unknown price (${:.6} priced, {tokens} tokens without a price)",
                 self.priced_usd
             )
         }
@@ -181,7 +181,7 @@ mod tests {
     fn no_tokens_cost_nothing_even_without_a_model() {
         let cost = RunCost::of_usage(Usage::default(), None, &catalog());
         assert!(cost.is_zero() && cost.is_known());
-        assert_eq!(cost.to_string(), "$0.0000");
+        assert_eq!(cost.to_string(), "$0.000000");
     }
 
     proptest! {

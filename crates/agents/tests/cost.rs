@@ -75,7 +75,7 @@ async fn the_state_sums_step_costs_over_the_execution_and_the_conversation() {
         .unwrap();
     assert_eq!(state.execution_cost().usd(), Some(4.0));
     assert_eq!(state.cost().usd(), Some(4.0));
-    assert_eq!(state.execution_cost().to_string(), "$4.0000");
+    assert_eq!(state.execution_cost().to_string(), "$4.000000");
 
     let state = agent
         .execute(state.with_user_message("second"))
@@ -111,7 +111,7 @@ async fn an_unknown_model_gives_an_unknown_cost_not_a_number() {
     assert_eq!(cost.unpriced_usage(), usage);
     assert_eq!(
         cost.to_string(),
-        "unknown price ($0.0020 priced, 1100 tokens without a price)"
+        "unknown price ($0.002000 priced, 1100 tokens without a price)"
     );
 }
 

@@ -259,4 +259,10 @@ async fn the_cli_exports_chat_spans_to_an_otlp_http_receiver() {
         attribute("gen_ai.usage.cache_read.input_tokens"),
         Some(Any::IntValue(1024))
     );
+    // The inference ran inside the agent's step span.
+    let step = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent agent")
+        .expect("an invoke_agent span");
+    assert_eq!(chat.parent_span_id, step.span_id);
 }

@@ -79,11 +79,48 @@ pub fn print_event(event: &AgentEvent) {
                  raise the limit (`llm.max_tokens`) if this repeats"
             );
         }
+        AgentEvent::ContextWindowNearlyFull {
+            model,
+            input_tokens,
+            context_window,
+            ..
+        } => {
+            eprintln!(
+                "warning: the request used {input_tokens} of {}'s {context_window}-token context \
+                 window; the conversation will soon not fit (summarize it or start a new session)",
+                printable(model)
+            );
+        }
         AgentEvent::TextDelta { delta, .. } => {
             print!("{}", printable(delta));
         }
         _ => {}
     }
+}
+
+/// The line after a run: status, stop reason, steps, tokens and what the execution cost
+/// (`cost $0.001146`, or `unknown price (...)` when a model the catalog does not price
+/// answered: never a made-up number).
+pub fn run_summary(state: &AgentState) -> String {
+    let usage = state.execution_usage();
+    let cost = state.execution_cost();
+    format!(
+        "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",
+        state.status(),
+        state
+            .stop_reason()
+            .map(|r| format!(", {r:?}"))
+            .unwrap_or_default(),
+        state.step_executions().len(),
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.total(),
+        if cost.is_known() {
+            format!("cost {cost}")
+        } else {
+            cost.to_string()
+        }
+    )
 }
 
 /// Prints the persisted conversation.

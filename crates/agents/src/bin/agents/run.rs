@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agents::inference::{ModelCatalog, ModelInfo};
+use agents::inference::ModelCatalog;
 use agents::prelude::*;
 
-use crate::render::{one_line, print_event, print_transcript, printable};
+use crate::render::{one_line, print_event, print_transcript, printable, run_summary};
 use crate::setup::Settings;
 
 /// Which wire protocol the endpoint speaks.
@@ -186,11 +186,6 @@ fn model(
 /// read into memory.
 const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The catalog entry of the model (built-in prices, or AGENTS_MODEL_CATALOG's).
-fn price_of(model: &str) -> Result<Option<ModelInfo>, Box<dyn std::error::Error>> {
-    Ok(ModelCatalog::from_env()?.lookup(model))
-}
-
 fn load_state(path: &Option<PathBuf>) -> Result<AgentState, Box<dyn std::error::Error>> {
     let Some(path) = path else {
         return Ok(AgentState::new());
@@ -267,13 +262,17 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     };
     let settings = Settings::resolve(&args).map_err(usage)?;
     let model = model(&args, &settings).map_err(usage)?;
-    let model_name = model.name();
     let builder = settings.builder(&args, &root).map_err(usage)?;
     let builder = match args.driver {
         Driver::Toolcalling => builder.with_shared_model(model),
         Driver::React => builder.with_react(model),
     };
-    let mut builder = builder.with_streaming(args.stream).on_event(print_event);
+    // Prices and context windows: the built-in catalog, or AGENTS_MODEL_CATALOG's over it.
+    let catalog = ModelCatalog::from_env().map_err(usage)?;
+    let mut builder = builder
+        .with_streaming(args.stream)
+        .with_model_catalog(catalog)
+        .on_event(print_event);
     #[cfg(feature = "mcp")]
     {
         builder = builder.with_tools(
@@ -288,7 +287,6 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         builder = builder.with_content_tool_call_recovery(true);
     }
     let agent = builder.build().map_err(usage)?;
-    let price = price_of(&model_name).map_err(usage)?;
     let prompt = args.prompt.as_deref().unwrap_or_default();
     let done = if args.session.session.is_some() {
         if !args.session.resume {
@@ -322,22 +320,7 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         }
         last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?
     };
-    let usage = done.execution_usage();
-    println!(
-        "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",
-        done.status(),
-        done.stop_reason()
-            .map(|r| format!(", {r:?}"))
-            .unwrap_or_default(),
-        done.step_executions().len(),
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.total(),
-        match &price {
-            Some(info) => format!("cost ${:.6}", usage.cost(info).total_usd()),
-            None => "unknown price".to_owned(),
-        }
-    );
+    println!("{}", run_summary(&done));
     if args.transcript {
         print_transcript(&done);
     }
