@@ -2,7 +2,7 @@
 //! and [`Agent::execute`]. This file is the whole loop; read it top to bottom.
 //!
 //! ```text
-//! step(state):
+//! step(state):                                   inside an `invoke_agent {name}` span
 //!   finished already (status not InProgress)?  return it unchanged
 //!   no execution yet?   start one: Execution{id, started_at}, before-execution hooks,
 //!                       ExecutionStarted; the criteria may stop it before any step
@@ -11,7 +11,8 @@
 //!   processors.run(state, terminal)               the onion, outermost layer first
 //!     terminal: step = driver.next_step(..)       (a driver error is a failure step;
 //!                                                  tool-call limits hold in run_tool_calls)
-//!               record it; outcome = criteria (+ error policy, repeated calls,
+//!               record it, priced (the agent's catalog) and checked against the context
+//!               window; outcome = criteria (+ error policy, repeated calls, cost limit,
 //!               cancellation, stop hooks), decided once
 //!   a layer returns without running the step: a guard stop is recorded right there, so
 //!   the layers outside it see a recorded, stopping step
