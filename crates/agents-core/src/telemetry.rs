@@ -17,9 +17,10 @@ use tracing::field::Empty;
 use tracing::Span;
 
 use inference::telemetry::{
-    ERROR_TYPE, GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID, GEN_AI_TOOL_NAME,
-    GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS, OPERATION_EXECUTE_TOOL,
-    OPERATION_INVOKE_AGENT, OTEL_KIND, OTEL_NAME, OTEL_STATUS_CODE,
+    record_usage, ERROR_TYPE, GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_NAME, GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+    GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS,
+    OPERATION_EXECUTE_TOOL, OPERATION_INVOKE_AGENT, OTEL_KIND, OTEL_NAME, OTEL_STATUS_CODE,
 };
 
 use crate::{AgentState, AgentStatus, ToolExecution};
@@ -55,6 +56,8 @@ pub(crate) fn invoke_agent_span(name: &str, state: &AgentState) -> Span {
         { AGENTS_STEP_NUMBER } = Empty,
         { GEN_AI_USAGE_INPUT_TOKENS } = Empty,
         { GEN_AI_USAGE_OUTPUT_TOKENS } = Empty,
+        { GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS } = Empty,
+        { GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS } = Empty,
         { AGENTS_COST_USD } = Empty,
         { AGENTS_STOP_REASON } = Empty,
         { GEN_AI_OUTPUT_MESSAGES } = Empty,
@@ -81,14 +84,7 @@ pub(crate) fn record_step(span: &Span, state: &AgentState, capture: bool) {
         AGENTS_STEP_NUMBER,
         i64::try_from(record.step_number()).unwrap_or(i64::MAX),
     );
-    let usage = step.usage();
-    let input = usage
-        .input_tokens
-        .saturating_add(usage.cache_read_tokens)
-        .saturating_add(usage.cache_write_tokens);
-    let output = usage.output_tokens.saturating_add(usage.reasoning_tokens);
-    span.record(GEN_AI_USAGE_INPUT_TOKENS, count(input));
-    span.record(GEN_AI_USAGE_OUTPUT_TOKENS, count(output));
+    record_usage(span, step.usage());
     if let Some(usd) = step.cost().usd() {
         span.record(AGENTS_COST_USD, usd);
     }
@@ -147,11 +143,6 @@ pub(crate) fn record_tool(span: &Span, execution: &ToolExecution, capture: bool)
         );
         span.record(GEN_AI_TOOL_CALL_RESULT, execution.result_text().as_str());
     }
-}
-
-/// A token count as an OpenTelemetry integer.
-fn count(tokens: u64) -> i64 {
-    i64::try_from(tokens).unwrap_or(i64::MAX)
 }
 
 /// The `snake_case` name serde gives a unit variant (`timed_out`, `cost_limit`).

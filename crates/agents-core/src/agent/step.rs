@@ -336,11 +336,7 @@ impl Agent {
         let Some(model) = step.inference_response().and_then(|r| r.model()) else {
             return;
         };
-        let usage = step.usage();
-        let input_tokens = usage
-            .input_tokens
-            .saturating_add(usage.cache_read_tokens)
-            .saturating_add(usage.cache_write_tokens);
+        let input_tokens = step.usage().prompt_tokens();
         let Some(window) = self
             .telemetry
             .catalog
