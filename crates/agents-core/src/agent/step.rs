@@ -337,6 +337,9 @@ impl Agent {
             return;
         };
         let input_tokens = step.usage().prompt_tokens();
+        if input_tokens == 0 {
+            return;
+        }
         let Some(window) = self
             .telemetry
             .catalog
