@@ -287,3 +287,33 @@ fn a_window_fraction_needs_a_known_window() {
         .unwrap_err();
     assert!(error.to_string().contains("no context window"), "{error}");
 }
+
+#[tokio::test]
+async fn a_durable_session_keeps_what_its_steps_cost() {
+    let usage = Usage::new(1_000_000, 100_000);
+    let agent = AgentBuilder::new()
+        .with_model(ScriptedModel::new([
+            call(1, "cheap", usage),
+            answer("cheap", usage),
+            answer("mystery", usage),
+        ]))
+        .with_tool(search())
+        .with_model_catalog(catalog())
+        .build()
+        .unwrap();
+    let store = SqliteSessionStore::in_memory().await.unwrap();
+    let session = agent.session(&store, "s1");
+    let sent = session.send("first").await.unwrap();
+    assert_eq!(sent.cost().usd(), Some(4.0));
+    let loaded = store.load("s1").await.unwrap().unwrap();
+    assert_eq!(loaded.cost(), sent.cost());
+    assert_eq!(loaded.execution_cost(), sent.execution_cost());
+
+    // A second turn answered by a model without a price: the conversation's cost is unknown,
+    // its priced part kept.
+    session.send("second").await.unwrap();
+    let loaded = store.load("s1").await.unwrap().unwrap();
+    assert_eq!(loaded.cost().usd(), None);
+    assert!(close(loaded.cost().priced_usd(), 4.0));
+    assert_eq!(loaded.cost().unpriced_usage(), usage);
+}
