@@ -42,6 +42,9 @@ pub struct StepContext {
     /// What this step already did in an earlier, interrupted run (none outside durable
     /// sessions).
     pub journal: Option<Arc<dyn StepJournal>>,
+    /// Whether the agent records contents on its spans (see
+    /// [`Agent::with_content_capture`](crate::Agent::with_content_capture)).
+    pub capture_content: bool,
 }
 
 impl Default for StepContext {
@@ -62,6 +65,7 @@ impl StepContext {
             tool_limits: ToolCallLimits::default(),
             previous_calls: Arc::default(),
             journal: None,
+            capture_content: false,
         }
     }
 
@@ -304,6 +308,7 @@ impl StepContext {
             metadata: state.metadata().clone(),
             cancellation: self.cancellation.clone(),
             clock: Arc::clone(&self.clock),
+            capture_content: self.capture_content,
         }
     }
 }

@@ -63,6 +63,7 @@ mod agent;
 mod cached_context;
 mod clock;
 mod continuation;
+mod cost;
 mod driver;
 mod errors;
 mod events;
@@ -70,14 +71,15 @@ mod journal;
 mod processing;
 mod state;
 mod step;
+pub mod telemetry;
 pub mod tools;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use agent::{
-    Agent, AnswerOnStop, StateHook, StepOptions, StopDecision, StopHook, DEFAULT_MAX_STOP_VETOES,
-    INCOMPLETE_KEY, STOP_REASON_KEY,
+    Agent, AnswerOnStop, StateHook, StepOptions, StopDecision, StopHook, CONTEXT_WINDOW_WARNING,
+    DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES, INCOMPLETE_KEY, STOP_REASON_KEY,
 };
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
@@ -87,6 +89,7 @@ pub use continuation::{
     ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck, ResponseContentCheck, RetryLimit,
     StepsLimit, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
 };
+pub use cost::RunCost;
 pub use driver::{AgentDriver, StepContext};
 pub use errors::{
     error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,

@@ -14,7 +14,7 @@ use agents_core::{
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
 use drivers_toolcalling::ToolCallingDriver;
-use inference::LanguageModel;
+use inference::{LanguageModel, ModelCatalog};
 use messages::{Message, ToolCall};
 
 use crate::{AgentCapability, BuildError};
@@ -70,6 +70,10 @@ pub struct AgentBuilder {
     driver_layers: Vec<DriverLayer>,
     answer_on_stop: Option<AnswerOnStop>,
     tool_limits: ToolCallLimits,
+    name: Option<String>,
+    content_capture: bool,
+    model_catalog: Option<ModelCatalog>,
+    cost_limit: Option<f64>,
 }
 
 impl Default for AgentBuilder {
@@ -101,6 +105,10 @@ impl Default for AgentBuilder {
             driver_layers: Vec::new(),
             answer_on_stop: None,
             tool_limits: ToolCallLimits::standard(),
+            name: None,
+            content_capture: false,
+            model_catalog: None,
+            cost_limit: None,
         }
     }
 }
@@ -399,6 +407,53 @@ impl AgentBuilder {
         &self.retention
     }
 
+    /// The agent's name: `gen_ai.agent.name` and the `invoke_agent {name}` span name
+    /// (default `agent`; a subagent is named after its definition).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Records contents on the agent's spans when `capture` is true: each step's output
+    /// messages, tool arguments and tool results (see [`Agent::with_content_capture`]).
+    /// Off by default. Subagents inherit it.
+    pub fn with_content_capture(mut self, capture: bool) -> Self {
+        self.content_capture = capture;
+        self
+    }
+
+    /// Prices steps with `catalog` instead of [`ModelCatalog::builtin`] (and reads context
+    /// windows from it). Subagents inherit it.
+    pub fn with_model_catalog(mut self, catalog: ModelCatalog) -> Self {
+        self.model_catalog = Some(catalog);
+        self
+    }
+
+    /// Stops an execution with [`StopReason::CostLimit`](crate::StopReason) once its priced
+    /// cost reaches `usd` dollars; the answer-on-stop rules then apply (see
+    /// [`Agent::with_cost_limit`]).
+    pub fn with_cost_limit(mut self, usd: f64) -> Self {
+        self.cost_limit = Some(usd);
+        self
+    }
+
+    /// The context window of the model the agent will talk to (its model name, else the
+    /// model's own), from the builder's catalog; `None` when unknown.
+    pub(crate) fn context_window(&self) -> Option<u64> {
+        let name = self.model_name.clone().or_else(|| match &self.driver {
+            Some(DriverChoice::ToolCalling(model) | DriverChoice::React(model)) => {
+                Some(model.name())
+            }
+            _ => None,
+        })?;
+        let lookup = |catalog: &ModelCatalog| catalog.lookup(&name);
+        match &self.model_catalog {
+            Some(catalog) => lookup(catalog),
+            None => lookup(&ModelCatalog::builtin()),
+        }?
+        .context_window
+    }
+
     /// Builds the agent.
     ///
     /// # Errors
@@ -437,7 +492,17 @@ impl AgentBuilder {
             .with_processors(self.processors())
             .with_cached_context(self.cached_context())
             .with_answer_on_stop(self.answer_on_stop())
-            .with_tool_limits(self.tool_limits);
+            .with_tool_limits(self.tool_limits)
+            .with_content_capture(self.content_capture);
+        if let Some(name) = &self.name {
+            agent = agent.with_name(name.as_str());
+        }
+        if let Some(catalog) = &self.model_catalog {
+            agent = agent.with_model_catalog(catalog.clone());
+        }
+        if let Some(limit) = self.cost_limit {
+            agent = agent.with_cost_limit(limit);
+        }
         for source in &self.tool_sources {
             agent = agent.with_tool_source(Arc::clone(source));
         }
@@ -502,6 +567,8 @@ impl AgentBuilder {
             tool_hooks: self.tool_hooks.clone(),
             tool_timeout: self.tool_timeout,
             tool_timeouts: self.tool_timeouts.clone(),
+            content_capture: self.content_capture,
+            model_catalog: self.model_catalog.clone(),
             ..AgentBuilder::new()
         }
         .with_system_prompt(system_prompt)

@@ -62,8 +62,8 @@ pub use capability::AgentCapability;
 
 pub use agents_core::{
     Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AnswerOnStop,
-    CancellationToken, Clock, ErrorPolicy, FunctionTool, ManualClock, Next, StateProcessors,
-    StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
+    CancellationToken, Clock, ErrorPolicy, FunctionTool, ManualClock, Next, RunCost,
+    StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
     EXECUTION_BUFFER_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};

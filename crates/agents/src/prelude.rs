@@ -10,17 +10,17 @@ pub use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep,
     AgentStepType, AnswerOnStop, BeforeToolHook, CancellationToken, ContinuationCriterion,
     ContinuationDecision, ContinuationEvaluation, ErrorPolicy, FunctionTool, ManualClock, Next,
-    StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolExecution, ToolHookDecision,
-    ToolOutput, ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
-    SUMMARY_SECTION,
+    RunCost, StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolExecution,
+    ToolHookDecision, ToolOutput, ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION,
+    EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 #[cfg(feature = "sessions")]
 pub use agents_sessions::{AgentSessionExt, SessionStore, SqliteSessionStore};
 pub use futures::StreamExt;
 pub use inference::{
-    Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, OpenAiCompatible,
-    ScriptedModel, Usage,
+    Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, ModelCatalog,
+    ModelInfo, OpenAiCompatible, ScriptedModel, Usage,
 };
 pub use messages::{Message, MessageStore, Messages, Role, ToolCall};
 pub use serde_json::json;

@@ -107,10 +107,7 @@ pub fn record_response(span: &Span, response: &InferenceResponse) {
 /// Records token usage on a chat span (input counts cache reads and writes, output counts
 /// reasoning, as the conventions ask).
 pub fn record_usage(span: &Span, usage: Usage) {
-    let input = usage
-        .input_tokens
-        .saturating_add(usage.cache_read_tokens)
-        .saturating_add(usage.cache_write_tokens);
+    let input = usage.prompt_tokens();
     let output = usage.output_tokens.saturating_add(usage.reasoning_tokens);
     span.record(GEN_AI_USAGE_INPUT_TOKENS, count(input));
     span.record(GEN_AI_USAGE_OUTPUT_TOKENS, count(output));

@@ -43,6 +43,14 @@ impl Usage {
         .fold(self.input_tokens, u64::saturating_add)
     }
 
+    /// Every prompt token: uncached input, cache reads and cache writes (saturating). What
+    /// a request took of the model's context window, and `gen_ai.usage.input_tokens`.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
+
     /// True when every field is zero.
     pub fn is_empty(&self) -> bool {
         self.total() == 0

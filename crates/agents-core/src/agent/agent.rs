@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use inference::ModelCatalog;
+
 use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
 use super::AnswerOnStop;
 use crate::{
@@ -41,7 +43,32 @@ pub struct Agent {
     pub(crate) max_stop_vetoes: u32,
     pub(crate) answer_on_stop: AnswerOnStop,
     pub(crate) tool_limits: ToolCallLimits,
+    pub(crate) telemetry: Telemetry,
 }
+
+/// What the agent reports about itself: its name on spans, whether spans carry contents,
+/// the catalog that prices its steps, its cost limit.
+#[derive(Clone, Debug)]
+pub(crate) struct Telemetry {
+    pub(crate) name: Arc<str>,
+    pub(crate) capture_content: bool,
+    pub(crate) catalog: Arc<ModelCatalog>,
+    pub(crate) cost_limit: Option<f64>,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Self {
+            name: Arc::from(DEFAULT_AGENT_NAME),
+            capture_content: false,
+            catalog: Arc::new(ModelCatalog::builtin()),
+            cost_limit: None,
+        }
+    }
+}
+
+/// The name of an agent not given one (`invoke_agent agent` spans).
+pub const DEFAULT_AGENT_NAME: &str = "agent";
 
 impl Agent {
     /// An agent running `driver`.
@@ -66,7 +93,59 @@ impl Agent {
             max_stop_vetoes: DEFAULT_MAX_STOP_VETOES,
             answer_on_stop: AnswerOnStop::Nothing,
             tool_limits: ToolCallLimits::default(),
+            telemetry: Telemetry::default(),
         }
+    }
+
+    /// A copy with this name: `gen_ai.agent.name` and the `invoke_agent {name}` span name
+    /// (default [`DEFAULT_AGENT_NAME`]).
+    pub fn with_name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.telemetry.name = name.into();
+        self
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.telemetry.name
+    }
+
+    /// A copy that records contents on its spans (`gen_ai.output.messages` on
+    /// `invoke_agent`, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` on
+    /// `execute_tool`) when `capture` is true. Off by default: prompts, answers and tool
+    /// data often hold what must not leave the process.
+    pub fn with_content_capture(mut self, capture: bool) -> Self {
+        self.telemetry.capture_content = capture;
+        self
+    }
+
+    /// True when spans carry contents (see [`with_content_capture`](Self::with_content_capture)).
+    pub fn captures_content(&self) -> bool {
+        self.telemetry.capture_content
+    }
+
+    /// A copy that prices its steps with `catalog` (default [`ModelCatalog::builtin`]).
+    pub fn with_model_catalog(mut self, catalog: ModelCatalog) -> Self {
+        self.telemetry.catalog = Arc::new(catalog);
+        self
+    }
+
+    /// The catalog that prices the agent's steps and gives its models' context windows.
+    pub fn model_catalog(&self) -> &ModelCatalog {
+        &self.telemetry.catalog
+    }
+
+    /// A copy that stops an execution with [`StopReason::CostLimit`](crate::StopReason)
+    /// once the priced part of its cost ([`RunCost::priced_usd`](crate::RunCost)) reaches
+    /// `usd` dollars. Tokens of a model the catalog has no price for do not count towards
+    /// the limit (their cost is unknown; a warning says so).
+    pub fn with_cost_limit(mut self, usd: f64) -> Self {
+        self.telemetry.cost_limit = Some(usd);
+        self
+    }
+
+    /// The cost limit in dollars, if any.
+    pub fn cost_limit(&self) -> Option<f64> {
+        self.telemetry.cost_limit
     }
 
     /// A copy with these tools.

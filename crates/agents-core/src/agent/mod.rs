@@ -6,7 +6,7 @@ mod answer_on_stop;
 mod hooks;
 mod step;
 
-pub use agent::{Agent, DEFAULT_MAX_STOP_VETOES};
+pub use agent::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES};
 pub use answer_on_stop::{AnswerOnStop, INCOMPLETE_KEY, STOP_REASON_KEY};
 pub use hooks::{StateHook, StopDecision, StopHook};
-pub use step::StepOptions;
+pub use step::{StepOptions, CONTEXT_WINDOW_WARNING};

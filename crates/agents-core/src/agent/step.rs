@@ -2,7 +2,7 @@
 //! and [`Agent::execute`]. This file is the whole loop; read it top to bottom.
 //!
 //! ```text
-//! step(state):
+//! step(state):                                   inside an `invoke_agent {name}` span
 //!   finished already (status not InProgress)?  return it unchanged
 //!   no execution yet?   start one: Execution{id, started_at}, before-execution hooks,
 //!                       ExecutionStarted; the criteria may stop it before any step
@@ -11,7 +11,8 @@
 //!   processors.run(state, terminal)               the onion, outermost layer first
 //!     terminal: step = driver.next_step(..)       (a driver error is a failure step;
 //!                                                  tool-call limits hold in run_tool_calls)
-//!               record it; outcome = criteria (+ error policy, repeated calls,
+//!               record it, priced (the agent's catalog) and checked against the context
+//!               window; outcome = criteria (+ error policy, repeated calls, cost limit,
 //!               cancellation, stop hooks), decided once
 //!   a layer returns without running the step: a guard stop is recorded right there, so
 //!   the layers outside it see a recorded, stopping step
@@ -28,16 +29,18 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use messages::Message;
 
 use super::answer_on_stop::{self, AnswerOnStop};
 use super::hooks::{run_state_hooks, StopDecision};
+use crate::telemetry;
 use crate::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CachedContext,
     ContinuationCriterion, ContinuationEvaluation, ContinuationOutcome, ErrorPolicyCriterion,
-    EventSource, Execution, PreviousCalls, StepContext, StepExecution, StepFuture, StepTerminal,
-    StopReason, ToolFailureKind,
+    EventSource, Execution, PreviousCalls, RunCost, StepContext, StepExecution, StepFuture,
+    StepTerminal, StopReason, ToolFailureKind,
 };
 
 impl Agent {
@@ -86,6 +89,27 @@ impl Agent {
     /// # Errors
     /// As [`Agent::step`].
     pub async fn step_with(
+        &self,
+        state: AgentState,
+        options: &StepOptions,
+    ) -> Result<AgentState, AgentError> {
+        if state.status() != AgentStatus::InProgress {
+            return Ok(state);
+        }
+        // One `invoke_agent` span per step call (see `crate::telemetry` for why not one per
+        // execution); the driver's chat spans and the tool spans nest under it.
+        let span = telemetry::invoke_agent_span(&self.telemetry.name, &state);
+        let result = self
+            .step_in_span(state, options)
+            .instrument(span.clone())
+            .await;
+        if let Ok(state) = &result {
+            telemetry::record_step(&span, state, self.telemetry.capture_content);
+        }
+        result
+    }
+
+    async fn step_in_span(
         &self,
         state: AgentState,
         options: &StepOptions,
@@ -240,6 +264,8 @@ impl Agent {
     ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.step_count() + 1;
+        let step = self.priced(step);
+        self.check_context_window(&state, &step, number);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(
             step,
@@ -261,6 +287,9 @@ impl Agent {
                         "the model repeated calls it had already made ({refusals} refused)"
                     )),
             );
+        }
+        if let Some(guard) = self.cost_guard(&state) {
+            guards.push(guard);
         }
         if token.is_cancelled() {
             guards.push(
@@ -284,6 +313,86 @@ impl Agent {
             outcome: outcome.clone(),
         });
         state.judged(outcome)
+    }
+
+    /// `step` with its cost: its usage at the catalog price of the model its inference
+    /// reported (unknown when the catalog has no price for it).
+    fn priced(&self, step: AgentStep) -> AgentStep {
+        let model = step.inference_response().and_then(|r| r.model());
+        let cost = RunCost::of_usage(step.usage(), model, &self.telemetry.catalog);
+        if !cost.is_known() {
+            tracing::debug!(
+                target: "agents_core::agent",
+                model = model.unwrap_or("(none reported)"),
+                "no price for the step's model in the catalog: its cost is unknown"
+            );
+        }
+        step.with_cost(cost)
+    }
+
+    /// Warns (event and `tracing`) when `step`'s request used more than
+    /// [`CONTEXT_WINDOW_WARNING`] of its model's context window.
+    fn check_context_window(&self, state: &AgentState, step: &AgentStep, number: usize) {
+        let Some(model) = step.inference_response().and_then(|r| r.model()) else {
+            return;
+        };
+        let input_tokens = step.usage().prompt_tokens();
+        if input_tokens == 0 {
+            return;
+        }
+        let Some(window) = self
+            .telemetry
+            .catalog
+            .lookup(model)
+            .and_then(|info| info.context_window)
+            .filter(|window| *window > 0)
+        else {
+            return;
+        };
+        if (input_tokens as f64) <= CONTEXT_WINDOW_WARNING * window as f64 {
+            return;
+        }
+        tracing::warn!(
+            target: "agents_core::agent",
+            agent_id = %state.agent_id(),
+            model,
+            input_tokens,
+            context_window = window,
+            "the request used over {:.0}% of the model's context window; summarize or trim \
+             the conversation before it no longer fits",
+            CONTEXT_WINDOW_WARNING * 100.0
+        );
+        self.events
+            .emit_with(|| AgentEvent::ContextWindowNearlyFull {
+                source: EventSource {
+                    step_number: number,
+                    ..EventSource::execution(state)
+                },
+                model: model.to_owned(),
+                input_tokens,
+                context_window: window,
+            });
+    }
+
+    /// The verdict of the cost limit on `state`'s execution: stop once its priced cost
+    /// reaches the limit.
+    fn cost_guard(&self, state: &AgentState) -> Option<ContinuationEvaluation> {
+        let limit = self.telemetry.cost_limit?;
+        let cost = state.execution_cost();
+        if !cost.is_known() {
+            tracing::warn!(
+                target: "agents_core::agent",
+                %cost,
+                limit_usd = limit,
+                "the cost limit counts only priced tokens: some of this execution's model has no price"
+            );
+        }
+        (cost.priced_usd() >= limit).then(|| {
+            ContinuationEvaluation::forbid("CostLimit", StopReason::CostLimit).with_reason(format!(
+                "the execution cost ${:.4}, reaching the limit of ${limit:.4}",
+                cost.priced_usd()
+            ))
+        })
     }
 
     /// A stop that a stop hook prevents (at most `max_stop_vetoes` times per execution, never
@@ -361,6 +470,7 @@ impl Agent {
                     .unwrap_or_default(),
                 steps: state.step_count(),
                 usage: state.execution_usage(),
+                cost: state.execution_cost(),
             });
         } else {
             self.events.emit_with(|| AgentEvent::ExecutionCompleted {
@@ -369,6 +479,7 @@ impl Agent {
                 stop_reason: state.stop_reason(),
                 steps: state.step_count(),
                 usage: state.execution_usage(),
+                cost: state.execution_cost(),
             });
         }
         state
@@ -396,6 +507,7 @@ impl Agent {
         let mut path = AnswerOnStop::Notice;
         let mut answer = None;
         let mut usage = inference::Usage::default();
+        let mut cost = RunCost::zero();
         if mode == AnswerOnStop::Synthesize {
             let options = StepOptions::new().with_cancellation(token.clone());
             let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
@@ -405,6 +517,7 @@ impl Agent {
             match self.driver.answer_without_tools(input, &context).await {
                 Ok(Some(response)) if !response.content().trim().is_empty() => {
                     usage = response.usage();
+                    cost = RunCost::of_response(&response, &self.telemetry.catalog);
                     path = AnswerOnStop::Synthesize;
                     answer = Some(answer_on_stop::marked(
                         Message::assistant(response.content().trim()),
@@ -421,7 +534,7 @@ impl Agent {
         }
         let answer = answer.unwrap_or_else(|| answer_on_stop::notice(&state, reason));
         let store = state.store().section(crate::DEFAULT_SECTION).append(answer);
-        let state = state.with_store(store).with_added_usage(usage);
+        let state = state.with_store(store).with_added_usage(usage, cost);
         self.events.emit_with(|| AgentEvent::AnsweredOnStop {
             source: EventSource::execution(&state),
             stop_reason: reason,
@@ -450,6 +563,7 @@ impl Agent {
             usage: step.usage(),
             finish_reason: step.finish_reason(),
             duration: execution.duration(),
+            cost: step.cost(),
         });
         if !step.usage().is_empty() {
             self.events.emit_with(|| AgentEvent::TokenUsage {
@@ -459,6 +573,10 @@ impl Agent {
         }
     }
 }
+
+/// The share of a model's context window past which a request is reported
+/// ([`AgentEvent::ContextWindowNearlyFull`] and a `tracing` warning): 0.8.
+pub const CONTEXT_WINDOW_WARNING: f64 = 0.8;
 
 /// What one run of [`Agent::step_with`] gets besides the state: a cancellation token and an
 /// optional journal. Built with [`StepOptions::new`] and the `with_*` methods.
@@ -522,6 +640,7 @@ impl<'a> Terminal<'a> {
             tool_limits: self.agent.tool_limits,
             previous_calls: Arc::default(),
             journal: self.options.journal.clone(),
+            capture_content: self.agent.telemetry.capture_content,
         }
     }
 

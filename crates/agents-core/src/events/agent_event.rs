@@ -7,7 +7,7 @@ use inference::{FinishReason, Usage};
 use messages::ToolCall;
 
 use crate::{
-    AgentState, AgentStatus, AgentStepType, AnswerOnStop, ContinuationOutcome, StopReason,
+    AgentState, AgentStatus, AgentStepType, AnswerOnStop, ContinuationOutcome, RunCost, StopReason,
     ToolContext, ToolEvent, ToolExecution,
 };
 
@@ -76,6 +76,8 @@ pub enum AgentEvent {
         steps: usize,
         /// Tokens used by the execution.
         usage: Usage,
+        /// What the execution cost.
+        cost: RunCost,
     },
     /// The execution ended in failure.
     ExecutionFailed {
@@ -87,6 +89,8 @@ pub enum AgentEvent {
         steps: usize,
         /// Tokens used by the execution.
         usage: Usage,
+        /// What the execution cost.
+        cost: RunCost,
     },
     /// A step is about to run.
     StepStarted {
@@ -111,6 +115,8 @@ pub enum AgentEvent {
         finish_reason: Option<FinishReason>,
         /// How long the step took.
         duration: Duration,
+        /// What the step cost.
+        cost: RunCost,
     },
     /// A driver is about to call the model.
     InferenceRequested {
@@ -189,6 +195,19 @@ pub enum AgentEvent {
         /// plain message; also when synthesizing failed).
         path: AnswerOnStop,
     },
+    /// A step's request used more than [`CONTEXT_WINDOW_WARNING`](crate::CONTEXT_WINDOW_WARNING)
+    /// of its model's context window (from the agent's model catalog): the next requests may
+    /// not fit. Summarize, trim or start a new conversation.
+    ContextWindowNearlyFull {
+        /// Who.
+        source: EventSource,
+        /// The model the inference reported.
+        model: String,
+        /// Prompt tokens of the request (cache reads and writes included).
+        input_tokens: u64,
+        /// The model's context window.
+        context_window: u64,
+    },
 }
 
 impl AgentEvent {
@@ -208,7 +227,8 @@ impl AgentEvent {
             | AgentEvent::ToolCallBlocked { source, .. }
             | AgentEvent::ContinuationEvaluated { source, .. }
             | AgentEvent::TokenUsage { source, .. }
-            | AgentEvent::AnsweredOnStop { source, .. } => source,
+            | AgentEvent::AnsweredOnStop { source, .. }
+            | AgentEvent::ContextWindowNearlyFull { source, .. } => source,
         }
     }
 
@@ -239,6 +259,7 @@ impl AgentEvent {
             AgentEvent::ContinuationEvaluated { .. } => "continuation_evaluated",
             AgentEvent::TokenUsage { .. } => "token_usage",
             AgentEvent::AnsweredOnStop { .. } => "answered_on_stop",
+            AgentEvent::ContextWindowNearlyFull { .. } => "context_window_nearly_full",
         }
     }
 

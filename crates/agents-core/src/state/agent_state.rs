@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{AgentStatus, StateError};
 use crate::continuation::{ContinuationOutcome, StopReason};
 use crate::step::{final_assistant_message, AgentStep, StepExecution, StepExecutions};
-use crate::{BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION};
+use crate::{RunCost, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION};
 
 /// What an agent knows: its conversation (a sectioned [`MessageStore`]), metadata, and the run:
 /// the steps of the running (or last) execution, usage, status and timing.
@@ -42,6 +42,8 @@ pub(super) struct StateData {
     pub(super) metadata: Metadata,
     /// Tokens of every recorded step of every execution.
     pub(super) usage: Usage,
+    /// What every recorded step of every execution cost.
+    pub(super) cost: RunCost,
     pub(super) execution: Option<Execution>,
     pub(super) step_executions: StepExecutions,
     pub(super) created_at: DateTime<Utc>,
@@ -113,6 +115,7 @@ impl AgentState {
             store: MessageStore::new(),
             metadata: Metadata::new(),
             usage: Usage::default(),
+            cost: RunCost::zero(),
             execution: None,
             step_executions: StepExecutions::new(),
             created_at: now,
@@ -332,6 +335,18 @@ impl AgentState {
         self.data.step_executions.total_usage()
     }
 
+    /// What every execution of the conversation cost: the sum of every recorded step's
+    /// cost (and of answers synthesized on stop), each priced by the agent that ran it.
+    /// Unknown when some inference's model has no price ([`RunCost::usd`] is `None`).
+    pub fn cost(&self) -> RunCost {
+        self.data.cost
+    }
+
+    /// What this execution cost: the sum of its steps' costs.
+    pub fn execution_cost(&self) -> RunCost {
+        self.data.step_executions.steps().map(AgentStep::cost).sum()
+    }
+
     // ----- the loop's transitions (see `agent/step.rs`) ----------------------------------------
 
     /// Starts an execution at `now`.
@@ -349,6 +364,7 @@ impl AgentState {
         self.edit(|data| {
             data.updated_at = execution.completed_at();
             data.usage += execution.step().usage();
+            data.cost += execution.step().cost();
             data.step_executions = data.step_executions.clone().appended(execution);
         })
     }
@@ -362,11 +378,14 @@ impl AgentState {
     }
 
     /// Adds tokens spent outside a step (the answer synthesized on a stop).
-    pub(crate) fn with_added_usage(self, usage: Usage) -> Self {
-        if usage.is_empty() {
+    pub(crate) fn with_added_usage(self, usage: Usage, cost: RunCost) -> Self {
+        if usage.is_empty() && cost.is_zero() {
             return self;
         }
-        self.edit(|data| data.usage += usage)
+        self.edit(|data| {
+            data.usage += usage;
+            data.cost += cost;
+        })
     }
 
     /// Counts a stop hook's veto.

@@ -33,7 +33,7 @@ use super::{AgentStatus, StateError};
 use crate::continuation::{ContinuationOutcome, StopReason};
 use crate::step::{AgentStep, StepError, StepExecution, StepExecutions, StepParts};
 use crate::tools::ToolExecutions;
-use crate::AgentState;
+use crate::{AgentState, RunCost};
 
 /// The version [`AgentState::to_json`] writes.
 pub const STATE_VERSION: u32 = 3;
@@ -105,6 +105,8 @@ pub(crate) struct Document {
     step_messages: Vec<Arc<Message>>,
     #[serde(default)]
     usage: Usage,
+    #[serde(default, skip_serializing_if = "RunCost::is_zero")]
+    cost: RunCost,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     execution: Option<Execution>,
     #[serde(default)]
@@ -144,6 +146,8 @@ pub(super) struct StepRecord {
     usage: Usage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     finish_reason: Option<FinishReason>,
+    #[serde(default, skip_serializing_if = "RunCost::is_zero")]
+    cost: RunCost,
 }
 
 /// `[first, count]`: `count` consecutive messages of the table from position `first`.
@@ -168,6 +172,7 @@ impl Document {
             message_store: data.store.clone(),
             step_messages: table.into_extra(),
             usage: data.usage,
+            cost: data.cost,
             execution: data.execution.clone(),
             step_executions,
             created_at: data.created_at,
@@ -218,6 +223,7 @@ impl Document {
             store: self.message_store,
             metadata: self.metadata,
             usage: self.usage,
+            cost: self.cost,
             execution: self.execution,
             step_executions: executions.into_iter().collect(),
             created_at: self.created_at,
@@ -279,6 +285,7 @@ impl StepRecord {
             errors: step.errors().to_vec(),
             usage: step.usage(),
             finish_reason: step.finish_reason(),
+            cost: step.cost(),
         }
     }
 
@@ -297,12 +304,10 @@ impl StepRecord {
             inference_response: self.inference_response,
             errors: self.errors,
         };
-        Ok(AgentStep::from_record(
-            self.id,
-            parts,
-            self.usage,
-            self.finish_reason,
-        ))
+        Ok(
+            AgentStep::from_record(self.id, parts, self.usage, self.finish_reason)
+                .with_cost(self.cost),
+        )
     }
 }
 
@@ -534,6 +539,7 @@ impl DocumentV1 {
             store: self.message_store,
             metadata: self.metadata,
             usage: self.usage,
+            cost: RunCost::zero(),
             execution,
             step_executions: self.step_executions,
             created_at: self.created_at,

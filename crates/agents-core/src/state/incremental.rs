@@ -48,7 +48,7 @@ use super::document::{resolve_runs, ExecutionRecord, Run, Table};
 use super::{AgentStatus, StateError};
 use crate::continuation::StopReason;
 use crate::step::{StepExecution, StepExecutions};
-use crate::AgentState;
+use crate::{AgentState, RunCost};
 
 /// The version of the head and record formats [`StateEncoder`] writes (the state document's
 /// version: the records are version 3's).
@@ -156,6 +156,7 @@ impl StateEncoder {
             sections,
             parameters: data.store.parameters().clone(),
             usage: data.usage,
+            cost: data.cost,
             execution: data.execution.clone(),
             step_count: data.step_executions.len(),
             created_at: data.created_at,
@@ -256,6 +257,7 @@ pub fn decode(
         store,
         metadata: head.metadata,
         usage: head.usage,
+        cost: head.cost,
         execution: head.execution,
         step_executions: executions,
         created_at: head.created_at,
@@ -281,6 +283,8 @@ struct Head {
     parameters: Metadata,
     #[serde(default)]
     usage: Usage,
+    #[serde(default, skip_serializing_if = "RunCost::is_zero")]
+    cost: RunCost,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     execution: Option<Execution>,
     step_count: usize,

@@ -7,7 +7,7 @@ use messages::{Message, Messages, ToolCall};
 use serde::{Deserialize, Serialize};
 
 use super::StepError;
-use crate::{AgentError, ToolExecutions};
+use crate::{AgentError, RunCost, ToolExecutions};
 
 /// The kind of a step, derived from its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -78,6 +78,8 @@ pub struct AgentStep {
     usage: Usage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     finish_reason: Option<FinishReason>,
+    #[serde(default, skip_serializing_if = "RunCost::is_zero")]
+    cost: RunCost,
 }
 
 impl AgentStep {
@@ -94,6 +96,7 @@ impl AgentStep {
             errors: Vec::new(),
             usage: Usage::default(),
             finish_reason: None,
+            cost: RunCost::zero(),
         }
     }
 
@@ -132,6 +135,7 @@ impl AgentStep {
             errors: parts.errors,
             usage,
             finish_reason,
+            cost: RunCost::zero(),
         }
     }
 
@@ -291,6 +295,19 @@ impl AgentStep {
     /// Tokens used by the step.
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// What the step cost, priced by the agent that recorded it (its
+    /// [`ModelCatalog`](inference::ModelCatalog), the model the inference reported); zero
+    /// for a step not recorded by an agent yet.
+    pub fn cost(&self) -> RunCost {
+        self.cost
+    }
+
+    /// A copy with this cost (the agent sets it when it records the step).
+    pub fn with_cost(mut self, cost: RunCost) -> Self {
+        self.cost = cost;
+        self
     }
 
     /// Why the model stopped, when the step got a response.

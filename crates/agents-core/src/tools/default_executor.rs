@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use messages::ToolCall;
+use tracing::Instrument;
 
 use super::schema::validate_arguments;
 use super::{
@@ -148,8 +149,26 @@ impl DefaultToolExecutor {
         &self.settings.hooks
     }
 
-    /// Runs one call through hooks, validation and the tool.
+    /// Runs one call through hooks, validation and the tool, inside an
+    /// `execute_tool {tool}` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `error.type`
+    /// on failure; arguments and result only when `context.capture_content`). The tool runs
+    /// inside the span, so a subagent it starts nests under it.
     pub async fn execute_call(
+        &self,
+        call: &ToolCall,
+        tools: &Tools,
+        context: &ToolContext,
+    ) -> ToolExecution {
+        let span = crate::telemetry::execute_tool_span(call.name(), call.id());
+        let execution = self
+            .execute_call_in_span(call, tools, context)
+            .instrument(span.clone())
+            .await;
+        crate::telemetry::record_tool(&span, &execution, context.capture_content);
+        execution
+    }
+
+    async fn execute_call_in_span(
         &self,
         call: &ToolCall,
         tools: &Tools,

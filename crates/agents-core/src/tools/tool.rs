@@ -148,6 +148,9 @@ pub struct ToolContext {
     pub cancellation: CancellationToken,
     /// The agent's clock (tool executions are stamped with it).
     pub clock: Arc<dyn Clock>,
+    /// Whether the agent records contents on its spans (tool arguments and results on the
+    /// `execute_tool` span); off unless the agent was built with content capture.
+    pub capture_content: bool,
 }
 
 impl Default for ToolContext {
@@ -159,6 +162,7 @@ impl Default for ToolContext {
             metadata: Metadata::new(),
             cancellation: CancellationToken::new(),
             clock: Arc::new(SystemClock),
+            capture_content: false,
         }
     }
 }

@@ -241,11 +241,14 @@ impl SpawnSubagentTool {
             SubagentModel::Inherit => None,
             SubagentModel::Model(model) => Some(Arc::clone(model)),
         };
-        let builder = self.parent.subagent_builder(
-            &definition.system_prompt,
-            definition.tools.as_deref(),
-            model,
-        );
+        let builder = self
+            .parent
+            .subagent_builder(
+                &definition.system_prompt,
+                definition.tools.as_deref(),
+                model,
+            )
+            .with_name(definition.name.as_str());
         let may_spawn = definition
             .tools
             .as_ref()

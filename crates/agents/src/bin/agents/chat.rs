@@ -11,7 +11,6 @@ use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agents::inference::ModelInfo;
 use agents::prelude::*;
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
@@ -90,6 +89,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
     };
     let mut editor = editor(args.history.as_deref())?;
     let mut total = Usage::default();
+    let mut total_cost = RunCost::default();
     println!(
         "{}",
         style.dim(&format!(
@@ -148,17 +148,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                     }
                 }
                 "trace" => screen.print_trace(),
-                "usage" => println!(
-                    "{}; {}",
-                    tokens_text(&total),
-                    match &prepared.price {
-                        Some(_) => cost_text(&total, prepared.price.as_ref()),
-                        None => format!(
-                            "unknown price (model `{}` is not in the catalog)",
-                            printable(&prepared.model_name)
-                        ),
-                    }
-                ),
+                "usage" => println!("{}; {}", tokens_text(&total), cost_text(&total_cost)),
                 "mode" => match parse_trace(argument) {
                     Some(trace) => {
                         settings.trace = trace;
@@ -224,7 +214,8 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
             Ok(done) => {
                 let usage = done.execution_usage();
                 total += usage;
-                screen.end_turn(&done, &usage, prepared.price.as_ref());
+                total_cost += done.execution_cost();
+                screen.end_turn(&done, &usage);
                 state = done;
             }
             Err(error) => {
@@ -557,7 +548,7 @@ impl Screen {
 
     /// The answer when it was not streamed (an answer on a stop, a provider that does not
     /// stream), then a dim line with the stop reason, tokens and cost of the turn.
-    fn end_turn(&self, done: &AgentState, usage: &Usage, price: Option<&ModelInfo>) {
+    fn end_turn(&self, done: &AgentState, usage: &Usage) {
         let style = self.style;
         let mut state = self.lock();
         let mut out = std::io::stdout().lock();
@@ -585,7 +576,7 @@ impl Screen {
                 "({stopped}{} step(s); {}; {})",
                 done.step_executions().len(),
                 tokens_text(usage),
-                cost_text(usage, price)
+                cost_text(&done.execution_cost())
             ))
         );
         let _ = out.flush();

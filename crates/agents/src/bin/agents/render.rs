@@ -10,8 +10,6 @@ use std::io::{IsTerminal, Write as _};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agents::inference::ModelInfo;
-
 use agents::prelude::*;
 
 /// `text` with every control character except newline and tab written as a visible escape
@@ -84,6 +82,18 @@ pub fn print_event(event: &AgentEvent) {
                  raise the limit (`llm.max_tokens`) if this repeats"
             );
         }
+        AgentEvent::ContextWindowNearlyFull {
+            model,
+            input_tokens,
+            context_window,
+            ..
+        } => {
+            eprintln!(
+                "warning: the request used {input_tokens} of {}'s {context_window}-token context \
+                 window; the conversation will soon not fit (summarize it or start a new session)",
+                printable(model)
+            );
+        }
         AgentEvent::TextDelta { delta, .. } => {
             print!("{}", printable(delta));
         }
@@ -94,7 +104,7 @@ pub fn print_event(event: &AgentEvent) {
 /// The run's result in one line, every number labelled: status and stop reason, steps,
 /// tokens, and the cost ("unknown price" for a model the catalog does not list: never a
 /// made-up number).
-pub fn usage_line(done: &AgentState, price: Option<&ModelInfo>) -> String {
+pub fn usage_line(done: &AgentState) -> String {
     let usage = done.execution_usage();
     format!(
         "[{:?}{}] {} step(s); {}; {}",
@@ -105,7 +115,7 @@ pub fn usage_line(done: &AgentState, price: Option<&ModelInfo>) -> String {
             .unwrap_or_default(),
         done.step_executions().len(),
         tokens_text(&usage),
-        cost_text(&usage, price)
+        cost_text(&done.execution_cost())
     )
 }
 
@@ -120,11 +130,13 @@ pub fn tokens_text(usage: &Usage) -> String {
     )
 }
 
-/// `cost $0.000123`, or `unknown price` when the catalog does not know the model.
-pub fn cost_text(usage: &Usage, price: Option<&ModelInfo>) -> String {
-    match price {
-        Some(info) => format!("cost ${:.6}", usage.cost(info).total_usd()),
-        None => "unknown price".to_owned(),
+/// `cost $0.000123`, or `unknown price (...)` when a model that answered is not in the catalog
+/// (each step is priced at the model its reply named).
+pub fn cost_text(cost: &RunCost) -> String {
+    if cost.is_known() {
+        format!("cost {cost}")
+    } else {
+        cost.to_string()
     }
 }
 

@@ -166,7 +166,7 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
             }
         }
     };
-    let Prepared { agent, price, .. } = prepare(&args.agent, &settings, stream, on_event)
+    let Prepared { agent, .. } = prepare(&args.agent, &settings, stream, on_event)
         .await
         .map_err(usage)?;
     let prompt = args.prompt.as_deref().unwrap_or_default();
@@ -193,12 +193,12 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let done = done?;
     if text {
         print_answer(&done, stream);
-        println!("{}", usage_line(&done, price.as_ref()));
+        println!("{}", usage_line(&done));
         if args.transcript {
             print_transcript(&done);
         }
     } else {
-        println!("{}", run_summary(&done, price.as_ref()));
+        println!("{}", run_summary(&done));
     }
     if let Some(path) = &args.state {
         let json = done
@@ -268,7 +268,7 @@ pub async fn until_ctrl_c<F: std::future::Future>(token: &CancellationToken, tur
 }
 
 /// The `--output json` object: what a script needs to know about the run.
-pub fn run_summary(done: &AgentState, price: Option<&agents::inference::ModelInfo>) -> Value {
+pub fn run_summary(done: &AgentState) -> Value {
     let usage = done.execution_usage();
     let answer = done.final_response();
     let tool_calls: Vec<Value> = done
@@ -295,7 +295,8 @@ pub fn run_summary(done: &AgentState, price: Option<&agents::inference::ModelInf
             "output_tokens": usage.output_tokens,
             "total_tokens": usage.total(),
         },
-        "cost_usd": price.map(|info| usage.cost(info).total_usd()),
+        // Priced step by step at the model each reply named; null when any part has no price.
+        "cost_usd": done.execution_cost().usd(),
     })
 }
 

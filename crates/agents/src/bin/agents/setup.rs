@@ -9,7 +9,7 @@ use agents::capabilities::{
     Sandbox, ShowSkillsList, SkillLibrary, StoreMetadataTool, ToolRegistryTool,
 };
 use agents::definition::{AgentDefinition, LlmProvider, ToolPolicy, TraceMode};
-use agents::inference::{ModelCatalog, ModelInfo};
+use agents::inference::ModelCatalog;
 use agents::prelude::*;
 
 use crate::run::{Driver, Provider, Trace};
@@ -163,10 +163,8 @@ pub fn is_answer_on_stop(answer: &Message) -> bool {
 pub struct Prepared {
     /// The agent.
     pub agent: Agent,
-    /// The model's name (for the catalog and `/usage`).
+    /// The model's name.
     pub model_name: String,
-    /// The model's catalog entry, when the catalog knows it.
-    pub price: Option<ModelInfo>,
 }
 
 /// Builds the agent the options describe: the model, the definition's settings, the flags',
@@ -186,7 +184,11 @@ pub async fn prepare(
         Driver::Toolcalling => builder.with_shared_model(model),
         Driver::React => builder.with_react(model),
     };
-    let mut builder = builder.with_streaming(stream).on_event(on_event);
+    // Prices and context windows: the built-in catalog, or AGENTS_MODEL_CATALOG's over it.
+    let mut builder = builder
+        .with_streaming(stream)
+        .with_model_catalog(ModelCatalog::from_env()?)
+        .on_event(on_event);
     #[cfg(feature = "mcp")]
     {
         let taken: Vec<String> = builder
@@ -215,12 +217,7 @@ pub async fn prepare(
         builder = builder.with_answer_on_stop(answer);
     }
     let agent = builder.build()?;
-    let price = ModelCatalog::from_env()?.lookup(&model_name);
-    Ok(Prepared {
-        agent,
-        model_name,
-        price,
-    })
+    Ok(Prepared { agent, model_name })
 }
 
 fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>, Error> {
