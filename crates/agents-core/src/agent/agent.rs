@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
-use super::AnswerOnStop;
+use super::{AnswerOnStop, ApprovalPolicy};
 use crate::{
     AgentDriver, AgentEvent, AgentEvents, AgentState, CachedContext, Clock, ContinuationCriteria,
     ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, StateProcessor, StateProcessors,
@@ -40,6 +40,7 @@ pub struct Agent {
     pub(crate) max_stop_vetoes: u32,
     pub(crate) answer_on_stop: AnswerOnStop,
     pub(crate) tool_limits: ToolCallLimits,
+    pub(crate) approval: ApprovalPolicy,
 }
 
 impl Agent {
@@ -64,6 +65,7 @@ impl Agent {
             max_stop_vetoes: DEFAULT_MAX_STOP_VETOES,
             answer_on_stop: AnswerOnStop::Nothing,
             tool_limits: ToolCallLimits::default(),
+            approval: ApprovalPolicy::default(),
         }
     }
 
@@ -225,6 +227,40 @@ impl Agent {
         self
     }
 
+    /// A copy in which every call of these tools waits for a person's approval: the step
+    /// runs the other calls, then the run suspends
+    /// ([`AgentStatus::Suspended`](crate::AgentStatus::Suspended)) until each waiting call is
+    /// decided ([`AgentState::approve`], `approve_with`, `reject`).
+    pub fn with_approval_required<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.approval = self.approval.with_tools(names);
+        self
+    }
+
+    /// A copy in which every call `policy` accepts waits for a person's approval (see
+    /// [`with_approval_required`](Self::with_approval_required)).
+    pub fn with_approval_policy(
+        mut self,
+        policy: impl Fn(&messages::ToolCall) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.approval = self.approval.with_predicate(policy);
+        self
+    }
+
+    /// A copy with this whole approval policy (replacing the one it had).
+    pub fn with_approvals(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval = policy;
+        self
+    }
+
+    /// Which calls wait for a person's approval.
+    pub fn approval_policy(&self) -> &ApprovalPolicy {
+        &self.approval
+    }
+
     /// A copy with another bound on stop-hook vetoes per execution (default 3).
     pub fn with_max_stop_vetoes(mut self, max: u32) -> Self {
         self.max_stop_vetoes = max;
@@ -280,6 +316,7 @@ impl std::fmt::Debug for Agent {
             .field("max_stop_vetoes", &self.max_stop_vetoes)
             .field("answer_on_stop", &self.answer_on_stop)
             .field("tool_limits", &self.tool_limits)
+            .field("approval", &self.approval)
             .finish_non_exhaustive()
     }
 }

@@ -189,6 +189,22 @@ pub enum AgentEvent {
         /// plain message; also when synthesizing failed).
         path: AnswerOnStop,
     },
+    /// A tool call waits for a person's approval; the run is suspended.
+    ApprovalRequested {
+        /// Who (the step that made the call).
+        source: EventSource,
+        /// The waiting call.
+        pending: crate::PendingApproval,
+    },
+    /// A waiting call was decided and its result (or the rejection) is in the history.
+    ApprovalResolved {
+        /// Who.
+        source: EventSource,
+        /// The call.
+        call_id: String,
+        /// What was decided.
+        verdict: crate::ApprovalVerdict,
+    },
 }
 
 impl AgentEvent {
@@ -208,7 +224,9 @@ impl AgentEvent {
             | AgentEvent::ToolCallBlocked { source, .. }
             | AgentEvent::ContinuationEvaluated { source, .. }
             | AgentEvent::TokenUsage { source, .. }
-            | AgentEvent::AnsweredOnStop { source, .. } => source,
+            | AgentEvent::AnsweredOnStop { source, .. }
+            | AgentEvent::ApprovalRequested { source, .. }
+            | AgentEvent::ApprovalResolved { source, .. } => source,
         }
     }
 
@@ -239,6 +257,8 @@ impl AgentEvent {
             AgentEvent::ContinuationEvaluated { .. } => "continuation_evaluated",
             AgentEvent::TokenUsage { .. } => "token_usage",
             AgentEvent::AnsweredOnStop { .. } => "answered_on_stop",
+            AgentEvent::ApprovalRequested { .. } => "approval_requested",
+            AgentEvent::ApprovalResolved { .. } => "approval_resolved",
         }
     }
 

@@ -157,6 +157,7 @@ impl StateEncoder {
             usage: data.usage,
             execution: data.execution.clone(),
             step_count: data.step_executions.len(),
+            approvals: data.approvals.clone(),
             created_at: data.created_at,
             updated_at: data.updated_at,
         };
@@ -256,6 +257,7 @@ pub fn decode(
         usage: head.usage,
         execution: head.execution,
         step_executions: executions.into_iter().collect(),
+        approvals: head.approvals,
         created_at: head.created_at,
         updated_at: head.updated_at,
     });
@@ -282,6 +284,9 @@ struct Head {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     execution: Option<Execution>,
     step_count: usize,
+    /// The calls a suspended run waits on (absent when none waits; older heads have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    approvals: Vec<super::PendingApproval>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }

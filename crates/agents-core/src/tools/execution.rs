@@ -26,6 +26,11 @@ pub enum ToolFailureKind {
     Repeated,
     /// The run was cancelled before the call finished.
     Cancelled,
+    /// The call needs a person's approval and waits for it (the run is suspended); it has
+    /// not run.
+    AwaitingApproval,
+    /// A person rejected the call (or the run was cancelled while it waited); it did not run.
+    NotApproved,
 }
 
 /// The outcome of one tool call.

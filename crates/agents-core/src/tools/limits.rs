@@ -57,7 +57,10 @@ impl PreviousCalls {
         let mut calls = Self::default();
         for step in state.steps() {
             for execution in step.tool_executions() {
-                if execution.failure_kind() == Some(ToolFailureKind::Repeated) {
+                if matches!(
+                    execution.failure_kind(),
+                    Some(ToolFailureKind::Repeated | ToolFailureKind::AwaitingApproval)
+                ) {
                     continue;
                 }
                 calls.add(execution);
