@@ -3,9 +3,7 @@
 use std::sync::Arc;
 
 use agents_core::incremental::StateEncoder;
-use agents_core::{
-    Agent, AgentState, AgentStatus, JournalError, StepJournal, StepOptions, ToolExecution,
-};
+use agents_core::{Agent, AgentState, JournalError, StepJournal, StepOptions, ToolExecution};
 use async_trait::async_trait;
 use inference::InferenceResponse;
 use messages::Message;
@@ -90,8 +88,11 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
         self.drive(position).await
     }
 
-    /// Continues a run that a crash (or a stop) left `InProgress`, step by step, and returns
-    /// the final state; a finished run comes back unchanged.
+    /// Continues a run that a crash (or a stop) left `InProgress`, or a suspended run whose
+    /// waiting calls are all decided ([`Session::decide`]), step by step, and returns the
+    /// final state; a finished run, or one still waiting for a decision, comes back unchanged.
+    /// An approved call runs exactly once: its result is journaled before the commit, so a
+    /// crash after it ran reuses the result.
     ///
     /// # Errors
     /// [`SessionError::NotFound`] when the session does not exist; otherwise as
@@ -109,10 +110,35 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     /// As [`Session::resume`]; on [`SessionError::Conflict`] another worker took the step.
     pub async fn step(&self) -> Result<AgentState, SessionError> {
         let position = self.load().await?;
-        if position.state.status() != AgentStatus::InProgress {
+        if !position.state.is_runnable() {
             return Ok(position.state);
         }
         Ok(self.step_once(position).await?.state)
+    }
+
+    /// Records a person's decision on a call the suspended run waits on (made on a
+    /// [`PendingApproval`](agents_core::PendingApproval) read from this session) and commits
+    /// it; [`Session::resume`] then runs it. Returns the committed state.
+    ///
+    /// # Errors
+    /// [`SessionError::Approval`] when the state refuses the decision (unknown or already
+    /// decided call, arguments changed since it was shown, edited arguments that do not fit);
+    /// [`SessionError::NotFound`], [`SessionError::Conflict`] and the store's errors.
+    pub async fn decide(
+        &self,
+        decision: agents_core::ApprovalDecision,
+    ) -> Result<AgentState, SessionError> {
+        let position = self.load().await?;
+        let state =
+            position
+                .state
+                .clone()
+                .decide(decision)
+                .map_err(|source| SessionError::Approval {
+                    session: self.id.clone(),
+                    source,
+                })?;
+        Ok(self.commit(position, state).await?.state)
     }
 
     async fn load(&self) -> Result<Position, SessionError> {
@@ -140,7 +166,7 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     }
 
     async fn drive(&self, mut position: Position) -> Result<AgentState, SessionError> {
-        while position.state.status() == AgentStatus::InProgress {
+        while position.state.is_runnable() {
             position = self.step_once(position).await?;
         }
         Ok(position.state)

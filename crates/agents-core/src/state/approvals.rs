@@ -212,6 +212,16 @@ impl AgentState {
         self.data().approvals.to_vec()
     }
 
+    /// Whether [`Agent::step`](crate::Agent::step) would advance this state: it is
+    /// `InProgress`, or suspended with every waiting call decided.
+    pub fn is_runnable(&self) -> bool {
+        match self.status() {
+            AgentStatus::InProgress => true,
+            AgentStatus::Suspended => self.approvals_decided(),
+            _ => false,
+        }
+    }
+
     /// Whether every waiting call is decided (true when none waits).
     pub fn approvals_decided(&self) -> bool {
         self.data()
