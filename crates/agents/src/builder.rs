@@ -502,6 +502,8 @@ impl AgentBuilder {
             tool_hooks: self.tool_hooks.clone(),
             tool_timeout: self.tool_timeout,
             tool_timeouts: self.tool_timeouts.clone(),
+            // A subagent never runs a call its parent would have to approve.
+            approval: self.approval.clone(),
             ..AgentBuilder::new()
         }
         .with_system_prompt(system_prompt)

@@ -127,3 +127,53 @@ async fn the_default_nesting_limit_stops_the_fourth_level() {
         "{refused:?}"
     );
 }
+
+#[tokio::test]
+async fn a_subagent_never_runs_a_call_its_parent_must_approve() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ran);
+    let delete = FunctionTool::new(
+        "delete_file",
+        "Deletes a file",
+        move |_: serde_json::Value| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async move { Ok::<_, ToolError>("deleted") }
+        },
+    );
+    // One inherited script: the parent spawns, the child calls the guarded tool, the parent
+    // reads the refusal and answers.
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new("c", "delete_file", json!({}))]),
+        InferenceResponse::text("I will ask for approval myself."),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(delete)
+        .with_approval_required(["delete_file"])
+        .with_capability(UseSubagents::new([SubagentDefinition::new(
+            "researcher",
+            "Looks things up",
+            "You research.",
+        )]))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "the child ran a guarded call"
+    );
+    let results = tool_results(&model.requests()[2]);
+    assert!(
+        results[0].contains("need a person's approval") && results[0].contains("delete_file"),
+        "{results:?}"
+    );
+    assert_eq!(
+        done.final_response().unwrap().text(),
+        "I will ask for approval myself."
+    );
+}

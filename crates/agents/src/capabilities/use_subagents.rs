@@ -354,6 +354,20 @@ impl Tool for SpawnSubagentTool {
             .execute_cancellable(state, context.cancellation.clone())
             .await
             .map_err(|e| ToolError::failed(format!("subagent `{name}` failed: {e}")))?;
+        if done.status() == AgentStatus::Suspended {
+            // The child inherits the parent's approval policy; until a child's waiting call
+            // can be routed to the parent, the model is told plainly and nothing runs.
+            let waiting: Vec<String> = done
+                .pending_approvals()
+                .iter()
+                .map(|p| format!("`{}`", p.tool_name()))
+                .collect();
+            return Err(ToolError::failed(format!(
+                "subagent `{name}` stopped: its call(s) to {} need a person's approval, which \
+                 a subagent cannot ask for; call that tool yourself so the person can approve it",
+                waiting.join(", ")
+            )));
+        }
         if done.status() == AgentStatus::Failed {
             let errors = done
                 .current_step()
