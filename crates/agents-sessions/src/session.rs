@@ -53,6 +53,34 @@ pub struct Session<S> {
     cancellation: CancellationToken,
 }
 
+impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
+    /// A handle on the session `id` in `store` that records decisions
+    /// ([`Session::decide`]) without an agent (a person approving from another tool or
+    /// process); running it ([`Session::send`], `resume`, `step`) fails with an
+    /// [`SessionError::Agent`] saying so.
+    pub fn for_decisions(store: &S, id: impl Into<String>) -> Self {
+        Agent::new(Undriven).session(store, id)
+    }
+}
+
+/// The driver of a [`Session::for_decisions`] handle: it runs nothing.
+struct Undriven;
+
+#[async_trait]
+impl agents_core::AgentDriver for Undriven {
+    async fn next_step(
+        &self,
+        _state: &AgentState,
+        _tools: &agents_core::Tools,
+        _executor: &dyn agents_core::ToolExecutor,
+        _context: &agents_core::StepContext,
+    ) -> Result<agents_core::AgentStep, agents_core::AgentError> {
+        Err(agents_core::AgentError::driver(
+            "this session handle only records decisions; open it with agent.session(..) to run it",
+        ))
+    }
+}
+
 /// Where a writer is: the state, its version, the encoder that continues from it.
 struct Position {
     state: AgentState,

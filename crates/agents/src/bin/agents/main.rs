@@ -6,12 +6,15 @@
 //!   `--definition FILE` takes the prompt, model, limits, tools and capabilities from an agent
 //!   definition file.
 //!   `--session NAME [--db URL] [--resume]` keeps the conversation in a durable session.
+//! - `agents approve|reject --session NAME CALL_ID`: decide on a call a session run waits on
+//!   (`agents run --require-approval TOOL --approve all|none|TOOL`; exit code 3 when waiting).
 //! - `agents sessions list | show NAME [--version N] | delete NAME | export NAME`.
 //! - `agents check PATH...`: validate agent definition files.
 //! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod approve;
 mod demo;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -41,6 +44,12 @@ enum Command {
     /// One user turn against an OpenAI-compatible or Anthropic endpoint.
     #[command(after_help = run::EXIT_CODES_HELP)]
     Run(Box<run::RunArgs>),
+    /// Approve a call a `--session` run waits on: `agents approve --session NAME CALL_ID
+    /// [--with JSON]`; then `agents run --session NAME --resume`.
+    Approve(approve::ApproveArgs),
+    /// Reject a call a `--session` run waits on: `agents reject --session NAME CALL_ID
+    /// --reason TEXT`; then `agents run --session NAME --resume`.
+    Reject(approve::RejectArgs),
     /// Durable sessions: list, show, delete, export.
     Sessions(sessions::SessionsArgs),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
@@ -70,6 +79,8 @@ async fn main() -> std::process::ExitCode {
             }
         }
         Command::Check { paths } => setup::check(&paths),
+        Command::Approve(args) => approve::approve(args).await,
+        Command::Reject(args) => approve::reject(args).await,
         #[cfg(feature = "mcp")]
         Command::Mcp(command) => mcp::run(command).await,
         #[cfg(feature = "sessions")]

@@ -48,6 +48,9 @@ pub struct RunArgs {
     /// Durable sessions: `--session NAME`, `--resume`, `--db URL`.
     #[command(flatten)]
     pub session: crate::sessions::SessionArgs,
+    /// Human approval: `--require-approval TOOL,..`, `--approve all|none|TOOL,..`.
+    #[command(flatten)]
+    pub approval: crate::approve::ApprovalArgs,
     /// An agent definition file (YAML, version 1): prompt, model, limits, tools, capabilities.
     /// The other options override it.
     #[arg(long)]
@@ -214,7 +217,8 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   1    the run failed: stopped on an error, or on an empty reply from the model (one line on
        stderr names the stop reason and the last error); the conversation is still saved
   2    bad usage or configuration (options, definition file, state file, endpoint settings)
-  3    waiting for approval (reserved)
+  3    waiting for approval (a --session run): the waiting calls are printed; decide with
+       `agents approve|reject --session NAME CALL_ID`, then `agents run --session NAME --resume`
   130  cancelled (reserved: Ctrl-C)";
 
 /// How `agents run` ended.
@@ -224,6 +228,8 @@ pub enum RunError {
     Usage(Box<dyn std::error::Error>),
     /// The run itself failed (exit code 1); the message is one line.
     Failed(String),
+    /// The run waits for a person's decision (exit code 3).
+    Waiting,
 }
 
 impl RunError {
@@ -232,6 +238,7 @@ impl RunError {
         match self {
             RunError::Usage(_) => 2,
             RunError::Failed(_) => 1,
+            RunError::Waiting => 3,
         }
     }
 }
@@ -241,6 +248,9 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Usage(error) => write!(f, "{error}"),
             RunError::Failed(message) => f.write_str(message),
+            RunError::Waiting => f.write_str(
+                "the run waits for approval; decide with `agents approve` or `agents reject`",
+            ),
         }
     }
 }
@@ -287,6 +297,7 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     } else if args.recover_tool_calls {
         builder = builder.with_content_tool_call_recovery(true);
     }
+    let builder = crate::approve::configure(builder, &args.approval);
     let agent = builder.build().map_err(usage)?;
     let price = price_of(&model_name).map_err(usage)?;
     let prompt = args.prompt.as_deref().unwrap_or_default();
@@ -322,6 +333,11 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         }
         last.ok_or_else(|| RunError::Failed("the agent produced no state".into()))?
     };
+    // Approval (approve.rs): decide what can be decided and resume; a session run left
+    // waiting exits 3 below.
+    let done = crate::approve::settle(&agent, &args.approval, &args.session, done)
+        .await
+        .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))?;
     let usage = done.execution_usage();
     println!(
         "[{:?}{}] {} step(s); tokens: {} in, {} out, {} total; {}",
@@ -352,6 +368,11 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
             ))
         })?;
         println!("conversation saved to {}", path.display());
+    }
+    if done.status() == AgentStatus::Suspended {
+        let name = args.session.session.as_deref().unwrap_or_default();
+        println!("{}", crate::approve::pending_report(&done, name));
+        return Err(RunError::Waiting);
     }
     match failure(&done) {
         Some(message) => Err(RunError::Failed(message)),
