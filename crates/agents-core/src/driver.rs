@@ -363,6 +363,7 @@ impl StepContext {
             metadata: state.metadata().clone(),
             cancellation: self.cancellation.clone(),
             clock: Arc::clone(&self.clock),
+            resumed: None,
         }
     }
 }

@@ -98,7 +98,7 @@ pub use processing::{
 };
 pub use state::{
     incremental, AgentState, AgentStatus, ApprovalDecision, ApprovalError, ApprovalVerdict,
-    Execution, PendingApproval, StateError, AWAITING_APPROVAL_MESSAGE, STATE_VERSION,
+    Execution, PendingApproval, StateError, SuspendedRun, AWAITING_APPROVAL_MESSAGE, STATE_VERSION,
 };
 pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
 /// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].

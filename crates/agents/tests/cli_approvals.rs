@@ -101,8 +101,14 @@ async fn a_session_run_waits_with_exit_code_3_and_resumes_after_a_decision_elsew
     let out = text(&first);
     assert_eq!(first.status.code(), Some(3), "{out}");
     assert!(out.contains("waiting for approval"), "{out}");
-    assert!(out.contains("call_w") && out.contains("write_file"), "{out}");
-    assert!(!root.join("notes.txt").exists(), "nothing ran before the decision");
+    assert!(
+        out.contains("call_w") && out.contains("write_file"),
+        "{out}"
+    );
+    assert!(
+        !root.join("notes.txt").exists(),
+        "nothing ran before the decision"
+    );
 
     // Edited arguments that do not fit the tool are refused; the right ones are recorded.
     let bad = agents()
@@ -120,7 +126,16 @@ async fn a_session_run_waits_with_exit_code_3_and_resumes_after_a_decision_elsew
     assert!(approve.status.success(), "{}", text(&approve));
     assert!(text(&approve).contains("--resume"), "{}", text(&approve));
     let twice = agents()
-        .args(["reject", "--session", "job", "--db", &db, "call_w", "--reason", "no"])
+        .args([
+            "reject",
+            "--session",
+            "job",
+            "--db",
+            &db,
+            "call_w",
+            "--reason",
+            "no",
+        ])
         .output()
         .unwrap();
     assert!(!twice.status.success());
@@ -159,7 +174,11 @@ async fn a_non_interactive_run_decides_by_approve_or_rejects() {
     };
     let rejected = run(&[]);
     assert!(rejected.status.success(), "{}", text(&rejected));
-    assert!(text(&rejected).contains("did not approve"), "{}", text(&rejected));
+    assert!(
+        text(&rejected).contains("did not approve"),
+        "{}",
+        text(&rejected)
+    );
     assert!(!dir.path().join("notes.txt").exists());
 
     let approved = run(&["--approve", "write_file"]);

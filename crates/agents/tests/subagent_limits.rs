@@ -128,26 +128,20 @@ async fn the_default_nesting_limit_stops_the_fourth_level() {
     );
 }
 
-#[tokio::test]
-async fn a_subagent_never_runs_a_call_its_parent_must_approve() {
-    let ran = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&ran);
+fn guarded_parent(model: &ScriptedModel, ran: &Arc<AtomicUsize>) -> Agent {
+    let counter = Arc::clone(ran);
     let delete = FunctionTool::new(
         "delete_file",
         "Deletes a file",
-        move |_: serde_json::Value| {
-            counter.fetch_add(1, Ordering::SeqCst);
-            async move { Ok::<_, ToolError>("deleted") }
+        move |args: serde_json::Value| {
+            let counter = Arc::clone(&counter);
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, ToolError>(format!("deleted {}", args["path"]))
+            }
         },
     );
-    // One inherited script: the parent spawns, the child calls the guarded tool, the parent
-    // reads the refusal and answers.
-    let model = ScriptedModel::new([
-        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
-        InferenceResponse::with_tool_calls([ToolCall::new("c", "delete_file", json!({}))]),
-        InferenceResponse::text("I will ask for approval myself."),
-    ]);
-    let agent = AgentBuilder::new()
+    AgentBuilder::new()
         .with_model(model.clone())
         .with_tool(delete)
         .with_approval_required(["delete_file"])
@@ -157,23 +151,81 @@ async fn a_subagent_never_runs_a_call_its_parent_must_approve() {
             "You research.",
         )]))
         .build()
-        .unwrap();
-    let done = agent
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_subagents_waiting_call_is_decided_at_the_top_and_resumed_from_json() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    // One inherited script: the parent spawns, the child calls the guarded tool.
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c",
+            "delete_file",
+            json!({"path": "build"}),
+        )]),
+    ]);
+    let state = guarded_parent(&model, &ran)
         .execute(AgentState::new().with_user_message("go"))
         .await
         .unwrap();
+    assert_eq!(state.status(), AgentStatus::Suspended);
     assert_eq!(
         ran.load(Ordering::SeqCst),
         0,
-        "the child ran a guarded call"
+        "nothing ran before the decision"
     );
-    let results = tool_results(&model.requests()[2]);
-    assert!(
-        results[0].contains("need a person's approval") && results[0].contains("delete_file"),
-        "{results:?}"
-    );
+    let pending = state.pending_approvals();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call_id(), "c");
+    assert_eq!(pending[0].tool_name(), "delete_file");
+    assert_eq!(pending[0].subagent(), Some("researcher"));
+
+    // Decided at the top, on a state read back from JSON, resumed by a new agent.
+    let decided = AgentState::from_json(&state.to_json().unwrap())
+        .unwrap()
+        .approve_with("c", json!({"path": "build/tmp"}))
+        .unwrap();
+    let decided = AgentState::from_json(&decided.to_json().unwrap()).unwrap();
+    let model = ScriptedModel::new([
+        InferenceResponse::text("child: deleted build/tmp"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let done = guarded_parent(&model, &ran).execute(decided).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "the approved call ran once");
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+    // The child saw its tool's result (with the edited arguments); the parent, the answer.
+    let child_request = &model.requests()[0];
+    assert!(tool_results(child_request)
+        .iter()
+        .any(|r| r.contains("deleted \"build/tmp\"")));
     assert_eq!(
-        done.final_response().unwrap().text(),
-        "I will ask for approval myself."
+        tool_results(&model.requests()[1]),
+        ["child: deleted build/tmp"]
     );
+}
+
+#[tokio::test]
+async fn a_rejection_at_the_top_reaches_the_subagent() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new("c", "delete_file", json!({}))]),
+        InferenceResponse::text("child: not allowed"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let agent = guarded_parent(&model, &ran);
+    let state = agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    let state = state.reject("c", "keep it").unwrap();
+    let done = agent.execute(state).await.unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert!(tool_results(&model.requests()[2])
+        .iter()
+        .any(|r| r.contains("keep it")));
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
 }

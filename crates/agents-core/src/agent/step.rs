@@ -357,9 +357,12 @@ impl Agent {
                 step.tool_executions()
                     .iter()
                     .filter(|e| e.failure_kind() == Some(ToolFailureKind::AwaitingApproval))
-                    .map(|e| {
-                        let parameters = self.tools.get(e.name()).map(|tool| tool.parameters());
-                        PendingApproval::new(e.call().clone(), parameters)
+                    .flat_map(|e| match e.suspended_run() {
+                        Some(run) => PendingApproval::of_subagent(e.call(), run),
+                        None => {
+                            let parameters = self.tools.get(e.name()).map(|tool| tool.parameters());
+                            vec![PendingApproval::new(e.call().clone(), parameters)]
+                        }
                     })
                     .collect()
             })
@@ -401,11 +404,35 @@ impl Agent {
                 )
                 .await?
         };
+        // A subagent's waiting calls: the call that ran the subagent runs again, resuming
+        // the subagent's saved state (with the decisions routed into it).
+        let mut resumed: Vec<ToolExecution> = Vec::new();
+        for p in &pending {
+            let Some((parent_call, child)) = p.subagent_resume() else {
+                continue;
+            };
+            if resumed.iter().any(|e| e.id() == parent_call.id()) {
+                continue;
+            }
+            let mut resume_context = tool_context.clone();
+            resume_context.resumed = Some(Arc::new(child.clone()));
+            let execution = context
+                .run_tool_calls(
+                    self.executor.as_ref(),
+                    std::slice::from_ref(parent_call),
+                    &self.tools,
+                    &resume_context,
+                    false,
+                )
+                .await?;
+            resumed.extend(execution.iter().cloned());
+        }
         let now = self.clock.now();
         let mut ran = ran.iter().cloned();
         let mut rejected = Vec::new();
         let executions: ToolExecutions = pending
             .iter()
+            .filter(|p| p.subagent().is_none())
             .filter_map(|p| match p.decision() {
                 Some(ApprovalVerdict::Rejected { reason }) => {
                     let execution = ToolExecution::failure(
@@ -423,6 +450,7 @@ impl Agent {
                 }
                 _ => ran.next(),
             })
+            .chain(resumed)
             .collect();
         context.emit_tool_executions(&tool_context, &rejected.into());
         let state = state.resolved(&executions);
@@ -437,6 +465,16 @@ impl Agent {
                     verdict: verdict.clone(),
                 });
             }
+        }
+        // A subagent that stopped on another call that needs approval: still suspended.
+        let held = self.held_calls(&state);
+        if !held.is_empty() {
+            let outcome = state.continuation_outcome().cloned().unwrap_or_else(|| {
+                ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Approval"))
+            });
+            let state = state.judged(outcome).suspended(held);
+            self.emit_approvals_requested(&state);
+            return Ok(state);
         }
         let state = self.judge(state, token);
         match state.continuation_outcome() {

@@ -27,6 +27,44 @@ use crate::AgentState;
 pub const AWAITING_APPROVAL_MESSAGE: &str =
     "This call is waiting for a person's approval; it has not run yet.";
 
+/// A subagent's run, suspended on calls that need approval: what a subagent tool returns
+/// ([`ToolError::AwaitingApproval`](crate::ToolError::AwaitingApproval)) so that the calling
+/// agent suspends too and shows the subagent's waiting calls as its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuspendedRun {
+    subagent: String,
+    state: AgentState,
+}
+
+impl SuspendedRun {
+    /// The suspended `state` of the subagent named `subagent`.
+    pub fn new(subagent: impl Into<String>, state: AgentState) -> Self {
+        Self {
+            subagent: subagent.into(),
+            state,
+        }
+    }
+
+    /// The subagent's name.
+    pub fn subagent(&self) -> &str {
+        &self.subagent
+    }
+
+    /// Its suspended state.
+    pub fn state(&self) -> &AgentState {
+        &self.state
+    }
+}
+
+/// Where a subagent's waiting call came from: the calling agent's call that ran the subagent,
+/// and the subagent's saved state (decisions are routed into it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Via {
+    subagent: String,
+    parent_call: ToolCall,
+    child: AgentState,
+}
+
 /// A tool call a suspended run waits on: the call as the model made it, the hash of its
 /// arguments, the tool's parameter schema when it was held (edited arguments are checked
 /// against it), and the decision once a person made one.
@@ -38,6 +76,9 @@ pub struct PendingApproval {
     parameters: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     decision: Option<ApprovalVerdict>,
+    /// Set for a subagent's waiting call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    via: Option<Via>,
 }
 
 impl PendingApproval {
@@ -48,7 +89,38 @@ impl PendingApproval {
             call,
             parameters,
             decision: None,
+            via: None,
         }
+    }
+
+    /// The waiting calls of a suspended subagent run that `parent_call` started.
+    pub(crate) fn of_subagent(parent_call: &ToolCall, run: &SuspendedRun) -> Vec<Self> {
+        run.state
+            .data()
+            .approvals
+            .iter()
+            .filter(|p| !p.is_decided())
+            .map(|p| Self {
+                via: Some(Via {
+                    subagent: run.subagent.clone(),
+                    parent_call: parent_call.clone(),
+                    child: run.state.clone(),
+                }),
+                decision: None,
+                ..p.clone()
+            })
+            .collect()
+    }
+
+    /// The subagent whose call this is (`None` for the agent's own calls).
+    pub fn subagent(&self) -> Option<&str> {
+        self.via.as_ref().map(|via| via.subagent.as_str())
+    }
+
+    /// For a subagent's call: the calling agent's call that runs the subagent again, and the
+    /// subagent's state with the decisions routed into it.
+    pub(crate) fn subagent_resume(&self) -> Option<(&ToolCall, &AgentState)> {
+        self.via.as_ref().map(|via| (&via.parent_call, &via.child))
     }
 
     /// The id of the waiting call.
@@ -114,8 +186,12 @@ impl PendingApproval {
         }
     }
 
-    /// The call to run when approved (with the edited arguments, if any); `None` otherwise.
+    /// The call to run when approved (with the edited arguments, if any); `None` otherwise
+    /// (and for a subagent's call, which its subagent runs).
     pub(crate) fn approved_call(&self) -> Option<ToolCall> {
+        if self.via.is_some() {
+            return None;
+        }
         match &self.decision {
             Some(ApprovalVerdict::Approved { arguments: None }) => Some(self.call.clone()),
             Some(ApprovalVerdict::Approved {
@@ -307,7 +383,27 @@ impl AgentState {
                 })?;
             }
         }
-        Ok(self.edit_approvals(|approvals| approvals[index].decision = Some(decision.verdict)))
+        // A subagent's call: the decision goes into the subagent's saved state (which checks
+        // it again), shared by every waiting call of that subagent run.
+        let routed = match &pending.via {
+            Some(via) => Some((
+                via.parent_call.id().to_owned(),
+                via.child.clone().decide(decision.clone())?,
+            )),
+            None => None,
+        };
+        Ok(self.edit_approvals(|approvals| {
+            approvals[index].decision = Some(decision.verdict);
+            if let Some((parent, child)) = routed {
+                for p in approvals.iter_mut() {
+                    if let Some(via) = &mut p.via {
+                        if via.parent_call.id() == parent {
+                            via.child = child.clone();
+                        }
+                    }
+                }
+            }
+        }))
     }
 
     /// Ends a suspended run without running its waiting calls: each gets a "not approved"

@@ -10,7 +10,8 @@ mod state_error;
 pub use agent_state::{AgentState, Execution};
 pub use agent_status::AgentStatus;
 pub use approvals::{
-    ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval, AWAITING_APPROVAL_MESSAGE,
+    ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval, SuspendedRun,
+    AWAITING_APPROVAL_MESSAGE,
 };
 pub use document::STATE_VERSION;
 pub use state_error::StateError;

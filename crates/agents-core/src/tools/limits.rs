@@ -144,9 +144,14 @@ pub(crate) fn cap_output(
             content: cut(content, limit, hint.as_deref()).0,
             value: value.clone(),
         },
-        ToolOutcome::Failure { kind, message } if too_long(message) => ToolOutcome::Failure {
+        ToolOutcome::Failure {
+            kind,
+            message,
+            suspended,
+        } if too_long(message) => ToolOutcome::Failure {
             kind: *kind,
             message: cut(message, limit, hint.as_deref()).0,
+            suspended: suspended.clone(),
         },
         _ => return execution,
     };

@@ -339,9 +339,13 @@ impl Tool for SpawnSubagentTool {
             .child_builder(definition)
             .build()
             .map_err(|e| ToolError::failed(format!("subagent `{name}` could not be built: {e}")))?;
-        let state = AgentState::new()
-            .with_parent_agent_id(context.agent_id.to_string())
-            .with_user_message(prompt);
+        // A call that waited on the subagent's approvals resumes its saved, decided state.
+        let state = match &context.resumed {
+            Some(saved) => AgentState::clone(saved),
+            None => AgentState::new()
+                .with_parent_agent_id(context.agent_id.to_string())
+                .with_user_message(prompt),
+        };
         tracing::info!(
             target: "agents::subagents",
             parent = %context.agent_id,
@@ -355,17 +359,10 @@ impl Tool for SpawnSubagentTool {
             .await
             .map_err(|e| ToolError::failed(format!("subagent `{name}` failed: {e}")))?;
         if done.status() == AgentStatus::Suspended {
-            // The child inherits the parent's approval policy; until a child's waiting call
-            // can be routed to the parent, the model is told plainly and nothing runs.
-            let waiting: Vec<String> = done
-                .pending_approvals()
-                .iter()
-                .map(|p| format!("`{}`", p.tool_name()))
-                .collect();
-            return Err(ToolError::failed(format!(
-                "subagent `{name}` stopped: its call(s) to {} need a person's approval, which \
-                 a subagent cannot ask for; call that tool yourself so the person can approve it",
-                waiting.join(", ")
+            // The child inherits the parent's approval policy: its waiting calls become the
+            // parent's (the parent suspends; decisions are routed into this saved state).
+            return Err(ToolError::AwaitingApproval(Box::new(
+                agents_core::SuspendedRun::new(name, done),
             )));
         }
         if done.status() == AgentStatus::Failed {
