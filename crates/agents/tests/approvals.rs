@@ -70,15 +70,17 @@ fn mixed_calls(path: &str) -> InferenceResponse {
     ])
 }
 
-fn agent(model: &ScriptedModel, ledger: &Ledger, separated: bool) -> Agent {
+fn builder(model: &ScriptedModel, ledger: &Ledger, separated: bool) -> AgentBuilder {
     AgentBuilder::new()
         .with_model(model.clone())
         .with_tool(weather(ledger))
         .with_tool(delete(ledger))
         .with_separated_tool_trace(separated)
         .with_approval_required(["delete_file"])
-        .build()
-        .unwrap()
+}
+
+fn agent(model: &ScriptedModel, ledger: &Ledger, separated: bool) -> Agent {
+    builder(model, ledger, separated).build().unwrap()
 }
 
 async fn suspended(model: &ScriptedModel, ledger: &Ledger, separated: bool) -> AgentState {
@@ -247,12 +249,7 @@ fn agent_with_events(
     events: &Arc<Mutex<Vec<String>>>,
 ) -> Agent {
     let seen = Arc::clone(events);
-    AgentBuilder::new()
-        .with_model(model.clone())
-        .with_tool(weather(ledger))
-        .with_tool(delete(ledger))
-        .with_separated_tool_trace(separated)
-        .with_approval_required(["delete_file"])
+    builder(model, ledger, separated)
         .on_event(move |event: &AgentEvent| {
             seen.lock().unwrap().push(event.name().to_owned());
         })
