@@ -229,3 +229,64 @@ async fn a_rejection_at_the_top_reaches_the_subagent() {
         .any(|r| r.contains("keep it")));
     assert_eq!(done.final_response().unwrap().text(), "parent done");
 }
+
+/// The child of the test below: resumes the decided parent state in `APPROVAL_STATE` (a new
+/// process, a new agent) and writes the final state and how often the tool ran next to it.
+#[tokio::test]
+async fn resume_child() {
+    let Ok(path) = std::env::var("APPROVAL_STATE") else {
+        return; // only runs as a child of the test below
+    };
+    let state = AgentState::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::text("child: deleted"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let done = guarded_parent(&model, &ran).execute(state).await.unwrap();
+    std::fs::write(format!("{path}.done"), done.to_json().unwrap()).unwrap();
+    std::fs::write(
+        format!("{path}.ran"),
+        ran.load(Ordering::SeqCst).to_string(),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_subagents_call_decided_at_the_top_resumes_in_a_new_process() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c",
+            "delete_file",
+            json!({"path": "build"}),
+        )]),
+    ]);
+    let state = guarded_parent(&model, &ran)
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    let decided = state.approve("c").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    std::fs::write(&path, decided.to_json().unwrap()).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "resume_child", "--nocapture", "--test-threads=1"])
+        .env("APPROVAL_STATE", &path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let done = AgentState::from_json(
+        &std::fs::read_to_string(format!("{}.done", path.display())).unwrap(),
+    )
+    .unwrap();
+    let child_ran = std::fs::read_to_string(format!("{}.ran", path.display())).unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing ran in this process");
+    assert_eq!(
+        child_ran, "1",
+        "the approved call ran once, in the new process"
+    );
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+}
