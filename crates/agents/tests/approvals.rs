@@ -564,3 +564,18 @@ proptest::proptest! {
         });
     }
 }
+
+#[tokio::test]
+async fn a_message_that_keeps_the_execution_closes_the_waiting_calls_and_goes_on() {
+    let ledger = Ledger::default();
+    let model = ScriptedModel::new([mixed_calls("build"), InferenceResponse::text("Skipped.")]);
+    let state = suspended(&model, &ledger, true).await;
+    let next = state.with_user_message_keep_execution("Skip the deletion.");
+    assert_eq!(next.status(), AgentStatus::InProgress);
+    assert_eq!(next.stop_reason(), None);
+    assert!(next.pending_approvals().is_empty());
+    let done = agent(&model, &ledger, true).execute(next).await.unwrap();
+    assert_eq!(done.final_response().unwrap().text(), "Skipped.");
+    assert_valid_for_providers(&model.last_request().unwrap().messages);
+    assert_eq!(ledger.entries(), ["weather Paris", "weather Rome"]);
+}

@@ -153,11 +153,16 @@ impl AgentState {
     /// steps and limits kept). On a suspended state, the waiting calls are closed first
     /// ([`cancel_pending`](Self::cancel_pending)).
     pub fn with_user_message_keep_execution(self, message: impl Into<Message>) -> Self {
+        let was_suspended = self.status() == AgentStatus::Suspended;
         let this = self.cancel_pending();
         let store = this.store().section(DEFAULT_SECTION).append(message.into());
         this.edit(|data| {
             data.store = store;
             data.status = AgentStatus::InProgress;
+            if was_suspended {
+                // The cancellation ended nothing: the execution goes on with the message.
+                data.stop_reason = None;
+            }
         })
     }
 
