@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::journal::StepJournal;
 use crate::{
-    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, CachedContext, Clock,
-    PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecution, ToolExecutions,
+    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ApprovalPolicy, CachedContext,
+    Clock, PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecution, ToolExecutions,
     ToolExecutor, ToolFailureKind, Tools,
 };
 
@@ -45,6 +45,10 @@ pub struct StepContext {
     /// Whether the agent records contents on its spans (see
     /// [`Agent::with_content_capture`](crate::Agent::with_content_capture)).
     pub capture_content: bool,
+    /// Which calls wait for a person's approval:
+    /// [`run_tool_calls`](Self::run_tool_calls) does not run them (each gets a placeholder
+    /// result, [`ToolFailureKind::AwaitingApproval`]) and the loop suspends the run.
+    pub approval: ApprovalPolicy,
 }
 
 impl Default for StepContext {
@@ -66,6 +70,7 @@ impl StepContext {
             previous_calls: Arc::default(),
             journal: None,
             capture_content: false,
+            approval: ApprovalPolicy::default(),
         }
     }
 
@@ -93,6 +98,12 @@ impl StepContext {
             () = self.cancellation.cancelled() => Err(AgentError::Cancelled),
             result = future => result.map_err(AgentError::from),
         }
+    }
+
+    /// A copy with this approval policy.
+    pub fn with_approval_policy(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval = policy;
+        self
     }
 
     /// A copy with this journal.
@@ -206,6 +217,11 @@ impl StepContext {
     /// With a journal, a call whose result the journal holds is not run again (its recorded
     /// execution is used), and every other call's result is recorded as soon as it finishes.
     ///
+    /// A call the [approval policy](Self::approval) holds does not run: its execution is a
+    /// [`ToolFailureKind::AwaitingApproval`] placeholder (result
+    /// [`AWAITING_APPROVAL_MESSAGE`](crate::AWAITING_APPROVAL_MESSAGE)), and the loop
+    /// suspends the run once the step is recorded.
+    ///
     /// # Errors
     /// Only the journal's: tool failures are failed executions, never errors.
     pub async fn run_tool_calls(
@@ -216,6 +232,40 @@ impl StepContext {
         tool_context: &ToolContext,
         parallel: bool,
     ) -> Result<ToolExecutions, AgentError> {
+        if !self.approval.is_empty() && calls.iter().any(|c| self.approval.requires(c)) {
+            let runnable: Vec<messages::ToolCall> = calls
+                .iter()
+                .filter(|c| !self.approval.requires(c))
+                .cloned()
+                .collect();
+            let ran = Box::pin(self.without_approvals().run_tool_calls(
+                executor,
+                &runnable,
+                tools,
+                tool_context,
+                parallel,
+            ))
+            .await?;
+            let now = self.clock.now();
+            let mut ran = ran.iter().cloned();
+            return Ok(calls
+                .iter()
+                .filter_map(|call| {
+                    if self.approval.requires(call) {
+                        Some(ToolExecution::failure(
+                            call.clone(),
+                            ToolFailureKind::AwaitingApproval,
+                            crate::AWAITING_APPROVAL_MESSAGE,
+                            now,
+                            now,
+                        ))
+                    } else {
+                        ran.next()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .into());
+        }
         for call in calls {
             self.events
                 .emit_tool_event_with(tool_context, || crate::ToolEvent::Started {
@@ -264,6 +314,15 @@ impl StepContext {
             .into())
     }
 
+    /// This context with no call held for approval (the held ones are set aside already, or
+    /// were decided).
+    pub(crate) fn without_approvals(&self) -> Self {
+        Self {
+            approval: ApprovalPolicy::default(),
+            ..self.clone()
+        }
+    }
+
     /// Runs `calls` through `executor`, or through the journal when there is one (a recorded
     /// result is reused, every other call recorded as it finishes).
     async fn execute_journaled(
@@ -309,6 +368,7 @@ impl StepContext {
             cancellation: self.cancellation.clone(),
             clock: Arc::clone(&self.clock),
             capture_content: self.capture_content,
+            resumed: None,
         }
     }
 }

@@ -78,8 +78,9 @@ pub mod tools;
 pub mod testing;
 
 pub use agent::{
-    Agent, AnswerOnStop, StateHook, StepOptions, StopDecision, StopHook, CONTEXT_WINDOW_WARNING,
-    DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES, INCOMPLETE_KEY, STOP_REASON_KEY,
+    Agent, AnswerOnStop, ApprovalPolicy, StateHook, StepOptions, StopDecision, StopHook,
+    CONTEXT_WINDOW_WARNING, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES, INCOMPLETE_KEY,
+    STOP_REASON_KEY,
 };
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
@@ -99,7 +100,10 @@ pub use journal::{JournalError, StepJournal};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };
-pub use state::{incremental, AgentState, AgentStatus, Execution, StateError, STATE_VERSION};
+pub use state::{
+    incremental, AgentState, AgentStatus, ApprovalDecision, ApprovalError, ApprovalVerdict,
+    Execution, PendingApproval, StateError, SuspendedRun, AWAITING_APPROVAL_MESSAGE, STATE_VERSION,
+};
 pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
 /// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].
 pub use tokio_util::sync::CancellationToken;

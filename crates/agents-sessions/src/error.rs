@@ -103,6 +103,15 @@ pub enum SessionError {
         /// The session.
         session: String,
     },
+    /// A decision on a waiting call that the session's state refuses.
+    #[error("session `{session}`: the decision was refused")]
+    Approval {
+        /// The session.
+        session: String,
+        /// Why.
+        #[source]
+        source: agents_core::ApprovalError,
+    },
     /// The agent loop could not run the state.
     #[error("the agent could not run the session's state")]
     Agent(#[from] agents_core::AgentError),

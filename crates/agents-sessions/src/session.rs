@@ -3,9 +3,7 @@
 use std::sync::Arc;
 
 use agents_core::incremental::StateEncoder;
-use agents_core::{
-    Agent, AgentState, AgentStatus, JournalError, StepJournal, StepOptions, ToolExecution,
-};
+use agents_core::{Agent, AgentState, JournalError, StepJournal, StepOptions, ToolExecution};
 use async_trait::async_trait;
 use inference::InferenceResponse;
 use messages::Message;
@@ -55,6 +53,34 @@ pub struct Session<S> {
     cancellation: CancellationToken,
 }
 
+impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
+    /// A handle on the session `id` in `store` that records decisions
+    /// ([`Session::decide`]) without an agent (a person approving from another tool or
+    /// process); running it ([`Session::send`], `resume`, `step`) fails with an
+    /// [`SessionError::Agent`] saying so.
+    pub fn for_decisions(store: &S, id: impl Into<String>) -> Self {
+        Agent::new(Undriven).session(store, id)
+    }
+}
+
+/// The driver of a [`Session::for_decisions`] handle: it runs nothing.
+struct Undriven;
+
+#[async_trait]
+impl agents_core::AgentDriver for Undriven {
+    async fn next_step(
+        &self,
+        _state: &AgentState,
+        _tools: &agents_core::Tools,
+        _executor: &dyn agents_core::ToolExecutor,
+        _context: &agents_core::StepContext,
+    ) -> Result<agents_core::AgentStep, agents_core::AgentError> {
+        Err(agents_core::AgentError::driver(
+            "this session handle only records decisions; open it with agent.session(..) to run it",
+        ))
+    }
+}
+
 /// Where a writer is: the state, its version, the encoder that continues from it.
 struct Position {
     state: AgentState,
@@ -90,8 +116,11 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
         self.drive(position).await
     }
 
-    /// Continues a run that a crash (or a stop) left `InProgress`, step by step, and returns
-    /// the final state; a finished run comes back unchanged.
+    /// Continues a run that a crash (or a stop) left `InProgress`, or a suspended run whose
+    /// waiting calls are all decided ([`Session::decide`]), step by step, and returns the
+    /// final state; a finished run, or one still waiting for a decision, comes back unchanged.
+    /// An approved call runs exactly once: its result is journaled before the commit, so a
+    /// crash after it ran reuses the result.
     ///
     /// # Errors
     /// [`SessionError::NotFound`] when the session does not exist; otherwise as
@@ -109,10 +138,35 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     /// As [`Session::resume`]; on [`SessionError::Conflict`] another worker took the step.
     pub async fn step(&self) -> Result<AgentState, SessionError> {
         let position = self.load().await?;
-        if position.state.status() != AgentStatus::InProgress {
+        if !position.state.is_runnable() {
             return Ok(position.state);
         }
         Ok(self.step_once(position).await?.state)
+    }
+
+    /// Records a person's decision on a call the suspended run waits on (made on a
+    /// [`PendingApproval`](agents_core::PendingApproval) read from this session) and commits
+    /// it; [`Session::resume`] then runs it. Returns the committed state.
+    ///
+    /// # Errors
+    /// [`SessionError::Approval`] when the state refuses the decision (unknown or already
+    /// decided call, arguments changed since it was shown, edited arguments that do not fit);
+    /// [`SessionError::NotFound`], [`SessionError::Conflict`] and the store's errors.
+    pub async fn decide(
+        &self,
+        decision: agents_core::ApprovalDecision,
+    ) -> Result<AgentState, SessionError> {
+        let position = self.load().await?;
+        let state =
+            position
+                .state
+                .clone()
+                .decide(decision)
+                .map_err(|source| SessionError::Approval {
+                    session: self.id.clone(),
+                    source,
+                })?;
+        Ok(self.commit(position, state).await?.state)
     }
 
     async fn load(&self) -> Result<Position, SessionError> {
@@ -140,7 +194,7 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     }
 
     async fn drive(&self, mut position: Position) -> Result<AgentState, SessionError> {
-        while position.state.status() == AgentStatus::InProgress {
+        while position.state.is_runnable() {
             position = self.step_once(position).await?;
         }
         Ok(position.state)

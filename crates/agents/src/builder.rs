@@ -74,6 +74,7 @@ pub struct AgentBuilder {
     content_capture: bool,
     model_catalog: Option<ModelCatalog>,
     cost_limit: Option<f64>,
+    approval: agents_core::ApprovalPolicy,
 }
 
 impl Default for AgentBuilder {
@@ -104,6 +105,7 @@ impl Default for AgentBuilder {
             build_steps: Vec::new(),
             driver_layers: Vec::new(),
             answer_on_stop: None,
+            approval: agents_core::ApprovalPolicy::default(),
             tool_limits: ToolCallLimits::standard(),
             name: None,
             content_capture: false,
@@ -359,6 +361,29 @@ impl AgentBuilder {
         self
     }
 
+    /// Every call of these tools waits for a person's approval: the step runs the other
+    /// calls, then the run suspends (`AgentStatus::Suspended`, `state.pending_approvals()`)
+    /// until each waiting call is decided (`state.approve`, `approve_with`, `reject`); the
+    /// next `step`/`execute` runs the approved ones. See `docs/approvals.md`.
+    pub fn with_approval_required<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.approval = self.approval.with_tools(names);
+        self
+    }
+
+    /// Every call `policy` accepts waits for a person's approval (e.g. only `rm` commands);
+    /// see [`with_approval_required`](Self::with_approval_required).
+    pub fn with_approval_policy(
+        mut self,
+        policy: impl Fn(&ToolCall) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.approval = self.approval.with_predicate(policy);
+        self
+    }
+
     /// Refuses the `limit`-th identical call (same tool, same arguments) in one execution with
     /// a tool error quoting the earlier result; a model that keeps repeating is stopped with
     /// `StopReason::RepeatedToolCalls`. Default 3.
@@ -493,7 +518,8 @@ impl AgentBuilder {
             .with_cached_context(self.cached_context())
             .with_answer_on_stop(self.answer_on_stop())
             .with_tool_limits(self.tool_limits)
-            .with_content_capture(self.content_capture);
+            .with_content_capture(self.content_capture)
+            .with_approvals(self.approval.clone());
         if let Some(name) = &self.name {
             agent = agent.with_name(name.as_str());
         }
@@ -569,6 +595,8 @@ impl AgentBuilder {
             tool_timeouts: self.tool_timeouts.clone(),
             content_capture: self.content_capture,
             model_catalog: self.model_catalog.clone(),
+            // A subagent never runs a call its parent would have to approve.
+            approval: self.approval.clone(),
             ..AgentBuilder::new()
         }
         .with_system_prompt(system_prompt)

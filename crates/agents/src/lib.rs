@@ -62,8 +62,9 @@ pub use capability::AgentCapability;
 
 pub use agents_core::{
     Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AnswerOnStop,
-    CancellationToken, Clock, ErrorPolicy, FunctionTool, ManualClock, Next, RunCost,
-    StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
+    ApprovalDecision, ApprovalError, ApprovalPolicy, ApprovalVerdict, CancellationToken, Clock,
+    ErrorPolicy, FunctionTool, ManualClock, Next, PendingApproval, RunCost, StateProcessors,
+    StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
     EXECUTION_BUFFER_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};

@@ -8,11 +8,11 @@ pub use crate::capabilities::{
 pub use crate::{AgentBuilder, AgentCapability, BuildError};
 pub use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep,
-    AgentStepType, AnswerOnStop, BeforeToolHook, CancellationToken, ContinuationCriterion,
-    ContinuationDecision, ContinuationEvaluation, ErrorPolicy, FunctionTool, ManualClock, Next,
-    RunCost, StateProcessors, StopReason, Tool, ToolContext, ToolError, ToolExecution,
-    ToolHookDecision, ToolOutput, ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION,
-    EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+    AgentStepType, AnswerOnStop, ApprovalDecision, ApprovalError, ApprovalVerdict, BeforeToolHook,
+    CancellationToken, ContinuationCriterion, ContinuationDecision, ContinuationEvaluation,
+    ErrorPolicy, FunctionTool, ManualClock, Next, PendingApproval, RunCost, StateProcessors,
+    StopReason, Tool, ToolContext, ToolError, ToolExecution, ToolHookDecision, ToolOutput,
+    ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 #[cfg(feature = "sessions")]

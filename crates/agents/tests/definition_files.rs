@@ -318,3 +318,34 @@ proptest::proptest! {
         proptest::prop_assert_eq!(again, definition);
     }
 }
+
+#[tokio::test]
+async fn a_definitions_approval_section_suspends_on_the_tools_it_names() {
+    let yaml = format!("{VALID}approval:\n  required: [delete_file]\n");
+    let definition = parse(&yaml).unwrap();
+    assert_eq!(definition.approval.required, ["delete_file"]);
+    assert_eq!(parse(&definition.to_yaml().unwrap()).unwrap(), definition);
+    let error = parse(&format!("{VALID}approval:\n  needed: [x]\n")).unwrap_err();
+    assert!(error.to_string().contains("approval"), "{error}");
+
+    let model = ScriptedModel::new([InferenceResponse::with_tool_calls([ToolCall::new(
+        "c1",
+        "delete_file",
+        json!({}),
+    )])]);
+    let agent = definition
+        .configure(AgentBuilder::new().with_model(model))
+        .with_tool(FunctionTool::new(
+            "delete_file",
+            "Deletes",
+            |_: serde_json::Value| async move { Ok::<_, ToolError>("deleted") },
+        ))
+        .build()
+        .unwrap();
+    let state = agent
+        .execute(AgentState::new().with_user_message("clean up"))
+        .await
+        .unwrap();
+    assert_eq!(state.status(), AgentStatus::Suspended);
+    assert_eq!(state.pending_approvals()[0].tool_name(), "delete_file");
+}

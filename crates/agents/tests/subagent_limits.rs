@@ -127,3 +127,166 @@ async fn the_default_nesting_limit_stops_the_fourth_level() {
         "{refused:?}"
     );
 }
+
+fn guarded_parent(model: &ScriptedModel, ran: &Arc<AtomicUsize>) -> Agent {
+    let counter = Arc::clone(ran);
+    let delete = FunctionTool::new(
+        "delete_file",
+        "Deletes a file",
+        move |args: serde_json::Value| {
+            let counter = Arc::clone(&counter);
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, ToolError>(format!("deleted {}", args["path"]))
+            }
+        },
+    );
+    AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(delete)
+        .with_approval_required(["delete_file"])
+        .with_capability(UseSubagents::new([SubagentDefinition::new(
+            "researcher",
+            "Looks things up",
+            "You research.",
+        )]))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_subagents_waiting_call_is_decided_at_the_top_and_resumed_from_json() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    // One inherited script: the parent spawns, the child calls the guarded tool.
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c",
+            "delete_file",
+            json!({"path": "build"}),
+        )]),
+    ]);
+    let state = guarded_parent(&model, &ran)
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    assert_eq!(state.status(), AgentStatus::Suspended);
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "nothing ran before the decision"
+    );
+    let pending = state.pending_approvals();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call_id(), "c");
+    assert_eq!(pending[0].tool_name(), "delete_file");
+    assert_eq!(pending[0].subagent(), Some("researcher"));
+
+    // Decided at the top, on a state read back from JSON, resumed by a new agent.
+    let decided = AgentState::from_json(&state.to_json().unwrap())
+        .unwrap()
+        .approve_with("c", json!({"path": "build/tmp"}))
+        .unwrap();
+    let decided = AgentState::from_json(&decided.to_json().unwrap()).unwrap();
+    let model = ScriptedModel::new([
+        InferenceResponse::text("child: deleted build/tmp"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let done = guarded_parent(&model, &ran).execute(decided).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "the approved call ran once");
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+    // The child saw its tool's result (with the edited arguments); the parent, the answer.
+    let child_request = &model.requests()[0];
+    assert!(tool_results(child_request)
+        .iter()
+        .any(|r| r.contains("deleted \"build/tmp\"")));
+    assert_eq!(
+        tool_results(&model.requests()[1]),
+        ["child: deleted build/tmp"]
+    );
+}
+
+#[tokio::test]
+async fn a_rejection_at_the_top_reaches_the_subagent() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new("c", "delete_file", json!({}))]),
+        InferenceResponse::text("child: not allowed"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let agent = guarded_parent(&model, &ran);
+    let state = agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    let state = state.reject("c", "keep it").unwrap();
+    let done = agent.execute(state).await.unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert!(tool_results(&model.requests()[2])
+        .iter()
+        .any(|r| r.contains("keep it")));
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+}
+
+/// The child of the test below: resumes the decided parent state in `APPROVAL_STATE` (a new
+/// process, a new agent) and writes the final state and how often the tool ran next to it.
+#[tokio::test]
+async fn resume_child() {
+    let Ok(path) = std::env::var("APPROVAL_STATE") else {
+        return; // only runs as a child of the test below
+    };
+    let state = AgentState::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::text("child: deleted"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let done = guarded_parent(&model, &ran).execute(state).await.unwrap();
+    std::fs::write(format!("{path}.done"), done.to_json().unwrap()).unwrap();
+    std::fs::write(
+        format!("{path}.ran"),
+        ran.load(Ordering::SeqCst).to_string(),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_subagents_call_decided_at_the_top_resumes_in_a_new_process() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c",
+            "delete_file",
+            json!({"path": "build"}),
+        )]),
+    ]);
+    let state = guarded_parent(&model, &ran)
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    let decided = state.approve("c").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    std::fs::write(&path, decided.to_json().unwrap()).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "resume_child", "--nocapture", "--test-threads=1"])
+        .env("APPROVAL_STATE", &path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let done = AgentState::from_json(
+        &std::fs::read_to_string(format!("{}.done", path.display())).unwrap(),
+    )
+    .unwrap();
+    let child_ran = std::fs::read_to_string(format!("{}.ran", path.display())).unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing ran in this process");
+    assert_eq!(
+        child_ran, "1",
+        "the approved call ran once, in the new process"
+    );
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use inference::ModelCatalog;
 
 use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
-use super::AnswerOnStop;
+use super::{AnswerOnStop, ApprovalPolicy};
 use crate::{
     AgentDriver, AgentEvent, AgentEvents, AgentState, CachedContext, Clock, ContinuationCriteria,
     ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, StateProcessor, StateProcessors,
@@ -44,6 +44,7 @@ pub struct Agent {
     pub(crate) answer_on_stop: AnswerOnStop,
     pub(crate) tool_limits: ToolCallLimits,
     pub(crate) telemetry: Telemetry,
+    pub(crate) approval: ApprovalPolicy,
 }
 
 /// What the agent reports about itself: its name on spans, whether spans carry contents,
@@ -94,6 +95,7 @@ impl Agent {
             answer_on_stop: AnswerOnStop::Nothing,
             tool_limits: ToolCallLimits::default(),
             telemetry: Telemetry::default(),
+            approval: ApprovalPolicy::default(),
         }
     }
 
@@ -313,6 +315,40 @@ impl Agent {
         self
     }
 
+    /// A copy in which every call of these tools waits for a person's approval: the step
+    /// runs the other calls, then the run suspends
+    /// ([`AgentStatus::Suspended`](crate::AgentStatus::Suspended)) until each waiting call is
+    /// decided ([`AgentState::approve`], `approve_with`, `reject`).
+    pub fn with_approval_required<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.approval = self.approval.with_tools(names);
+        self
+    }
+
+    /// A copy in which every call `policy` accepts waits for a person's approval (see
+    /// [`with_approval_required`](Self::with_approval_required)).
+    pub fn with_approval_policy(
+        mut self,
+        policy: impl Fn(&messages::ToolCall) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.approval = self.approval.with_predicate(policy);
+        self
+    }
+
+    /// A copy with this whole approval policy (replacing the one it had).
+    pub fn with_approvals(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval = policy;
+        self
+    }
+
+    /// Which calls wait for a person's approval.
+    pub fn approval_policy(&self) -> &ApprovalPolicy {
+        &self.approval
+    }
+
     /// A copy with another bound on stop-hook vetoes per execution (default 3).
     pub fn with_max_stop_vetoes(mut self, max: u32) -> Self {
         self.max_stop_vetoes = max;
@@ -370,6 +406,7 @@ impl std::fmt::Debug for Agent {
             .field("max_stop_vetoes", &self.max_stop_vetoes)
             .field("answer_on_stop", &self.answer_on_stop)
             .field("tool_limits", &self.tool_limits)
+            .field("approval", &self.approval)
             .finish_non_exhaustive()
     }
 }

@@ -3,7 +3,10 @@
 //!
 //! ```text
 //! step(state):                                   inside an `invoke_agent {name}` span
-//!   finished already (status not InProgress)?  return it unchanged
+//!   suspended, every waiting call decided?     resume: the approved calls run through
+//!                       run_tool_calls (hooks, limits, timeouts, journal), rejected ones get
+//!                       a tool error, placeholders become results, the step gets its verdict
+//!   finished already or still waiting?         return it unchanged
 //!   no execution yet?   start one: Execution{id, started_at}, before-execution hooks,
 //!                       ExecutionStarted; the criteria may stop it before any step
 //!   cancelled?          finish: Failed, user_requested (and a notice answer)
@@ -12,12 +15,14 @@
 //!     terminal: step = driver.next_step(..)       (a driver error is a failure step;
 //!                                                  tool-call limits hold in run_tool_calls)
 //!               record it, priced (the agent's catalog) and checked against the context
-//!               window; outcome = criteria (+ error policy, repeated calls, cost limit,
+//!               window; calls held for approval (placeholder results)?  the run is
+//!               Suspended and the verdict waits for the decisions; otherwise
+//!               outcome = criteria (+ error policy, repeated calls, cost limit,
 //!               cancellation, stop hooks), decided once
 //!   a layer returns without running the step: a guard stop is recorded right there, so
 //!   the layers outside it see a recorded, stopping step
 //!   a layer that failed: record a failure step on the state the step began with
-//!   after-step hooks, StepCompleted
+//!   after-step hooks, StepCompleted (suspended: ApprovalRequested, return)
 //!   the recorded outcome says stop?  finish: Completed (Failed on error or cancellation),
 //!                                    an answer if the execution has none (AnswerOnStop),
 //!                                    after-execution hooks, ExecutionCompleted / Failed
@@ -37,10 +42,11 @@ use super::answer_on_stop::{self, AnswerOnStop};
 use super::hooks::{run_state_hooks, StopDecision};
 use crate::telemetry;
 use crate::{
-    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, CachedContext,
-    ContinuationCriterion, ContinuationEvaluation, ContinuationOutcome, ErrorPolicyCriterion,
-    EventSource, Execution, PreviousCalls, RunCost, StepContext, StepExecution, StepFuture,
-    StepTerminal, StopReason, ToolFailureKind,
+    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, ApprovalVerdict,
+    CachedContext, ContinuationCriterion, ContinuationEvaluation, ContinuationOutcome,
+    ErrorPolicyCriterion, EventSource, Execution, PendingApproval, PreviousCalls, RunCost,
+    StepContext, StepExecution, StepFuture, StepTerminal, StopReason, ToolExecution,
+    ToolExecutions, ToolFailureKind,
 };
 
 impl Agent {
@@ -115,8 +121,12 @@ impl Agent {
         options: &StepOptions,
     ) -> Result<AgentState, AgentError> {
         let token = &options.cancellation;
-        if state.status() != AgentStatus::InProgress {
-            return Ok(state);
+        match state.status() {
+            AgentStatus::InProgress => {}
+            AgentStatus::Suspended if state.approvals_decided() => {
+                return self.resume(state, options).await;
+            }
+            _ => return Ok(state),
         }
         let state = if state.execution().is_none() {
             match self.start(state) {
@@ -153,6 +163,10 @@ impl Agent {
         };
         let state = run_state_hooks(&self.hooks.after_step, state);
         self.emit_step_completed(&state);
+        if state.status() == AgentStatus::Suspended {
+            self.emit_approvals_requested(&state);
+            return Ok(state);
+        }
 
         match state.continuation_outcome() {
             Some(outcome) if !outcome.should_continue() => {
@@ -274,7 +288,26 @@ impl Agent {
             completed_at,
             number,
         ));
+        let held = self.held_calls(&state);
+        if !held.is_empty() {
+            // The step is not over until its held calls are decided: its verdict waits for
+            // them (`resume`), and the run is suspended.
+            let outcome = ContinuationOutcome::from_evaluation(
+                ContinuationEvaluation::request("Approval").with_reason(format!(
+                    "{} tool call(s) wait for a person's approval",
+                    held.len()
+                )),
+            );
+            return state.judged(outcome).suspended(held);
+        }
+        self.judge(state, token)
+    }
 
+    /// The verdict on the last recorded step: the criteria, the error policy when the step
+    /// failed, the repeated-call limit, the cancellation, and the stop hooks when the verdict
+    /// is to stop.
+    fn judge(&self, state: AgentState, token: &CancellationToken) -> AgentState {
+        let number = state.step_count();
         let mut outcome = self.criteria.evaluate_all(&state);
         let mut guards = Vec::new();
         if state.current_step().is_some_and(AgentStep::has_errors) {
@@ -422,6 +455,161 @@ impl Agent {
             }
         }
         (state, outcome)
+    }
+
+    /// The calls of the last recorded step that wait for approval, with their tools'
+    /// parameter schemas.
+    fn held_calls(&self, state: &AgentState) -> Vec<PendingApproval> {
+        state
+            .current_step()
+            .map(|step| {
+                step.tool_executions()
+                    .iter()
+                    .filter(|e| e.failure_kind() == Some(ToolFailureKind::AwaitingApproval))
+                    .flat_map(|e| match e.suspended_run() {
+                        Some(run) => PendingApproval::of_subagent(e.call(), run),
+                        None => {
+                            let parameters = self.tools.get(e.name()).map(|tool| tool.parameters());
+                            vec![PendingApproval::new(e.call().clone(), parameters)]
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Completes the suspended step once every waiting call is decided: the approved calls
+    /// run (with edited arguments when given) through the same path as any call
+    /// ([`StepContext::run_tool_calls`](crate::StepContext::run_tool_calls): hooks, limits,
+    /// timeouts, the journal), the rejected ones get a tool error with the reason, each
+    /// placeholder result becomes the real one, and the step gets its verdict.
+    async fn resume(
+        &self,
+        state: AgentState,
+        options: &StepOptions,
+    ) -> Result<AgentState, AgentError> {
+        let token = &options.cancellation;
+        let terminal = Terminal::new(self, options);
+        let context = terminal
+            .step_context(&state, Arc::clone(&self.cached_context))
+            .without_approvals();
+        let mut tool_context = context.tool_context(&state);
+        tool_context.step_number = state.step_count().max(1);
+        // The tools as of now (a tool source's included), as a step would offer them.
+        let tools = crate::tools::merged_tools(&self.tools, &self.tool_sources).await;
+        let pending = state.pending_approvals();
+        let approved: Vec<messages::ToolCall> = pending
+            .iter()
+            .filter_map(PendingApproval::approved_call)
+            .collect();
+        let ran = if approved.is_empty() {
+            ToolExecutions::new()
+        } else {
+            context
+                .run_tool_calls(
+                    self.executor.as_ref(),
+                    &approved,
+                    &tools,
+                    &tool_context,
+                    false,
+                )
+                .await?
+        };
+        // A subagent's waiting calls: the call that ran the subagent runs again, resuming
+        // the subagent's saved state (with the decisions routed into it).
+        let mut resumed: Vec<ToolExecution> = Vec::new();
+        for p in &pending {
+            let Some((parent_call, child)) = p.subagent_resume() else {
+                continue;
+            };
+            if resumed.iter().any(|e| e.id() == parent_call.id()) {
+                continue;
+            }
+            let mut resume_context = tool_context.clone();
+            resume_context.resumed = Some(Arc::new(child.clone()));
+            let execution = context
+                .run_tool_calls(
+                    self.executor.as_ref(),
+                    std::slice::from_ref(parent_call),
+                    &tools,
+                    &resume_context,
+                    false,
+                )
+                .await?;
+            resumed.extend(execution.iter().cloned());
+        }
+        let now = self.clock.now();
+        let mut ran = ran.iter().cloned();
+        let mut rejected = Vec::new();
+        let executions: ToolExecutions = pending
+            .iter()
+            .filter(|p| p.subagent().is_none())
+            .filter_map(|p| match p.decision() {
+                Some(ApprovalVerdict::Rejected { reason }) => {
+                    let execution = ToolExecution::failure(
+                        p.call().clone(),
+                        ToolFailureKind::NotApproved,
+                        format!(
+                            "A person did not approve this call, so it did not run. \
+                             Their reason: {reason}"
+                        ),
+                        now,
+                        now,
+                    );
+                    rejected.push(execution.clone());
+                    Some(execution)
+                }
+                _ => ran.next(),
+            })
+            .chain(resumed)
+            .collect();
+        context.emit_tool_executions(&tool_context, &rejected.into());
+        let state = state.resolved(&executions);
+        for p in &pending {
+            if let Some(verdict) = p.decision() {
+                self.events.emit_with(|| AgentEvent::ApprovalResolved {
+                    source: EventSource {
+                        step_number: state.step_count(),
+                        ..EventSource::execution(&state)
+                    },
+                    call_id: p.call_id().to_owned(),
+                    verdict: verdict.clone(),
+                });
+            }
+        }
+        // A subagent that stopped on another call that needs approval: still suspended.
+        let held = self.held_calls(&state);
+        if !held.is_empty() {
+            let outcome = state.continuation_outcome().cloned().unwrap_or_else(|| {
+                ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Approval"))
+            });
+            let state = state.judged(outcome).suspended(held);
+            self.emit_approvals_requested(&state);
+            return Ok(state);
+        }
+        let state = self.judge(state, token);
+        match state.continuation_outcome() {
+            Some(outcome) if !outcome.should_continue() => {
+                let reason = outcome.stop_reason().unwrap_or(StopReason::Completed);
+                Ok(self.finish(state, reason, token).await)
+            }
+            _ => Ok(state),
+        }
+    }
+
+    fn emit_approvals_requested(&self, state: &AgentState) {
+        if !self.events.is_observed() {
+            return;
+        }
+        for pending in state.pending_approvals() {
+            self.events.emit_with(|| AgentEvent::ApprovalRequested {
+                source: EventSource {
+                    step_number: state.step_count(),
+                    ..EventSource::execution(state)
+                },
+                pending,
+            });
+        }
     }
 
     /// A layer returned without running the step: a step with no model call is recorded, and
@@ -641,6 +829,7 @@ impl<'a> Terminal<'a> {
             previous_calls: Arc::default(),
             journal: self.options.journal.clone(),
             capture_content: self.agent.telemetry.capture_content,
+            approval: self.agent.approval.clone(),
         }
     }
 

@@ -208,6 +208,22 @@ pub enum AgentEvent {
         /// The model's context window.
         context_window: u64,
     },
+    /// A tool call waits for a person's approval; the run is suspended.
+    ApprovalRequested {
+        /// Who (the step that made the call).
+        source: EventSource,
+        /// The waiting call.
+        pending: crate::PendingApproval,
+    },
+    /// A waiting call was decided and its result (or the rejection) is in the history.
+    ApprovalResolved {
+        /// Who.
+        source: EventSource,
+        /// The call.
+        call_id: String,
+        /// What was decided.
+        verdict: crate::ApprovalVerdict,
+    },
 }
 
 impl AgentEvent {
@@ -228,7 +244,9 @@ impl AgentEvent {
             | AgentEvent::ContinuationEvaluated { source, .. }
             | AgentEvent::TokenUsage { source, .. }
             | AgentEvent::AnsweredOnStop { source, .. }
-            | AgentEvent::ContextWindowNearlyFull { source, .. } => source,
+            | AgentEvent::ContextWindowNearlyFull { source, .. }
+            | AgentEvent::ApprovalRequested { source, .. }
+            | AgentEvent::ApprovalResolved { source, .. } => source,
         }
     }
 
@@ -260,6 +278,8 @@ impl AgentEvent {
             AgentEvent::TokenUsage { .. } => "token_usage",
             AgentEvent::AnsweredOnStop { .. } => "answered_on_stop",
             AgentEvent::ContextWindowNearlyFull { .. } => "context_window_nearly_full",
+            AgentEvent::ApprovalRequested { .. } => "approval_requested",
+            AgentEvent::ApprovalResolved { .. } => "approval_resolved",
         }
     }
 

@@ -24,9 +24,9 @@ use crate::{RunCost, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, 
 /// [`Agent`](crate::Agent), so a state saved under one agent and resumed by a newer one runs
 /// with the newer configuration.
 ///
-/// Serializes (serde) to a JSON document with `"version": 3`
+/// Serializes (serde) to a JSON document with `"version": 4`
 /// ([`STATE_VERSION`](crate::STATE_VERSION)), in which every message is written once, and reads
-/// versions 1 to 3 back.
+/// versions 1 to 4 back.
 #[derive(Clone, PartialEq)]
 pub struct AgentState {
     data: Arc<StateData>,
@@ -46,6 +46,8 @@ pub(super) struct StateData {
     pub(super) cost: RunCost,
     pub(super) execution: Option<Execution>,
     pub(super) step_executions: StepExecutions,
+    /// The calls a suspended run waits on (empty otherwise).
+    pub(super) approvals: Vec<super::PendingApproval>,
     pub(super) created_at: DateTime<Utc>,
     pub(super) updated_at: DateTime<Utc>,
 }
@@ -118,6 +120,7 @@ impl AgentState {
             cost: RunCost::zero(),
             execution: None,
             step_executions: StepExecutions::new(),
+            approvals: Vec::new(),
             created_at: now,
             updated_at: now,
         })
@@ -135,7 +138,7 @@ impl AgentState {
 
     /// This state changed by `edit`: in place when nothing else holds it, else on a copy of
     /// the fields (the one way every change is made).
-    fn edit(mut self, edit: impl FnOnce(&mut StateData)) -> Self {
+    pub(super) fn edit(mut self, edit: impl FnOnce(&mut StateData)) -> Self {
         edit(Arc::make_mut(&mut self.data));
         self
     }
@@ -150,12 +153,19 @@ impl AgentState {
     }
 
     /// Appends a user message to `messages`; the execution goes on (status `InProgress`, its
-    /// steps and limits kept).
+    /// steps and limits kept). On a suspended state, the waiting calls are closed first
+    /// ([`cancel_pending`](Self::cancel_pending)).
     pub fn with_user_message_keep_execution(self, message: impl Into<Message>) -> Self {
-        let store = self.store().section(DEFAULT_SECTION).append(message.into());
-        self.edit(|data| {
+        let was_suspended = self.status() == AgentStatus::Suspended;
+        let this = self.cancel_pending();
+        let store = this.store().section(DEFAULT_SECTION).append(message.into());
+        this.edit(|data| {
             data.store = store;
             data.status = AgentStatus::InProgress;
+            if was_suspended {
+                // The cancellation ended nothing: the execution goes on with the message.
+                data.stop_reason = None;
+            }
         })
     }
 
@@ -388,6 +398,26 @@ impl AgentState {
         })
     }
 
+    /// This state with another status (the approval transitions).
+    pub(super) fn with_status(self, status: AgentStatus) -> Self {
+        self.edit(|data| data.status = status)
+    }
+
+    /// This state with its waiting calls changed by `change`.
+    pub(super) fn edit_approvals(
+        self,
+        change: impl FnOnce(&mut Vec<super::PendingApproval>),
+    ) -> Self {
+        self.edit(|data| change(&mut data.approvals))
+    }
+
+    /// This state with the last step replaced (its calls were decided).
+    pub(super) fn with_last_step(self, step: AgentStep) -> Self {
+        self.edit(|data| {
+            data.step_executions = std::mem::take(&mut data.step_executions).with_last_step(step)
+        })
+    }
+
     /// Counts a stop hook's veto.
     pub(crate) fn vetoed(self) -> Self {
         self.edit(|data| {
@@ -407,7 +437,7 @@ impl AgentState {
 
     // ----- serialization ----------------------------------------------------------------------
 
-    /// The state as a JSON document (`"version": 3`): every message written once, so the
+    /// The state as a JSON document (`"version": 4`): every message written once, so the
     /// document grows with the conversation, not with steps × history (see
     /// `state/document.rs` for the shape).
     ///
@@ -417,7 +447,7 @@ impl AgentState {
         serde_json::to_string_pretty(self).map_err(|e| StateError::Serialize(e.to_string()))
     }
 
-    /// Reads a state written by [`AgentState::to_json`] (or by serde), in version 1, 2 or 3.
+    /// Reads a state written by [`AgentState::to_json`] (or by serde), in version 1, 2, 3 or 4.
     ///
     /// # Errors
     /// [`StateError::Syntax`] for text that is not JSON, [`StateError::MissingVersion`] and

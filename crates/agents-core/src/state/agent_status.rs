@@ -13,4 +13,8 @@ pub enum AgentStatus {
     Completed,
     /// Stopped by an error.
     Failed,
+    /// Waiting for a person to decide on tool calls
+    /// ([`AgentState::pending_approvals`](crate::AgentState::pending_approvals)); `step` on it
+    /// runs the decided calls once every one is decided, and returns it unchanged until then.
+    Suspended,
 }

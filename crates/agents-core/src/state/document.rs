@@ -1,4 +1,5 @@
-//! The serialized shapes of an [`AgentState`]: version 3, written; versions 2 and 1, still read.
+//! The serialized shapes of an [`AgentState`]: version 4, written; versions 3, 2 and 1, still
+//! read.
 //!
 //! Version 1 wrote every message wherever it appeared, so each step repeated the conversation
 //! it was given and a checkpoint grew with steps × history. Versions 2 and 3 write each
@@ -15,7 +16,8 @@
 //!
 //! Version 3 holds no configuration (version 2's `cached_context` is ignored on reading) and
 //! no half-run step (steps are recorded whole); it records the execution (`execution`) and the
-//! final status and stop reason as the loop set them.
+//! final status and stop reason as the loop set them. Version 4 adds `approvals`, the calls a
+//! suspended run waits on (a version 3 document is a version 4 document without them).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -29,14 +31,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::agent_state::{Execution, StateData};
-use super::{AgentStatus, StateError};
+use super::{AgentStatus, PendingApproval, StateError};
 use crate::continuation::{ContinuationOutcome, StopReason};
 use crate::step::{AgentStep, StepError, StepExecution, StepExecutions, StepParts};
 use crate::tools::ToolExecutions;
 use crate::{AgentState, RunCost};
 
 /// The version [`AgentState::to_json`] writes.
-pub const STATE_VERSION: u32 = 3;
+pub const STATE_VERSION: u32 = 4;
 
 /// Reads a state document of any supported version from a parsed JSON value.
 pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
@@ -56,7 +58,7 @@ pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
         Some(_) => None,
     };
     match version {
-        Some(3) => structured::<Document>(value)?.into_state(),
+        Some(3 | 4) => structured::<Document>(value)?.into_state(),
         Some(2) => structured::<Document>(value)?
             .upgraded_from_v2()
             .into_state(),
@@ -79,14 +81,14 @@ fn structured<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, StateE
     })
 }
 
-/// The version 3 document of `state`.
+/// The version 4 document of `state`.
 pub(crate) fn write(state: &AgentState) -> Document {
     Document::from_state(state)
 }
 
 // ----- versions 3 and 2 ---------------------------------------------------------------------
 
-/// Version 3 (and, read with [`Document::upgraded_from_v2`], version 2, whose extra fields are
+/// Versions 4 and 3 (and, read with [`Document::upgraded_from_v2`], version 2, whose extra fields are
 /// ignored).
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Document {
@@ -111,6 +113,9 @@ pub(crate) struct Document {
     execution: Option<Execution>,
     #[serde(default)]
     step_executions: Vec<ExecutionRecord>,
+    /// The calls a suspended run waits on (version 4; absent when none waits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    approvals: Vec<PendingApproval>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -175,6 +180,7 @@ impl Document {
             cost: data.cost,
             execution: data.execution.clone(),
             step_executions,
+            approvals: data.approvals.clone(),
             created_at: data.created_at,
             updated_at: data.updated_at,
         }
@@ -226,6 +232,7 @@ impl Document {
             cost: self.cost,
             execution: self.execution,
             step_executions: executions.into_iter().collect(),
+            approvals: self.approvals,
             created_at: self.created_at,
             updated_at: self.updated_at,
         }))
@@ -542,6 +549,7 @@ impl DocumentV1 {
             cost: RunCost::zero(),
             execution,
             step_executions: self.step_executions,
+            approvals: Vec::new(),
             created_at: self.created_at,
             updated_at: self.updated_at,
         })

@@ -159,6 +159,7 @@ impl StateEncoder {
             cost: data.cost,
             execution: data.execution.clone(),
             step_count: data.step_executions.len(),
+            approvals: data.approvals.clone(),
             created_at: data.created_at,
             updated_at: data.updated_at,
         };
@@ -260,6 +261,7 @@ pub fn decode(
         cost: head.cost,
         execution: head.execution,
         step_executions: executions,
+        approvals: head.approvals,
         created_at: head.created_at,
         updated_at: head.updated_at,
     });
@@ -288,6 +290,9 @@ struct Head {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     execution: Option<Execution>,
     step_count: usize,
+    /// The calls a suspended run waits on (absent when none waits; older heads have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    approvals: Vec<super::PendingApproval>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }

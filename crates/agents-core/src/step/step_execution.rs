@@ -175,6 +175,20 @@ impl StepExecutions {
         self
     }
 
+    /// This list with the last execution's step replaced (its held tool calls were decided),
+    /// keeping its id, number, verdict and times.
+    pub(crate) fn with_last_step(self, step: AgentStep) -> Self {
+        let Some(last) = self.0.last() else {
+            return self;
+        };
+        let updated = Arc::new(StepExecution {
+            step: Arc::new(step),
+            ..StepExecution::clone(last)
+        });
+        let len = self.0.len();
+        Self(self.0[..len - 1].iter().cloned().chain([updated]).collect())
+    }
+
     /// The last outcome's verdict; false when empty.
     pub fn should_continue(&self) -> bool {
         self.last_outcome()

@@ -385,6 +385,11 @@ impl DefaultToolExecutor {
                 invalid_arguments_message(name, &problem),
             ),
             Ok(Ok(Err(ToolError::Failed(message)))) => failure(ToolFailureKind::Failed, message),
+            Ok(Ok(Err(ToolError::AwaitingApproval(run)))) => ToolOutcome::Failure {
+                kind: ToolFailureKind::AwaitingApproval,
+                message: crate::AWAITING_APPROVAL_MESSAGE.to_owned(),
+                suspended: Some(run),
+            },
             Ok(Ok(Ok(output))) => {
                 let (content, value) = output.into_parts();
                 ToolOutcome::Success { content, value }
@@ -461,7 +466,11 @@ where
 }
 
 fn failure(kind: ToolFailureKind, message: String) -> ToolOutcome {
-    ToolOutcome::Failure { kind, message }
+    ToolOutcome::Failure {
+        kind,
+        message,
+        suspended: None,
+    }
 }
 
 fn unknown_tool_message(name: &str, tools: &Tools) -> String {

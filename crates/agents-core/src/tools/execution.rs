@@ -26,6 +26,11 @@ pub enum ToolFailureKind {
     Repeated,
     /// The run was cancelled before the call finished.
     Cancelled,
+    /// The call needs a person's approval and waits for it (the run is suspended); it has
+    /// not run.
+    AwaitingApproval,
+    /// A person rejected the call (or the run was cancelled while it waited); it did not run.
+    NotApproved,
 }
 
 /// The outcome of one tool call.
@@ -46,6 +51,10 @@ pub enum ToolOutcome {
         kind: ToolFailureKind,
         /// A message the model can act on.
         message: String,
+        /// The suspended run of a subagent whose calls wait for approval (kind
+        /// [`ToolFailureKind::AwaitingApproval`]); the loop surfaces its waiting calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suspended: Option<Box<crate::SuspendedRun>>,
     },
 }
 
@@ -111,6 +120,7 @@ impl ToolExecution {
             ToolOutcome::Failure {
                 kind,
                 message: message.into(),
+                suspended: None,
             },
             started_at,
             completed_at,
@@ -194,6 +204,17 @@ impl ToolExecution {
         (self.completed_at - self.started_at)
             .to_std()
             .unwrap_or_default()
+    }
+
+    /// The suspended subagent run this call waits on, if any.
+    pub fn suspended_run(&self) -> Option<&crate::SuspendedRun> {
+        match &self.outcome {
+            ToolOutcome::Failure {
+                suspended: Some(run),
+                ..
+            } => Some(run),
+            _ => None,
+        }
     }
 
     /// The tool-result message for the model.

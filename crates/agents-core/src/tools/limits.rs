@@ -57,7 +57,10 @@ impl PreviousCalls {
         let mut calls = Self::default();
         for step in state.steps() {
             for execution in step.tool_executions() {
-                if execution.failure_kind() == Some(ToolFailureKind::Repeated) {
+                if matches!(
+                    execution.failure_kind(),
+                    Some(ToolFailureKind::Repeated | ToolFailureKind::AwaitingApproval)
+                ) {
                     continue;
                 }
                 calls.add(execution);
@@ -141,9 +144,14 @@ pub(crate) fn cap_output(
             content: cut(content, limit, hint.as_deref()).0,
             value: value.clone(),
         },
-        ToolOutcome::Failure { kind, message } if too_long(message) => ToolOutcome::Failure {
+        ToolOutcome::Failure {
+            kind,
+            message,
+            suspended,
+        } if too_long(message) => ToolOutcome::Failure {
             kind: *kind,
             message: cut(message, limit, hint.as_deref()).0,
+            suspended: suspended.clone(),
         },
         _ => return execution,
     };

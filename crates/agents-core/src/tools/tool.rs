@@ -82,6 +82,11 @@ pub enum ToolError {
     /// The tool could not do its job.
     #[error("{0}")]
     Failed(String),
+    /// A subagent the tool ran is suspended on calls that need a person's approval: the
+    /// call waits too, and the subagent's waiting calls surface in the calling agent's
+    /// [`pending_approvals`](crate::AgentState::pending_approvals).
+    #[error("{}", crate::AWAITING_APPROVAL_MESSAGE)]
+    AwaitingApproval(Box<crate::SuspendedRun>),
 }
 
 impl ToolError {
@@ -99,6 +104,7 @@ impl ToolError {
     pub fn message(&self) -> &str {
         match self {
             ToolError::InvalidArguments(message) | ToolError::Failed(message) => message,
+            ToolError::AwaitingApproval(_) => crate::AWAITING_APPROVAL_MESSAGE,
         }
     }
 }
@@ -151,6 +157,9 @@ pub struct ToolContext {
     /// Whether the agent records contents on its spans (tool arguments and results on the
     /// `execute_tool` span); off unless the agent was built with content capture.
     pub capture_content: bool,
+    /// The decided state of the suspended subagent this call resumes (set by the loop when
+    /// a call that waited on a subagent's approvals runs again; `None` otherwise).
+    pub resumed: Option<Arc<crate::AgentState>>,
 }
 
 impl Default for ToolContext {
@@ -163,6 +172,7 @@ impl Default for ToolContext {
             cancellation: CancellationToken::new(),
             clock: Arc::new(SystemClock),
             capture_content: false,
+            resumed: None,
         }
     }
 }

@@ -342,9 +342,13 @@ impl Tool for SpawnSubagentTool {
             .child_builder(definition)
             .build()
             .map_err(|e| ToolError::failed(format!("subagent `{name}` could not be built: {e}")))?;
-        let state = AgentState::new()
-            .with_parent_agent_id(context.agent_id.to_string())
-            .with_user_message(prompt);
+        // A call that waited on the subagent's approvals resumes its saved, decided state.
+        let state = match &context.resumed {
+            Some(saved) => AgentState::clone(saved),
+            None => AgentState::new()
+                .with_parent_agent_id(context.agent_id.to_string())
+                .with_user_message(prompt),
+        };
         tracing::info!(
             target: "agents::subagents",
             parent = %context.agent_id,
@@ -357,6 +361,13 @@ impl Tool for SpawnSubagentTool {
             .execute_cancellable(state, context.cancellation.clone())
             .await
             .map_err(|e| ToolError::failed(format!("subagent `{name}` failed: {e}")))?;
+        if done.status() == AgentStatus::Suspended {
+            // The child inherits the parent's approval policy: its waiting calls become the
+            // parent's (the parent suspends; decisions are routed into this saved state).
+            return Err(ToolError::AwaitingApproval(Box::new(
+                agents_core::SuspendedRun::new(name, done),
+            )));
+        }
         if done.status() == AgentStatus::Failed {
             let errors = done
                 .current_step()

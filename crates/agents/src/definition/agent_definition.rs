@@ -24,6 +24,7 @@ use crate::AgentBuilder;
 /// execution: { max_steps: 8, timeout_sec: 120, error_policy: retry_tool_errors, trace: separated,
 ///              answer_on_stop: synthesize }
 /// tools: { deny: [bash] }
+/// approval: { required: [write_file] }
 /// capabilities: [files, bash]
 /// metadata: { cost_tier: low }
 /// ```
@@ -48,6 +49,9 @@ pub struct AgentDefinition {
     /// Which tools the agent may use.
     #[serde(default, skip_serializing_if = "ToolPolicy::is_empty")]
     pub tools: ToolPolicy,
+    /// Which tool calls wait for a person's approval (see `docs/approvals.md`).
+    #[serde(default, skip_serializing_if = "ApprovalSettings::is_empty")]
+    pub approval: ApprovalSettings,
     /// Capability names (for example `files`, `bash`, `skills`, `metadata`, `tool_registry`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
@@ -161,6 +165,23 @@ pub struct ToolPolicy {
     pub deny: Vec<String>,
 }
 
+/// The `approval` section: `required` lists the tools whose every call waits for a person's
+/// approval (the run suspends until the call is approved, edited or rejected).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalSettings {
+    /// Tools whose calls need approval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required: Vec<String>,
+}
+
+impl ApprovalSettings {
+    /// `true` when no tool needs approval.
+    pub fn is_empty(&self) -> bool {
+        self.required.is_empty()
+    }
+}
+
 impl AgentDefinition {
     /// Parses and validates a definition; `source` names it in errors (usually the file path).
     ///
@@ -215,7 +236,8 @@ impl AgentDefinition {
         }
     }
 
-    /// Applies the prompt, model settings, limits, error policy and trace mode to `builder`.
+    /// Applies the prompt, model settings, limits, error policy, trace mode and the tools that
+    /// need approval to `builder`.
     ///
     /// The model itself, the tools and the capabilities are the caller's: they need endpoints,
     /// keys and directories a definition does not hold. Filter tools with [`Self::tools`].
@@ -245,6 +267,9 @@ impl AgentDefinition {
         }
         if let Some(answer) = self.execution.answer_on_stop {
             builder = builder.with_answer_on_stop(answer);
+        }
+        if !self.approval.is_empty() {
+            builder = builder.with_approval_required(self.approval.required.iter().cloned());
         }
         builder
     }

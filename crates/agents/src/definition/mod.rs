@@ -29,8 +29,8 @@ mod parse;
 mod registry;
 
 pub use agent_definition::{
-    AgentDefinition, ErrorPolicyName, ExecutionSettings, LlmProvider, LlmSettings, ToolPolicy,
-    TraceMode,
+    AgentDefinition, ApprovalSettings, ErrorPolicyName, ExecutionSettings, LlmProvider,
+    LlmSettings, ToolPolicy, TraceMode,
 };
 pub use definition_error::DefinitionError;
 pub use mcp_servers::{expand_env, McpServerDefinition};

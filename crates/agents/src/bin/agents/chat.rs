@@ -74,7 +74,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
     let mut settings = Settings::resolve(&args.agent)?;
     let style = Style::new();
     let screen = Screen::new(style);
-    let mut prepared = prepare(&args.agent, &settings, true, screen.listener()).await?;
+    let mut prepared = prepare(&args.agent, &settings, true, None, screen.listener()).await?;
     let session = args
         .session
         .clone()
@@ -152,7 +152,8 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                 "mode" => match parse_trace(argument) {
                     Some(trace) => {
                         settings.trace = trace;
-                        prepared = prepare(&args.agent, &settings, true, screen.listener()).await?;
+                        prepared =
+                            prepare(&args.agent, &settings, true, None, screen.listener()).await?;
                         println!("mode: {}", trace_name(trace));
                     }
                     None => println!(

@@ -7,12 +7,15 @@
 //!   definition file.
 //!   `--session NAME [--db URL] [--resume]` keeps the conversation in a durable session.
 //! - `agents chat [--session NAME] [same options as run]`: an interactive conversation.
+//! - `agents approve|reject --session NAME CALL_ID`: decide on a call a session run waits on
+//!   (`agents run --require-approval TOOL --approve all|none|TOOL`; exit code 3 when waiting).
 //! - `agents sessions list | show NAME [--version N] | delete NAME | export NAME`.
 //! - `agents check PATH...`: validate agent definition files.
 //! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod approve;
 mod chat;
 mod demo;
 #[cfg(feature = "mcp")]
@@ -45,6 +48,12 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// An interactive conversation in the terminal (the same options as `run`; /help inside).
     Chat(Box<chat::ChatArgs>),
+    /// Approve a call a `--session` run waits on: `agents approve --session NAME CALL_ID
+    /// [--with JSON]`; then `agents run --session NAME --resume`.
+    Approve(approve::ApproveArgs),
+    /// Reject a call a `--session` run waits on: `agents reject --session NAME CALL_ID
+    /// --reason TEXT`; then `agents run --session NAME --resume`.
+    Reject(approve::RejectArgs),
     /// Durable sessions: list, show, delete, export.
     Sessions(sessions::SessionsArgs),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
@@ -75,6 +84,8 @@ async fn main() -> std::process::ExitCode {
         }
         Command::Chat(args) => chat::run(*args).await,
         Command::Check { paths } => setup::check(&paths),
+        Command::Approve(args) => approve::approve(args).await,
+        Command::Reject(args) => approve::reject(args).await,
         #[cfg(feature = "mcp")]
         Command::Mcp(command) => mcp::run(command).await,
         #[cfg(feature = "sessions")]

@@ -219,7 +219,9 @@ impl Spinner {
                 source.step_number,
                 one_line(call.name(), 40)
             )),
-            AgentEvent::TextDelta { .. } | AgentEvent::ExecutionCompleted { .. } => None,
+            AgentEvent::TextDelta { .. }
+            | AgentEvent::ExecutionCompleted { .. }
+            | AgentEvent::ApprovalRequested { .. } => None,
             _ => state.label.take(),
         };
     }

@@ -61,6 +61,9 @@ pub struct RunArgs {
     /// The model, the tools, the limits (shared with `agents chat`).
     #[command(flatten)]
     pub agent: AgentArgs,
+    /// Human approval: `--require-approval TOOL,..`, `--approve all|none|TOOL,..`.
+    #[command(flatten)]
+    pub approval: crate::approve::ApprovalArgs,
     /// Stream the model's text as it arrives.
     #[arg(long)]
     pub stream: bool,
@@ -104,7 +107,8 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   1    the run failed: stopped on an error, or on an empty reply from the model (one line on
        stderr names the stop reason and the last error); the conversation is still saved
   2    bad usage or configuration (options, definition file, state file, endpoint settings)
-  3    waiting for approval (reserved)
+  3    waiting for approval (a --session run): the waiting calls are printed; decide with
+       `agents approve|reject --session NAME CALL_ID`, then `agents run --session NAME --resume`
   130  cancelled with Ctrl-C (the conversation is saved first with --state or --session; a
        second Ctrl-C exits at once)";
 
@@ -117,6 +121,8 @@ pub enum RunError {
     Failed(String),
     /// Ctrl-C cancelled the run (exit code 130).
     Cancelled(String),
+    /// The run waits for a person's decision (exit code 3).
+    Waiting,
 }
 
 impl RunError {
@@ -126,6 +132,7 @@ impl RunError {
             RunError::Usage(_) => 2,
             RunError::Failed(_) => 1,
             RunError::Cancelled(_) => 130,
+            RunError::Waiting => 3,
         }
     }
 }
@@ -135,6 +142,9 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Usage(error) => write!(f, "{error}"),
             RunError::Failed(message) | RunError::Cancelled(message) => f.write_str(message),
+            RunError::Waiting => f.write_str(
+                "the run waits for approval; decide with `agents approve` or `agents reject`",
+            ),
         }
     }
 }
@@ -166,27 +176,38 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
             }
         }
     };
-    let Prepared { agent, .. } = prepare(&args.agent, &settings, stream, on_event)
-        .await
-        .map_err(usage)?;
+    let Prepared { agent, .. } = prepare(
+        &args.agent,
+        &settings,
+        stream,
+        Some(&args.approval),
+        on_event,
+    )
+    .await
+    .map_err(usage)?;
     let prompt = args.prompt.as_deref().unwrap_or_default();
     if text && !args.session.resume {
         println!("user: {}", printable(prompt));
     }
     let token = CancellationToken::new();
     let turn = async {
-        if args.session.session.is_some() {
+        let done = if args.session.session.is_some() {
             crate::sessions::run(&agent, &args.session, args.prompt.as_deref(), token.clone())
                 .await
-                .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))
+                .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))?
         } else {
             agent
                 .execute_cancellable(state.with_user_message(prompt), token.clone())
                 .await
                 .map_err(|e| {
                     RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
-                })
-        }
+                })?
+        };
+        // Approval (approve.rs): decide what can be decided and resume; a session run left
+        // waiting exits 3 below.
+        crate::approve::settle(&agent, &args.approval, &args.session, done, &token)
+            .await
+            .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))
     };
     let done = until_ctrl_c(&token, turn).await;
     spinner.stop();
@@ -218,6 +239,11 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         return Err(RunError::Cancelled(
             "cancelled with Ctrl-C; the conversation holds a note saying so".to_owned(),
         ));
+    }
+    if done.status() == AgentStatus::Suspended {
+        let name = args.session.session.as_deref().unwrap_or_default();
+        println!("{}", crate::approve::pending_report(&done, name));
+        return Err(RunError::Waiting);
     }
     match failure(&done) {
         Some(message) => Err(RunError::Failed(message)),

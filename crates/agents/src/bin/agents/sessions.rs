@@ -159,6 +159,43 @@ async fn drive<S: SessionStore + Clone + std::fmt::Debug + 'static>(
     Ok(session.send(prompt).await?)
 }
 
+/// Records a decision on the waiting call `call_id` of the session `args` names: `make`
+/// decides on the call as the session stores it (so a call that changed is refused).
+pub async fn decide(
+    args: &SessionArgs,
+    call_id: &str,
+    make: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+) -> Result<AgentState, Error> {
+    let name = args
+        .session
+        .as_deref()
+        .ok_or("--session NAME is required")?;
+    match Store::open(args.db.as_deref()).await? {
+        Store::Sqlite(store) => decide_in(&store, name, call_id, make).await,
+        Store::Postgres(store) => decide_in(&store, name, call_id, make).await,
+    }
+}
+
+async fn decide_in<S: SessionStore + Clone + std::fmt::Debug + 'static>(
+    store: &S,
+    name: &str,
+    call_id: &str,
+    make: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+) -> Result<AgentState, Error> {
+    let state = store
+        .load(name)
+        .await?
+        .ok_or_else(|| format!("there is no session `{name}`"))?;
+    let pending = state
+        .pending_approvals()
+        .into_iter()
+        .find(|p| p.call_id() == call_id)
+        .ok_or_else(|| format!("session `{name}` has no call `{call_id}` waiting for approval"))?;
+    Ok(Session::for_decisions(store, name)
+        .decide(make(&pending))
+        .await?)
+}
+
 /// `agents sessions ...`.
 pub async fn command(args: SessionsArgs) -> Result<(), Error> {
     let store = Store::open(args.db.as_deref()).await?;

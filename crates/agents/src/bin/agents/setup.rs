@@ -174,6 +174,7 @@ pub async fn prepare(
     args: &AgentArgs,
     settings: &Settings,
     stream: bool,
+    approval: Option<&crate::approve::ApprovalArgs>,
     on_event: impl Fn(&AgentEvent) + Send + Sync + 'static,
 ) -> Result<Prepared, Error> {
     let root = args.root()?;
@@ -215,6 +216,9 @@ pub async fn prepare(
     // (the definition's `execution.answer_on_stop` is in the builder already)
     if let Some(answer) = args.answer_on_stop {
         builder = builder.with_answer_on_stop(answer);
+    }
+    if let Some(approval) = approval {
+        builder = crate::approve::configure(builder, approval);
     }
     let agent = builder.build()?;
     Ok(Prepared { agent, model_name })

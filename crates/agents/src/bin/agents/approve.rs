@@ -1,0 +1,319 @@
+//! Human approval in the CLI: `--require-approval` and `--approve` on `agents run`, the
+//! interactive prompt on a terminal, exit code 3 for a session that waits for a decision, and
+//! `agents approve | reject --session NAME CALL_ID`.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, IsTerminal, Write};
+
+use agents::prelude::*;
+
+use crate::render::{one_line, printable};
+use crate::sessions::SessionArgs;
+
+type Error = Box<dyn std::error::Error>;
+
+/// The approval options of `agents run`.
+#[derive(Debug, Default, clap::Args)]
+pub struct ApprovalArgs {
+    /// Calls of these tools wait for a person's approval (besides the definition's
+    /// `approval.required`).
+    #[arg(long, value_name = "TOOL[,TOOL]", value_delimiter = ',')]
+    pub require_approval: Vec<String>,
+    /// Decide without asking: `all` approves every waiting call, `none` rejects every one,
+    /// `TOOL[,TOOL]` approves those tools' calls. Calls left undecided are asked for on a
+    /// terminal; otherwise a `--session` run exits 3 (decide with `agents approve|reject`) and
+    /// a run without one rejects them.
+    #[arg(long, value_name = "all|none|TOOL[,TOOL]")]
+    pub approve: Option<String>,
+}
+
+/// `builder` with the tools `--require-approval` names.
+pub fn configure(builder: AgentBuilder, args: &ApprovalArgs) -> AgentBuilder {
+    if args.require_approval.is_empty() {
+        builder
+    } else {
+        builder.with_approval_required(args.require_approval.iter().cloned())
+    }
+}
+
+/// Who decides, and what they decided to always allow in this process.
+pub struct Approver {
+    approve_all: bool,
+    reject_all: bool,
+    allowed: BTreeSet<String>,
+    interactive: bool,
+}
+
+impl Approver {
+    /// From the options; interactive when stdin is a terminal.
+    pub fn new(args: &ApprovalArgs) -> Self {
+        let given = args.approve.as_deref().unwrap_or("");
+        Self {
+            approve_all: given == "all",
+            reject_all: given == "none",
+            allowed: match given {
+                "" | "all" | "none" => BTreeSet::new(),
+                list => list.split(',').map(|t| t.trim().to_owned()).collect(),
+            },
+            interactive: std::io::stdin().is_terminal(),
+        }
+    }
+
+    /// Decisions on the waiting calls of `state` it can decide: by `--approve`, by "always"
+    /// answers, by asking on a terminal, or (when the run cannot wait for a decision made
+    /// elsewhere, `can_wait` false) a rejection.
+    pub fn decisions(
+        &mut self,
+        state: &AgentState,
+        can_wait: bool,
+    ) -> Result<Vec<ApprovalDecision>, Error> {
+        let mut decisions = Vec::new();
+        for pending in state.pending_approvals() {
+            if pending.is_decided() {
+                continue;
+            }
+            let tool = pending.tool_name().to_owned();
+            let decision = if self.approve_all || self.allowed.contains(&tool) {
+                pending.approve()
+            } else if self.reject_all {
+                pending.reject("not approved (--approve none)")
+            } else if self.interactive {
+                self.ask(&pending)?
+            } else if can_wait {
+                continue;
+            } else {
+                pending.reject(
+                    "not approved: nobody was asked (a non-interactive run without --session)",
+                )
+            };
+            decisions.push(decision);
+        }
+        Ok(decisions)
+    }
+
+    /// `Allow bash: rm -rf build? [y]es / [n]o / [e]dit / [a]lways for this tool`.
+    fn ask(&mut self, pending: &PendingApproval) -> Result<ApprovalDecision, Error> {
+        let stdin = std::io::stdin();
+        let mut lines = stdin.lock();
+        loop {
+            print!(
+                "Allow {}: {}? [y]es / [n]o / [e]dit / [a]lways for this tool ",
+                printable(pending.tool_name()),
+                printable(&summary(pending.arguments()))
+            );
+            std::io::stdout().flush()?;
+            let answer = read_line(&mut lines)?;
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Ok(pending.approve()),
+                "n" | "no" => {
+                    print!("Reason (the model reads it, empty for none): ");
+                    std::io::stdout().flush()?;
+                    let reason = read_line(&mut lines)?;
+                    let reason = reason.trim();
+                    let reason = if reason.is_empty() {
+                        "the person said no"
+                    } else {
+                        reason
+                    };
+                    return Ok(pending.reject(reason));
+                }
+                "a" | "always" => {
+                    self.allowed.insert(pending.tool_name().to_owned());
+                    return Ok(pending.approve());
+                }
+                "e" | "edit" => {
+                    println!("Arguments now: {}", pending.arguments());
+                    print!("New arguments (JSON, one line): ");
+                    std::io::stdout().flush()?;
+                    let text = read_line(&mut lines)?;
+                    match serde_json::from_str(text.trim()) {
+                        Ok(arguments) => return Ok(pending.approve_with(arguments)),
+                        Err(error) => println!("not JSON ({error}); try again"),
+                    }
+                }
+                _ => println!("answer y, n, e or a"),
+            }
+        }
+    }
+}
+
+/// A line from stdin; its end is an error (nobody is there to answer).
+fn read_line(lines: &mut impl BufRead) -> Result<String, Error> {
+    let mut line = String::new();
+    if lines.read_line(&mut line)? == 0 {
+        return Err("stdin closed while waiting for an approval".into());
+    }
+    Ok(line)
+}
+
+/// What a person reads about a call's arguments: the one string argument (`rm -rf build`),
+/// else the JSON, on one line.
+fn summary(arguments: &serde_json::Value) -> String {
+    if let Some(object) = arguments.as_object() {
+        if object.len() == 1 {
+            if let Some(text) = object.values().next().and_then(|v| v.as_str()) {
+                return one_line(text, 200);
+            }
+        }
+    }
+    one_line(&arguments.to_string(), 200)
+}
+
+/// Decides what can be decided on a suspended run and resumes it, as often as it suspends;
+/// returns the final state, or the state still waiting for a decision made elsewhere (a
+/// `--session` run; the caller exits 3).
+pub async fn settle(
+    agent: &Agent,
+    approval: &ApprovalArgs,
+    session: &SessionArgs,
+    mut done: AgentState,
+    cancellation: &CancellationToken,
+) -> Result<AgentState, Error> {
+    let mut approver = Approver::new(approval);
+    while done.status() == AgentStatus::Suspended {
+        let decisions = approver.decisions(&done, session.session.is_some())?;
+        if decisions.is_empty() && !done.approvals_decided() {
+            return Ok(done);
+        }
+        let mut decided = done.clone();
+        for decision in decisions {
+            if session.session.is_some() {
+                let call_id = decision.call_id().to_owned();
+                crate::sessions::decide(session, &call_id, move |_| decision).await?;
+            } else {
+                decided = decided.decide(decision)?;
+            }
+        }
+        if session.session.is_some() {
+            let resume = SessionArgs {
+                session: session.session.clone(),
+                resume: true,
+                db: session.db.clone(),
+            };
+            done = crate::sessions::run(agent, &resume, None, cancellation.clone()).await?;
+        } else {
+            done = agent
+                .execute_cancellable(decided, cancellation.clone())
+                .await?;
+        }
+        if let Some(answer) = done
+            .final_response()
+            .filter(|_| done.status() != AgentStatus::Suspended)
+        {
+            println!("assistant: {}", printable(&answer.text()));
+        }
+    }
+    Ok(done)
+}
+
+/// The waiting calls of `state`, one per line, for a person deciding elsewhere.
+pub fn pending_report(state: &AgentState, session: &str) -> String {
+    let mut report = String::from("waiting for approval:\n");
+    for pending in state.pending_approvals() {
+        let verdict = match pending.decision() {
+            Some(ApprovalVerdict::Approved { .. }) => " (approved)",
+            Some(ApprovalVerdict::Rejected { .. }) => " (rejected)",
+            None => "",
+        };
+        report.push_str(&format!(
+            "  {}  {} {}{verdict}\n",
+            printable(pending.call_id()),
+            printable(pending.tool_name()),
+            printable(&one_line(&pending.arguments().to_string(), 200)),
+        ));
+    }
+    report.push_str(&format!(
+        "decide with `agents approve --session {session} CALL_ID [--with JSON]` or \
+         `agents reject --session {session} CALL_ID --reason TEXT`, then continue with \
+         `agents run --session {session} --resume`"
+    ));
+    report
+}
+
+/// `agents approve --session NAME CALL_ID [--with JSON]`.
+#[derive(Debug, clap::Args)]
+pub struct ApproveArgs {
+    /// The session that waits.
+    #[arg(long, value_name = "NAME")]
+    pub session: String,
+    /// The waiting call's id (as `agents run` printed it).
+    pub call_id: String,
+    /// Run the call with these arguments (JSON) instead.
+    #[arg(long, value_name = "JSON")]
+    pub with: Option<String>,
+    /// The session database (as for `agents run`).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+}
+
+/// `agents reject --session NAME CALL_ID --reason TEXT`.
+#[derive(Debug, clap::Args)]
+pub struct RejectArgs {
+    /// The session that waits.
+    #[arg(long, value_name = "NAME")]
+    pub session: String,
+    /// The waiting call's id.
+    pub call_id: String,
+    /// Why (the model reads it).
+    #[arg(long)]
+    pub reason: String,
+    /// The session database (as for `agents run`).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+}
+
+/// `agents approve ...`.
+pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
+    let with = match &args.with {
+        Some(text) => Some(
+            serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|e| format!("--with is not JSON: {e}"))?,
+        ),
+        None => None,
+    };
+    record(
+        &args.session,
+        args.db.as_deref(),
+        &args.call_id,
+        |p| match with {
+            Some(arguments) => p.approve_with(arguments),
+            None => p.approve(),
+        },
+    )
+    .await
+}
+
+/// `agents reject ...`.
+pub async fn reject(args: RejectArgs) -> Result<(), Error> {
+    let reason = args.reason;
+    record(&args.session, args.db.as_deref(), &args.call_id, |p| {
+        p.reject(reason)
+    })
+    .await
+}
+
+/// Makes the decision on the call as the session stores it, commits it, says what is left.
+async fn record(
+    session: &str,
+    db: Option<&str>,
+    call_id: &str,
+    decide: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+) -> Result<(), Error> {
+    let args = SessionArgs {
+        session: Some(session.to_owned()),
+        resume: false,
+        db: db.map(str::to_owned),
+    };
+    let state = crate::sessions::decide(&args, call_id, decide).await?;
+    let left = state
+        .pending_approvals()
+        .iter()
+        .filter(|p| !p.is_decided())
+        .count();
+    if left == 0 {
+        println!("decided; continue with `agents run --session {session} --resume`");
+    } else {
+        println!("decided; {left} call(s) still wait");
+    }
+    Ok(())
+}

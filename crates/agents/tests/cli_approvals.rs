@@ -1,0 +1,223 @@
+//! Human approval in the `agents` CLI as a user meets it, against a mock OpenAI-compatible
+//! server: a `--session` run that needs a decision exits 3 and prints the waiting call,
+//! `agents approve` / `agents reject` decide in another process, `agents run --resume`
+//! continues; and the interactive prompt, driven through a pseudo-terminal (`script`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+fn agents() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agents"))
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn completion(message: Value, finish: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "c", "object": "chat.completion", "model": "mock",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}
+    }))
+}
+
+/// Asks to write `notes.txt` until it sees a tool result, then answers with that result.
+async fn model() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(|request: &Request| {
+            let body: Value = serde_json::from_slice(&request.body).unwrap();
+            let results: Vec<String> = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            match results.last() {
+                Some(result) => completion(
+                    json!({"role": "assistant", "content": format!("tool said: {result}")}),
+                    "stop",
+                ),
+                None => completion(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{
+                        "id": "call_w", "type": "function",
+                        "function": {"name": "write_file",
+                                     "arguments": "{\"path\":\"notes.txt\",\"content\":\"hi\"}"}}]}),
+                    "tool_calls",
+                ),
+            }
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn run_args(server: &MockServer, root: &Path) -> Vec<String> {
+    vec![
+        "run".into(),
+        "--base-url".into(),
+        format!("{}/v1", server.uri()),
+        "--model".into(),
+        "mock".into(),
+        "--no-bash".into(),
+        "--root".into(),
+        root.display().to_string(),
+        "--require-approval".into(),
+        "write_file".into(),
+    ]
+}
+
+#[tokio::test]
+async fn a_session_run_waits_with_exit_code_3_and_resumes_after_a_decision_elsewhere() {
+    let server = model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    std::fs::create_dir(&root).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("s.db").display());
+    let session = ["--session", "job", "--db", &db];
+
+    let first = agents()
+        .args(run_args(&server, &root))
+        .args(session)
+        .args(["--prompt", "write the notes"])
+        .stdin(Stdio::null())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let out = text(&first);
+    assert_eq!(first.status.code(), Some(3), "{out}");
+    assert!(out.contains("waiting for approval"), "{out}");
+    assert!(
+        out.contains("call_w") && out.contains("write_file"),
+        "{out}"
+    );
+    assert!(
+        !root.join("notes.txt").exists(),
+        "nothing ran before the decision"
+    );
+
+    // Edited arguments that do not fit the tool are refused; the right ones are recorded.
+    let bad = agents()
+        .args(["approve", "--session", "job", "--db", &db, "call_w"])
+        .args(["--with", r#"{"path": 3}"#])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success(), "{}", text(&bad));
+    assert!(text(&bad).contains("call_w"), "{}", text(&bad));
+    let approve = agents()
+        .args(["approve", "--session", "job", "--db", &db, "call_w"])
+        .args(["--with", r#"{"path": "notes.txt", "content": "edited"}"#])
+        .output()
+        .unwrap();
+    assert!(approve.status.success(), "{}", text(&approve));
+    assert!(text(&approve).contains("--resume"), "{}", text(&approve));
+    let twice = agents()
+        .args([
+            "reject",
+            "--session",
+            "job",
+            "--db",
+            &db,
+            "call_w",
+            "--reason",
+            "no",
+        ])
+        .output()
+        .unwrap();
+    assert!(!twice.status.success());
+    assert!(text(&twice).contains("already decided"), "{}", text(&twice));
+
+    let resumed = agents()
+        .args(run_args(&server, &root))
+        .args(session)
+        .arg("--resume")
+        .stdin(Stdio::null())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let out = text(&resumed);
+    assert!(resumed.status.success(), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "edited"
+    );
+    assert!(out.contains("assistant: tool said:"), "{out}");
+}
+
+#[tokio::test]
+async fn a_non_interactive_run_decides_by_approve_or_rejects() {
+    let server = model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        agents()
+            .args(run_args(&server, dir.path()))
+            .args(extra)
+            .args(["--prompt", "write the notes"])
+            .stdin(Stdio::null())
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let rejected = run(&[]);
+    assert!(rejected.status.success(), "{}", text(&rejected));
+    assert!(
+        text(&rejected).contains("did not approve"),
+        "{}",
+        text(&rejected)
+    );
+    assert!(!dir.path().join("notes.txt").exists());
+
+    let approved = run(&["--approve", "write_file"]);
+    assert!(approved.status.success(), "{}", text(&approved));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "hi"
+    );
+}
+
+#[tokio::test]
+async fn the_interactive_prompt_asks_on_a_terminal() {
+    let server = model().await;
+    let dir = tempfile::tempdir().unwrap();
+    // `script` gives the CLI a pseudo-terminal as stdin and forwards ours into it.
+    let command = std::iter::once(env!("CARGO_BIN_EXE_agents").to_owned())
+        .chain(run_args(&server, dir.path()))
+        .chain(["--prompt".into(), "'write the notes'".into()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Answer "no" with a reason once the prompt is there (the pty buffers the input).
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"n\nnot in this folder\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = text(&output);
+    assert!(
+        out.contains("Allow write_file: ")
+            && out.contains("[y]es / [n]o / [e]dit / [a]lways for this tool"),
+        "{out}"
+    );
+    assert!(out.contains("not in this folder"), "{out}");
+    assert!(!dir.path().join("notes.txt").exists(), "{out}");
+}
