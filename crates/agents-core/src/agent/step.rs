@@ -99,7 +99,11 @@ impl Agent {
         state: AgentState,
         options: &StepOptions,
     ) -> Result<AgentState, AgentError> {
-        if state.status() != AgentStatus::InProgress {
+        // Nothing to do for a finished run or one still waiting for decisions (a decided
+        // suspended run resumes: `step_in_span`).
+        if state.status() != AgentStatus::InProgress
+            && !(state.status() == AgentStatus::Suspended && state.approvals_decided())
+        {
             return Ok(state);
         }
         // One `invoke_agent` span per step call (see `crate::telemetry` for why not one per

@@ -196,6 +196,10 @@ pub async fn settle(
                 .execute_cancellable(decided, cancellation.clone())
                 .await?;
         }
+        if done.status() == AgentStatus::Suspended && done.approvals_decided() {
+            // Every call was decided, yet the run did not go on: stop rather than loop.
+            return Err("the run did not resume after its calls were decided".into());
+        }
         if let Some(answer) = done
             .final_response()
             .filter(|_| done.status() != AgentStatus::Suspended)
