@@ -5,7 +5,7 @@
 #![no_main]
 
 use agents_core::{Tool, ToolContext, ToolError, ToolOutput, Tools};
-use drivers_toolcalling::recover_tool_calls_from_content;
+use drivers_toolcalling::{recover_tool_calls_from_content, recover_tool_calls_from_cut_reply};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
@@ -33,6 +33,13 @@ fuzz_target!(|text: &str| {
         for call in calls {
             assert_eq!(call.name(), "get_weather");
             assert!(call.arguments().is_object());
+        }
+    }
+    // Read as a reply cut at the token limit: the same promise for every runnable call.
+    if let Some(calls) = recover_tool_calls_from_cut_reply(text, &tools, 1) {
+        for found in calls.into_iter().filter(|c| c.is_runnable()) {
+            assert_eq!(found.call.name(), "get_weather");
+            assert!(found.call.arguments().is_object());
         }
     }
 });

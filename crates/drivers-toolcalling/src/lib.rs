@@ -49,8 +49,8 @@ mod test_tools;
 mod tool_calling_driver;
 
 pub use recover::{
-    recover_tool_calls, recover_tool_calls_from_content, RecoveredCall, RecoveredKind,
-    RECOVERED_ID_PREFIX,
+    recover_tool_calls, recover_tool_calls_from_content, recover_tool_calls_from_cut_reply,
+    RecoveredCall, RecoveredKind, RECOVERED_ID_PREFIX,
 };
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::ToolCallingDriver;

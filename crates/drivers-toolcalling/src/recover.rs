@@ -161,11 +161,61 @@ fn example_arguments(parameters: &Value) -> Value {
 /// assert!(recover_tool_calls(r#"Call {"name": "get_weather", "arguments": {"city": "X"}}"#, &tools, 1).is_none());
 /// ```
 pub fn recover_tool_calls(content: &str, tools: &Tools, step: usize) -> Option<Vec<RecoveredCall>> {
+    recover(content, tools, step, Reply::Whole)
+}
+
+/// [`recover_tool_calls`] for a reply the model was cut off in (finish reason `length`): the
+/// calls written out in full before the cut are recovered even when the last one was cut
+/// where no closing brace can repair it (inside a string, after a key). That last call is
+/// dropped: it was never written, so it never runs. A small model that writes call after call
+/// until the token cap hits one mid-string still gets the complete ones run, instead of the
+/// whole reply being taken as its answer. Only for cut replies: in a reply the model finished,
+/// anything but calls makes the reply an answer.
+///
+/// ```
+/// use agents_core::Tools;
+/// use drivers_toolcalling::recover_tool_calls_from_cut_reply;
+///
+/// # use agents_core::{Tool, ToolContext, ToolError, ToolOutput};
+/// # use serde_json::{json, Value};
+/// # struct Weather;
+/// # #[async_trait::async_trait]
+/// # impl Tool for Weather {
+/// #     fn name(&self) -> &str { "get_weather" }
+/// #     fn description(&self) -> &str { "Weather for a city" }
+/// #     fn parameters(&self) -> Value { json!({"type": "object"}) }
+/// #     async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// #         Ok(ToolOutput::text("sunny"))
+/// #     }
+/// # }
+/// let tools = Tools::new().with(Weather);
+/// let cut = r#"{"name": "get_weather", "arguments": {"city": "Oslo"}}
+/// {"name": "get_weather", "arguments": {"city": "Ber"#;
+/// let calls = recover_tool_calls_from_cut_reply(cut, &tools, 1).unwrap();
+/// assert_eq!(calls.len(), 1);
+/// assert_eq!(calls[0].call.arguments(), &json!({"city": "Oslo"}));
+/// ```
+pub fn recover_tool_calls_from_cut_reply(
+    content: &str,
+    tools: &Tools,
+    step: usize,
+) -> Option<Vec<RecoveredCall>> {
+    recover(content, tools, step, Reply::Cut)
+}
+
+/// Whether the model finished the reply or was cut off in it.
+#[derive(Clone, Copy, PartialEq)]
+enum Reply {
+    Whole,
+    Cut,
+}
+
+fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Vec<RecoveredCall>> {
     if tools.is_empty() {
         return None;
     }
     let body = call_body(content)?;
-    let (values, repaired) = only_json_values(&body)?;
+    let (values, repaired) = only_json_values(&body, reply)?;
     let mut found = Vec::new();
     for value in &values {
         for (name, arguments) in call_shapes_for(value, tools)? {
@@ -254,8 +304,8 @@ fn call_body(content: &str) -> Option<String> {
 
 /// The JSON values that make up all of `body` (separated by whitespace or commas), and whether
 /// the last one needed closing braces added at the very end; `None` when anything else is
-/// there.
-fn only_json_values(body: &str) -> Option<(Vec<Value>, bool)> {
+/// there. In a [`Reply::Cut`], a last value cut beyond repair is left out.
+fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<Value>, bool)> {
     let mut values = Vec::new();
     let mut rest = body;
     loop {
@@ -276,7 +326,7 @@ fn only_json_values(body: &str) -> Option<(Vec<Value>, bool)> {
                 // The reply ends inside this value: add the closers it lacks, if only closers
                 // are missing (not the end of a string, a value or a key).
                 if scan.in_string || !ends_after_value(rest) {
-                    return None;
+                    return (reply == Reply::Cut && !values.is_empty()).then_some((values, false));
                 }
                 let mut repaired = rest.trim_end().to_owned();
                 repaired.extend(scan.open.iter().rev());
@@ -557,6 +607,43 @@ mod tests {
             kinds("{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n{\"name\": \"echo\", \"arguments\": {\"text\": \"b\"}"),
             Some(vec![RecoveredKind::Complete, RecoveredKind::Repaired])
         );
+    }
+
+    #[test]
+    fn a_cut_reply_keeps_the_calls_written_before_the_cut() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let tools = tools();
+        for tail in [
+            r#"{"name": "get_weather", "arguments": {"city": "Ro"#,
+            r#"{"name": "get_weather", "argu"#,
+            r#"{"name": "get_weather", "arguments":"#,
+            r#"{"#,
+        ] {
+            let text = format!("```json\n{call}\n{call}\n{tail}");
+            let cut = recover_tool_calls_from_cut_reply(&text, &tools, 2).unwrap();
+            assert_eq!(cut.len(), 2, "{tail}");
+            assert!(cut.iter().all(|c| c.kind == RecoveredKind::Complete));
+            assert_eq!(cut[1].call.id(), "recovered_2_2");
+            // A reply the model finished is not only calls: left alone.
+            assert!(recover_tool_calls(&text, &tools, 2).is_none(), "{tail}");
+        }
+        // A cut that closing braces repair is repaired, as in a whole reply.
+        let short = format!(
+            "{call}\n{}",
+            r#"{"name": "get_weather", "arguments": {"city": "Rome""#
+        );
+        assert_eq!(
+            recover_tool_calls_from_cut_reply(&short, &tools, 1)
+                .unwrap()
+                .iter()
+                .map(|c| c.kind.clone())
+                .collect::<Vec<_>>(),
+            vec![RecoveredKind::Complete, RecoveredKind::Repaired]
+        );
+        // Nothing complete before the cut, or prose: no calls.
+        assert!(recover_tool_calls_from_cut_reply(r#"{"name": "get_wea"#, &tools, 1).is_none());
+        assert!(recover_tool_calls_from_cut_reply("It is sunny in Par", &tools, 1).is_none());
+        assert!(recover_tool_calls_from_cut_reply(&format!("Sure! {call}"), &tools, 1).is_none());
     }
 
     #[test]

@@ -16,7 +16,9 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
-use crate::{format_step_messages, recover_tool_calls, RecoveredKind};
+use crate::{
+    format_step_messages, recover_tool_calls, recover_tool_calls_from_cut_reply, RecoveredKind,
+};
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -294,9 +296,16 @@ impl AgentDriver for ToolCallingDriver {
         // Calls answered with a tool error (how to fix them) instead of running.
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
         if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
-            if let Some(recovered) =
+            let recovered = if truncated {
+                recover_tool_calls_from_cut_reply(
+                    response.content(),
+                    tools,
+                    tool_context.step_number,
+                )
+            } else {
                 recover_tool_calls(response.content(), tools, tool_context.step_number)
-            {
+            };
+            if let Some(recovered) = recovered {
                 tracing::info!(
                     calls = recovered.len(),
                     "recovered tool calls the model wrote as text"

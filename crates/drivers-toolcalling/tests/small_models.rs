@@ -328,6 +328,46 @@ async fn a_cut_reply_runs_only_complete_calls_and_the_model_is_told() {
 }
 
 #[tokio::test]
+async fn a_reply_cut_mid_string_after_complete_calls_runs_those_calls() {
+    // As the 0.5B model does: call after call in one fence until the token cap cuts one inside
+    // a string, where no closing brace can repair it. The complete calls run; the cut one is
+    // never run nor saved as the answer.
+    let cut = format!(
+        "```json\n{PARIS_CALL}\n{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Ro"
+    );
+    let (done, model) = run(vec![
+        text(&cut).with_finish_reason(FinishReason::Length),
+        text("Sunny in Paris."),
+    ])
+    .await;
+    let first = done.steps().next().unwrap();
+    assert_eq!(first.finish_reason(), Some(FinishReason::Length));
+    assert!(first.errors().is_empty(), "{:?}", first.error_messages());
+    let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
+    assert_eq!(executions.len(), 2);
+    assert!(executions.iter().all(|e| e.call().name() == "get_weather"));
+    assert!(executions
+        .iter()
+        .all(|e| e.call().arguments() == &json!({"city": "Paris"})));
+    let second = model.requests()[1].messages.to_transcript();
+    assert!(
+        second.contains("your reply was cut off at the token limit"),
+        "{second}"
+    );
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+}
+
+#[tokio::test]
+async fn a_finished_reply_with_a_broken_call_at_the_end_is_not_recovered() {
+    // The same text without the cut is not only calls: prose-safety holds.
+    let broken =
+        format!("{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Ro");
+    let (done, model) = run(vec![text(&broken)]).await;
+    assert_eq!(model.requests().len(), 1);
+    assert!(done.steps().next().unwrap().tool_executions().is_empty());
+}
+
+#[tokio::test]
 async fn a_cut_plain_answer_stays_a_step_error() {
     let model = ScriptedModel::new([text("It is sun").with_finish_reason(FinishReason::Length)]);
     let driver = ToolCallingDriver::new(model);
