@@ -5,7 +5,9 @@
 #![no_main]
 
 use agents_core::{Tool, ToolContext, ToolError, ToolOutput, Tools};
-use drivers_toolcalling::{recover_tool_calls_from_content, recover_tool_calls_from_cut_reply};
+use drivers_toolcalling::{
+    recover_announced_call, recover_tool_calls_from_content, recover_tool_calls_from_cut_reply,
+};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
@@ -34,6 +36,12 @@ fuzz_target!(|text: &str| {
             assert_eq!(call.name(), "get_weather");
             assert!(call.arguments().is_object());
         }
+    }
+    // A call announced in prose: a known tool, object arguments, a lead-in taken from the text.
+    if let Some(found) = recover_announced_call(text, &tools, 1) {
+        assert_eq!(found.call.name(), "get_weather");
+        assert!(found.call.arguments().is_object());
+        assert!(text.contains(found.lead_in.as_str()));
     }
     // Read as a reply cut at the token limit: the same promise for every runnable call.
     if let Some(calls) = recover_tool_calls_from_cut_reply(text, &tools, 1) {

@@ -161,6 +161,41 @@ async fn a_failed_synthesis_falls_back_to_a_notice_naming_the_tools_called() {
 }
 
 #[tokio::test]
+async fn a_synthesis_answered_with_a_tool_call_becomes_the_notice() {
+    // What Qwen2.5-Coder-0.5B did in the eval: asked to answer without tools, it wrote the
+    // call again; that was saved as its "answer".
+    for reply in [
+        r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#.to_owned(),
+        "I'll read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```".to_owned(),
+    ] {
+        let model = ScriptedModel::new([
+            read("c1", "a.txt"),
+            InferenceResponse::text(&reply).with_usage(Usage::new(100, 7)),
+        ]);
+        let agent = AgentBuilder::new()
+            .with_model(model)
+            .with_tool(read_file())
+            .with_separated_tool_trace(true)
+            .with_max_steps(1)
+            .build()
+            .unwrap();
+        let done = agent
+            .execute(AgentState::new().with_user_message("read a.txt"))
+            .await
+            .unwrap();
+        let answer = done.final_response().unwrap();
+        assert!(
+            answer.text().starts_with("I could not finish this task"),
+            "{reply}: {}",
+            answer.text()
+        );
+        assert_eq!(metadata_of(&answer).1, Some(json!("steps_limit")));
+        // The synthesis request's tokens are still counted.
+        assert!(done.usage().output_tokens >= 7, "{:?}", done.usage());
+    }
+}
+
+#[tokio::test]
 async fn each_mode_and_driver_persists_the_answer_it_promises() {
     for react in [false, true] {
         for (separated, mode, expect) in [

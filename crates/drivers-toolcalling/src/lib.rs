@@ -49,8 +49,9 @@ mod test_tools;
 mod tool_calling_driver;
 
 pub use recover::{
-    recover_tool_calls, recover_tool_calls_from_content, recover_tool_calls_from_cut_reply,
-    RecoveredCall, RecoveredKind, RECOVERED_ID_PREFIX,
+    is_tool_call_text, recover_announced_call, recover_tool_calls, recover_tool_calls_from_content,
+    recover_tool_calls_from_cut_reply, AnnouncedCall, RecoveredCall, RecoveredKind,
+    RECOVERED_ID_PREFIX,
 };
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::ToolCallingDriver;

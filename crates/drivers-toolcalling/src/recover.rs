@@ -3,8 +3,10 @@
 //! Small local models served by llama.cpp often pick the right tool and arguments but write the
 //! call as text (`{"name": "get_weather", "arguments": {"city": "Paris"}}`, sometimes in a code
 //! fence or between `<tool_call>` tags), so the response's `tool_calls` stays empty.
-//! [`recover_tool_calls`] turns such text back into calls, but only when the whole reply is
-//! calls: ordinary answers, even ones holding JSON, are left alone.
+//! [`recover_tool_calls`] turns such text back into calls when the whole reply is calls;
+//! [`recover_announced_call`] takes the first call from a reply that announces it in prose and
+//! writes it in a code fence or between `<tool_call>` tags (as 1.5B models do). Ordinary
+//! answers, even ones holding JSON inline or data in a fence, are left alone.
 
 use agents_core::{closest_names, Tools};
 use messages::ToolCall;
@@ -201,6 +203,154 @@ pub fn recover_tool_calls_from_cut_reply(
     step: usize,
 ) -> Option<Vec<RecoveredCall>> {
     recover(content, tools, step, Reply::Cut)
+}
+
+/// A call the model wrote in a code fence (or between `<tool_call>` tags) after some prose,
+/// and the prose before it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnouncedCall {
+    /// The text before the call's block, trimmed (the model's reasoning; empty when none).
+    pub lead_in: String,
+    /// The call, id `recovered_<step>_1`, to a known tool with object arguments.
+    pub call: ToolCall,
+}
+
+/// The first call a reply announces in prose and writes in a code fence or between
+/// `<tool_call>` tags: "To count the lines I'll use `read_file`:" followed by a fenced
+/// `{"name": "read_file", "arguments": {"path": "names.txt"}}`, as 1.5B models write calls.
+///
+/// Only a block that is, whole, a call to a **known** tool with an object of arguments counts
+/// (JSON inline in a sentence, a fence holding data, or a call to an unknown tool never does),
+/// and only the first such block: what follows it is what the model imagines will happen (later
+/// calls that need this one's result, invented outputs), so it is dropped, as a ReAct driver
+/// drops what follows its `Action`. The driver tries [`recover_tool_calls`] first; this is for
+/// the reply that is not only calls.
+///
+/// ```
+/// use agents_core::Tools;
+/// use drivers_toolcalling::recover_announced_call;
+/// # use agents_core::{Tool, ToolContext, ToolError, ToolOutput};
+/// # use serde_json::{json, Value};
+/// # struct ReadFile;
+/// # #[async_trait::async_trait]
+/// # impl Tool for ReadFile {
+/// #     fn name(&self) -> &str { "read_file" }
+/// #     fn description(&self) -> &str { "Reads a file" }
+/// #     fn parameters(&self) -> Value { json!({"type": "object"}) }
+/// #     async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+/// #         Ok(ToolOutput::text("a\nb"))
+/// #     }
+/// # }
+/// let tools = Tools::new().with(ReadFile);
+/// let reply = "To count the lines, I'll use the `read_file` function:\n\n```json\n\
+///     {\"name\": \"read_file\", \"arguments\": {\"path\": \"names.txt\"}}\n```\n\n\
+///     This will return the file's lines.";
+/// let found = recover_announced_call(reply, &tools, 2).unwrap();
+/// assert_eq!(found.lead_in, "To count the lines, I'll use the `read_file` function:");
+/// assert_eq!(found.call.id(), "recovered_2_1");
+/// assert_eq!(found.call.arguments(), &json!({"path": "names.txt"}));
+///
+/// // JSON in a sentence, or a fence of data, is part of an answer.
+/// assert!(recover_announced_call(r#"I called {"name": "read_file"} before."#, &tools, 1).is_none());
+/// assert!(recover_announced_call("The file holds:\n```json\n{\"port\": 8472}\n```", &tools, 1).is_none());
+/// ```
+pub fn recover_announced_call(content: &str, tools: &Tools, step: usize) -> Option<AnnouncedCall> {
+    if tools.is_empty() {
+        return None;
+    }
+    let (lead_in, name, arguments) = first_block_call(content, Some(tools))?;
+    Some(AnnouncedCall {
+        lead_in: lead_in.trim().to_owned(),
+        call: ToolCall::new(format!("{RECOVERED_ID_PREFIX}{step}_1"), name, arguments),
+    })
+}
+
+/// True when `content` is, or announces, a tool call of any name rather than an answer: only
+/// calls (also cut off at the end), or prose with a call in a code fence or `<tool_call>`
+/// tags. For a reply that must be an answer (one asked for without tools), where a call
+/// means the model did not answer.
+///
+/// ```
+/// use drivers_toolcalling::is_tool_call_text;
+///
+/// assert!(is_tool_call_text(r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#));
+/// assert!(is_tool_call_text("I'll read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```"));
+/// assert!(!is_tool_call_text("The port is 8472."));
+/// assert!(!is_tool_call_text(r#"The config is {"port": 8472}."#));
+/// ```
+pub fn is_tool_call_text(content: &str) -> bool {
+    let only_calls = call_body(content)
+        .and_then(|body| only_json_values(&body, Reply::Cut))
+        .is_some_and(|(values, _)| values.iter().all(|v| call_shapes(v).is_some()));
+    only_calls || first_block_call(content, None).is_some()
+}
+
+/// The text before the first code fence or `<tool_call>` block that is a call (to a known
+/// tool, when `tools` are given), and that call.
+fn first_block_call<'a>(
+    content: &'a str,
+    tools: Option<&Tools>,
+) -> Option<(&'a str, String, Value)> {
+    let mut rest = content;
+    let mut offset = 0;
+    while let Some((start, block, end)) = next_block(rest) {
+        if let Some((name, arguments)) = only_call(block, tools) {
+            return Some((&content[..offset + start], name, arguments));
+        }
+        offset += end;
+        rest = &rest[end..];
+    }
+    None
+}
+
+/// The next code fence (at the start of a line, info string empty or a word) or
+/// `<tool_call>` block in `text`: its start, its inside, and where it ends. Unclosed blocks
+/// are not blocks.
+fn next_block(text: &str) -> Option<(usize, &str, usize)> {
+    let fence = text
+        .match_indices("```")
+        .find(|(i, _)| *i == 0 || text[..*i].ends_with('\n'))
+        .map(|(i, _)| i);
+    // Only the text before the fence is searched for a tag, so that each byte is looked at
+    // a bounded number of times over the whole reply (linear time).
+    let tag = text[..fence.unwrap_or(text.len())].find("<tool_call>");
+    match (fence, tag) {
+        (_, Some(t)) => tagged_block(text, t),
+        (Some(f), None) => fenced_block(text, f),
+        (None, None) => None,
+    }
+}
+
+fn fenced_block(text: &str, start: usize) -> Option<(usize, &str, usize)> {
+    let after = &text[start + 3..];
+    let newline = after.find('\n')?;
+    let info = after[..newline].trim();
+    let inner_start = start + 3 + newline + 1;
+    let close = text[inner_start..].find("```")?;
+    let end = inner_start + close + 3;
+    if !info.chars().all(|c| c.is_ascii_alphanumeric()) {
+        // Not a block a call would be in; go on after it.
+        return Some((start, "", end));
+    }
+    Some((start, &text[inner_start..inner_start + close], end))
+}
+
+fn tagged_block(text: &str, start: usize) -> Option<(usize, &str, usize)> {
+    let inner_start = start + "<tool_call>".len();
+    let close = text[inner_start..].find("</tool_call>")?;
+    let end = inner_start + close + "</tool_call>".len();
+    Some((start, &text[inner_start..inner_start + close], end))
+}
+
+/// The first call of `block` when the block is nothing but JSON and its first value is calls,
+/// the first with object arguments (and naming a known tool, when `tools` are given).
+fn only_call(block: &str, tools: Option<&Tools>) -> Option<(String, Value)> {
+    let (values, _) = only_json_values(block, Reply::Whole)?;
+    let (name, arguments) = shapes(values.first()?, tools)?.into_iter().next()?;
+    if let Some(tools) = tools {
+        tools.get(&name)?;
+    }
+    Some((name, arguments.ok()?))
 }
 
 /// Whether the model finished the reply or was cut off in it.
@@ -607,6 +757,47 @@ mod tests {
             kinds("{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n{\"name\": \"echo\", \"arguments\": {\"text\": \"b\"}"),
             Some(vec![RecoveredKind::Complete, RecoveredKind::Repaired])
         );
+    }
+
+    #[test]
+    fn an_announced_call_is_the_first_block_that_is_a_call_to_a_known_tool() {
+        let tools = tools();
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let unknown = r#"{"name": "get_forecast", "arguments": {"city": "Oslo"}}"#;
+        let found = |text: &str| recover_announced_call(text, &tools, 3);
+        // Data, an unknown tool, a shell block: passed over; the call after them is found.
+        let text = format!(
+            "Plan:\n```json\n{{\"a\": 1}}\n```\n```json\n{unknown}\n```\n```sh\nls\n```\nNow:\n```\n{call}\n```\nDone."
+        );
+        let announced = found(&text).unwrap();
+        assert_eq!(announced.call.arguments(), &json!({"city": "Paris"}));
+        assert_eq!(announced.call.id(), "recovered_3_1");
+        assert!(announced.lead_in.starts_with("Plan:") && announced.lead_in.ends_with("Now:"));
+        // Not a block: a fence inside a line, an unclosed fence or tag, a fence with an info
+        // string that is not a word, unreadable arguments.
+        for text in [
+            format!("See ```{call}``` above"),
+            format!("I'll call:\n```json\n{call}"),
+            format!("I'll call: <tool_call>{call}"),
+            format!("x\n```json title=a\n{call}\n```"),
+            "x\n```json\n{\"name\": \"get_weather\", \"arguments\": \"city=Paris\"}\n```"
+                .to_owned(),
+        ] {
+            assert!(found(&text).is_none(), "{text}");
+        }
+        // A block at the very start with nothing before it: no lead-in.
+        assert_eq!(
+            found(&format!("```json\n{call}\n```\nok")).unwrap().lead_in,
+            ""
+        );
+        // Many fences and tags: every byte is looked at a bounded number of times.
+        let hostile = "```\nx\n```\n".repeat(20_000) + "<tool_call>";
+        assert!(found(&hostile).is_none());
+        assert!(recover_announced_call(&text_with(call), &Tools::new(), 1).is_none());
+    }
+
+    fn text_with(call: &str) -> String {
+        format!("I'll call:\n```json\n{call}\n```")
     }
 
     #[test]

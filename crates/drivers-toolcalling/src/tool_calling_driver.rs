@@ -17,7 +17,8 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::{
-    format_step_messages, recover_tool_calls, recover_tool_calls_from_cut_reply, RecoveredKind,
+    format_step_messages, is_tool_call_text, recover_announced_call, recover_tool_calls,
+    recover_tool_calls_from_cut_reply, RecoveredKind,
 };
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
@@ -133,8 +134,11 @@ impl ToolCallingDriver {
 
     /// When tools were offered but the model wrote its call(s) as JSON text instead of native
     /// tool calls (small local models do), turn that text into calls (see
-    /// [`recover_tool_calls`](crate::recover_tool_calls)). On by default; it fires only when
-    /// the whole reply is calls, and native tool calls always win. A recovered call to an
+    /// [`recover_tool_calls`](crate::recover_tool_calls)). On by default; it fires when the
+    /// whole reply is calls, or when the reply announces a call in prose and writes it in a
+    /// code fence or `<tool_call>` tags (the first such call to a known tool runs, see
+    /// [`recover_announced_call`](crate::recover_announced_call)); native tool calls always
+    /// win. A recovered call to an
     /// unknown tool, or with unreadable arguments, does not run: the model gets a tool error
     /// saying how to fix it. From a reply cut at the token limit only the calls written out
     /// in full run.
@@ -331,6 +335,21 @@ impl AgentDriver for ToolCallingDriver {
                 if !truncated {
                     response = response.with_finish_reason(FinishReason::ToolCalls);
                 }
+            } else if let Some(announced) =
+                recover_announced_call(response.content(), tools, tool_context.step_number)
+            {
+                // Prose, then the call in a fence: the call runs, the prose stays as the
+                // model's reasoning, and what it imagined after the call is dropped.
+                tracing::info!(
+                    tool = announced.call.name(),
+                    "recovered a tool call the model announced in prose"
+                );
+                response = response
+                    .with_content(announced.lead_in)
+                    .with_calls([announced.call]);
+                if !truncated {
+                    response = response.with_finish_reason(FinishReason::ToolCalls);
+                }
             }
         }
         if response
@@ -409,6 +428,12 @@ impl AgentDriver for ToolCallingDriver {
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
             .await?;
+        if is_tool_call_text(response.content()) {
+            // Asked to answer without tools, a small model may write a call instead: that is
+            // not an answer, so the loop appends its notice (the tokens still count).
+            tracing::info!("asked for an answer without tools, the model wrote a tool call");
+            return Ok(Some(response.with_content("")));
+        }
         Ok(Some(response))
     }
 }

@@ -117,13 +117,62 @@ async fn prose_that_merely_contains_json_is_the_answer() {
     for reply in [
         format!("To get the weather I would call {PARIS_CALL}."),
         "The data is {\"city\": \"Paris\", \"temp\": 22}.".to_owned(),
-        format!("Here you go:\n```json\n{PARIS_CALL}\n```\nAnything else?"),
+        "Paris today:\n```json\n{\"city\": \"Paris\", \"temp\": 22}\n```".to_owned(),
+        format!("Earlier I would have called\n```json\n{UNKNOWN_CALL}\n```"),
     ] {
         let (done, _) = run(vec![text(&reply)]).await;
         assert_eq!(done.step_count(), 1, "{reply}");
         assert_eq!(answer(&done), Some(reply.clone()));
         assert!(done.steps().next().unwrap().tool_executions().is_empty());
     }
+}
+
+const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
+
+#[tokio::test]
+async fn a_call_announced_in_prose_runs_and_what_follows_it_is_dropped() {
+    // How Qwen2.5-Coder-1.5B writes calls (9 of 14 eval tasks saved such a reply as the
+    // answer): a sentence, the call in a fence, then what it imagines comes next.
+    for block in [
+        format!("```json\n{PARIS_CALL}\n```"),
+        format!("<tool_call>\n{PARIS_CALL}\n</tool_call>"),
+    ] {
+        let reply = format!(
+            "To find the weather, I'll use the `get_weather` function:\n\n{block}\n\n\
+             Then I will call:\n```json\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Rome\"}}}}\n```\n\
+             Let's assume it returns {{\"temp\": 30}}."
+        );
+        let (done, model) = run(vec![text(&reply), text("Sunny in Paris.")]).await;
+        assert_eq!(done.step_count(), 2, "{reply}");
+        let first = done.steps().next().unwrap();
+        let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
+        assert_eq!(executions.len(), 1, "only the first call runs");
+        assert_eq!(executions[0].call().arguments(), &json!({"city": "Paris"}));
+        assert_eq!(executions[0].result_text(), "Sunny in Paris");
+        // The model sees its lead-in and the result, not what it imagined after the call.
+        let second = model.requests()[1].messages.to_transcript();
+        assert!(
+            second.contains("I'll use the `get_weather` function:"),
+            "{second}"
+        );
+        assert!(
+            !second.contains("Rome") && !second.contains("assume"),
+            "{second}"
+        );
+        assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    }
+}
+
+#[tokio::test]
+async fn with_recovery_off_a_call_announced_in_prose_is_the_answer() {
+    let reply = format!("I'll use get_weather:\n```json\n{PARIS_CALL}\n```");
+    let model = ScriptedModel::new([text(&reply)]);
+    let driver = ToolCallingDriver::new(model).with_content_tool_call_recovery(false);
+    let done = agent(driver)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done), Some(reply));
 }
 
 #[tokio::test]

@@ -707,16 +707,19 @@ impl Agent {
                 answer_on_stop::synthesis_input(&state, context.prompt_messages(&state), reason);
             let input = self.cached_context.messages.concat(&input);
             match self.driver.answer_without_tools(input, &context).await {
-                Ok(Some(response)) if !response.content().trim().is_empty() => {
+                Ok(Some(response)) => {
+                    // An empty reply is no answer (a notice follows), but its tokens count.
                     usage = response.usage();
                     cost = RunCost::of_response(&response, &self.telemetry.catalog);
-                    path = AnswerOnStop::Synthesize;
-                    answer = Some(answer_on_stop::marked(
-                        Message::assistant(response.content().trim()),
-                        reason,
-                    ));
+                    if !response.content().trim().is_empty() {
+                        path = AnswerOnStop::Synthesize;
+                        answer = Some(answer_on_stop::marked(
+                            Message::assistant(response.content().trim()),
+                            reason,
+                        ));
+                    }
                 }
-                Ok(_) => {}
+                Ok(None) => {}
                 Err(error) => tracing::warn!(
                     target: "agents_core::agent",
                     error = %crate::error_chain(&error),
