@@ -309,7 +309,7 @@ fn first_block_call<'a>(
 fn next_block(text: &str) -> Option<(usize, &str, usize)> {
     let fence = text
         .match_indices("```")
-        .find(|(i, _)| *i == 0 || text[..*i].ends_with('\n'))
+        .find(|(i, _)| starts_a_line(&text[..*i]))
         .map(|(i, _)| i);
     // Only the text before the fence is searched for a tag, so that each byte is looked at
     // a bounded number of times over the whole reply (linear time).
@@ -318,6 +318,20 @@ fn next_block(text: &str) -> Option<(usize, &str, usize)> {
         (_, Some(t)) => tagged_block(text, t),
         (Some(f), None) => fenced_block(text, f),
         (None, None) => None,
+    }
+}
+
+/// True when `before` ends at the start of a line, give or take an indentation (a fence in a
+/// list item: "1. List the files:\n   ```json"). At most 12 characters are looked at.
+fn starts_a_line(before: &str) -> bool {
+    let mut indent = before
+        .bytes()
+        .rev()
+        .take_while(|b| *b == b' ' || *b == b'\t');
+    let width = indent.by_ref().take(13).count();
+    width <= 12 && {
+        let head = &before[..before.len() - width];
+        head.is_empty() || head.ends_with('\n')
     }
 }
 
@@ -785,6 +799,12 @@ mod tests {
         ] {
             assert!(found(&text).is_none(), "{text}");
         }
+        // Indented, in a list item, as the 1.5B model writes plans.
+        let listed = format!("Steps:\n1. List the files:\n   ```json\n   {call}\n   ```\n2. Read.");
+        assert_eq!(
+            found(&listed).unwrap().lead_in,
+            "Steps:\n1. List the files:"
+        );
         // A block at the very start with nothing before it: no lead-in.
         assert_eq!(
             found(&format!("```json\n{call}\n```\nok")).unwrap().lead_in,
