@@ -324,11 +324,12 @@ fn next_block(text: &str) -> Option<(usize, &str, usize)> {
 /// True when `before` ends at the start of a line, give or take an indentation (a fence in a
 /// list item: "1. List the files:\n   ```json"). At most 12 characters are looked at.
 fn starts_a_line(before: &str) -> bool {
-    let mut indent = before
+    let width = before
         .bytes()
         .rev()
-        .take_while(|b| *b == b' ' || *b == b'\t');
-    let width = indent.by_ref().take(13).count();
+        .take_while(|b| *b == b' ' || *b == b'\t')
+        .take(13)
+        .count();
     width <= 12 && {
         let head = &before[..before.len() - width];
         head.is_empty() || head.ends_with('\n')
