@@ -196,6 +196,38 @@ async fn a_synthesis_answered_with_a_tool_call_becomes_the_notice() {
 }
 
 #[tokio::test]
+async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice() {
+    let react_call =
+        r#"{"thought": "read it", "type": "call_tool", "tool": "read_file", "args": {"path": "a.txt"}}"#;
+    for (synthesis, expect) in [
+        (
+            r#"{"thought": "done", "type": "final_answer", "answer": "a.txt says 42."}"#,
+            "a.txt says 42.",
+        ),
+        (react_call, "I could not finish this task"),
+        ("a.txt says 42, plainly.", "a.txt says 42, plainly."),
+    ] {
+        let model = ScriptedModel::new([
+            InferenceResponse::text(react_call),
+            InferenceResponse::text(synthesis),
+        ]);
+        let agent = AgentBuilder::new()
+            .with_react(model)
+            .with_tool(read_file())
+            .with_separated_tool_trace(true)
+            .with_max_steps(1)
+            .build()
+            .unwrap();
+        let done = agent
+            .execute(AgentState::new().with_user_message("read a.txt"))
+            .await
+            .unwrap();
+        let answer = done.final_response().unwrap().text();
+        assert!(answer.starts_with(expect), "{synthesis}: {answer}");
+    }
+}
+
+#[tokio::test]
 async fn each_mode_and_driver_persists_the_answer_it_promises() {
     for react in [false, true] {
         for (separated, mode, expect) in [

@@ -12,7 +12,7 @@ use messages::{Message, Messages};
 
 use crate::{
     action_message, observation_messages, parse_decision, react_prompt, validate, DecisionError,
-    ValidatedDecision,
+    DecisionKind, ValidatedDecision,
 };
 
 /// The system prompt of the optional second inference that writes the final answer.
@@ -338,7 +338,20 @@ impl AgentDriver for ReActDriver {
         let response = context
             .until_cancelled(self.model.as_ref().complete(self.base_request(input)))
             .await?;
-        Ok(Some(response))
+        // A model used to the protocol may answer in it: take the answer out of a final
+        // decision; a tool call is no answer (the loop appends its notice, tokens counted).
+        let content = match parse_decision(response.content()) {
+            Ok(decision) => match (decision.kind, decision.answer, decision.tool) {
+                (DecisionKind::FinalAnswer, Some(answer), _) => Some(answer),
+                (DecisionKind::CallTool, _, Some(_)) => Some(String::new()),
+                _ => None,
+            },
+            Err(_) => None,
+        };
+        Ok(Some(match content {
+            Some(content) => response.with_content(content),
+            None => response,
+        }))
     }
 }
 
