@@ -579,3 +579,43 @@ async fn a_message_that_keeps_the_execution_closes_the_waiting_calls_and_goes_on
     assert_valid_for_providers(&model.last_request().unwrap().messages);
     assert_eq!(ledger.entries(), ["weather Paris", "weather Rome"]);
 }
+
+#[tokio::test]
+async fn with_the_react_driver_the_model_sees_the_approved_result_not_the_placeholder() {
+    // ReAct traces are `Observation:` messages, not tool messages: resuming must rewrite the
+    // observation too, or the model reads "awaiting approval" for a call that ran and calls
+    // it again (an approved deletion run twice).
+    for separated in [false, true] {
+        let ledger = Ledger::default();
+        let model = ScriptedModel::new([
+            InferenceResponse::text(
+                r#"{"thought": "clean up", "type": "call_tool", "tool": "delete_file", "args": {"path": "build"}}"#,
+            ),
+            InferenceResponse::text(
+                r#"{"thought": "done", "type": "final_answer", "answer": "Deleted build."}"#,
+            ),
+        ]);
+        let agent = AgentBuilder::new()
+            .with_react(model.clone())
+            .with_tool(delete(&ledger))
+            .with_separated_tool_trace(separated)
+            .with_approval_required(["delete_file"])
+            .build()
+            .unwrap();
+        let state = agent
+            .execute(AgentState::new().with_user_message("Delete build"))
+            .await
+            .unwrap();
+        assert_eq!(state.status(), AgentStatus::Suspended);
+        let call_id = state.pending_approvals()[0].call_id().to_owned();
+        let done = agent
+            .execute(state.approve(&call_id).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(ledger.entries(), ["delete build"]);
+        assert_eq!(done.final_response().unwrap().text(), "Deleted build.");
+        let seen = model.last_request().unwrap().messages.to_transcript();
+        assert!(seen.contains("Observation: deleted build"), "{seen}");
+        assert!(!seen.to_lowercase().contains("approval"), "{seen}");
+    }
+}

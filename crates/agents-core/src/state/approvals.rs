@@ -457,9 +457,25 @@ impl AgentState {
     /// step's held executions become these; nothing waits any more and the run is
     /// `InProgress`.
     pub(crate) fn resolved(self, executions: &ToolExecutions) -> Self {
-        let results: HashMap<&str, Message> = executions
+        let held: HashMap<&str, String> = self
+            .current_step()
+            .map(|step| {
+                step.tool_executions()
+                    .iter()
+                    .map(|e| (e.id(), e.result_text()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let results: HashMap<&str, Resolved> = executions
             .iter()
-            .map(|execution| (execution.id(), execution.to_message()))
+            .map(|execution| {
+                let resolved = Resolved {
+                    message: execution.to_message(),
+                    placeholder: held.get(execution.id()).cloned().unwrap_or_default(),
+                    text: execution.result_text(),
+                };
+                (execution.id(), resolved)
+            })
             .collect();
         let mut store = self.store().clone();
         for section in self.store().sections() {
@@ -496,20 +512,44 @@ impl AgentState {
     }
 }
 
-/// `messages` with each tool result for a call in `results` replaced by its new result;
-/// `None` when none was there.
-fn replace_results(messages: &Messages, results: &HashMap<&str, Message>) -> Option<Messages> {
-    let hit = |m: &Message| m.tool_call_id().is_some_and(|id| results.contains_key(id));
-    if !messages.iter().any(hit) {
+/// A decided call's result, and the placeholder text it replaces.
+struct Resolved {
+    /// The tool result message (for traces of tool messages).
+    message: Message,
+    /// The placeholder's result text.
+    placeholder: String,
+    /// The new result text.
+    text: String,
+}
+
+/// Metadata key with which a driver whose trace is not tool messages (the ReAct driver's
+/// `Observation:` user messages) names the call a message reports on.
+const TOOL_CALL_ID_KEY: &str = "tool_call_id";
+
+/// `messages` with each result of a call in `results` replaced by its new result; `None` when
+/// none was there. A tool message is replaced whole; any other message that names the call in
+/// its `tool_call_id` metadata and ends with the placeholder's text (a ReAct observation) gets
+/// the new result text in its place, so the model never sees "awaiting approval" for a call
+/// that ran (and calls it again).
+fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Option<Messages> {
+    let replacement = |m: &Message| -> Option<Message> {
+        if let Some(id) = m.tool_call_id() {
+            return results.get(id).map(|r| r.message.clone());
+        }
+        let id = m.metadata().get(TOOL_CALL_ID_KEY)?.as_str()?;
+        let resolved = results.get(id)?;
+        let text = m.text();
+        let kept = text.strip_suffix(resolved.placeholder.as_str())?;
+        (!resolved.placeholder.is_empty())
+            .then(|| m.clone().with_content(format!("{kept}{}", resolved.text)))
+    };
+    if !messages.iter().any(|m| replacement(m).is_some()) {
         return None;
     }
     Some(
         messages
             .iter()
-            .map(|m| match m.tool_call_id().and_then(|id| results.get(id)) {
-                Some(result) => result.clone(),
-                None => m.clone(),
-            })
+            .map(|m| replacement(m).unwrap_or_else(|| m.clone()))
             .collect(),
     )
 }
