@@ -170,6 +170,7 @@ async fn tool_call_written_as_json_text_is_recovered_and_executed() {
         .with_temperature(0.0)
         .with_max_tokens(128)
         .with_max_steps(3)
+        .with_separated_tool_trace(true)
         .with_system_prompt("You are a helpful assistant. Use the tools when they help.")
         .build()
         .unwrap();
@@ -186,6 +187,11 @@ async fn tool_call_written_as_json_text_is_recovered_and_executed() {
         done.final_response().map(|m| m.text())
     ));
     assert!(done.usage().total() > 0);
+    // Every run ends with an answer: whatever stopped it (a step limit, repeated calls), the
+    // persisted conversation ends with a non-empty assistant answer.
+    let last = done.messages().iter().last().cloned().unwrap();
+    assert_eq!(last.role(), Role::Assistant, "{}", done.messages().to_transcript());
+    assert!(!last.text().trim().is_empty(), "{}", done.messages().to_transcript());
     assert!(
         used.iter().any(|u| u.starts_with("get_weather")),
         "the model's JSON call should have been recovered and executed: {}",
