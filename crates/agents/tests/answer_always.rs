@@ -124,6 +124,20 @@ async fn a_step_limit_in_separated_mode_ends_with_a_synthesized_answer() {
     );
 }
 
+/// One step of reading a.txt in separated mode, then the answer on stop (tool calling or
+/// ReAct): the state it ends in.
+async fn read_once_then_stop(builder: AgentBuilder) -> AgentState {
+    builder
+        .with_tool(read_file())
+        .with_separated_tool_trace(true)
+        .with_max_steps(1)
+        .build()
+        .unwrap()
+        .execute(AgentState::new().with_user_message("read a.txt"))
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_failed_synthesis_falls_back_to_a_notice_naming_the_tools_called() {
     let model = ScriptedModel::from_results([
@@ -133,17 +147,7 @@ async fn a_failed_synthesis_falls_back_to_a_notice_naming_the_tools_called() {
             message: "down".into(),
         }),
     ]);
-    let agent = AgentBuilder::new()
-        .with_model(model)
-        .with_tool(read_file())
-        .with_separated_tool_trace(true)
-        .with_max_steps(1)
-        .build()
-        .unwrap();
-    let done = agent
-        .execute(AgentState::new().with_user_message("read a.txt"))
-        .await
-        .unwrap();
+    let done = read_once_then_stop(AgentBuilder::new().with_model(model)).await;
     let answer = done.final_response().unwrap();
     assert!(
         answer
@@ -172,17 +176,7 @@ async fn a_synthesis_answered_with_a_tool_call_becomes_the_notice() {
             read("c1", "a.txt"),
             InferenceResponse::text(&reply).with_usage(Usage::new(100, 7)),
         ]);
-        let agent = AgentBuilder::new()
-            .with_model(model)
-            .with_tool(read_file())
-            .with_separated_tool_trace(true)
-            .with_max_steps(1)
-            .build()
-            .unwrap();
-        let done = agent
-            .execute(AgentState::new().with_user_message("read a.txt"))
-            .await
-            .unwrap();
+        let done = read_once_then_stop(AgentBuilder::new().with_model(model)).await;
         let answer = done.final_response().unwrap();
         assert!(
             answer.text().starts_with("I could not finish this task"),
@@ -197,8 +191,7 @@ async fn a_synthesis_answered_with_a_tool_call_becomes_the_notice() {
 
 #[tokio::test]
 async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice() {
-    let react_call =
-        r#"{"thought": "read it", "type": "call_tool", "tool": "read_file", "args": {"path": "a.txt"}}"#;
+    let react_call = r#"{"thought": "read it", "type": "call_tool", "tool": "read_file", "args": {"path": "a.txt"}}"#;
     for (synthesis, expect) in [
         (
             r#"{"thought": "done", "type": "final_answer", "answer": "a.txt says 42."}"#,
@@ -211,17 +204,7 @@ async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice
             InferenceResponse::text(react_call),
             InferenceResponse::text(synthesis),
         ]);
-        let agent = AgentBuilder::new()
-            .with_react(model)
-            .with_tool(read_file())
-            .with_separated_tool_trace(true)
-            .with_max_steps(1)
-            .build()
-            .unwrap();
-        let done = agent
-            .execute(AgentState::new().with_user_message("read a.txt"))
-            .await
-            .unwrap();
+        let done = read_once_then_stop(AgentBuilder::new().with_react(model)).await;
         let answer = done.final_response().unwrap().text();
         assert!(answer.starts_with(expect), "{synthesis}: {answer}");
     }

@@ -351,29 +351,36 @@ async fn an_empty_reply_after_tool_calls_stops_with_empty_response_too() {
     assert_eq!(done.stop_reason(), Some(StopReason::EmptyResponse));
 }
 
-#[tokio::test]
-async fn a_cut_reply_runs_only_complete_calls_and_the_model_is_told() {
-    let cut =
-        format!("{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Rome\"}}");
+/// A run whose first reply is `cut` at the token limit: checks what holds for every cut reply
+/// (finish reason kept, no step error, the model told, the next reply is the answer) and
+/// returns the first step's executions.
+async fn run_cut(cut: &str) -> Vec<agents_core::ToolExecution> {
     let (done, model) = run(vec![
-        text(&cut).with_finish_reason(FinishReason::Length),
+        text(cut).with_finish_reason(FinishReason::Length),
         text("Sunny in Paris."),
     ])
     .await;
     let first = done.steps().next().unwrap();
     assert_eq!(first.finish_reason(), Some(FinishReason::Length));
     assert!(first.errors().is_empty(), "{:?}", first.error_messages());
-    let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
-    assert_eq!(executions.len(), 2);
-    assert_eq!(executions[0].result_text(), "Sunny in Paris");
-    assert!(executions[1].has_error());
-    assert!(executions[1].error_message().unwrap().contains("cut off"));
     let second = model.requests()[1].messages.to_transcript();
     assert!(
         second.contains("your reply was cut off at the token limit"),
         "{second}"
     );
     assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    first.tool_executions().iter().cloned().collect()
+}
+
+#[tokio::test]
+async fn a_cut_reply_runs_only_complete_calls_and_the_model_is_told() {
+    let cut =
+        format!("{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Rome\"}}");
+    let executions = run_cut(&cut).await;
+    assert_eq!(executions.len(), 2);
+    assert_eq!(executions[0].result_text(), "Sunny in Paris");
+    assert!(executions[1].has_error());
+    assert!(executions[1].error_message().unwrap().contains("cut off"));
 }
 
 #[tokio::test]
@@ -384,26 +391,12 @@ async fn a_reply_cut_mid_string_after_complete_calls_runs_those_calls() {
     let cut = format!(
         "```json\n{PARIS_CALL}\n{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Ro"
     );
-    let (done, model) = run(vec![
-        text(&cut).with_finish_reason(FinishReason::Length),
-        text("Sunny in Paris."),
-    ])
-    .await;
-    let first = done.steps().next().unwrap();
-    assert_eq!(first.finish_reason(), Some(FinishReason::Length));
-    assert!(first.errors().is_empty(), "{:?}", first.error_messages());
-    let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
+    let executions = run_cut(&cut).await;
     assert_eq!(executions.len(), 2);
-    assert!(executions.iter().all(|e| e.call().name() == "get_weather"));
     assert!(executions
         .iter()
-        .all(|e| e.call().arguments() == &json!({"city": "Paris"})));
-    let second = model.requests()[1].messages.to_transcript();
-    assert!(
-        second.contains("your reply was cut off at the token limit"),
-        "{second}"
-    );
-    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+        .all(|e| e.call().name() == "get_weather"
+            && e.call().arguments() == &json!({"city": "Paris"})));
 }
 
 #[tokio::test]

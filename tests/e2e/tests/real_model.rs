@@ -190,8 +190,17 @@ async fn tool_call_written_as_json_text_is_recovered_and_executed() {
     // Every run ends with an answer: whatever stopped it (a step limit, repeated calls), the
     // persisted conversation ends with a non-empty assistant answer.
     let last = done.messages().iter().last().cloned().unwrap();
-    assert_eq!(last.role(), Role::Assistant, "{}", done.messages().to_transcript());
-    assert!(!last.text().trim().is_empty(), "{}", done.messages().to_transcript());
+    assert_eq!(
+        last.role(),
+        Role::Assistant,
+        "{}",
+        done.messages().to_transcript()
+    );
+    assert!(
+        !last.text().trim().is_empty(),
+        "{}",
+        done.messages().to_transcript()
+    );
     assert!(
         used.iter().any(|u| u.starts_with("get_weather")),
         "the model's JSON call should have been recovered and executed: {}",
