@@ -245,47 +245,37 @@ macro_rules! sql_store {
                     version,
                     || "the head".to_owned(),
                 )?;
-                let mut messages = Vec::new();
-                for row in sqlx::query($crate::sql::MESSAGES)
+                // Each row is (position, text, checksum); the positions must run 0, 1, 2, ..
+                let numbered = |rows: Vec<<$db as sqlx::Database>::Row>| {
+                    rows.iter()
+                        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+                        .collect::<Result<Vec<(i64, String, String)>, sqlx::Error>>()
+                };
+                let rows = sqlx::query($crate::sql::MESSAGES)
                     .bind(id)
                     .bind(int(version))
                     .fetch_all(&self.pool)
                     .await
-                    .map_err(failed)?
-                {
-                    let position: i64 = row.try_get(0).map_err(failed)?;
-                    if uint(position) != messages.len() as u64 {
-                        return Err($crate::store::missing(id, version, "message", messages.len()));
-                    }
-                    messages.push($crate::store::verified(
-                        row.try_get(1).map_err(failed)?,
-                        row.try_get::<&str, _>(2).map_err(failed)?,
-                        id,
-                        version,
-                        || format!("message {position}"),
-                    )?);
-                }
-                let mut steps = Vec::new();
-                for row in sqlx::query($crate::sql::STEPS)
+                    .map_err(failed)?;
+                let messages = $crate::store::numbered_rows(
+                    numbered(rows).map_err(failed)?,
+                    id,
+                    version,
+                    "message",
+                )?;
+                let rows = sqlx::query($crate::sql::STEPS)
                     .bind(id)
                     .bind(int(version))
                     .bind(step_count)
                     .fetch_all(&self.pool)
                     .await
-                    .map_err(failed)?
-                {
-                    let index: i64 = row.try_get(0).map_err(failed)?;
-                    if uint(index) != steps.len() as u64 {
-                        return Err($crate::store::missing(id, version, "step record", steps.len()));
-                    }
-                    steps.push($crate::store::verified(
-                        row.try_get(1).map_err(failed)?,
-                        row.try_get::<&str, _>(2).map_err(failed)?,
-                        id,
-                        version,
-                        || format!("step record {index}"),
-                    )?);
-                }
+                    .map_err(failed)?;
+                let steps = $crate::store::numbered_rows(
+                    numbered(rows).map_err(failed)?,
+                    id,
+                    version,
+                    "step record",
+                )?;
                 if steps.len() as u64 != uint(step_count) {
                     return Err($crate::store::missing(id, version, "step record", steps.len()));
                 }

@@ -282,6 +282,26 @@ pub(crate) fn title_of(state: &AgentState) -> String {
 }
 
 /// A [`SessionError::Corrupt`] for rows missing from a version (a truncated table).
+/// The texts of rows read as `(position, text, checksum)`, each checked against its checksum;
+/// the positions must run 0, 1, 2, .. (a gap is a missing `what`).
+pub(crate) fn numbered_rows(
+    rows: Vec<(i64, String, String)>,
+    id: &str,
+    version: u64,
+    what: &str,
+) -> Result<Vec<String>, SessionError> {
+    let mut texts = Vec::with_capacity(rows.len());
+    for (position, text, stored) in rows {
+        if u64::try_from(position).ok() != Some(texts.len() as u64) {
+            return Err(missing(id, version, what, texts.len()));
+        }
+        texts.push(verified(text, &stored, id, version, || {
+            format!("{what} {position}")
+        })?);
+    }
+    Ok(texts)
+}
+
 pub(crate) fn missing(id: &str, version: u64, row: &str, at: usize) -> SessionError {
     SessionError::Corrupt {
         session: id.to_owned(),
