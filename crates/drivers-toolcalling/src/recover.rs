@@ -120,10 +120,12 @@ fn example_arguments(parameters: &Value) -> Value {
 /// (prose, data that is not a call, or nothing).
 ///
 /// The content must be, apart from whitespace, one or more JSON values (objects, or lists of
-/// them, side by side), alone, in a single code fence, or between `<tool_call>` tags. Each
-/// value must be a call: `{"name", "arguments"}` (also `tool`/`tool_name`/`function` for the
-/// name, `args`/`parameters`/`input` for the arguments, `{"function": {..}}` and
-/// `{"tool_calls": [..]}` wrappers), or a known tool's name alone. Arguments may be an object
+/// them, side by side), alone, in a single code fence, or between `<tool_call>` tags. The
+/// first value must be a call, and the calls run up to the first value that is not one (what
+/// the model imagines a call returns, dropped). A call is `{"name", "arguments"}` (also
+/// `tool`/`tool_name`/`function` for the name, `args`/`parameters`/`input` for the
+/// arguments, `{"function": {..}}` and `{"tool_calls": [..]}` wrappers), or a known tool's
+/// name alone. Arguments may be an object
 /// or a JSON string holding one. Closing braces missing at the very end of the reply are
 /// added ([`RecoveredKind::Repaired`]); nothing else is repaired. A call naming an unknown
 /// tool or with unreadable arguments is still returned, marked, so that the model can be told
@@ -380,12 +382,17 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
         return None;
     }
     let body = call_body(content)?;
-    let (values, repaired) = only_json_values(&body, reply)?;
+    let (values, mut repaired) = only_json_values(&body, reply)?;
     let mut found = Vec::new();
     for value in &values {
-        for (name, arguments) in call_shapes_for(value, tools)? {
-            found.push((name, arguments));
-        }
+        let Some(calls) = call_shapes_for(value, tools) else {
+            // JSON after the calls that is not a call: what the model imagines the calls
+            // return (`{"response": ..}`), dropped as a ReAct driver drops what follows its
+            // Action. JSON that is not a call from the start is data, an answer.
+            repaired = false;
+            break;
+        };
+        found.extend(calls);
     }
     if found.is_empty() {
         return None;
@@ -819,6 +826,18 @@ mod tests {
 
     fn text_with(call: &str) -> String {
         format!("I'll call:\n```json\n{call}\n```")
+    }
+
+    #[test]
+    fn json_after_the_calls_that_is_not_a_call_is_dropped() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        // The 0.5B model's reply in eval task 6: a call, then the response it imagines.
+        let text = format!("{call}\n{{\"response\": \"sunny\"}}\n{call}");
+        let calls = recover_tool_calls(&text, &tools(), 1).unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].kind, RecoveredKind::Complete);
+        // Data first is an answer, whatever follows.
+        assert!(recover_tool_calls(&format!("{{\"port\": 8472}}\n{call}"), &tools(), 1).is_none());
     }
 
     #[test]
