@@ -392,6 +392,14 @@ fn integers(text: &str) -> Vec<i64> {
 }
 
 impl Check {
+    /// Whether the run solved the task, given how its answer was made. The loop's notice may
+    /// quote a tool's result (the port, the line), but it says the task was not finished: it
+    /// never solves a task checked by its answer.
+    fn solved_by(&self, answer: Option<&str>, answered_by: Option<&str>, workspace: &Path) -> bool {
+        let file_check = matches!(self, Check::FileLines { .. });
+        (file_check || answered_by != Some("notice")) && self.passes(answer, workspace)
+    }
+
     /// Whether the run solved the task: `answer` is the last saved answer (if any).
     fn passes(&self, answer: Option<&str>, workspace: &Path) -> bool {
         if let Check::FileLines { path, lines } = self {
@@ -444,6 +452,8 @@ struct RunResult {
     answer: Option<String>,
     /// The answer is a tool call written as text that nothing ran.
     unexecuted_call: bool,
+    /// How an answer appended on a stop was made (`synthesize`, `notice`), if it was.
+    answered_by: Option<String>,
     /// Replies with neither text nor tool calls.
     empty_replies: usize,
     /// The highest number of times one call (tool and arguments) was made in one execution.
@@ -470,6 +480,7 @@ impl RunResult {
             "solved": self.solved,
             "answer": self.answer,
             "unexecuted_call_answer": self.unexecuted_call,
+            "answered_by": self.answered_by,
             "empty_replies": self.empty_replies,
             "max_same_call": self.max_same_call,
             "status": self.status,
@@ -564,7 +575,14 @@ fn run_task(
     } else {
         None
     };
-    let solved = task.check.passes(answer.as_deref(), &workspace);
+    let answered_by = if answer.is_some() {
+        answered_on_stop(&last)
+    } else {
+        None
+    };
+    let solved = task
+        .check
+        .solved_by(answer.as_deref(), answered_by.as_deref(), &workspace);
     let (mut empty_replies, mut steps, mut input_tokens, mut output_tokens) = (0, 0, 0, 0);
     let mut max_same_call = 0;
     let mut previous_steps = 0;
@@ -600,6 +618,7 @@ fn run_task(
         solved,
         unexecuted_call: answer.as_deref().is_some_and(is_unexecuted_call),
         answer,
+        answered_by,
         empty_replies,
         max_same_call,
         status: last["status"].as_str().unwrap_or("none").to_owned(),
@@ -682,12 +701,23 @@ fn text_of(content: &Value) -> String {
 /// The persisted conversation's final answer: the last message of the `messages` section when
 /// it is an assistant message with text and no tool calls.
 fn final_answer(document: &Value) -> Option<String> {
-    let sections = document["message_store"]["sections"].as_array()?;
-    let messages = sections.iter().find(|s| s["name"] == "messages")?["messages"].as_array()?;
-    let last = messages.last()?;
+    let last = last_message(document)?;
     let has_calls = last["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
     let text = text_of(&last["content"]);
     (last["role"] == "assistant" && !has_calls && !text.trim().is_empty()).then_some(text)
+}
+
+/// How the final answer was made when the execution stopped without one: `synthesize` or
+/// `notice` (the message's `answered_by` metadata), `None` for a model's own answer.
+fn answered_on_stop(document: &Value) -> Option<String> {
+    let last = last_message(document)?;
+    last["metadata"]["answered_by"].as_str().map(str::to_owned)
+}
+
+fn last_message(document: &Value) -> Option<&Value> {
+    let sections = document["message_store"]["sections"].as_array()?;
+    let messages = sections.iter().find(|s| s["name"] == "messages")?["messages"].as_array()?;
+    messages.last()
 }
 
 /// Whether `answer` is (or holds) a tool call written as text: a JSON object naming a tool
@@ -890,9 +920,10 @@ fn report_markdown(rows: &[Row], options: &Options, commit: &str, minutes: f64) 
     );
     out.push_str(
         "| model | mode | driver | solved | no answer saved | answer is an unexecuted call | \
+         answers on stop (synthesized / notice) | \
          empty replies | repeated-call stops | runs repeating a call 3+ times | failed runs (exit codes) | \
          failed but exit 0 | tokens in / out | wall time |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (model, mode, driver, results) in rows {
         let n = results.len();
@@ -914,10 +945,12 @@ fn report_markdown(rows: &[Row], options: &Options, commit: &str, minutes: f64) 
             .join(", ");
         let _ = writeln!(
             out,
-            "| {model} | {mode} | {driver} | {}/{n} | {} | {} | {} | {} | {} | {}{} | {} | {} / {} | {:.0} s |",
+            "| {model} | {mode} | {driver} | {}/{n} | {} | {} | {} / {} | {} | {} | {} | {}{} | {} | {} / {} | {:.0} s |",
             count(&|r| r.solved),
             count(&|r| r.answer.is_none()),
             count(&|r| r.unexecuted_call),
+            count(&|r| r.answered_by.as_deref() == Some("synthesize")),
+            count(&|r| r.answered_by.as_deref() == Some("notice")),
             results.iter().map(|r| r.empty_replies).sum::<usize>(),
             count(&|r| r.stop_reason == "repeated_tool_calls"),
             count(&|r| r.max_same_call >= 3),
@@ -956,6 +989,21 @@ fn report_markdown(rows: &[Row], options: &Options, commit: &str, minutes: f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notice_never_solves_a_task_checked_by_its_answer() {
+        let port = Check::Contains(&["8472"]);
+        let notice = "I could not finish this task: I kept repeating the same tool call. \
+                      The earlier result was: port = 8472";
+        let here = Path::new(".");
+        assert!(port.solved_by(Some(notice), None, here));
+        assert!(port.solved_by(Some(notice), Some("synthesize"), here));
+        assert!(!port.solved_by(Some(notice), Some("notice"), here));
+        let document = json!({"message_store": {"sections": [{"name": "messages", "messages": [
+            {"role": "assistant", "content": notice, "metadata": {"answered_by": "notice"}}
+        ]}]}});
+        assert_eq!(answered_on_stop(&document).as_deref(), Some("notice"));
+    }
 
     #[test]
     fn number_checks_reject_a_second_candidate() {

@@ -79,8 +79,8 @@ pub mod testing;
 
 pub use agent::{
     Agent, AnswerOnStop, ApprovalPolicy, StateHook, StepOptions, StopDecision, StopHook,
-    CONTEXT_WINDOW_WARNING, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES, INCOMPLETE_KEY,
-    STOP_REASON_KEY,
+    ANSWERED_BY_KEY, CONTEXT_WINDOW_WARNING, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES,
+    INCOMPLETE_KEY, STOP_REASON_KEY,
 };
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agents::core::{ToolFailureKind, INCOMPLETE_KEY, STOP_REASON_KEY};
+use agents::core::{ToolFailureKind, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY};
 use agents::prelude::*;
 use agents::AgentEvent;
 use async_trait::async_trait;
@@ -103,6 +103,10 @@ async fn a_step_limit_in_separated_mode_ends_with_a_synthesized_answer() {
         metadata_of(&answer),
         (Some(json!(true)), Some(json!("steps_limit")))
     );
+    assert_eq!(
+        answer.metadata().get(ANSWERED_BY_KEY),
+        Some(&json!("synthesize"))
+    );
     // Persisted: the question and the answer, nothing of the trace.
     assert_eq!(done.messages().len(), 2);
     assert!(done.store().section(EXECUTION_BUFFER_SECTION).is_empty());
@@ -162,6 +166,10 @@ async fn a_failed_synthesis_falls_back_to_a_notice_naming_the_tools_called() {
         answer.text()
     );
     assert_eq!(metadata_of(&answer).1, Some(json!("steps_limit")));
+    assert_eq!(
+        answer.metadata().get(ANSWERED_BY_KEY),
+        Some(&json!("notice"))
+    );
 }
 
 #[tokio::test]

@@ -13,12 +13,16 @@ use crate::{AgentState, StopReason, ToolFailureKind};
 pub const INCOMPLETE_KEY: &str = "incomplete";
 /// The metadata key holding the stop reason (snake_case) of such an answer.
 pub const STOP_REASON_KEY: &str = "stop_reason";
+/// The metadata key saying how such an answer was made: `"synthesize"` (the model answered
+/// without tools) or `"notice"` (the loop's own message); a UI can show a notice differently.
+pub const ANSWERED_BY_KEY: &str = "answered_by";
 
 /// What the loop appends to the conversation when an execution stops without a final answer
 /// (a step, token, time or cost limit, an error, repeated calls, a guard, a cancellation).
 ///
-/// The appended assistant message carries the metadata `"incomplete": true` and
-/// `"stop_reason": "<snake_case>"`, and `AgentState::final_response` returns it.
+/// The appended assistant message carries the metadata `"incomplete": true`,
+/// `"stop_reason": "<snake_case>"` and `"answered_by": "synthesize" | "notice"`, and
+/// `AgentState::final_response` returns it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AnswerOnStop {
@@ -64,11 +68,12 @@ impl std::fmt::Display for AnswerOnStop {
     }
 }
 
-/// `message` marked as the answer appended on a stop for `reason`.
-pub(crate) fn marked(message: Message, reason: StopReason) -> Message {
+/// `message` marked as the answer appended on a stop for `reason`, made by `path`.
+pub(crate) fn marked(message: Message, reason: StopReason, path: AnswerOnStop) -> Message {
     message
         .with_metadata(INCOMPLETE_KEY, true)
         .with_metadata(STOP_REASON_KEY, reason.as_str())
+        .with_metadata(ANSWERED_BY_KEY, path.as_str())
 }
 
 /// The notice: not finished, why, what was done.
@@ -104,7 +109,7 @@ pub(crate) fn notice(state: &AgentState, reason: StopReason) -> Message {
         let _ = write!(text, " What I did: {}.", done.join(", "));
     }
     text.push_str(" Ask me to continue, or rephrase the request.");
-    marked(Message::assistant(text), reason)
+    marked(Message::assistant(text), reason, AnswerOnStop::Notice)
 }
 
 /// What the model is given to answer from on a stop: what it saw at the last step, that

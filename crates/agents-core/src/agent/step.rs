@@ -716,6 +716,7 @@ impl Agent {
                         answer = Some(answer_on_stop::marked(
                             Message::assistant(response.content().trim()),
                             reason,
+                            AnswerOnStop::Synthesize,
                         ));
                     }
                 }
