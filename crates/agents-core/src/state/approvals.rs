@@ -558,9 +558,8 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
 /// of the arguments.
 pub(crate) fn arguments_hash(call: &ToolCall) -> String {
     let mut hasher = Sha256::new();
-    hasher.update(call.name().as_bytes());
-    hasher.update([0]);
-    hasher.update(canonical_json(call.arguments()).as_bytes());
+    // The name, a NUL, the canonical arguments: the call's signature.
+    hasher.update(crate::tools::signature(call).as_bytes());
     let digest = hasher.finalize();
     let mut hex = String::with_capacity(7 + digest.len() * 2);
     hex.push_str("sha256:");
@@ -568,33 +567,6 @@ pub(crate) fn arguments_hash(call: &ToolCall) -> String {
         hex.push_str(&format!("{byte:02x}"));
     }
     hex
-}
-
-/// JSON text with object keys sorted at every level, so equal values hash equally whatever
-/// order their keys came in.
-fn canonical_json(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|key| {
-                    format!(
-                        "{}:{}",
-                        Value::String(key.clone()),
-                        canonical_json(&map[key.as_str()])
-                    )
-                })
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(canonical_json).collect();
-            format!("[{}]", items.join(","))
-        }
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]
