@@ -8,7 +8,7 @@
 //! writes it in a code fence or between `<tool_call>` tags (as 1.5B models do). Ordinary
 //! answers, even ones holding JSON inline or data in a fence, are left alone.
 
-use agents_core::{closest_names, Tools};
+use agents_core::{closest_names, signature, Tools};
 use messages::ToolCall;
 use serde_json::{Map, Value};
 
@@ -397,6 +397,27 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
     if found.is_empty() {
         return None;
     }
+    // The same call written again in one reply (small models write it 10-30 times, which
+    // floods the context with results) runs once.
+    let mut seen = std::collections::HashSet::new();
+    let mut kept = Vec::with_capacity(found.len());
+    let mut last_kept = false;
+    for (name, arguments) in found {
+        last_kept = match &arguments {
+            Ok(arguments) => seen.insert(signature(&ToolCall::new(
+                "",
+                name.as_str(),
+                arguments.clone(),
+            ))),
+            Err(_) => true,
+        };
+        if last_kept {
+            kept.push((name, arguments));
+        }
+    }
+    // The repaired call is the reply's last; if it was a copy, nothing kept is repaired.
+    repaired = repaired && last_kept;
+    let found = kept;
     let count = found.len();
     Some(
         found
@@ -829,6 +850,22 @@ mod tests {
     }
 
     #[test]
+    fn the_same_call_written_again_in_one_reply_runs_once() {
+        let paris = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let reordered = r#"{"arguments": {"city": "Paris"}, "name": "get_weather"}"#;
+        let rome = r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#;
+        let text = format!("{paris}\n{rome}\n{paris}\n{reordered}\n{paris}");
+        let calls = recovered(&text).unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].0, "recovered_1_1");
+        assert_eq!(calls[1].0, "recovered_1_2");
+        assert_eq!(calls[1].2, json!({"city": "Rome"}));
+        // A repaired copy at the end is dropped; the first, complete, stays complete.
+        let short = format!("{paris}\n{}", &paris[..paris.len() - 1]);
+        assert_eq!(kinds(&short), Some(vec![RecoveredKind::Complete]));
+    }
+
+    #[test]
     fn json_after_the_calls_that_is_not_a_call_is_dropped() {
         let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
         // The 0.5B model's reply in eval task 6: a call, then the response it imagines.
@@ -850,7 +887,8 @@ mod tests {
             r#"{"name": "get_weather", "arguments":"#,
             r#"{"#,
         ] {
-            let text = format!("```json\n{call}\n{call}\n{tail}");
+            let oslo = call.replace("Paris", "Oslo");
+            let text = format!("```json\n{call}\n{oslo}\n{tail}");
             let cut = recover_tool_calls_from_cut_reply(&text, &tools, 2).unwrap();
             assert_eq!(cut.len(), 2, "{tail}");
             assert!(cut.iter().all(|c| c.kind == RecoveredKind::Complete));
