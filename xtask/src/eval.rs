@@ -711,7 +711,8 @@ fn final_answer(document: &Value) -> Option<String> {
 /// `notice` (the message's `answered_by` metadata), `None` for a model's own answer.
 fn answered_on_stop(document: &Value) -> Option<String> {
     let last = last_message(document)?;
-    last["metadata"]["answered_by"].as_str().map(str::to_owned)
+    // Message metadata is stored under `_metadata`.
+    last["_metadata"]["answered_by"].as_str().map(str::to_owned)
 }
 
 fn last_message(document: &Value) -> Option<&Value> {
@@ -1000,7 +1001,7 @@ mod tests {
         assert!(port.solved_by(Some(notice), Some("synthesize"), here));
         assert!(!port.solved_by(Some(notice), Some("notice"), here));
         let document = json!({"message_store": {"sections": [{"name": "messages", "messages": [
-            {"role": "assistant", "content": notice, "metadata": {"answered_by": "notice"}}
+            {"role": "assistant", "content": notice, "_metadata": {"answered_by": "notice"}}
         ]}]}});
         assert_eq!(answered_on_stop(&document).as_deref(), Some("notice"));
     }
