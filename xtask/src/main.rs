@@ -133,22 +133,31 @@ fn ci() -> Result<(), String> {
     deny::check()
 }
 
-/// Every example of the facade runs (they use the scripted model, no network).
+/// Every example in `examples/` runs (they use the scripted model, no network).
 fn run_examples() -> Result<(), String> {
-    let dir = std::path::Path::new("crates/agents/examples");
+    let dir = std::path::Path::new("examples");
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
         .filter_map(|entry| entry.ok())
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".rs").map(str::to_owned)
+            name.strip_suffix(".rs")
+                .filter(|stem| *stem != "lib")
+                .map(str::to_owned)
         })
         .collect();
     names.sort();
     for name in names {
         Step::new(
             "example",
-            cargo(&["run", "--quiet", "-p", "agents", "--example", &name]),
+            cargo(&[
+                "run",
+                "--quiet",
+                "-p",
+                "agents-examples",
+                "--example",
+                &name,
+            ]),
         )
         .run()?;
     }

@@ -7,7 +7,7 @@
 //! insta::assert_json_snapshot!(model.requests()[1].messages, { "[]._metadata" => "[meta]" });
 //! ```
 //!
-//! Run with `cargo run -p agents --example testing_with_scripted_model`.
+//! Run with `cargo run --example testing_with_scripted_model`.
 
 #![allow(clippy::print_stdout)]
 

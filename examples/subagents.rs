@@ -1,6 +1,6 @@
 //! Subagents: the parent hands a task to a `researcher` child and gets back only its answer.
 //!
-//! Run with `cargo run -p agents --example subagents`.
+//! Run with `cargo run --example subagents`.
 
 #![allow(clippy::print_stdout)]
 

@@ -1,6 +1,6 @@
 //! Watching a run: `iterate` yields the state after every step; `on_event` sees every event.
 //!
-//! Run with `cargo run -p agents --example streaming_events`.
+//! Run with `cargo run --example streaming_events`.
 
 #![allow(clippy::print_stdout)]
 

@@ -1,6 +1,6 @@
 //! Quickstart: one tool, a scripted model, the separated tool trace.
 //!
-//! Run with `cargo run -p agents --example quickstart`. Swap `ScriptedModel` for
+//! Run with `cargo run --example quickstart`. Swap `ScriptedModel` for
 //! `OpenAiCompatible::from_env()?` or `Anthropic::from_env()?` to talk to a real model.
 
 #![allow(clippy::print_stdout)]

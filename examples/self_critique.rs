@@ -1,7 +1,7 @@
 //! Self-critique: a critic model reviews the final answer; a rejection sends the agent back
 //! for one more try with the critique, bounded by `with_max_iterations`.
 //!
-//! Run with `cargo run -p agents --example self_critique`.
+//! Run with `cargo run --example self_critique`.
 
 #![allow(clippy::print_stdout)]
 

@@ -1,7 +1,7 @@
 //! Structured output: the model must hand over data matching a schema; a mismatch goes back
 //! to it as a tool error and it retries; the accepted data lands in the state's metadata.
 //!
-//! Run with `cargo run -p agents --example structured_output`.
+//! Run with `cargo run --example structured_output`.
 
 #![allow(clippy::print_stdout)]
 

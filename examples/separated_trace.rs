@@ -1,6 +1,6 @@
 //! Legacy vs separated tool trace: the same run, and what persists in `messages` afterwards.
 //!
-//! Run with `cargo run -p agents --example separated_trace`.
+//! Run with `cargo run --example separated_trace`.
 
 #![allow(clippy::print_stdout)]
 

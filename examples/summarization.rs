@@ -1,6 +1,6 @@
 //! Summarization: old messages move to a buffer and a model condenses them into a summary.
 //!
-//! Run with `cargo run -p agents --example summarization`.
+//! Run with `cargo run --example summarization`.
 
 #![allow(clippy::print_stdout)]
 

@@ -1,7 +1,7 @@
 //! The ReAct driver: the model writes Thought/Action decisions as JSON instead of native tool
 //! calls; the run stops on its `final_answer` decision.
 //!
-//! Run with `cargo run -p agents --example react`.
+//! Run with `cargo run --example react`.
 
 #![allow(clippy::print_stdout)]
 
