@@ -92,3 +92,11 @@ pub use messages;
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+#[doc = include_str!("../../../docs/getting-started.md")]
+#[cfg(doctest)]
+pub struct GettingStartedDoctests;
+
+#[doc = include_str!("../../../docs/answer-on-stop.md")]
+#[cfg(doctest)]
+pub struct AnswerOnStopDoctests;
