@@ -183,6 +183,13 @@ async fn a_non_interactive_run_decides_by_approve_or_rejects() {
 
     let approved = run(&["--approve", "write_file"]);
     assert!(approved.status.success(), "{}", text(&approved));
+    // The answer of the resumed run is printed once (it was printed twice).
+    assert_eq!(
+        text(&approved).matches("assistant: ").count(),
+        1,
+        "{}",
+        text(&approved)
+    );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
         "hi"

@@ -493,3 +493,51 @@ async fn run_shows_a_spinner_on_a_terminal_unless_quiet() {
     assert!(screen.contains("Hello there."), "{screen}");
     assert!(!screen.contains("waiting for the model"), "{screen}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_prompts_appear_inline_and_always_holds_for_the_rest_of_the_chat() {
+    let server = scripted_server().await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("todo.txt"), "buy milk\n").unwrap();
+    let history = dir.path().join("history");
+    let mut args = chat_args(&url, dir.path(), &history);
+    args.extend(["--no-bash", "--require-approval", "read_file"]);
+    let mut chat = Terminal::spawn(&args, &[]);
+    chat.expect("you> ");
+
+    // yes: the call runs and its result reaches the model
+    chat.type_line("What is on the list?");
+    chat.expect("Allow read_file: todo.txt? [y]es / [n]o / [e]dit / [a]lways for this tool");
+    chat.type_line("y");
+    let turn = chat.expect("you> ");
+    assert!(
+        turn.contains("The list says: ") && turn.contains("buy milk"),
+        "{turn}"
+    );
+
+    // no, with a reason: the model reads the reason, the file is not read
+    chat.type_line("What is on the list?");
+    chat.expect("Allow read_file");
+    chat.type_line("n");
+    chat.expect("Reason");
+    chat.type_line("not today");
+    let turn = chat.expect("you> ");
+    assert!(turn.contains("not today"), "{turn}");
+    assert!(!turn.contains("buy milk"), "{turn}");
+
+    // always: approved now and never asked again in this chat
+    chat.type_line("What is on the list?");
+    chat.expect("Allow read_file");
+    chat.type_line("a");
+    let turn = chat.expect("you> ");
+    assert!(turn.contains("buy milk"), "{turn}");
+    chat.type_line("What is on the list?");
+    let turn = chat.expect("you> ");
+    assert!(
+        turn.contains("buy milk") && !turn.contains("Allow"),
+        "{turn}"
+    );
+    chat.type_line("/exit");
+    chat.finish();
+}

@@ -161,15 +161,15 @@ fn summary(arguments: &serde_json::Value) -> String {
 
 /// Decides what can be decided on a suspended run and resumes it, as often as it suspends;
 /// returns the final state, or the state still waiting for a decision made elsewhere (a
-/// `--session` run; the caller exits 3).
+/// `--session` run; the caller exits 3). The caller prints the answer. One `approver` serves
+/// a whole chat, so that "always" holds for the rest of it.
 pub async fn settle(
     agent: &Agent,
-    approval: &ApprovalArgs,
+    approver: &mut Approver,
     session: &SessionArgs,
     mut done: AgentState,
     cancellation: &CancellationToken,
 ) -> Result<AgentState, Error> {
-    let mut approver = Approver::new(approval);
     while done.status() == AgentStatus::Suspended {
         let decisions = approver.decisions(&done, session.session.is_some())?;
         if decisions.is_empty() && !done.approvals_decided() {
@@ -199,12 +199,6 @@ pub async fn settle(
         if done.status() == AgentStatus::Suspended && done.approvals_decided() {
             // Every call was decided, yet the run did not go on: stop rather than loop.
             return Err("the run did not resume after its calls were decided".into());
-        }
-        if let Some(answer) = done
-            .final_response()
-            .filter(|_| done.status() != AgentStatus::Suspended)
-        {
-            println!("assistant: {}", printable(&answer.text()));
         }
     }
     Ok(done)

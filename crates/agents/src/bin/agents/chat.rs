@@ -42,6 +42,10 @@ pub struct ChatArgs {
     /// The line editor's history file (default: `$XDG_DATA_HOME/agents/chat_history`).
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
+    /// Human approval: `--require-approval TOOL,..`, `--approve all|none|TOOL,..`; waiting
+    /// calls are asked for at the prompt, and "always" holds for the rest of the chat.
+    #[command(flatten)]
+    pub approval: crate::approve::ApprovalArgs,
 }
 
 /// The commands, for `/help` and completion.
@@ -74,7 +78,16 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
     let mut settings = Settings::resolve(&args.agent)?;
     let style = Style::new();
     let screen = Screen::new(style);
-    let mut prepared = prepare(&args.agent, &settings, true, None, screen.listener()).await?;
+    let mut prepared = prepare(
+        &args.agent,
+        &settings,
+        true,
+        Some(&args.approval),
+        screen.listener(),
+    )
+    .await?;
+    let mut approver = crate::approve::Approver::new(&args.approval);
+    let no_session = crate::sessions::SessionArgs::default();
     let session = args
         .session
         .clone()
@@ -201,15 +214,24 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
         screen.start_turn();
         let token = CancellationToken::new();
         let agent = &prepared.agent;
+        let approver = &mut approver;
+        let session_args = session.as_ref().unwrap_or(&no_session);
         let turn = async {
-            match &session {
+            let done = match &session {
                 Some(session) => {
-                    crate::sessions::run(agent, session, Some(message), token.clone()).await
+                    crate::sessions::run(agent, session, Some(message), token.clone()).await?
                 }
-                None => Ok(agent
-                    .execute_cancellable(state.clone().with_user_message(message), token.clone())
-                    .await?),
-            }
+                None => {
+                    agent
+                        .execute_cancellable(
+                            state.clone().with_user_message(message),
+                            token.clone(),
+                        )
+                        .await?
+                }
+            };
+            // Calls waiting for approval are asked for here and the turn goes on.
+            crate::approve::settle(agent, approver, session_args, done, &token).await
         };
         match until_ctrl_c(&token, turn).await {
             Ok(done) => {

@@ -205,7 +205,8 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         };
         // Approval (approve.rs): decide what can be decided and resume; a session run left
         // waiting exits 3 below.
-        crate::approve::settle(&agent, &args.approval, &args.session, done, &token)
+        let mut approver = crate::approve::Approver::new(&args.approval);
+        crate::approve::settle(&agent, &mut approver, &args.session, done, &token)
             .await
             .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))
     };
