@@ -199,6 +199,9 @@ impl Respond for Scripted {
         if content.contains("the list") {
             return tool_call("read_file", json!({"path": "todo.txt"}));
         }
+        if content.contains("markdown") {
+            return text_reply("## Steps\n- run `ls` **now**\ndone");
+        }
         if content.contains("slow") {
             return tool_call("bash", json!({"command": "sleep 30; echo finished"}));
         }
@@ -537,6 +540,38 @@ async fn approval_prompts_appear_inline_and_always_holds_for_the_rest_of_the_cha
     assert!(
         turn.contains("buy milk") && !turn.contains("Allow"),
         "{turn}"
+    );
+    chat.type_line("/exit");
+    chat.finish();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_colour_terminal_the_answer_is_rendered_as_markdown() {
+    let server = scripted_server().await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history");
+    let args = chat_args(&url, dir.path(), &history);
+    // NO_COLOR empty: colour is on (the chat is on a terminal).
+    let mut chat = Terminal::spawn(&args, &[("NO_COLOR", "")]);
+    chat.expect("you> ");
+    chat.type_line("show me markdown");
+    let turn = chat.expect("you> ");
+    assert!(
+        turn.contains("\u{1b}[1mSteps\u{1b}[0m"),
+        "the heading is bold: {turn:?}"
+    );
+    assert!(
+        turn.contains("• run \u{1b}[36mls\u{1b}[0m \u{1b}[1mnow\u{1b}[0m"),
+        "the bullet, code and bold: {turn:?}"
+    );
+    assert!(
+        turn.contains("done"),
+        "the last line, without a newline: {turn:?}"
+    );
+    assert!(
+        !turn.contains("## Steps") && !turn.contains("**now**"),
+        "{turn:?}"
     );
     chat.type_line("/exit");
     chat.finish();

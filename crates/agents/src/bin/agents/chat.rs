@@ -20,6 +20,7 @@ use rustyline::history::FileHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
 
+use crate::markdown::MarkdownLines;
 use crate::render::{cost_text, one_line, printable, tokens_text};
 use crate::run::{cancelled, load_state, until_ctrl_c, Trace};
 use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Settings};
@@ -457,13 +458,21 @@ struct ScreenState {
     streamed: bool,
     /// The last turn's tool calls.
     trace: Vec<ToolExecution>,
+    /// Streamed text of the line not yet complete (with colour, lines are rendered whole).
+    pending: String,
+    /// The markdown renderer of the answer being shown.
+    markdown: MarkdownLines,
 }
 
 impl Screen {
     fn new(style: Style) -> Self {
+        let state = ScreenState {
+            markdown: MarkdownLines::new(style.color),
+            ..ScreenState::default()
+        };
         Self {
             style,
-            shared: Arc::default(),
+            shared: Arc::new(Mutex::new(state)),
         }
     }
 
@@ -490,9 +499,20 @@ impl Screen {
                     state.streamed = true;
                 }
                 let text = printable(delta);
-                let _ = write!(out, "{text}");
-                if !text.is_empty() {
-                    state.mid_line = !text.ends_with('\n');
+                if style.color {
+                    // Rendered a complete line at a time; the rest waits for its newline.
+                    state.pending.push_str(&text);
+                    while let Some(end) = state.pending.find('\n') {
+                        let line: String = state.pending.drain(..=end).collect();
+                        let rendered = state.markdown.line(&line[..end]);
+                        let _ = writeln!(out, "{rendered}");
+                        state.mid_line = false;
+                    }
+                } else {
+                    let _ = write!(out, "{text}");
+                    if !text.is_empty() {
+                        state.mid_line = !text.ends_with('\n');
+                    }
                 }
             }
             AgentEvent::ToolCallStarted { call, .. } => {
@@ -578,12 +598,14 @@ impl Screen {
         close_line(&mut state, &mut out);
         if let Some(answer) = done.final_response() {
             if is_answer_on_stop(&answer) || !state.streamed {
-                let _ = writeln!(
-                    out,
-                    "{}{}",
-                    style.bold("assistant: "),
-                    printable(answer.text().trim_end())
-                );
+                let full = answer.text();
+                let text = printable(full.trim_end());
+                let rendered: Vec<String> = text
+                    .split('\n')
+                    .map(|line| state.markdown.line(line))
+                    .collect();
+                state.markdown.reset();
+                let _ = writeln!(out, "{}{}", style.bold("assistant: "), rendered.join("\n"));
             }
         }
         let stopped = match done.stop_reason() {
@@ -629,6 +651,13 @@ impl Screen {
 }
 
 fn close_line(state: &mut ScreenState, out: &mut impl std::io::Write) {
+    if !state.pending.is_empty() {
+        // The end of a streamed answer that had no final newline: shown as written.
+        let _ = write!(out, "{}", state.pending);
+        state.pending.clear();
+        state.mid_line = true;
+    }
+    state.markdown.reset();
     if state.mid_line {
         let _ = writeln!(out);
         state.mid_line = false;

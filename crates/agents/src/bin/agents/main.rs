@@ -18,6 +18,7 @@
 mod approve;
 mod chat;
 mod demo;
+mod markdown;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod render;
