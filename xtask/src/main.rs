@@ -133,7 +133,8 @@ fn ci() -> Result<(), String> {
     deny::check()
 }
 
-/// Every example in `examples/` runs (they use the scripted model, no network).
+/// Every example in `examples/` runs (a scripted model, or the local MCP server `.ci/run`
+/// installs; no network). Each exits non-zero when it does not do what it shows.
 fn run_examples() -> Result<(), String> {
     let dir = std::path::Path::new("examples");
     let mut names: Vec<String> = std::fs::read_dir(dir)
