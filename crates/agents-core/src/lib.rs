@@ -113,6 +113,7 @@ pub use tools::{
     ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution, ToolExecutions,
     ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, ToolSource,
     Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
+    MAX_TOOL_IMAGE_BYTES,
 };
 
 /// The persistent conversation section.

@@ -130,6 +130,7 @@ async fn an_after_hook_can_rewrite_the_result() {
             ToolOutcome::Success {
                 content,
                 value: None,
+                parts: Vec::new(),
             },
             execution.started_at(),
             execution.completed_at(),
@@ -172,6 +173,7 @@ impl ToolHook for Tagging {
             ToolOutcome::Success {
                 content,
                 value: None,
+                parts: Vec::new(),
             },
             execution.started_at(),
             execution.completed_at(),

@@ -3,14 +3,19 @@
 //! Works on the wire shape (`content[]`, `structuredContent`, `isError`), so it follows the
 //! protocol rather than one SDK version's types.
 
+use messages::ContentPart;
 use serde_json::Value;
 
-/// A converted result: the text the model sees, whether the server flagged it as an error, and
-/// the structured content if the server sent one.
+/// A converted result: the text the model sees, its images, whether the server flagged it as
+/// an error, and the structured content if the server sent one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConvertedResult {
     /// The text for the model (already capped).
     pub text: String,
+    /// Images (`image` content, and embedded resources of an image type) as `data:` URI
+    /// parts; providers that take images in tool results show them, the others get a line
+    /// describing each.
+    pub images: Vec<ContentPart>,
     /// The server set `isError`.
     pub is_error: bool,
     /// `structuredContent`, if any.
@@ -20,9 +25,10 @@ pub struct ConvertedResult {
 /// Converts a `tools/call` result to text, cut to `max_chars` characters with a note.
 ///
 /// Text parts become their text; `structuredContent` (when there is no text saying the same)
-/// becomes JSON text; images, audio and embedded blobs become a short description (mime type
-/// and size), because tool results are text; embedded text resources become their text;
-/// resource links become their URI.
+/// becomes JSON text; images and embedded resources of an image type become image parts
+/// ([`ConvertedResult::images`]); audio and other embedded blobs become a short description
+/// (mime type and size); embedded text resources become their text; resource links become
+/// their URI.
 pub fn convert_result(result: &Value, max_chars: usize) -> ConvertedResult {
     let is_error = result
         .get("isError")
@@ -32,11 +38,19 @@ pub fn convert_result(result: &Value, max_chars: usize) -> ConvertedResult {
         .get("structuredContent")
         .filter(|v| !v.is_null())
         .cloned();
-    let mut parts: Vec<String> = result
+    let mut images = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    for part in result
         .get("content")
         .and_then(Value::as_array)
-        .map(|content| content.iter().map(describe_part).collect())
-        .unwrap_or_default();
+        .into_iter()
+        .flatten()
+    {
+        match image_part(part) {
+            Some(image) => images.push(image),
+            None => parts.push(describe_part(part)),
+        }
+    }
     if let Some(structured) = &structured {
         let json = structured.to_string();
         // Servers often send the same JSON as a text part for older clients: keep one copy.
@@ -47,9 +61,27 @@ pub fn convert_result(result: &Value, max_chars: usize) -> ConvertedResult {
     let text = parts.join("\n");
     ConvertedResult {
         text: cap(text, max_chars),
+        images,
         is_error,
         structured,
     }
+}
+
+/// An `image` part, or an embedded resource whose blob is an image, as a `data:` URI part.
+fn image_part(part: &Value) -> Option<ContentPart> {
+    let (mime, data) = match part.get("type").and_then(Value::as_str)? {
+        "image" => (part.get("mimeType")?.as_str()?, part.get("data")?.as_str()?),
+        "resource" => {
+            let resource = part.get("resource")?;
+            (
+                resource.get("mimeType")?.as_str()?,
+                resource.get("blob")?.as_str()?,
+            )
+        }
+        _ => return None,
+    };
+    mime.starts_with("image/")
+        .then(|| ContentPart::image_url(format!("data:{mime};base64,{data}")))
 }
 
 fn same_json(text: &str, value: &Value) -> bool {
@@ -141,20 +173,30 @@ mod tests {
     }
 
     #[test]
-    fn binary_parts_become_short_descriptions() {
+    fn images_become_parts_and_other_binaries_short_descriptions() {
         let result = json!({"content": [
             {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
             {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
             {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA", "mimeType": "application/octet-stream"}},
+            {"type": "resource", "resource": {"uri": "file:///d.gif", "blob": "R0lG", "mimeType": "image/gif"}},
+            {"type": "audio", "data": "UklG", "mimeType": "audio/wav"},
             {"type": "resource_link", "uri": "file:///c", "name": "c"}
         ]});
-        insta::assert_snapshot!(convert_result(&result, 1000).text, @r"
-        [image: image/png, 8 bytes; not shown to the model]
+        let converted = convert_result(&result, 1000);
+        insta::assert_snapshot!(converted.text, @r"
         [resource file:///a.txt]
         hello
         [resource file:///b.bin: application/octet-stream, 3 bytes; not shown to the model]
+        [audio: audio/wav, 3 bytes; not shown to the model]
         [resource link: file:///c (c)]
         ");
+        assert_eq!(
+            converted.images,
+            [
+                ContentPart::image_url("data:image/png;base64,iVBORw0KGgo="),
+                ContentPart::image_url("data:image/gif;base64,R0lG"),
+            ]
+        );
     }
 
     #[test]

@@ -64,12 +64,16 @@ impl Tool for McpTool {
         if result.is_error {
             return Err(ToolError::failed(result.text));
         }
-        Ok(match result.structured {
+        let output = match result.structured {
             // keep the structured value for programs when the model sees exactly its JSON
             Some(value) if serde_json::to_string(&value).is_ok_and(|json| json == result.text) => {
                 ToolOutput::json(value)
             }
             _ => ToolOutput::text(result.text),
-        })
+        };
+        Ok(result
+            .images
+            .into_iter()
+            .fold(output, ToolOutput::with_part))
     }
 }

@@ -71,12 +71,13 @@ async fn stdio_tools_are_listed_and_called_with_text_structured_and_image_result
         .call(json!({}), &context)
         .await
         .unwrap();
-    assert!(
-        image.content().contains("[image: image/png, ")
-            && image.content().contains("not shown to the model"),
-        "{}",
-        image.content()
-    );
+    // The image is a part (a `data:` URI), not text; the text is the server's words.
+    assert!(!image.content().contains("base64"), "{}", image.content());
+    assert_eq!(image.parts().len(), 1, "{:?}", image.parts());
+    let messages::ContentPart::ImageUrl { url, .. } = &image.parts()[0] else {
+        panic!("not an image: {:?}", image.parts());
+    };
+    assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
     client.close().await.unwrap();
 }
 

@@ -303,3 +303,94 @@ async fn a_tool_the_server_adds_mid_run_is_offered_and_run_at_the_next_step() {
     assert_eq!(fresh.result_text(), "fresh: {}");
     client.close().await.unwrap();
 }
+
+/// server-everything's image tool through an agent: the image is a part of the tool result,
+/// which Anthropic's `tool_result` carries as an `image` block, and which an OpenAI-compatible
+/// request describes in the tool message, or (with `tool_result_images`) sends in a `user`
+/// message after the step's tool messages. Both trace modes; the state round-trips through
+/// JSON with the image.
+#[tokio::test]
+async fn an_mcp_image_reaches_the_request_as_an_image_part_where_the_provider_takes_one() {
+    use inference::providers::{anthropic, openai};
+    let Some(servers) = TestServers::find() else {
+        return;
+    };
+    let client = McpClient::connect(servers.everything_stdio())
+        .await
+        .unwrap();
+    for separated in [true, false] {
+        let model = Arc::new(ScriptedModel::new([
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "call_img",
+                "get-tiny-image",
+                json!({}),
+            )]),
+            InferenceResponse::text("It is the MCP logo."),
+        ]));
+        let agent = AgentBuilder::new()
+            .with_shared_model(model.clone())
+            .with_tools(client.tools().await.unwrap())
+            .with_separated_tool_trace(separated)
+            .build()
+            .unwrap();
+        let done = agent
+            .execute(AgentState::new().with_user_message("Show me the tiny image."))
+            .await
+            .unwrap();
+        assert_eq!(done.final_response().unwrap().text(), "It is the MCP logo.");
+        let request = &model.requests()[1];
+
+        let (_, blocks) = anthropic::messages_to_anthropic(request.messages.iter());
+        let result = blocks
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .find(|b| b["type"] == "tool_result")
+            .expect("a tool_result block");
+        let image = result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["type"] == "image")
+            .unwrap_or_else(|| panic!("an image block in {result}"));
+        assert_eq!(image["source"]["type"], "base64");
+        assert_eq!(image["source"]["media_type"], "image/png");
+
+        let described = openai::request_body(request, "m", false, false);
+        let tool = described["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()
+            .clone();
+        let text = tool["content"].as_str().unwrap();
+        assert!(
+            text.contains("[image: image/png, ") && text.contains("not shown to the model"),
+            "{text}"
+        );
+        assert!(
+            !described.to_string().contains("base64,"),
+            "no image data without support"
+        );
+
+        let options = openai::BodyOptions {
+            developer_role: false,
+            tool_result_images: true,
+        };
+        let shown = openai::request_body_with(request, "m", false, options);
+        let messages = shown["messages"].as_array().unwrap();
+        let at = messages.iter().position(|m| m["role"] == "tool").unwrap();
+        assert_eq!(messages[at + 1]["role"], "user", "{shown}");
+        let parts = messages[at + 1]["content"].as_array().unwrap();
+        assert!(parts[0]["text"].as_str().unwrap().contains("call_img"));
+        assert!(parts[1]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,"));
+
+        // The image survives saving and loading the state.
+        let reloaded = AgentState::from_json(&done.to_json().unwrap()).unwrap();
+        assert_eq!(reloaded, done);
+    }
+    client.close().await.unwrap();
+}

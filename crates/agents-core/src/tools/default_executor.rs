@@ -391,8 +391,13 @@ impl DefaultToolExecutor {
                 suspended: Some(run),
             },
             Ok(Ok(Ok(output))) => {
-                let (content, value) = output.into_parts();
-                ToolOutcome::Success { content, value }
+                let (content, value, parts) = output.into_all();
+                let (content, parts) = crate::tools::limits::bounded_parts(content, parts);
+                ToolOutcome::Success {
+                    content,
+                    value,
+                    parts,
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 //! `ToolExecution` and `ToolExecutions`: what happened when a tool call ran.
 
 use chrono::{DateTime, Utc};
-use messages::{Message, ToolCall};
+use messages::{Content, ContentPart, Message, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -44,6 +44,9 @@ pub enum ToolOutcome {
         /// A structured value, when the tool returned one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         value: Option<Value>,
+        /// Images (or other content parts) besides the text, for providers that take them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<ContentPart>,
     },
     /// The call failed; the model sees the message.
     Failure {
@@ -101,6 +104,7 @@ impl ToolExecution {
             ToolOutcome::Success {
                 content: content.into(),
                 value: None,
+                parts: Vec::new(),
             },
             started_at,
             completed_at,
@@ -219,7 +223,24 @@ impl ToolExecution {
 
     /// The tool-result message for the model.
     pub fn to_message(&self) -> Message {
-        Message::tool_result_for(&self.call, self.result_text())
+        match &self.outcome {
+            ToolOutcome::Success { parts, .. } if !parts.is_empty() => {
+                let content = Content::from_parts(
+                    std::iter::once(ContentPart::text(self.result_text()))
+                        .chain(parts.iter().cloned()),
+                );
+                Message::tool_result_for(&self.call, content)
+            }
+            _ => Message::tool_result_for(&self.call, self.result_text()),
+        }
+    }
+
+    /// The content parts of a success besides its text (images), if any.
+    pub fn parts(&self) -> &[ContentPart] {
+        match &self.outcome {
+            ToolOutcome::Success { parts, .. } => parts,
+            ToolOutcome::Failure { .. } => &[],
+        }
     }
 }
 

@@ -140,9 +140,14 @@ pub(crate) fn cap_output(
     };
     let too_long = |text: &str| text.len() > limit && text.chars().nth(limit).is_some();
     let outcome = match execution.outcome() {
-        ToolOutcome::Success { content, value } if too_long(content) => ToolOutcome::Success {
+        ToolOutcome::Success {
+            content,
+            value,
+            parts,
+        } if too_long(content) => ToolOutcome::Success {
             content: cut(content, limit, hint.as_deref()).0,
             value: value.clone(),
+            parts: parts.clone(),
         },
         ToolOutcome::Failure {
             kind,
@@ -177,6 +182,38 @@ pub(crate) fn cut(text: &str, limit: usize, hint: Option<&str>) -> (String, bool
         ),
         true,
     )
+}
+
+/// The largest content part (an image as a `data:` URI, in bytes) a tool result carries to
+/// the model: 5,000,000 (Anthropic's limit per image is 5 MB). A larger one is replaced by a
+/// note in the text.
+pub const MAX_TOOL_IMAGE_BYTES: usize = 5_000_000;
+
+/// `content` and `parts` with every part over [`MAX_TOOL_IMAGE_BYTES`] left out and a note
+/// saying so appended to the text.
+pub(crate) fn bounded_parts(
+    mut content: String,
+    parts: Vec<messages::ContentPart>,
+) -> (String, Vec<messages::ContentPart>) {
+    let mut kept = Vec::with_capacity(parts.len());
+    for part in parts {
+        let size = match &part {
+            messages::ContentPart::Text { text } => text.len(),
+            messages::ContentPart::ImageUrl { url, .. } => url.len(),
+            messages::ContentPart::File { file_data, .. } => {
+                file_data.as_ref().map_or(0, String::len)
+            }
+            messages::ContentPart::Audio { data, .. } => data.len(),
+        };
+        if size > MAX_TOOL_IMAGE_BYTES {
+            content.push_str(&format!(
+                "\n[a content part of {size} bytes was left out: over the {MAX_TOOL_IMAGE_BYTES}-byte limit]"
+            ));
+        } else {
+            kept.push(part);
+        }
+    }
+    (content, kept)
 }
 
 /// A call's signature: its tool name and its arguments as canonical JSON (object keys sorted,

@@ -22,7 +22,7 @@ pub use hook::{AfterToolHook, BeforeToolHook, ToolHook, ToolHookDecision};
 pub(crate) use limits::{cap_output, screen_repeats};
 pub use limits::{
     signature, PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT,
-    DEFAULT_TOOL_OUTPUT_LIMIT,
+    DEFAULT_TOOL_OUTPUT_LIMIT, MAX_TOOL_IMAGE_BYTES,
 };
 pub use registry::Tools;
 pub use schema::{arguments_schema, clean_schema, validate_arguments};

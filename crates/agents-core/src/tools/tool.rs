@@ -4,18 +4,20 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use inference::ToolSchema;
-use messages::Metadata;
+use messages::{ContentPart, Metadata};
 use serde_json::Value;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
 
-/// What a tool returns: the text the model sees, and optionally a structured value.
+/// What a tool returns: the text the model sees, optionally a structured value, and optionally
+/// images (or other content parts) for models that take them in tool results.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
     content: String,
     value: Option<Value>,
+    parts: Vec<ContentPart>,
 }
 
 impl ToolOutput {
@@ -24,6 +26,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             value: None,
+            parts: Vec::new(),
         }
     }
 
@@ -36,6 +39,7 @@ impl ToolOutput {
         Self {
             content,
             value: Some(value),
+            parts: Vec::new(),
         }
     }
 
@@ -49,9 +53,44 @@ impl ToolOutput {
         self.value.as_ref()
     }
 
-    /// Splits into text and value.
+    /// With an image, base64-encoded `data` of type `media_type` (`image/png`, ..): the
+    /// model sees it where its provider takes images in tool results (Anthropic; OpenAI
+    /// chat completions with images enabled), and a short description elsewhere. Images over
+    /// [`MAX_TOOL_IMAGE_BYTES`](crate::MAX_TOOL_IMAGE_BYTES) are replaced by a note.
+    ///
+    /// ```
+    /// use agents_core::ToolOutput;
+    ///
+    /// let shot = ToolOutput::text("the login page").with_image("image/png", "iVBORw0KGgo=");
+    /// assert_eq!(shot.content(), "the login page");
+    /// assert_eq!(shot.parts().len(), 1);
+    /// ```
+    pub fn with_image(self, media_type: &str, data: &str) -> Self {
+        self.with_part(ContentPart::image_url(format!(
+            "data:{media_type};base64,{data}"
+        )))
+    }
+
+    /// With a content part besides the text (an image, a file).
+    pub fn with_part(mut self, part: ContentPart) -> Self {
+        self.parts.push(part);
+        self
+    }
+
+    /// The content parts besides the text.
+    pub fn parts(&self) -> &[ContentPart] {
+        &self.parts
+    }
+
+    /// Splits into text and value (the parts are dropped; see
+    /// [`into_all`](Self::into_all)).
     pub fn into_parts(self) -> (String, Option<Value>) {
         (self.content, self.value)
+    }
+
+    /// Splits into text, value and content parts.
+    pub fn into_all(self) -> (String, Option<Value>, Vec<ContentPart>) {
+        (self.content, self.value, self.parts)
     }
 }
 

@@ -8,7 +8,9 @@ mod stream;
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 
-pub use request::{message_from_openai, message_to_openai, request_body};
+pub use request::{
+    message_from_openai, message_to_openai, request_body, request_body_with, BodyOptions,
+};
 pub use response::{parse_response, usage_from_openai};
 
 use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
@@ -56,6 +58,7 @@ pub struct OpenAiCompatible {
     api_key: Option<SecretString>,
     model: String,
     developer_role: bool,
+    tool_result_images: bool,
     prompt_cache_key: Option<String>,
     extra_headers: HeaderMap,
     http: HttpClient,
@@ -132,7 +135,11 @@ impl OpenAiCompatible {
         request: &InferenceRequest,
         stream: bool,
     ) -> Result<PostRequest, InferenceError> {
-        let mut body = request_body(request, &self.model, stream, self.developer_role);
+        let options = BodyOptions {
+            developer_role: self.developer_role,
+            tool_result_images: self.tool_result_images,
+        };
+        let mut body = request_body_with(request, &self.model, stream, options);
         if let (Some(key), Some(map)) = (&self.prompt_cache_key, body.as_object_mut()) {
             // A per-request option of the same name wins.
             map.entry("prompt_cache_key")
@@ -200,6 +207,7 @@ pub struct OpenAiCompatibleBuilder {
     api_key: Option<SecretString>,
     model: Option<String>,
     developer_role: bool,
+    tool_result_images: bool,
     prompt_cache_key: Option<String>,
     headers: ExtraHeaders,
     http: HttpSettings,
@@ -228,6 +236,15 @@ impl OpenAiCompatibleBuilder {
     /// `system` (the default, understood by every server).
     pub fn developer_role(mut self, enabled: bool) -> Self {
         self.developer_role = enabled;
+        self
+    }
+
+    /// Images that tools return reach the model (for models that take images): a `tool`
+    /// message may only hold text, so they follow the step's tool messages in a `user`
+    /// message. Off (the default), each tool message describes its images in a line instead;
+    /// the model does not see them.
+    pub fn tool_result_images(mut self, enabled: bool) -> Self {
+        self.tool_result_images = enabled;
         self
     }
 
@@ -270,6 +287,7 @@ impl OpenAiCompatibleBuilder {
             api_key: self.api_key,
             model,
             developer_role: self.developer_role,
+            tool_result_images: self.tool_result_images,
             prompt_cache_key: self.prompt_cache_key,
             extra_headers: header_map(&self.headers)?,
             http: HttpClient::new(self.http)?,

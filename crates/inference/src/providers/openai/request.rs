@@ -1,6 +1,6 @@
 //! Our request and messages as an OpenAI chat completions body, and back.
 
-use messages::{Message, Role};
+use messages::{ContentPart, Message, Role};
 use serde_json::{json, Map, Value};
 
 use crate::{InferenceError, InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};
@@ -17,6 +17,35 @@ pub fn request_body(
     stream: bool,
     developer_role: bool,
 ) -> Value {
+    request_body_with(
+        request,
+        model,
+        stream,
+        BodyOptions {
+            developer_role,
+            tool_result_images: false,
+        },
+    )
+}
+
+/// How [`request_body_with`] writes what the chat completions format leaves open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BodyOptions {
+    /// `developer` messages keep their role (else they are sent as `system`).
+    pub developer_role: bool,
+    /// Images in tool results reach the model: a `tool` message may only hold text, so they
+    /// follow the step's tool messages in a `user` message (for models that take images).
+    /// Off, the tool message only describes them.
+    pub tool_result_images: bool,
+}
+
+/// [`request_body`] with every option.
+pub fn request_body_with(
+    request: &InferenceRequest,
+    model: &str,
+    stream: bool,
+    options: BodyOptions,
+) -> Value {
     let mut body = Map::new();
     let model = request
         .model
@@ -24,17 +53,35 @@ pub fn request_body(
         .filter(|m| !m.is_empty())
         .unwrap_or(model);
     body.insert("model".into(), json!(model));
-    let messages = request
-        .messages
-        .iter()
-        .map(|message| {
-            let mut value = message_to_openai(message);
-            if message.role() == Role::Developer && !developer_role {
-                value["role"] = json!("system");
+    let mut messages = Vec::with_capacity(request.messages.len());
+    // Images of the run of tool messages being written, sent after its last one.
+    let mut images: Vec<Value> = Vec::new();
+    for message in request.messages.iter() {
+        if message.role() != Role::Tool && !images.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut images)}));
+        }
+        let mut value = if message.role() == Role::Tool && options.tool_result_images {
+            let parts = non_text_parts(message);
+            if !parts.is_empty() {
+                images.push(json!({"type": "text", "text": format!(
+                    "The result of tool call {} ({}) includes:",
+                    message.tool_call_id().unwrap_or_default(),
+                    message.tool_name().unwrap_or_default()
+                )}));
+                images.extend(parts.iter().map(|p| p.to_value()));
             }
-            value
-        })
-        .collect();
+            tool_message(message, "sent in the next message")
+        } else {
+            message_to_openai(message)
+        };
+        if message.role() == Role::Developer && !options.developer_role {
+            value["role"] = json!("system");
+        }
+        messages.push(value);
+    }
+    if !images.is_empty() {
+        messages.push(json!({"role": "user", "content": images}));
+    }
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         let tools = request.tools.iter().map(tool_to_openai).collect();
@@ -85,13 +132,7 @@ pub fn message_to_openai(message: &Message) -> Value {
     let mut object = Map::new();
     object.insert("role".into(), json!(message.role().as_str()));
     match message.role() {
-        Role::Tool => {
-            object.insert(
-                "tool_call_id".into(),
-                json!(message.tool_call_id().unwrap_or_default()),
-            );
-            object.insert("content".into(), json!(message.text()));
-        }
+        Role::Tool => return tool_message(message, "not shown to the model"),
         Role::Assistant => {
             if message.has_tool_calls() {
                 let text = message.text();
@@ -122,6 +163,61 @@ pub fn message_to_openai(message: &Message) -> Value {
         object.insert("name".into(), json!(name));
     }
     Value::Object(object)
+}
+
+/// A `tool` message: its text, and a line describing each image or file it carries (a tool
+/// message may only hold text), saying where it went (`whereabouts`).
+fn tool_message(message: &Message, whereabouts: &str) -> Value {
+    let mut text = message.text();
+    for part in non_text_parts(message) {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!("[{}; {whereabouts}]", describe(part)));
+    }
+    json!({
+        "role": "tool",
+        "tool_call_id": message.tool_call_id().unwrap_or_default(),
+        "content": text,
+    })
+}
+
+fn non_text_parts(message: &Message) -> Vec<&ContentPart> {
+    message
+        .content()
+        .parts()
+        .iter()
+        .filter(|p| p.as_text().is_none())
+        .collect()
+}
+
+/// `image: image/png, 67 bytes`, `image: https://..`, `file: report.pdf`, `audio: wav`.
+fn describe(part: &ContentPart) -> String {
+    match part {
+        ContentPart::ImageUrl { url, .. } => match url
+            .strip_prefix("data:")
+            .and_then(|rest| rest.split_once(";base64,"))
+        {
+            Some((media, data)) => {
+                // The decoded size, without decoding.
+                let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
+                let bytes = (data.len() / 4 * 3).saturating_sub(padding);
+                format!("image: {media}, {bytes} bytes")
+            }
+            None => format!("image: {url}"),
+        },
+        ContentPart::File {
+            file_name, file_id, ..
+        } => format!(
+            "file: {}",
+            file_name
+                .as_deref()
+                .or(file_id.as_deref())
+                .unwrap_or("unnamed")
+        ),
+        ContentPart::Audio { format, .. } => format!("audio: {format}"),
+        ContentPart::Text { text } => text.clone(),
+    }
 }
 
 /// Reads a message in the OpenAI shape (the reverse of [`message_to_openai`]).
