@@ -28,7 +28,7 @@ pub struct CachedContext {
 impl CachedContext {
     /// The tool schemas to offer: those of the agent's registry when it has tools (they are the
     /// ones the executor can run), else the cached ones.
-    pub fn tool_schemas(&self, tools: &crate::Tools) -> Arc<[ToolSchema]> {
+    pub fn tool_schemas(&self, tools: &crate::tools::registry::Tools) -> Arc<[ToolSchema]> {
         if tools.is_empty() {
             Arc::clone(&self.tools)
         } else {

@@ -114,27 +114,9 @@ impl Clock for TokioClock {
     }
 }
 
-/// A new id: a uuid v7 (time-ordered, so ids made later sort later) in hyphenated lower case.
-pub(crate) fn new_id() -> Arc<str> {
-    let mut buffer = uuid::Uuid::encode_buffer();
-    Arc::from(&*uuid::Uuid::now_v7().hyphenated().encode_lower(&mut buffer))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_uuid_v7_unique_and_sort_by_creation() {
-        let ids: Vec<Arc<str>> = (0..1_000).map(|_| new_id()).collect();
-        let mut sorted = ids.clone();
-        sorted.sort();
-        assert_eq!(sorted, ids, "uuid v7 ids sort in the order they were made");
-        sorted.dedup();
-        assert_eq!(sorted.len(), ids.len());
-        let parsed = uuid::Uuid::parse_str(&ids[0]).unwrap();
-        assert_eq!(parsed.get_version_num(), 7);
-    }
 
     #[test]
     fn a_manual_clock_moves_only_when_told_and_clones_share_it() {

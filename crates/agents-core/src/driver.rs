@@ -3,16 +3,27 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
 use inference::ToolSchema;
 use messages::Messages;
 use tokio_util::sync::CancellationToken;
 
+use crate::cached_context::CachedContext;
+use crate::clock::{Clock, SystemClock};
+use crate::events::agent_event::AgentEvent;
+use crate::events::agent_events::AgentEvents;
 use crate::journal::StepJournal;
-use crate::{
-    AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ApprovalPolicy, CachedContext,
-    Clock, PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecution, ToolExecutions,
-    ToolExecutor, ToolFailureKind, Tools,
-};
+use crate::records::agent_error::AgentError;
+use crate::records::agent_step::AgentStep;
+use crate::records::tool_execution::{ToolExecution, ToolExecutions, ToolFailureKind};
+use crate::state::agent_state::AgentState;
+use crate::tools::approval_policy::ApprovalPolicy;
+use crate::tools::executor::{ToolEvent, ToolExecutor};
+use crate::tools::layer::{CallBatch, ToolLayers, ToolScope};
+use crate::tools::limits::{PreviousCalls, ToolCallLimits};
+use crate::tools::registry::Tools;
+use crate::tools::stack::standard_tool_layers;
+use crate::tools::tool::{HeldRuns, ToolContext};
 
 /// What the loop gives a driver besides the state, tools and executor: the agent's fixed
 /// request prefix ([`CachedContext`]: system prompt, tool choice, response format), the event
@@ -49,6 +60,13 @@ pub struct StepContext {
     /// [`run_tool_calls`](Self::run_tool_calls) does not run them (each gets a placeholder
     /// result, [`ToolFailureKind::AwaitingApproval`]) and the loop suspends the run.
     pub approval: ApprovalPolicy,
+    /// The tool-call onion every call of the step goes through before the executor
+    /// ([`standard_tool_layers`](crate::tools::standard_tool_layers) and the agent's own).
+    pub tool_layers: ToolLayers,
+    /// The suspended subagent runs this step's calls left (see `ToolContext::hold`).
+    pub(crate) held: HeldRuns,
+    /// Whether the calls run now were decided by a person (a suspended step resuming).
+    pub(crate) decided: bool,
 }
 
 impl Default for StepContext {
@@ -71,6 +89,9 @@ impl StepContext {
             journal: None,
             capture_content: false,
             approval: ApprovalPolicy::default(),
+            tool_layers: standard_tool_layers(),
+            held: HeldRuns::default(),
+            decided: false,
         }
     }
 
@@ -195,11 +216,11 @@ impl StepContext {
         }
         for execution in executions {
             let event = match (execution.failure_kind(), execution.error_message()) {
-                (Some(ToolFailureKind::Blocked), Some(reason)) => crate::ToolEvent::Blocked {
+                (Some(ToolFailureKind::Blocked), Some(reason)) => ToolEvent::Blocked {
                     call: execution.call().clone(),
                     reason: reason.to_owned(),
                 },
-                _ => crate::ToolEvent::Completed {
+                _ => ToolEvent::Completed {
                     execution: execution.clone(),
                 },
             };
@@ -207,23 +228,23 @@ impl StepContext {
         }
     }
 
-    /// Runs `calls` through `executor` under the agent's [`ToolCallLimits`] and reports them:
-    /// `ToolCallStarted` for each call before they run, then `ToolCallCompleted` (or
-    /// `ToolCallBlocked` for calls a hook refused) for each execution, in call order, with the
-    /// full output. Every driver runs its tools through this, so the limits hold for every
-    /// tool: an identical call made too often is refused (a tool error quoting the earlier
-    /// result), and each result the model sees is cut to the output limit with a note.
+    /// Runs `calls` through the agent's tool-call onion ([`tool_layers`](Self::tool_layers),
+    /// see [`standard_tool_layers`](crate::tools::standard_tool_layers)) and then `executor`,
+    /// concurrently when `parallel` is true (at most the executor's
+    /// [`max_concurrency`](ToolExecutor::max_concurrency) at once). Every driver runs its
+    /// tools through this, so every layer holds for every tool: a call the approval policy
+    /// names waits (a [`ToolFailureKind::AwaitingApproval`] placeholder, and the loop suspends
+    /// the run), an identical call made too often is refused quoting the earlier result, each
+    /// result the model sees is cut to the output limit with a note, and with a journal a call
+    /// finished before a crash is not run again.
     ///
-    /// With a journal, a call whose result the journal holds is not run again (its recorded
-    /// execution is used), and every other call's result is recorded as soon as it finishes.
-    ///
-    /// A call the [approval policy](Self::approval) holds does not run: its execution is a
-    /// [`ToolFailureKind::AwaitingApproval`] placeholder (result
-    /// [`AWAITING_APPROVAL_MESSAGE`](crate::AWAITING_APPROVAL_MESSAGE)), and the loop
-    /// suspends the run once the step is recorded.
+    /// The onion reports each call ([`ReportCalls`](crate::tools::ReportCalls)):
+    /// `ToolCallStarted` as it enters, then `ToolCallCompleted` (or `ToolCallBlocked` for a
+    /// call a hook refused) as it ends, with the whole result; a held call is reported when
+    /// it runs.
     ///
     /// # Errors
-    /// Only the journal's: tool failures are failed executions, never errors.
+    /// Only a layer's (the journal's): tool failures are failed executions, never errors.
     pub async fn run_tool_calls(
         &self,
         executor: &dyn ToolExecutor,
@@ -232,129 +253,49 @@ impl StepContext {
         tool_context: &ToolContext,
         parallel: bool,
     ) -> Result<ToolExecutions, AgentError> {
-        if !self.approval.is_empty() && calls.iter().any(|c| self.approval.requires(c)) {
-            let runnable: Vec<messages::ToolCall> = calls
-                .iter()
-                .filter(|c| !self.approval.requires(c))
-                .cloned()
-                .collect();
-            let ran = Box::pin(self.without_approvals().run_tool_calls(
-                executor,
-                &runnable,
-                tools,
-                tool_context,
-                parallel,
-            ))
-            .await?;
-            let now = self.clock.now();
-            let mut ran = ran.iter().cloned();
-            return Ok(calls
-                .iter()
-                .filter_map(|call| {
-                    if self.approval.requires(call) {
-                        Some(ToolExecution::failure(
-                            call.clone(),
-                            ToolFailureKind::AwaitingApproval,
-                            crate::AWAITING_APPROVAL_MESSAGE,
-                            now,
-                            now,
-                        ))
-                    } else {
-                        ran.next()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .into());
-        }
-        for call in calls {
-            self.events
-                .emit_tool_event_with(tool_context, || crate::ToolEvent::Started {
-                    call: call.clone(),
-                });
-        }
-        let screened = crate::tools::screen_repeats(
-            calls,
-            &self.previous_calls,
-            self.tool_limits.repeated_call_limit,
-            self.clock.now(),
+        let batch = CallBatch::new(
+            self.journal.clone(),
+            Arc::clone(&self.previous_calls),
+            self.decided,
         );
-        let to_run: Vec<messages::ToolCall> = screened
-            .iter()
-            .filter_map(|call| call.as_ref().ok().cloned())
-            .collect();
-        let mut ran = if to_run.is_empty() {
-            Vec::new()
+        let report = |event: ToolEvent| self.events.emit_tool_event(tool_context, event);
+        let scope = ToolScope {
+            tools,
+            context: tool_context,
+            limits: self.tool_limits,
+            approval: &self.approval,
+            batch: &batch,
+            report: &report,
+        };
+        let run = |call: &messages::ToolCall| self.tool_layers.run(call.clone(), &scope, executor);
+        let executions: Vec<ToolExecution> = if parallel && calls.len() > 1 {
+            let runs = calls.iter().map(run);
+            match executor.max_concurrency() {
+                Some(limit) => {
+                    futures::stream::iter(runs)
+                        .buffered(limit.max(1))
+                        .try_collect()
+                        .await?
+                }
+                None => futures::future::try_join_all(runs).await?,
+            }
         } else {
-            self.execute_journaled(executor, &to_run, tools, tool_context, parallel)
-                .await?
-        }
-        .into_iter();
-        let executions: ToolExecutions = screened
-            .into_iter()
-            .filter_map(|screened| match screened {
-                Ok(_) => ran.next(),
-                Err(refused) => Some(*refused),
-            })
-            .collect::<Vec<_>>()
-            .into();
-        self.emit_tool_executions(tool_context, &executions);
-        let limit = self.tool_limits.output_limit;
-        Ok(executions
-            .iter()
-            .cloned()
-            .map(|execution| {
-                let hint = limit.and_then(|shown| {
-                    tools
-                        .get(execution.name())
-                        .and_then(|tool| tool.truncation_hint(execution.arguments(), shown))
-                });
-                crate::tools::cap_output(execution, limit, hint)
-            })
-            .collect::<Vec<_>>()
-            .into())
+            let mut executions = Vec::with_capacity(calls.len());
+            for call in calls {
+                executions.push(run(call).await?);
+            }
+            executions
+        };
+        Ok(ToolExecutions::from(executions))
     }
 
-    /// This context with no call held for approval (the held ones are set aside already, or
-    /// were decided).
-    pub(crate) fn without_approvals(&self) -> Self {
+    /// This context for the decided calls of a suspended step: the calls the approval policy
+    /// holds run now (a person decided them).
+    pub(crate) fn for_decided_calls(&self) -> Self {
         Self {
-            approval: ApprovalPolicy::default(),
+            decided: true,
             ..self.clone()
         }
-    }
-
-    /// Runs `calls` through `executor`, or through the journal when there is one (a recorded
-    /// result is reused, every other call recorded as it finishes).
-    async fn execute_journaled(
-        &self,
-        executor: &dyn ToolExecutor,
-        calls: &[messages::ToolCall],
-        tools: &Tools,
-        tool_context: &ToolContext,
-        parallel: bool,
-    ) -> Result<Vec<ToolExecution>, AgentError> {
-        let Some(journal) = &self.journal else {
-            return Ok(executor
-                .execute(calls, tools, tool_context, parallel)
-                .await
-                .iter()
-                .cloned()
-                .collect());
-        };
-        let journal = journal.as_ref();
-        if parallel {
-            return futures::future::try_join_all(
-                calls
-                    .iter()
-                    .map(|call| journaled_call(journal, executor, call, tools, tool_context)),
-            )
-            .await;
-        }
-        let mut executions = Vec::with_capacity(calls.len());
-        for call in calls {
-            executions.push(journaled_call(journal, executor, call, tools, tool_context).await?);
-        }
-        Ok(executions)
     }
 
     /// The tool context for the step `state` is about to record, carrying this execution's
@@ -369,37 +310,9 @@ impl StepContext {
             clock: Arc::clone(&self.clock),
             capture_content: self.capture_content,
             resumed: None,
+            held: Arc::clone(&self.held),
         }
     }
-}
-
-/// One call through the journal: its recorded execution, or a fresh run recorded as soon as it
-/// finishes.
-async fn journaled_call(
-    journal: &dyn StepJournal,
-    executor: &dyn ToolExecutor,
-    call: &messages::ToolCall,
-    tools: &Tools,
-    tool_context: &ToolContext,
-) -> Result<ToolExecution, AgentError> {
-    if let Some(execution) = journal.recorded_tool_result(call.id()).await? {
-        tracing::debug!(
-            call_id = call.id(),
-            "reusing the tool result recorded before an interruption"
-        );
-        return Ok(execution);
-    }
-    let executions = executor
-        .execute(std::slice::from_ref(call), tools, tool_context, false)
-        .await;
-    let Some(execution) = executions.iter().next().cloned() else {
-        return Err(AgentError::driver(format!(
-            "the tool executor returned no execution for call `{}`",
-            call.id()
-        )));
-    };
-    journal.record_tool_result(&execution).await?;
-    Ok(execution)
 }
 
 /// Produces the next step: calls the model, runs the tools it asks for (through `executor`)

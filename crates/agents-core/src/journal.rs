@@ -20,7 +20,7 @@
 use async_trait::async_trait;
 use inference::InferenceResponse;
 
-use crate::ToolExecution;
+use crate::records::tool_execution::ToolExecution;
 
 /// The record of a step in progress: the model replies and finished tool calls of a step, kept
 /// so that a re-run of the step after a crash reuses them instead of doing them again.
@@ -84,8 +84,10 @@ impl JournalError {
     }
 }
 
-impl From<JournalError> for crate::AgentError {
+impl From<JournalError> for crate::records::agent_error::AgentError {
     fn from(error: JournalError) -> Self {
-        crate::AgentError::Driver(crate::error_chain(&error))
+        crate::records::agent_error::AgentError::Driver(crate::records::agent_error::error_chain(
+            &error,
+        ))
     }
 }

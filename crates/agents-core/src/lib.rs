@@ -63,64 +63,81 @@ mod agent;
 mod cached_context;
 mod clock;
 mod continuation;
-mod cost;
 mod driver;
 mod errors;
 mod events;
+mod ids;
 mod journal;
 mod processing;
+mod records;
+mod schema;
+mod signature;
 mod state;
-mod step;
 pub mod telemetry;
 pub mod tools;
 
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use agent::{
-    Agent, AnswerOnStop, ApprovalPolicy, StateHook, StepOptions, StopDecision, StopHook,
-    ANSWERED_BY_KEY, CONTEXT_WINDOW_WARNING, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES,
-    INCOMPLETE_KEY, STOP_REASON_KEY,
-};
+// What users see. Nothing inside the crate imports through these re-exports: modules import
+// each other by path, in layers (records, then state, then behaviour; see docs/architecture.md).
+
+pub use agent::agent::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES};
+pub use agent::hooks::{StateHook, StopDecision, StopHook};
+pub use agent::step::{StepOptions, CONTEXT_WINDOW_WARNING};
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
-pub use continuation::{
-    criterion_fn, CallableCriterion, ContinuationCriteria, ContinuationCriterion,
-    ContinuationDecision, ContinuationEvaluation, ContinuationOutcome, EmptyResponseCheck,
-    ErrorPolicyCriterion, ExecutionTimeLimit, FinishReasonCheck, ResponseContentCheck, RetryLimit,
-    StepsLimit, StopReason, TokenUsageLimit, ToolCallPresenceCheck,
-};
-pub use cost::RunCost;
+pub use continuation::criteria::callable_criterion::{criterion_fn, CallableCriterion};
+pub use continuation::criteria::empty_response_check::EmptyResponseCheck;
+pub use continuation::criteria::error_policy_criterion::ErrorPolicyCriterion;
+pub use continuation::criteria::execution_time_limit::ExecutionTimeLimit;
+pub use continuation::criteria::finish_reason_check::FinishReasonCheck;
+pub use continuation::criteria::response_content_check::ResponseContentCheck;
+pub use continuation::criteria::retry_limit::RetryLimit;
+pub use continuation::criteria::steps_limit::StepsLimit;
+pub use continuation::criteria::token_usage_limit::TokenUsageLimit;
+pub use continuation::criteria::tool_call_presence_check::ToolCallPresenceCheck;
+pub use continuation::criterion::{ContinuationCriteria, ContinuationCriterion};
 pub use driver::{AgentDriver, StepContext};
-pub use errors::{
-    error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,
-};
-pub use events::{AgentEvent, AgentEvents, EventSource};
+pub use errors::error_context::ErrorContext;
+pub use errors::error_policy::ErrorPolicy;
+pub use events::agent_event::{AgentEvent, EventSource};
+pub use events::agent_events::AgentEvents;
+pub use ids::{IdSource, SequentialIds, UuidV7Ids};
 pub use journal::{JournalError, StepJournal};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };
-pub use state::{
-    incremental, AgentState, AgentStatus, ApprovalDecision, ApprovalError, ApprovalVerdict,
-    Execution, PendingApproval, StateError, SuspendedRun, AWAITING_APPROVAL_MESSAGE, STATE_VERSION,
+pub use records::agent_error::{error_chain, AgentError};
+pub use records::agent_status::AgentStatus;
+pub use records::agent_step::{AgentStep, AgentStepType, StepParts};
+pub use records::answer_on_stop::{AnswerOnStop, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY};
+pub use records::cost::RunCost;
+pub use records::decision::{ContinuationDecision, StopReason};
+pub use records::error_type::{ErrorHandlingDecision, ErrorType};
+pub use records::evaluation::ContinuationEvaluation;
+pub use records::outcome::ContinuationOutcome;
+pub use records::step_error::StepError;
+pub use records::step_execution::{StepExecution, StepExecutions};
+pub use records::tool_effects::ToolEffects;
+pub use state::agent_state::{AgentState, Execution};
+pub use state::document::STATE_VERSION;
+pub use state::incremental;
+pub use state::pending_approval::{
+    ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval, AWAITING_APPROVAL_MESSAGE,
 };
-pub use step::{AgentStep, AgentStepType, StepError, StepExecution, StepExecutions, StepParts};
+pub use state::sections::{
+    BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+};
+pub use state::state_error::StateError;
+pub use state::suspended_run::SuspendedRun;
 /// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].
 pub use tokio_util::sync::CancellationToken;
 pub use tools::{
     arguments_schema, clean_schema, closest_names, signature, validate_arguments, AfterToolHook,
-    BeforeToolHook, DefaultToolExecutor, FunctionTool, PreviousCalls, Tool, ToolCallLimits,
-    ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution, ToolExecutions,
-    ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, ToolSource,
-    Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
-    MAX_TOOL_IMAGE_BYTES,
+    ApprovalPolicy, BeforeToolHook, DefaultToolExecutor, FunctionTool, PreviousCalls, Tool,
+    ToolCallLimits, ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution,
+    ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome,
+    ToolOutput, ToolSource, Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT,
+    DEFAULT_TOOL_TIMEOUT, MAX_TOOL_IMAGE_BYTES,
 };
-
-/// The persistent conversation section.
-pub const DEFAULT_SECTION: &str = "messages";
-/// The tool trace of the running execution (cleared when a new execution starts).
-pub const EXECUTION_BUFFER_SECTION: &str = "execution_buffer";
-/// Summaries of older conversation.
-pub const SUMMARY_SECTION: &str = "summary";
-/// Older messages set aside before summarization.
-pub const BUFFER_SECTION: &str = "buffer";

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 
 use crate::cached_context::CachedContext;
-use crate::errors::AgentError;
-use crate::state::AgentState;
+use crate::records::agent_error::AgentError;
+use crate::state::agent_state::AgentState;
 
 /// The future of a step, or of the rest of a middleware chain.
 pub type StepFuture<'a> = BoxFuture<'a, Result<AgentState, AgentError>>;

@@ -23,7 +23,9 @@ use inference::telemetry::{
     OPERATION_EXECUTE_TOOL, OPERATION_INVOKE_AGENT, OTEL_KIND, OTEL_NAME, OTEL_STATUS_CODE,
 };
 
-use crate::{AgentState, AgentStatus, ToolExecution};
+use crate::records::agent_status::AgentStatus;
+use crate::records::tool_execution::ToolExecution;
+use crate::state::agent_state::AgentState;
 
 /// `gen_ai.agent.id`: the agent's id (the state's `agent_id`, one per conversation).
 pub const GEN_AI_AGENT_ID: &str = "gen_ai.agent.id";

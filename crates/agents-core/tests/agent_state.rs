@@ -185,7 +185,7 @@ proptest! {
         prop_assert_eq!(&back, &state);
         // Through plain serde as well.
         let value = serde_json::to_value(&state).unwrap();
-        prop_assert_eq!(value.get("version"), Some(&json!(4)));
+        prop_assert_eq!(value.get("version"), Some(&json!(5)));
         let back: AgentState = serde_json::from_value(value).unwrap();
         prop_assert_eq!(back.status(), state.status());
         prop_assert_eq!(back.stop_reason(), state.stop_reason());
@@ -242,14 +242,14 @@ fn corrupt_documents_give_errors_naming_the_field() {
 fn foreign_and_future_documents_are_rejected_clearly() {
     assert_eq!(
         AgentState::from_json(r#"{"name": "not a state"}"#).unwrap_err(),
-        StateError::MissingVersion { expected: 4 }
+        StateError::MissingVersion { expected: 5 }
     );
     let mut future: Value = serde_json::to_value(AgentState::new()).unwrap();
-    future["version"] = json!(5);
+    future["version"] = json!(6);
     let error = AgentState::from_json(&future.to_string()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "unsupported agent state version 5 (this library reads versions 1 to 4)"
+        "unsupported agent state version 6 (this library reads versions 1 to 5)"
     );
     assert!(matches!(
         AgentState::from_json("{not json"),
@@ -315,7 +315,7 @@ async fn serialized_state_after_a_two_step_run() {
 }
 
 #[test]
-fn version_1_checkpoints_still_load_and_are_written_back_as_version_4() {
+fn version_1_checkpoints_still_load_and_are_written_back_as_version_5() {
     let v1 = include_str!("fixtures/state_v1.json");
     let state = AgentState::from_json(v1).unwrap();
     assert_eq!(state.messages().len(), 3);
@@ -332,7 +332,7 @@ fn version_1_checkpoints_still_load_and_are_written_back_as_version_4() {
 
     let v3 = state.to_json().unwrap();
     let value: Value = serde_json::from_str(&v3).unwrap();
-    assert_eq!(value["version"], json!(4));
+    assert_eq!(value["version"], json!(5));
     assert_eq!(AgentState::from_json(&v3).unwrap(), state);
     assert!(
         v3.len() < v1.len(),
@@ -357,7 +357,7 @@ fn version_2_checkpoints_still_load_without_their_configuration() {
     );
     assert!(state.execution().is_some(), "the steps ran in an execution");
     let v3: Value = serde_json::from_str(&state.to_json().unwrap()).unwrap();
-    assert_eq!(v3["version"], json!(4));
+    assert_eq!(v3["version"], json!(5));
     assert!(
         v3.get("cached_context").is_none(),
         "configuration is not state"

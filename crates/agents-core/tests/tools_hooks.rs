@@ -1,4 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+// The deprecated `DefaultToolExecutor::with_hook` path still works: these tests keep it honest.
+#![allow(deprecated)]
 //! Tool hooks: blocking, rewriting calls and results, chaining, events.
 
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agents_core::Tool;
+use agents_core::{Tool, ToolEffects};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::ServiceError;
 use serde_json::Value;
@@ -32,6 +32,9 @@ pub struct McpToolInfo {
     pub description: String,
     /// The input schema, normalized so both providers accept it.
     pub input_schema: Value,
+    /// What the tool does to the world, from its `readOnlyHint` and `idempotentHint`
+    /// annotations (side-effecting when the server says nothing, as MCP specifies).
+    pub effects: ToolEffects,
 }
 
 /// A connection to one MCP server.
@@ -301,6 +304,12 @@ impl ClientInner {
         let infos: Vec<McpToolInfo> = listed
             .into_iter()
             .map(|tool| McpToolInfo {
+                effects: tool
+                    .annotations
+                    .as_ref()
+                    .map_or_else(ToolEffects::default, |a| {
+                        ToolEffects::from_hints(a.read_only_hint, a.idempotent_hint)
+                    }),
                 exposed_name: server.exposed_name(&tool.name),
                 name: tool.name.into_owned(),
                 description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),

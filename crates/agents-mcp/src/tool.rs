@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agents_core::{Tool, ToolContext, ToolError, ToolOutput};
+use agents_core::{Tool, ToolContext, ToolEffects, ToolError, ToolOutput};
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -53,6 +53,10 @@ impl Tool for McpTool {
 
     fn parameters(&self) -> Value {
         self.info.input_schema.clone()
+    }
+
+    fn effects(&self) -> ToolEffects {
+        self.info.effects
     }
 
     async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {

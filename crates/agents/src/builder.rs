@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agents_core::tools::ToolLayer;
 use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
     ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, EmptyResponseCheck,
@@ -63,6 +64,7 @@ pub struct AgentBuilder {
     criteria: Vec<Arc<dyn ContinuationCriterion>>,
     listeners: Vec<Listener>,
     tool_hooks: Vec<Arc<dyn ToolHook>>,
+    tool_layers: Vec<Arc<dyn ToolLayer>>,
     tool_timeout: Option<Duration>,
     tool_timeouts: Vec<(String, Duration)>,
     capability_errors: Vec<BuildError>,
@@ -99,6 +101,7 @@ impl Default for AgentBuilder {
             criteria: Vec::new(),
             listeners: Vec::new(),
             tool_hooks: Vec::new(),
+            tool_layers: Vec::new(),
             tool_timeout: None,
             tool_timeouts: Vec::new(),
             capability_errors: Vec::new(),
@@ -303,7 +306,8 @@ impl AgentBuilder {
         self
     }
 
-    /// Adds a tool hook (may block or rewrite calls and results).
+    /// Adds a tool hook (may block or rewrite calls and results). The hooks run as one layer
+    /// of the tool-call onion, in the order added (see [`with_tool_layer`](Self::with_tool_layer)).
     pub fn with_tool_hook(mut self, hook: impl ToolHook + 'static) -> Self {
         self.tool_hooks.push(Arc::new(hook));
         self
@@ -312,6 +316,20 @@ impl AgentBuilder {
     /// Adds a shared tool hook.
     pub fn with_shared_tool_hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
         self.tool_hooks.push(hook);
+        self
+    }
+
+    /// Adds `layer` to the tool-call onion, inside the standard layers, the tool hooks and the
+    /// layers added before it: it sees every call that is going to run and its execution
+    /// (see `agents_core::tools::standard_tool_layers`). For a rate limiter, an audit log, a
+    /// guard of your own.
+    pub fn with_tool_layer(self, layer: impl ToolLayer + 'static) -> Self {
+        self.with_shared_tool_layer(Arc::new(layer))
+    }
+
+    /// Adds a shared tool layer.
+    pub fn with_shared_tool_layer(mut self, layer: Arc<dyn ToolLayer>) -> Self {
+        self.tool_layers.push(layer);
         self
     }
 
@@ -427,6 +445,11 @@ impl AgentBuilder {
         &self.tool_hooks
     }
 
+    /// The tool layers added so far, outermost first (subagents inherit them).
+    pub fn tool_layers(&self) -> &[Arc<dyn ToolLayer>] {
+        &self.tool_layers
+    }
+
     /// The configured trace retention.
     pub fn retention(&self) -> &TraceRetention {
         &self.retention
@@ -529,6 +552,12 @@ impl AgentBuilder {
         if let Some(limit) = self.cost_limit {
             agent = agent.with_cost_limit(limit);
         }
+        for hook in &self.tool_hooks {
+            agent = agent.with_tool_hook(Arc::clone(hook));
+        }
+        for layer in &self.tool_layers {
+            agent = agent.with_shared_tool_layer(Arc::clone(layer));
+        }
         for source in &self.tool_sources {
             agent = agent.with_tool_source(Arc::clone(source));
         }
@@ -591,6 +620,7 @@ impl AgentBuilder {
             error_policy: self.error_policy,
             listeners: self.listeners.clone(),
             tool_hooks: self.tool_hooks.clone(),
+            tool_layers: self.tool_layers.clone(),
             tool_timeout: self.tool_timeout,
             tool_timeouts: self.tool_timeouts.clone(),
             content_capture: self.content_capture,
@@ -640,9 +670,6 @@ impl AgentBuilder {
         }
         for (name, timeout) in &self.tool_timeouts {
             executor = executor.with_tool_timeout(name.clone(), *timeout);
-        }
-        for hook in &self.tool_hooks {
-            executor = executor.with_shared_hook(Arc::clone(hook));
         }
         executor
     }

@@ -15,6 +15,30 @@ fn tool_schemas() {
     insta::assert_json_snapshot!("capability_tool_schemas", tools.schemas());
 }
 
+/// The built-in tools declare what they do to the world: the file readers are read-only,
+/// writing a whole file is idempotent, editing and bash have side effects.
+#[test]
+fn the_built_in_tools_declare_their_effects() {
+    use agents_core::ToolEffects;
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::new(dir.path()).unwrap();
+    let mut tools = FileTools::new(sandbox.clone()).all();
+    tools.insert(std::sync::Arc::new(BashTool::new(sandbox.root())));
+    let effects: Vec<(String, ToolEffects)> = tools
+        .names()
+        .into_iter()
+        .map(|name| (name.to_owned(), tools.effects(name)))
+        .collect();
+    let of = |name: &str| effects.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
+    assert_eq!(of("read_file"), Some(ToolEffects::ReadOnly));
+    assert_eq!(of("list_dir"), Some(ToolEffects::ReadOnly));
+    assert_eq!(of("search_files"), Some(ToolEffects::ReadOnly));
+    assert_eq!(of("write_file"), Some(ToolEffects::Idempotent));
+    assert_eq!(of("edit_file"), Some(ToolEffects::SideEffecting));
+    assert_eq!(of("bash"), Some(ToolEffects::SideEffecting));
+    assert_eq!(tools.effects("no_such_tool"), ToolEffects::SideEffecting);
+}
+
 #[tokio::test]
 async fn a_model_session_through_the_executor() {
     let dir = tempfile::tempdir().unwrap();

@@ -100,7 +100,7 @@ async fn a_session_keeps_the_conversation_across_runs_and_can_be_listed_shown_ex
     );
     let export = sessions(&["export", "chat-42"]);
     let document: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    assert_eq!(document["version"], 4);
+    assert_eq!(document["version"], 5);
     // A finished run resumes to itself.
     let resume = agents()
         .args([

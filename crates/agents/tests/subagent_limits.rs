@@ -207,6 +207,60 @@ async fn a_subagents_waiting_call_is_decided_at_the_top_and_resumed_from_json() 
     );
 }
 
+/// State document version 5 keeps a waiting subagent's state in the parent's approvals only;
+/// a version 4 document, which also carried it inside the tool execution, still loads and
+/// resumes.
+#[tokio::test]
+async fn a_subagents_suspended_state_lives_in_the_approvals_and_version_4_still_resumes() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "clean up")]),
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c",
+            "delete_file",
+            json!({"path": "build"}),
+        )]),
+    ]);
+    let state = guarded_parent(&model, &ran)
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    let mut document: serde_json::Value = serde_json::from_str(&state.to_json().unwrap()).unwrap();
+    assert_eq!(document["version"], 5);
+    let text = document.to_string();
+    assert!(
+        !text.contains("\"suspended\":{"),
+        "no tool execution carries the subagent's state: {text}"
+    );
+    let child = document["approvals"][0]["via"]["child"].clone();
+    assert_eq!(
+        child["status"], "suspended",
+        "the approvals hold the child's state"
+    );
+
+    // The same run as version 4 wrote it: the child's state also inside the held execution.
+    document["version"] = json!(4);
+    let outcome = document["step_executions"]
+        .as_array_mut()
+        .and_then(|steps| steps.last_mut())
+        .and_then(|record| record["step"]["tool_executions"].as_array_mut())
+        .and_then(|executions| executions.first_mut())
+        .map(|execution| &mut execution["outcome"])
+        .unwrap();
+    assert_eq!(outcome["kind"], "awaiting_approval");
+    outcome["suspended"] = json!({"subagent": "researcher", "state": child});
+    let v4 = AgentState::from_json(&document.to_string()).unwrap();
+    assert_eq!(v4.pending_approvals()[0].subagent(), Some("researcher"));
+    let decided = v4.approve("c").unwrap();
+    let model = ScriptedModel::new([
+        InferenceResponse::text("child: deleted build"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let done = guarded_parent(&model, &ran).execute(decided).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "the approved call ran once");
+}
+
 #[tokio::test]
 async fn a_rejection_at_the_top_reaches_the_subagent() {
     let ran = Arc::new(AtomicUsize::new(0));

@@ -5,13 +5,29 @@ use std::sync::Arc;
 
 use inference::ModelCatalog;
 
-use super::hooks::{Hooks, StateHook, StopDecision, StopHook};
-use super::{AnswerOnStop, ApprovalPolicy};
-use crate::{
-    AgentDriver, AgentEvent, AgentEvents, AgentState, CachedContext, Clock, ContinuationCriteria,
-    ContinuationCriterion, DefaultToolExecutor, ErrorPolicy, StateProcessor, StateProcessors,
-    SystemClock, Tool, ToolCallLimits, ToolExecutor, ToolSource, Tools,
-};
+use crate::agent::hooks::{Hooks, StateHook, StopDecision, StopHook};
+use crate::cached_context::CachedContext;
+use crate::clock::{Clock, SystemClock};
+use crate::continuation::criterion::{ContinuationCriteria, ContinuationCriterion};
+use crate::driver::AgentDriver;
+use crate::errors::error_policy::ErrorPolicy;
+use crate::events::agent_event::AgentEvent;
+use crate::events::agent_events::AgentEvents;
+use crate::ids::{IdSource, UuidV7Ids};
+use crate::processing::{StateProcessor, StateProcessors};
+use crate::records::answer_on_stop::AnswerOnStop;
+use crate::state::agent_state::AgentState;
+use crate::tools::approval_policy::ApprovalPolicy;
+use crate::tools::default_executor::DefaultToolExecutor;
+use crate::tools::executor::ToolExecutor;
+use crate::tools::hook::ToolHook;
+use crate::tools::layer::{ToolLayer, ToolLayers};
+use crate::tools::layers::tool_hooks::HookLayer;
+use crate::tools::limits::ToolCallLimits;
+use crate::tools::registry::Tools;
+use crate::tools::source::ToolSource;
+use crate::tools::stack::standard_tool_layers;
+use crate::tools::tool::Tool;
 
 /// The default bound on stop-hook vetoes per execution.
 pub const DEFAULT_MAX_STOP_VETOES: u32 = 3;
@@ -38,6 +54,7 @@ pub struct Agent {
     pub(crate) processors: StateProcessors,
     pub(crate) cached_context: Arc<CachedContext>,
     pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) events: AgentEvents,
     pub(crate) hooks: Hooks,
     pub(crate) max_stop_vetoes: u32,
@@ -45,6 +62,10 @@ pub struct Agent {
     pub(crate) tool_limits: ToolCallLimits,
     pub(crate) telemetry: Telemetry,
     pub(crate) approval: ApprovalPolicy,
+    /// The tool-call onion, assembled from the two lists below (see `assembled_tool_layers`).
+    pub(crate) tool_layers: ToolLayers,
+    pub(crate) tool_hooks: Vec<Arc<dyn ToolHook>>,
+    pub(crate) user_tool_layers: Vec<Arc<dyn ToolLayer>>,
 }
 
 /// What the agent reports about itself: its name on spans, whether spans carry contents,
@@ -89,6 +110,7 @@ impl Agent {
             processors: StateProcessors::default(),
             cached_context: Arc::default(),
             clock: Arc::new(SystemClock),
+            ids: Arc::new(UuidV7Ids),
             events: AgentEvents::new(),
             hooks: Hooks::default(),
             max_stop_vetoes: DEFAULT_MAX_STOP_VETOES,
@@ -96,6 +118,9 @@ impl Agent {
             tool_limits: ToolCallLimits::default(),
             telemetry: Telemetry::default(),
             approval: ApprovalPolicy::default(),
+            tool_layers: standard_tool_layers(),
+            tool_hooks: Vec::new(),
+            user_tool_layers: Vec::new(),
         }
     }
 
@@ -175,10 +200,60 @@ impl Agent {
         self
     }
 
+    /// A copy whose new ids (execution and step ids) come from `ids` (default uuid v7,
+    /// [`UuidV7Ids`]); a [`SequentialIds`](crate::SequentialIds) makes a run's ids
+    /// deterministic, for tests and replays.
+    pub fn with_id_source(mut self, ids: Arc<dyn IdSource>) -> Self {
+        self.ids = ids;
+        self
+    }
+
     /// A copy with a shared tool executor.
     pub fn with_shared_executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
         self.executor = executor;
         self
+    }
+
+    /// A copy with `layer` added to the tool-call onion, inside the standard layers, the
+    /// tool hooks and the layers added before it, just around the executor: it sees every
+    /// call that is going to run (not the held, refused or journaled ones) and its execution.
+    /// For a rate limiter, an audit log, a guard of your own. See
+    /// [`standard_tool_layers`](crate::tools::standard_tool_layers).
+    pub fn with_tool_layer(self, layer: impl ToolLayer + 'static) -> Self {
+        self.with_shared_tool_layer(Arc::new(layer))
+    }
+
+    /// [`with_tool_layer`](Self::with_tool_layer) with a shared layer.
+    pub fn with_shared_tool_layer(mut self, layer: Arc<dyn ToolLayer>) -> Self {
+        self.user_tool_layers.push(layer);
+        self.tool_layers = self.assembled_tool_layers();
+        self
+    }
+
+    /// A copy with `hook` around every call that is going to run. The agent's hooks form one
+    /// [`HookLayer`] inside the standard layers: befores in the order added (the first block
+    /// wins), then afters in the same order.
+    pub fn with_tool_hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
+        self.tool_hooks.push(hook);
+        self.tool_layers = self.assembled_tool_layers();
+        self
+    }
+
+    /// The onion: the standard layers, the hooks (one layer), the user's layers.
+    fn assembled_tool_layers(&self) -> ToolLayers {
+        let hooks = (!self.tool_hooks.is_empty()).then(|| {
+            Arc::new(HookLayer::chain(self.tool_hooks.iter().cloned())) as Arc<dyn ToolLayer>
+        });
+        standard_tool_layers().with_inner(
+            hooks
+                .into_iter()
+                .chain(self.user_tool_layers.iter().cloned()),
+        )
+    }
+
+    /// The tool-call onion, outermost first.
+    pub fn tool_layers(&self) -> &ToolLayers {
+        &self.tool_layers
     }
 
     /// A copy with these continuation criteria.

@@ -4,37 +4,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use messages::{Message, Messages};
-use serde::{Deserialize, Serialize};
 
-use crate::{AgentState, StopReason, ToolFailureKind};
-
-/// The metadata key marking an answer the loop appended because the execution stopped without
-/// one (`true`).
-pub const INCOMPLETE_KEY: &str = "incomplete";
-/// The metadata key holding the stop reason (snake_case) of such an answer.
-pub const STOP_REASON_KEY: &str = "stop_reason";
-/// The metadata key saying how such an answer was made: `"synthesize"` (the model answered
-/// without tools) or `"notice"` (the loop's own message); a UI can show a notice differently.
-pub const ANSWERED_BY_KEY: &str = "answered_by";
-
-/// What the loop appends to the conversation when an execution stops without a final answer
-/// (a step, token, time or cost limit, an error, repeated calls, a guard, a cancellation).
-///
-/// The appended assistant message carries the metadata `"incomplete": true`,
-/// `"stop_reason": "<snake_case>"` and `"answered_by": "synthesize" | "notice"`, and
-/// `AgentState::final_response` returns it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AnswerOnStop {
-    /// One more inference, without tools, asks the model to answer from what the execution
-    /// found (its trace is in the context); if that fails, a [`Notice`](Self::Notice).
-    Synthesize,
-    /// A plain message: the task was not finished, why, and which tools were called.
-    Notice,
-    /// Nothing is appended (the original behaviour).
-    #[default]
-    Nothing,
-}
+use crate::records::answer_on_stop::{
+    AnswerOnStop, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY,
+};
+use crate::records::decision::StopReason;
+use crate::records::tool_execution::ToolFailureKind;
+use crate::state::agent_state::AgentState;
 
 impl AnswerOnStop {
     /// The snake_case name (as in YAML definitions and the CLI).

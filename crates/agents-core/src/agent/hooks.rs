@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::AgentState;
+use crate::state::agent_state::AgentState;
 
 /// A hook that sees and may change the state (before/after an execution or a step).
 pub type StateHook = Arc<dyn Fn(AgentState) -> AgentState + Send + Sync>;

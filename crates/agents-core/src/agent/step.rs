@@ -38,16 +38,31 @@ use tracing::Instrument;
 
 use messages::Message;
 
-use super::answer_on_stop::{self, AnswerOnStop};
-use super::hooks::{run_state_hooks, StopDecision};
+use crate::agent::agent::Agent;
+use crate::agent::answer_on_stop;
+use crate::agent::hooks::{run_state_hooks, StopDecision};
+use crate::cached_context::CachedContext;
+use crate::continuation::criteria::error_policy_criterion::ErrorPolicyCriterion;
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::driver::StepContext;
+use crate::events::agent_event::{AgentEvent, EventSource};
+use crate::processing::{StepFuture, StepTerminal};
+use crate::records::agent_error::AgentError;
+use crate::records::agent_status::AgentStatus;
+use crate::records::agent_step::AgentStep;
+use crate::records::answer_on_stop::AnswerOnStop;
+use crate::records::cost::RunCost;
+use crate::records::decision::StopReason;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::records::outcome::ContinuationOutcome;
+use crate::records::step_execution::StepExecution;
+use crate::records::tool_execution::{ToolExecution, ToolExecutions, ToolFailureKind};
+use crate::state::agent_state::{AgentState, Execution};
+use crate::state::approvals;
+use crate::state::pending_approval::{ApprovalVerdict, PendingApproval};
 use crate::telemetry;
-use crate::{
-    Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, ApprovalVerdict,
-    CachedContext, ContinuationCriterion, ContinuationEvaluation, ContinuationOutcome,
-    ErrorPolicyCriterion, EventSource, Execution, PendingApproval, PreviousCalls, RunCost,
-    StepContext, StepExecution, StepFuture, StepTerminal, StopReason, ToolExecution,
-    ToolExecutions, ToolFailureKind,
-};
+use crate::tools::limits::PreviousCalls;
+use crate::tools::tool::HeldRuns;
 
 impl Agent {
     /// Advances `state` by exactly one step.
@@ -162,7 +177,7 @@ impl Agent {
             Ok(state) => state,
             Err(error) => {
                 let step = failure_step(&began_input(&terminal, &began), &error);
-                self.record(began, step, started_at, token)
+                self.record(began, step, started_at, token, &HeldRuns::default())
             }
         };
         let state = run_state_hooks(&self.hooks.after_step, state);
@@ -247,7 +262,7 @@ impl Agent {
 
     /// Starts an execution; the criteria may stop it before its first step.
     fn start(&self, state: AgentState) -> Started {
-        let execution = Execution::new(crate::clock::new_id(), self.clock.now());
+        let execution = Execution::new(self.ids.new_id(), self.clock.now());
         let state = run_state_hooks(&self.hooks.before_execution, state.started(execution));
         self.events.emit_with(|| AgentEvent::ExecutionStarted {
             source: EventSource::execution(&state),
@@ -279,10 +294,11 @@ impl Agent {
         step: AgentStep,
         started_at: DateTime<Utc>,
         token: &CancellationToken,
+        held: &HeldRuns,
     ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.step_count() + 1;
-        let step = self.priced(step);
+        let step = self.priced(step).with_id(&*self.ids.new_id());
         self.check_context_window(&state, &step, number);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(
@@ -292,7 +308,7 @@ impl Agent {
             completed_at,
             number,
         ));
-        let held = self.held_calls(&state);
+        let held = self.held_calls(&state, held);
         if !held.is_empty() {
             // The step is not over until its held calls are decided: its verdict waits for
             // them (`resume`), and the run is suspended.
@@ -463,15 +479,18 @@ impl Agent {
 
     /// The calls of the last recorded step that wait for approval, with their tools'
     /// parameter schemas.
-    fn held_calls(&self, state: &AgentState) -> Vec<PendingApproval> {
+    fn held_calls(&self, state: &AgentState, held: &HeldRuns) -> Vec<PendingApproval> {
+        let runs = held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         state
             .current_step()
             .map(|step| {
                 step.tool_executions()
                     .iter()
                     .filter(|e| e.failure_kind() == Some(ToolFailureKind::AwaitingApproval))
-                    .flat_map(|e| match e.suspended_run() {
-                        Some(run) => PendingApproval::of_subagent(e.call(), run),
+                    .flat_map(|e| match runs.iter().find(|(id, _)| id == e.id()) {
+                        Some((_, run)) => approvals::of_subagent(e.call(), run),
                         None => {
                             let parameters = self.tools.get(e.name()).map(|tool| tool.parameters());
                             vec![PendingApproval::new(e.call().clone(), parameters)]
@@ -496,11 +515,11 @@ impl Agent {
         let terminal = Terminal::new(self, options);
         let context = terminal
             .step_context(&state, Arc::clone(&self.cached_context))
-            .without_approvals();
+            .for_decided_calls();
         let mut tool_context = context.tool_context(&state);
         tool_context.step_number = state.step_count().max(1);
         // The tools as of now (a tool source's included), as a step would offer them.
-        let tools = crate::tools::merged_tools(&self.tools, &self.tool_sources).await;
+        let tools = crate::tools::source::merged(&self.tools, &self.tool_sources).await;
         let pending = state.pending_approvals();
         let approved: Vec<messages::ToolCall> = pending
             .iter()
@@ -529,8 +548,10 @@ impl Agent {
             if resumed.iter().any(|e| e.id() == parent_call.id()) {
                 continue;
             }
+            let child = approvals::child_state(p.call_id(), child)
+                .map_err(|error| AgentError::driver(error.to_string()))?;
             let mut resume_context = tool_context.clone();
-            resume_context.resumed = Some(Arc::new(child.clone()));
+            resume_context.resumed = Some(Arc::new(child));
             let execution = context
                 .run_tool_calls(
                     self.executor.as_ref(),
@@ -582,7 +603,7 @@ impl Agent {
             }
         }
         // A subagent that stopped on another call that needs approval: still suspended.
-        let held = self.held_calls(&state);
+        let held = self.held_calls(&state, &context.held);
         if !held.is_empty() {
             let outcome = state.continuation_outcome().cloned().unwrap_or_else(|| {
                 ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Approval"))
@@ -723,13 +744,16 @@ impl Agent {
                 Ok(None) => {}
                 Err(error) => tracing::warn!(
                     target: "agents_core::agent",
-                    error = %crate::error_chain(&error),
+                    error = %crate::records::agent_error::error_chain(&error),
                     "synthesizing an answer on stop failed; appending a notice"
                 ),
             }
         }
         let answer = answer.unwrap_or_else(|| answer_on_stop::notice(&state, reason));
-        let store = state.store().section(crate::DEFAULT_SECTION).append(answer);
+        let store = state
+            .store()
+            .section(crate::state::sections::DEFAULT_SECTION)
+            .append(answer);
         let state = state.with_store(store).with_added_usage(usage, cost);
         self.events.emit_with(|| AgentEvent::AnsweredOnStop {
             source: EventSource::execution(&state),
@@ -779,7 +803,7 @@ pub const CONTEXT_WINDOW_WARNING: f64 = 0.8;
 #[derive(Clone, Debug, Default)]
 pub struct StepOptions {
     cancellation: CancellationToken,
-    journal: Option<Arc<dyn crate::StepJournal>>,
+    journal: Option<Arc<dyn crate::journal::StepJournal>>,
 }
 
 impl StepOptions {
@@ -795,7 +819,7 @@ impl StepOptions {
     }
 
     /// These options with this journal.
-    pub fn with_journal(mut self, journal: Arc<dyn crate::StepJournal>) -> Self {
+    pub fn with_journal(mut self, journal: Arc<dyn crate::journal::StepJournal>) -> Self {
         self.journal = Some(journal);
         self
     }
@@ -838,6 +862,9 @@ impl<'a> Terminal<'a> {
             journal: self.options.journal.clone(),
             capture_content: self.agent.telemetry.capture_content,
             approval: self.agent.approval.clone(),
+            tool_layers: self.agent.tool_layers.clone(),
+            held: HeldRuns::default(),
+            decided: false,
         }
     }
 
@@ -856,7 +883,7 @@ impl StepTerminal for Terminal<'_> {
         Box::pin(async move {
             let agent = self.agent;
             let context = self.step_context(&state, cached_context);
-            let tools = crate::tools::merged_tools(&agent.tools, &agent.tool_sources).await;
+            let tools = crate::tools::source::merged(&agent.tools, &agent.tool_sources).await;
             let started_at = agent.clock.now();
             let result = agent
                 .driver
@@ -867,7 +894,7 @@ impl StepTerminal for Terminal<'_> {
                 Err(error) => failure_step(&context.prompt_messages(&state), &error),
             };
             self.recorded.store(true, Ordering::Release);
-            Ok(agent.record(state, step, started_at, self.token))
+            Ok(agent.record(state, step, started_at, self.token, &context.held))
         })
     }
 
@@ -900,7 +927,7 @@ fn began_input(terminal: &Terminal<'_>, state: &AgentState) -> messages::Message
 fn failure_step(input: &messages::Messages, error: &AgentError) -> AgentStep {
     tracing::warn!(
         target: "agents_core::agent",
-        error = %crate::error_chain(error),
+        error = %crate::records::agent_error::error_chain(error),
         error_type = ?error.error_type(),
         "step failed"
     );

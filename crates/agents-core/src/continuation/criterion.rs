@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use super::{ContinuationEvaluation, ContinuationOutcome};
-use crate::AgentState;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::records::outcome::ContinuationOutcome;
+use crate::state::agent_state::AgentState;
 
 /// Decides, after each step (and once before the first), whether the agent runs another step.
 pub trait ContinuationCriterion: Send + Sync {

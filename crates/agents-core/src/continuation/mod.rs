@@ -1,17 +1,7 @@
-//! Continuation: whether the agent runs another step, and why it stopped.
+//! Continuation: whether the agent runs another step. The [`ContinuationCriterion`] trait,
+//! [`ContinuationCriteria`] (a list judged once per step) and the built-in criteria. The
+//! values they produce (`ContinuationEvaluation`, `ContinuationOutcome`, `StopReason`) are
+//! records (`crate::records`).
 
-mod criteria;
-mod criterion;
-mod decision;
-mod evaluation;
-mod outcome;
-
-pub use criteria::{
-    criterion_fn, CallableCriterion, EmptyResponseCheck, ErrorPolicyCriterion, ExecutionTimeLimit,
-    FinishReasonCheck, ResponseContentCheck, RetryLimit, StepsLimit, TokenUsageLimit,
-    ToolCallPresenceCheck,
-};
-pub use criterion::{ContinuationCriteria, ContinuationCriterion};
-pub use decision::{ContinuationDecision, StopReason};
-pub use evaluation::ContinuationEvaluation;
-pub use outcome::ContinuationOutcome;
+pub(crate) mod criteria;
+pub(crate) mod criterion;

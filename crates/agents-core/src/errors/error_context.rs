@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ErrorType;
-use crate::{AgentState, AgentStep};
+use crate::records::agent_step::AgentStep;
+use crate::records::error_type::ErrorType;
+use crate::state::agent_state::AgentState;
 
 /// The failures of the current step and the run so far.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ErrorContext, ErrorHandlingDecision, ErrorType};
+use crate::errors::error_context::ErrorContext;
+use crate::records::error_type::{ErrorHandlingDecision, ErrorType};
 
 /// Per-error-type decisions plus a retry budget.
 ///

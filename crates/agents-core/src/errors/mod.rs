@@ -1,11 +1,6 @@
-//! Errors and the error policy.
+//! What failures do: the [`ErrorPolicy`](error_policy::ErrorPolicy) and the
+//! [`ErrorContext`](error_context::ErrorContext) it reads. The errors themselves are records
+//! (`crate::records::agent_error`).
 
-mod agent_error;
-mod error_context;
-mod error_policy;
-mod error_type;
-
-pub use agent_error::{error_chain, AgentError};
-pub use error_context::ErrorContext;
-pub use error_policy::ErrorPolicy;
-pub use error_type::{ErrorHandlingDecision, ErrorType};
+pub(crate) mod error_context;
+pub(crate) mod error_policy;

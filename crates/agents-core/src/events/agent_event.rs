@@ -6,10 +6,16 @@ use std::time::Duration;
 use inference::{FinishReason, Usage};
 use messages::ToolCall;
 
-use crate::{
-    AgentState, AgentStatus, AgentStepType, AnswerOnStop, ContinuationOutcome, RunCost, StopReason,
-    ToolContext, ToolEvent, ToolExecution,
-};
+use crate::records::agent_status::AgentStatus;
+use crate::records::agent_step::AgentStepType;
+use crate::records::answer_on_stop::AnswerOnStop;
+use crate::records::cost::RunCost;
+use crate::records::decision::StopReason;
+use crate::records::outcome::ContinuationOutcome;
+use crate::records::tool_execution::ToolExecution;
+use crate::state::agent_state::AgentState;
+use crate::tools::executor::ToolEvent;
+use crate::tools::tool::ToolContext;
 
 /// Who emitted an event: the agent, its parent and the step (0 for execution-level events).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -213,7 +219,7 @@ pub enum AgentEvent {
         /// Who (the step that made the call).
         source: EventSource,
         /// The waiting call.
-        pending: crate::PendingApproval,
+        pending: crate::state::pending_approval::PendingApproval,
     },
     /// A waiting call was decided and its result (or the rejection) is in the history.
     ApprovalResolved {
@@ -222,7 +228,7 @@ pub enum AgentEvent {
         /// The call.
         call_id: String,
         /// What was decided.
-        verdict: crate::ApprovalVerdict,
+        verdict: crate::state::pending_approval::ApprovalVerdict,
     },
 }
 

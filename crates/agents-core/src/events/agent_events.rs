@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use super::AgentEvent;
-use crate::{ToolContext, ToolEvent};
+use crate::events::agent_event::AgentEvent;
+use crate::tools::executor::ToolEvent;
+use crate::tools::tool::ToolContext;
 
 type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 

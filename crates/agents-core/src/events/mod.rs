@@ -1,7 +1,4 @@
-//! Events: what happened while an agent ran.
+//! Events: what happened while an agent ran, reported to listeners and to `tracing`.
 
-mod agent_event;
-mod agent_events;
-
-pub use agent_event::{AgentEvent, EventSource};
-pub use agent_events::AgentEvents;
+pub(crate) mod agent_event;
+pub(crate) mod agent_events;

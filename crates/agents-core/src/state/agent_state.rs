@@ -8,10 +8,15 @@ use messages::{Message, MessageStore, Messages, Metadata};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{AgentStatus, StateError};
-use crate::continuation::{ContinuationOutcome, StopReason};
-use crate::step::{final_assistant_message, AgentStep, StepExecution, StepExecutions};
-use crate::{RunCost, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION};
+use crate::records::agent_status::AgentStatus;
+use crate::records::agent_step::{final_assistant_message, AgentStep};
+use crate::records::cost::RunCost;
+use crate::records::decision::StopReason;
+use crate::records::outcome::ContinuationOutcome;
+use crate::records::step_execution::{StepExecution, StepExecutions};
+use crate::state::sections::{
+    BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
+};
 
 /// What an agent knows: its conversation (a sectioned [`MessageStore`]), metadata, and the run:
 /// the steps of the running (or last) execution, usage, status and timing.
@@ -24,9 +29,9 @@ use crate::{RunCost, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION, 
 /// [`Agent`](crate::Agent), so a state saved under one agent and resumed by a newer one runs
 /// with the newer configuration.
 ///
-/// Serializes (serde) to a JSON document with `"version": 4`
+/// Serializes (serde) to a JSON document with `"version": 5`
 /// ([`STATE_VERSION`](crate::STATE_VERSION)), in which every message is written once, and reads
-/// versions 1 to 4 back.
+/// versions 1 to 5 back.
 #[derive(Clone, PartialEq)]
 pub struct AgentState {
     data: Arc<StateData>,
@@ -47,7 +52,7 @@ pub(super) struct StateData {
     pub(super) execution: Option<Execution>,
     pub(super) step_executions: StepExecutions,
     /// The calls a suspended run waits on (empty otherwise).
-    pub(super) approvals: Vec<super::PendingApproval>,
+    pub(super) approvals: Vec<crate::state::pending_approval::PendingApproval>,
     pub(super) created_at: DateTime<Utc>,
     pub(super) updated_at: DateTime<Utc>,
 }
@@ -110,7 +115,7 @@ impl AgentState {
     pub fn new() -> Self {
         let now = Utc::now();
         Self::from_data(StateData {
-            agent_id: crate::clock::new_id(),
+            agent_id: crate::ids::new_id(),
             parent_agent_id: None,
             status: AgentStatus::InProgress,
             stop_reason: None,
@@ -406,7 +411,7 @@ impl AgentState {
     /// This state with its waiting calls changed by `change`.
     pub(super) fn edit_approvals(
         self,
-        change: impl FnOnce(&mut Vec<super::PendingApproval>),
+        change: impl FnOnce(&mut Vec<crate::state::pending_approval::PendingApproval>),
     ) -> Self {
         self.edit(|data| change(&mut data.approvals))
     }
@@ -434,50 +439,10 @@ impl AgentState {
             data.stop_reason = Some(reason);
         })
     }
-
-    // ----- serialization ----------------------------------------------------------------------
-
-    /// The state as a JSON document (`"version": 4`): every message written once, so the
-    /// document grows with the conversation, not with steps × history (see
-    /// `state/document.rs` for the shape).
-    ///
-    /// # Errors
-    /// [`StateError::Serialize`] if a value cannot be written (not expected for valid states).
-    pub fn to_json(&self) -> Result<String, StateError> {
-        serde_json::to_string_pretty(self).map_err(|e| StateError::Serialize(e.to_string()))
-    }
-
-    /// Reads a state written by [`AgentState::to_json`] (or by serde), in version 1, 2, 3 or 4.
-    ///
-    /// # Errors
-    /// [`StateError::Syntax`] for text that is not JSON, [`StateError::MissingVersion`] and
-    /// [`StateError::UnsupportedVersion`] for foreign or newer documents, and
-    /// [`StateError::InvalidField`] naming the path of a missing or malformed field (or of a
-    /// message reference that points nowhere).
-    pub fn from_json(text: &str) -> Result<Self, StateError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| StateError::Syntax(e.to_string()))?;
-        super::document::read(&value)
-    }
 }
 
 impl std::fmt::Debug for AgentState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(&self.data, f)
-    }
-}
-
-impl Serialize for AgentState {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        super::document::write(self).serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for AgentState {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // Through a JSON value, which any self-describing format gives: the version decides
-        // the shape.
-        let value = Value::deserialize(deserializer)?;
-        super::document::read(&value).map_err(serde::de::Error::custom)
     }
 }

@@ -11,275 +11,18 @@
 //! with the real result (or the rejection), cancelling with a "not approved" result.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use messages::{Message, Messages, ToolCall};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use super::AgentStatus;
-use crate::continuation::StopReason;
-use crate::tools::{ToolExecution, ToolExecutions, ToolFailureKind};
-use crate::AgentState;
-
-/// The tool result a call has while it waits for a person's decision.
-pub const AWAITING_APPROVAL_MESSAGE: &str =
-    "This call is waiting for a person's approval; it has not run yet.";
-
-/// A subagent's run, suspended on calls that need approval: what a subagent tool returns
-/// ([`ToolError::AwaitingApproval`](crate::ToolError::AwaitingApproval)) so that the calling
-/// agent suspends too and shows the subagent's waiting calls as its own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SuspendedRun {
-    subagent: String,
-    state: AgentState,
-}
-
-impl SuspendedRun {
-    /// The suspended `state` of the subagent named `subagent`.
-    pub fn new(subagent: impl Into<String>, state: AgentState) -> Self {
-        Self {
-            subagent: subagent.into(),
-            state,
-        }
-    }
-
-    /// The subagent's name.
-    pub fn subagent(&self) -> &str {
-        &self.subagent
-    }
-
-    /// Its suspended state.
-    pub fn state(&self) -> &AgentState {
-        &self.state
-    }
-}
-
-/// Where a subagent's waiting call came from: the calling agent's call that ran the subagent,
-/// and the subagent's saved state (decisions are routed into it).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Via {
-    subagent: String,
-    parent_call: ToolCall,
-    child: AgentState,
-}
-
-/// A tool call a suspended run waits on: the call as the model made it, the hash of its
-/// arguments, the tool's parameter schema when it was held (edited arguments are checked
-/// against it), and the decision once a person made one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PendingApproval {
-    call: ToolCall,
-    arguments_hash: Arc<str>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    parameters: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    decision: Option<ApprovalVerdict>,
-    /// Set for a subagent's waiting call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    via: Option<Via>,
-}
-
-impl PendingApproval {
-    /// A waiting call; `parameters` is the tool's parameter schema, when the tool is known.
-    pub fn new(call: ToolCall, parameters: Option<Value>) -> Self {
-        Self {
-            arguments_hash: arguments_hash(&call).into(),
-            call,
-            parameters,
-            decision: None,
-            via: None,
-        }
-    }
-
-    /// The waiting calls of a suspended subagent run that `parent_call` started.
-    pub(crate) fn of_subagent(parent_call: &ToolCall, run: &SuspendedRun) -> Vec<Self> {
-        run.state
-            .data()
-            .approvals
-            .iter()
-            .filter(|p| !p.is_decided())
-            .map(|p| Self {
-                via: Some(Via {
-                    subagent: run.subagent.clone(),
-                    parent_call: parent_call.clone(),
-                    child: run.state.clone(),
-                }),
-                decision: None,
-                ..p.clone()
-            })
-            .collect()
-    }
-
-    /// The subagent whose call this is (`None` for the agent's own calls).
-    pub fn subagent(&self) -> Option<&str> {
-        self.via.as_ref().map(|via| via.subagent.as_str())
-    }
-
-    /// For a subagent's call: the calling agent's call that runs the subagent again, and the
-    /// subagent's state with the decisions routed into it.
-    pub(crate) fn subagent_resume(&self) -> Option<(&ToolCall, &AgentState)> {
-        self.via.as_ref().map(|via| (&via.parent_call, &via.child))
-    }
-
-    /// The id of the waiting call.
-    pub fn call_id(&self) -> &str {
-        self.call.id()
-    }
-
-    /// The tool it calls.
-    pub fn tool_name(&self) -> &str {
-        self.call.name()
-    }
-
-    /// The arguments the model gave (the ones a person is shown).
-    pub fn arguments(&self) -> &Value {
-        self.call.arguments()
-    }
-
-    /// The call.
-    pub fn call(&self) -> &ToolCall {
-        &self.call
-    }
-
-    /// `sha256:` and the hex SHA-256 of the tool name and the canonical JSON of the arguments:
-    /// what a decision is bound to.
-    pub fn arguments_hash(&self) -> &str {
-        &self.arguments_hash
-    }
-
-    /// The decision made on it, if any.
-    pub fn decision(&self) -> Option<&ApprovalVerdict> {
-        self.decision.as_ref()
-    }
-
-    /// Whether a decision was made.
-    pub fn is_decided(&self) -> bool {
-        self.decision.is_some()
-    }
-
-    /// A decision to run the call as shown.
-    pub fn approve(&self) -> ApprovalDecision {
-        self.decided(ApprovalVerdict::Approved { arguments: None })
-    }
-
-    /// A decision to run the call with `arguments` instead of the ones shown.
-    pub fn approve_with(&self, arguments: Value) -> ApprovalDecision {
-        self.decided(ApprovalVerdict::Approved {
-            arguments: Some(arguments),
-        })
-    }
-
-    /// A decision not to run the call; the model reads `reason`.
-    pub fn reject(&self, reason: impl Into<String>) -> ApprovalDecision {
-        self.decided(ApprovalVerdict::Rejected {
-            reason: reason.into(),
-        })
-    }
-
-    fn decided(&self, verdict: ApprovalVerdict) -> ApprovalDecision {
-        ApprovalDecision {
-            call_id: self.call_id().to_owned(),
-            arguments_hash: self.arguments_hash.to_string(),
-            verdict,
-        }
-    }
-
-    /// The call to run when approved (with the edited arguments, if any); `None` otherwise
-    /// (and for a subagent's call, which its subagent runs).
-    pub(crate) fn approved_call(&self) -> Option<ToolCall> {
-        if self.via.is_some() {
-            return None;
-        }
-        match &self.decision {
-            Some(ApprovalVerdict::Approved { arguments: None }) => Some(self.call.clone()),
-            Some(ApprovalVerdict::Approved {
-                arguments: Some(arguments),
-            }) => Some(self.call.clone().with_arguments(arguments.clone())),
-            _ => None,
-        }
-    }
-}
-
-/// What a person decided about one call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "verdict")]
-pub enum ApprovalVerdict {
-    /// Run it; with `arguments`, run it with those instead.
-    Approved {
-        /// Edited arguments, when the person changed them.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        arguments: Option<Value>,
-    },
-    /// Do not run it; the model is told why.
-    Rejected {
-        /// The person's reason.
-        reason: String,
-    },
-}
-
-/// A decision bound to the call it was made on: the call id and the hash of the arguments
-/// the person was shown. Made with [`PendingApproval::approve`], `approve_with` or `reject`,
-/// applied with [`AgentState::decide`]; a state whose call changed since refuses it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalDecision {
-    call_id: String,
-    arguments_hash: String,
-    verdict: ApprovalVerdict,
-}
-
-impl ApprovalDecision {
-    /// The call it decides.
-    pub fn call_id(&self) -> &str {
-        &self.call_id
-    }
-
-    /// The hash of the arguments the person was shown.
-    pub fn arguments_hash(&self) -> &str {
-        &self.arguments_hash
-    }
-
-    /// What was decided.
-    pub fn verdict(&self) -> &ApprovalVerdict {
-        &self.verdict
-    }
-}
-
-/// A decision a state refuses.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ApprovalError {
-    /// No waiting call has this id.
-    #[error("no call waiting for approval has id `{call_id}`; list them with pending_approvals()")]
-    UnknownCall {
-        /// The id given.
-        call_id: String,
-    },
-    /// The call was decided already.
-    #[error("the call `{call_id}` was already decided; a decision is made once")]
-    AlreadyDecided {
-        /// The call.
-        call_id: String,
-    },
-    /// The call changed since the decision was made (other arguments than those shown).
-    #[error(
-        "the call `{call_id}` is not the one the decision was made on (its arguments changed); \
-         decide again on the call as it is now"
-    )]
-    Stale {
-        /// The call.
-        call_id: String,
-    },
-    /// Edited arguments that do not fit the tool's schema.
-    #[error("the edited arguments for `{call_id}` do not fit the tool's schema ({message}); fix them and decide again")]
-    InvalidArguments {
-        /// The call.
-        call_id: String,
-        /// What does not fit.
-        message: String,
-    },
-}
+use crate::records::agent_status::AgentStatus;
+use crate::records::decision::StopReason;
+use crate::records::tool_execution::{ToolExecution, ToolExecutions, ToolFailureKind};
+use crate::state::agent_state::AgentState;
+use crate::state::pending_approval::{
+    ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval,
+};
+use crate::state::suspended_run::SuspendedRun;
 
 impl AgentState {
     /// The calls this run waits on (empty unless the status is
@@ -351,33 +94,30 @@ impl AgentState {
     /// [`ApprovalError::Stale`] when the call's arguments are not the ones the decision was
     /// made on, [`ApprovalError::InvalidArguments`] for edited arguments that do not fit.
     pub fn decide(self, decision: ApprovalDecision) -> Result<AgentState, ApprovalError> {
+        let call_id = decision.call_id().to_owned();
         let index = self
             .data()
             .approvals
             .iter()
-            .position(|p| p.call_id() == decision.call_id)
+            .position(|p| p.call_id() == call_id)
             .ok_or_else(|| ApprovalError::UnknownCall {
-                call_id: decision.call_id.clone(),
+                call_id: call_id.clone(),
             })?;
         let pending = &self.data().approvals[index];
         if pending.is_decided() {
-            return Err(ApprovalError::AlreadyDecided {
-                call_id: decision.call_id,
-            });
+            return Err(ApprovalError::AlreadyDecided { call_id });
         }
-        if *pending.arguments_hash != *decision.arguments_hash {
-            return Err(ApprovalError::Stale {
-                call_id: decision.call_id,
-            });
+        if pending.arguments_hash() != decision.arguments_hash() {
+            return Err(ApprovalError::Stale { call_id });
         }
         if let ApprovalVerdict::Approved {
             arguments: Some(arguments),
-        } = &decision.verdict
+        } = decision.verdict()
         {
-            if let Some(schema) = &pending.parameters {
-                crate::tools::validate_arguments(schema, arguments).map_err(|message| {
+            if let Some(schema) = pending.parameters() {
+                crate::schema::validate_arguments(schema, arguments).map_err(|message| {
                     ApprovalError::InvalidArguments {
-                        call_id: decision.call_id.clone(),
+                        call_id: call_id.clone(),
                         message,
                     }
                 })?;
@@ -385,21 +125,26 @@ impl AgentState {
         }
         // A subagent's call: the decision goes into the subagent's saved state (which checks
         // it again), shared by every waiting call of that subagent run.
-        let routed = match &pending.via {
-            Some(via) => Some((
-                via.parent_call.id().to_owned(),
-                via.child.clone().decide(decision.clone())?,
-            )),
-            None => None,
+        let routed = match (pending.parent_call_id(), pending.subagent_resume()) {
+            (Some(parent), Some((_, child))) => {
+                let child = child_state(&call_id, child)?.decide(decision.clone())?;
+                let child = serde_json::to_value(&child).map_err(|error| {
+                    ApprovalError::CorruptSubagentState {
+                        call_id: call_id.clone(),
+                        message: error.to_string(),
+                    }
+                })?;
+                Some((parent.to_owned(), child))
+            }
+            _ => None,
         };
+        let verdict = decision.verdict().clone();
         Ok(self.edit_approvals(|approvals| {
-            approvals[index].decision = Some(decision.verdict);
+            approvals[index].set_decision(verdict);
             if let Some((parent, child)) = routed {
                 for p in approvals.iter_mut() {
-                    if let Some(via) = &mut p.via {
-                        if via.parent_call.id() == parent {
-                            via.child = child.clone();
-                        }
+                    if p.parent_call_id() == Some(parent.as_str()) {
+                        p.set_child(child.clone());
                     }
                 }
             }
@@ -421,7 +166,7 @@ impl AgentState {
             .iter()
             .map(|pending| {
                 ToolExecution::failure(
-                    pending.call.clone(),
+                    pending.call().clone(),
                     ToolFailureKind::NotApproved,
                     "This call was not approved: the run was cancelled before a person \
                      decided, so it did not run.",
@@ -512,6 +257,36 @@ impl AgentState {
     }
 }
 
+/// The suspended state of a subagent whose call `call_id` waits, read from its document.
+///
+/// # Errors
+/// [`ApprovalError::CorruptSubagentState`] when the document is not a valid state.
+pub(crate) fn child_state(call_id: &str, child: &Value) -> Result<AgentState, ApprovalError> {
+    crate::state::document::read(child).map_err(|error| ApprovalError::CorruptSubagentState {
+        call_id: call_id.to_owned(),
+        message: error.to_string(),
+    })
+}
+
+/// The waiting calls of a suspended subagent run that `parent_call` started, as calls of the
+/// calling agent.
+pub(crate) fn of_subagent(parent_call: &ToolCall, run: &SuspendedRun) -> Vec<PendingApproval> {
+    let child = match serde_json::to_value(run.state()) {
+        Ok(child) => child,
+        Err(error) => {
+            tracing::error!(%error, "a subagent's suspended state could not be written");
+            return Vec::new();
+        }
+    };
+    run.state()
+        .data()
+        .approvals
+        .iter()
+        .filter(|p| !p.is_decided())
+        .map(|p| PendingApproval::via_subagent(p, run.subagent(), parent_call, child.clone()))
+        .collect()
+}
+
 /// A decided call's result, and the placeholder text it replaces.
 struct Resolved {
     /// The tool result message (for traces of tool messages).
@@ -552,37 +327,4 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
             .map(|m| replacement(m).unwrap_or_else(|| m.clone()))
             .collect(),
     )
-}
-
-/// `sha256:` and the hex digest of the tool name, a NUL, and the canonical JSON (keys sorted)
-/// of the arguments.
-pub(crate) fn arguments_hash(call: &ToolCall) -> String {
-    let mut hasher = Sha256::new();
-    // The name, a NUL, the canonical arguments: the call's signature.
-    hasher.update(crate::tools::signature(call).as_bytes());
-    let digest = hasher.finalize();
-    let mut hex = String::with_capacity(7 + digest.len() * 2);
-    hex.push_str("sha256:");
-    for byte in digest {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    hex
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_hash_ignores_key_order_and_sees_values_and_names() {
-        let a = ToolCall::new("1", "bash", json!({"a": 1, "b": {"x": [1, 2], "y": "z"}}));
-        let b = ToolCall::new("2", "bash", json!({"b": {"y": "z", "x": [1, 2]}, "a": 1}));
-        assert_eq!(arguments_hash(&a), arguments_hash(&b));
-        let c = ToolCall::new("1", "bash", json!({"a": 2, "b": {"x": [1, 2], "y": "z"}}));
-        assert_ne!(arguments_hash(&a), arguments_hash(&c));
-        let d = ToolCall::new("1", "sh", json!({"a": 1, "b": {"x": [1, 2], "y": "z"}}));
-        assert_ne!(arguments_hash(&a), arguments_hash(&d));
-        assert!(arguments_hash(&a).starts_with("sha256:"));
-    }
 }

@@ -1,5 +1,5 @@
-//! The serialized shapes of an [`AgentState`]: version 4, written; versions 3, 2 and 1, still
-//! read.
+//! The serialized shapes of an [`AgentState`]: version 5, written; versions 4, 3, 2 and 1,
+//! still read.
 //!
 //! Version 1 wrote every message wherever it appeared, so each step repeated the conversation
 //! it was given and a checkpoint grew with steps × history. Versions 2 and 3 write each
@@ -18,6 +18,9 @@
 //! no half-run step (steps are recorded whole); it records the execution (`execution`) and the
 //! final status and stop reason as the loop set them. Version 4 adds `approvals`, the calls a
 //! suspended run waits on (a version 3 document is a version 4 document without them).
+//! Version 5 (the third wave's one change) keeps a waiting subagent's state in `approvals`
+//! only: a tool execution no longer carries it (version 4's `suspended` field of a failed
+//! execution is ignored on reading, since `approvals` holds the same state).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -30,15 +33,20 @@ use messages::{Message, MessageStore, Messages, Metadata};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::agent_state::{Execution, StateData};
-use super::{AgentStatus, PendingApproval, StateError};
-use crate::continuation::{ContinuationOutcome, StopReason};
-use crate::step::{AgentStep, StepError, StepExecution, StepExecutions, StepParts};
-use crate::tools::ToolExecutions;
-use crate::{AgentState, RunCost};
+use crate::records::agent_status::AgentStatus;
+use crate::records::agent_step::{AgentStep, StepParts};
+use crate::records::cost::RunCost;
+use crate::records::decision::StopReason;
+use crate::records::outcome::ContinuationOutcome;
+use crate::records::step_error::StepError;
+use crate::records::step_execution::{StepExecution, StepExecutions};
+use crate::records::tool_execution::ToolExecutions;
+use crate::state::agent_state::{AgentState, Execution, StateData};
+use crate::state::pending_approval::PendingApproval;
+use crate::state::state_error::StateError;
 
 /// The version [`AgentState::to_json`] writes.
-pub const STATE_VERSION: u32 = 4;
+pub const STATE_VERSION: u32 = 5;
 
 /// Reads a state document of any supported version from a parsed JSON value.
 pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
@@ -58,7 +66,7 @@ pub(crate) fn read(value: &Value) -> Result<AgentState, StateError> {
         Some(_) => None,
     };
     match version {
-        Some(3 | 4) => structured::<Document>(value)?.into_state(),
+        Some(3..=5) => structured::<Document>(value)?.into_state(),
         Some(2) => structured::<Document>(value)?
             .upgraded_from_v2()
             .into_state(),
@@ -81,14 +89,14 @@ fn structured<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, StateE
     })
 }
 
-/// The version 4 document of `state`.
+/// The version 5 document of `state`.
 pub(crate) fn write(state: &AgentState) -> Document {
     Document::from_state(state)
 }
 
-// ----- versions 3 and 2 ---------------------------------------------------------------------
+// ----- versions 5, 4, 3 and 2 ---------------------------------------------------------------
 
-/// Versions 4 and 3 (and, read with [`Document::upgraded_from_v2`], version 2, whose extra fields are
+/// Versions 5, 4 and 3 (and, read with [`Document::upgraded_from_v2`], version 2, whose extra fields are
 /// ignored).
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Document {
@@ -201,7 +209,7 @@ impl Document {
         self.execution = self
             .step_executions
             .first()
-            .map(|first| Execution::new(crate::clock::new_id(), first.started_at));
+            .map(|first| Execution::new(crate::ids::new_id(), first.started_at));
         self.version = STATE_VERSION;
         self
     }
@@ -537,7 +545,7 @@ impl DocumentV1 {
             .step_executions
             .iter()
             .next()
-            .map(|first| Execution::new(crate::clock::new_id(), first.started_at()));
+            .map(|first| Execution::new(crate::ids::new_id(), first.started_at()));
         AgentState::from_data(StateData {
             agent_id: self.agent_id,
             parent_agent_id: self.parent_agent_id,
@@ -553,6 +561,48 @@ impl DocumentV1 {
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
+    }
+}
+
+impl AgentState {
+    // ----- serialization ----------------------------------------------------------------------
+
+    /// The state as a JSON document (`"version": 5`): every message written once, so the
+    /// document grows with the conversation, not with steps × history (see
+    /// `state/document.rs` for the shape).
+    ///
+    /// # Errors
+    /// [`StateError::Serialize`] if a value cannot be written (not expected for valid states).
+    pub fn to_json(&self) -> Result<String, StateError> {
+        serde_json::to_string_pretty(self).map_err(|e| StateError::Serialize(e.to_string()))
+    }
+
+    /// Reads a state written by [`AgentState::to_json`] (or by serde), in version 1 to 5.
+    ///
+    /// # Errors
+    /// [`StateError::Syntax`] for text that is not JSON, [`StateError::MissingVersion`] and
+    /// [`StateError::UnsupportedVersion`] for foreign or newer documents, and
+    /// [`StateError::InvalidField`] naming the path of a missing or malformed field (or of a
+    /// message reference that points nowhere).
+    pub fn from_json(text: &str) -> Result<Self, StateError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| StateError::Syntax(e.to_string()))?;
+        read(&value)
+    }
+}
+
+impl Serialize for AgentState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        write(self).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AgentState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Through a JSON value, which any self-describing format gives: the version decides
+        // the shape.
+        let value = Value::deserialize(deserializer)?;
+        read(&value).map_err(serde::de::Error::custom)
     }
 }
 

@@ -43,12 +43,13 @@ use inference::Usage;
 use messages::{Message, MessageStore, Metadata, Section};
 use serde::{Deserialize, Serialize};
 
-use super::agent_state::{Execution, StateData};
-use super::document::{resolve_runs, ExecutionRecord, Run, Table};
-use super::{AgentStatus, StateError};
-use crate::continuation::StopReason;
-use crate::step::{StepExecution, StepExecutions};
-use crate::{AgentState, RunCost};
+use crate::records::agent_status::AgentStatus;
+use crate::records::cost::RunCost;
+use crate::records::decision::StopReason;
+use crate::records::step_execution::{StepExecution, StepExecutions};
+use crate::state::agent_state::{AgentState, Execution, StateData};
+use crate::state::document::{resolve_runs, ExecutionRecord, Run, Table};
+use crate::state::state_error::StateError;
 
 /// The version of the head and record formats [`StateEncoder`] writes (the state document's
 /// version: the records are version 3's).
@@ -292,7 +293,7 @@ struct Head {
     step_count: usize,
     /// The calls a suspended run waits on (absent when none waits; older heads have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    approvals: Vec<super::PendingApproval>,
+    approvals: Vec<crate::state::pending_approval::PendingApproval>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -451,7 +452,7 @@ mod tests {
                         state.with_messages(list.into_iter().collect::<messages::Messages>())
                     }
                     Edit::Replace(_) | Edit::Step => {
-                        let step = crate::AgentStep::from_parts(crate::StepParts {
+                        let step = crate::records::agent_step::AgentStep::from_parts(crate::records::agent_step::StepParts {
                             input_messages: state.messages_for_inference(),
                             response_messages: messages::Messages::from(vec![Message::assistant(
                                 format!("answer {n}"),
@@ -474,13 +475,15 @@ mod tests {
         let mut state = AgentState::new().with_user_message("start");
         let mut sizes = Vec::new();
         for i in 0..200 {
-            let step = crate::AgentStep::from_parts(crate::StepParts {
-                input_messages: state.messages_for_inference(),
-                response_messages: messages::Messages::from(vec![Message::assistant(format!(
-                    "answer {i}"
-                ))]),
-                ..Default::default()
-            });
+            let step = crate::records::agent_step::AgentStep::from_parts(
+                crate::records::agent_step::StepParts {
+                    input_messages: state.messages_for_inference(),
+                    response_messages: messages::Messages::from(vec![Message::assistant(format!(
+                        "answer {i}"
+                    ))]),
+                    ..Default::default()
+                },
+            );
             state = testing::with_recorded_step(state, step);
             let delta = encoder.encode(&state).unwrap();
             assert_eq!(delta.steps.len(), 1, "only the new step's record");

@@ -1,17 +1,12 @@
-//! The agent's state: the conversation and the run, and its serialized document.
+//! The agent's state: the conversation and the run ([`AgentState`](agent_state::AgentState)),
+//! the calls a suspended run waits on, and the versioned document it serializes to. Built
+//! from records only (`crate::records`).
 
-mod agent_state;
-mod agent_status;
-mod approvals;
-mod document;
+pub(crate) mod agent_state;
+pub(crate) mod approvals;
+pub(crate) mod document;
 pub mod incremental;
-mod state_error;
-
-pub use agent_state::{AgentState, Execution};
-pub use agent_status::AgentStatus;
-pub use approvals::{
-    ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval, SuspendedRun,
-    AWAITING_APPROVAL_MESSAGE,
-};
-pub use document::STATE_VERSION;
-pub use state_error::StateError;
+pub(crate) mod pending_approval;
+pub(crate) mod sections;
+pub(crate) mod state_error;
+pub(crate) mod suspended_run;

@@ -12,11 +12,16 @@ use proptest::prelude::*;
 
 pub use scripted_driver::ScriptedDriver;
 
-use crate::{
-    AgentState, AgentStatus, AgentStep, ContinuationDecision, ContinuationEvaluation,
-    ContinuationOutcome, ErrorType, Execution, StepError, StepExecution, StopReason, ToolExecution,
-    ToolFailureKind,
-};
+use crate::records::agent_status::AgentStatus;
+use crate::records::agent_step::AgentStep;
+use crate::records::decision::{ContinuationDecision, StopReason};
+use crate::records::error_type::ErrorType;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::records::outcome::ContinuationOutcome;
+use crate::records::step_error::StepError;
+use crate::records::step_execution::StepExecution;
+use crate::records::tool_execution::{ToolExecution, ToolFailureKind};
+use crate::state::agent_state::{AgentState, Execution};
 
 /// `state` with `step` recorded as the last step of its execution (started if it has none),
 /// with an outcome of no evaluations: what a criterion sees when the loop asks it about a step.
@@ -26,7 +31,7 @@ pub fn with_recorded_step(state: AgentState, step: AgentStep) -> AgentState {
         state
     } else {
         let now = state.updated_at();
-        state.started(Execution::new(crate::clock::new_id(), now))
+        state.started(Execution::new(crate::ids::new_id(), now))
     };
     let at = state.updated_at();
     let number = state.step_count() + 1;
@@ -185,7 +190,7 @@ pub fn agent_state() -> impl Strategy<Value = AgentState> {
                 state = state.with_parent_agent_id(parent);
             }
             if !steps.is_empty() {
-                state = state.started(Execution::new(crate::clock::new_id(), started));
+                state = state.started(Execution::new(crate::ids::new_id(), started));
             }
             for (number, (step, outcome, at)) in steps.into_iter().enumerate() {
                 let pending = ContinuationOutcome::from_evaluations(Vec::new());

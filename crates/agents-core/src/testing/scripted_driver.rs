@@ -8,10 +8,13 @@ use async_trait::async_trait;
 use inference::InferenceResponse;
 use messages::Messages;
 
-use crate::{
-    AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, EventSource, StepContext,
-    StepParts, ToolExecutor, Tools,
-};
+use crate::driver::{AgentDriver, StepContext};
+use crate::events::agent_event::{AgentEvent, EventSource};
+use crate::records::agent_error::AgentError;
+use crate::records::agent_step::{AgentStep, StepParts};
+use crate::state::agent_state::AgentState;
+use crate::tools::executor::ToolExecutor;
+use crate::tools::registry::Tools;
 
 /// A driver for tests: each step takes the next scripted answer.
 ///

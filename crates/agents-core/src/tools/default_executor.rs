@@ -7,17 +7,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use messages::ToolCall;
 use tracing::Instrument;
 
-use super::schema::validate_arguments;
-use super::{
-    ToolContext, ToolError, ToolEvent, ToolExecution, ToolExecutions, ToolExecutor,
-    ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, Tools,
-};
+use crate::records::tool_execution::{ToolExecution, ToolExecutions, ToolFailureKind, ToolOutcome};
+use crate::schema::validate_arguments;
+use crate::tools::approval_policy::ApprovalPolicy;
+use crate::tools::executor::{ToolEvent, ToolExecutor};
+use crate::tools::hook::ToolHook;
+use crate::tools::layer::{CallBatch, ToolLayer, ToolLayers, ToolScope};
+use crate::tools::layers::tool_hooks::HookLayer;
+use crate::tools::limits::ToolCallLimits;
+use crate::tools::registry::Tools;
+use crate::tools::tool::{ToolContext, ToolError};
 
 /// Receives the [`ToolEvent`]s of an executor as they happen.
 pub type ToolEventListener = Arc<dyn Fn(&ToolEvent) + Send + Sync>;
@@ -27,8 +31,10 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The standard [`ToolExecutor`].
 ///
-/// For each call, in this order: the before-hooks (which may rewrite or block it), a
-/// [`ToolEvent::Started`] event, the tool lookup (an unknown name fails with the list of
+/// The innermost ring of the tool-call onion (see [`ToolLayer`]); the agent's tool hooks run
+/// as a [`HookLayer`] outside it. For each call, in this order: the hooks given with the
+/// deprecated `with_hook` (which may rewrite or block it), a [`ToolEvent::Started`] event,
+/// the tool lookup (an unknown name fails with the list of
 /// available tools), the check of the arguments against the tool's schema, the tool itself
 /// (under a timeout, with panics caught and the run's cancellation token watched), the
 /// after-hooks, and a [`ToolEvent::Completed`] event. A blocked call emits only
@@ -39,11 +45,10 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 ///
 /// ```
 /// use std::time::Duration;
-/// use agents_core::tools::{BeforeToolHook, DefaultToolExecutor, ToolHookDecision};
+/// use agents_core::tools::DefaultToolExecutor;
 ///
 /// let executor = DefaultToolExecutor::new()
 ///     .with_timeout(Duration::from_secs(30))
-///     .with_hook(BeforeToolHook::new(|call, _| ToolHookDecision::proceed(call)))
 ///     .on_event(|event| tracing::debug!(?event, "tool event"));
 /// assert_eq!(executor.timeout(), Some(Duration::from_secs(30)));
 /// ```
@@ -111,11 +116,21 @@ impl DefaultToolExecutor {
     }
 
     /// A copy with `hook` added at the end of the hook chain.
+    #[deprecated(
+        since = "0.2.0",
+        note = "tool hooks are layers of the tool-call onion now: use `Agent::with_tool_hook` \
+                (or `AgentBuilder::with_tool_hook`), or `Agent::with_tool_layer(HookLayer::chain(..))`"
+    )]
     pub fn with_hook(self, hook: impl ToolHook + 'static) -> Self {
-        self.with_shared_hook(Arc::new(hook))
+        self.configure(|s| s.hooks.push(Arc::new(hook)))
     }
 
     /// A copy with a shared `hook` added at the end of the hook chain.
+    #[deprecated(
+        since = "0.2.0",
+        note = "tool hooks are layers of the tool-call onion now: use `Agent::with_tool_hook` \
+                (or `AgentBuilder::with_tool_hook`), or `Agent::with_tool_layer(HookLayer::chain(..))`"
+    )]
     pub fn with_shared_hook(self, hook: Arc<dyn ToolHook>) -> Self {
         self.configure(|s| s.hooks.push(hook))
     }
@@ -149,11 +164,71 @@ impl DefaultToolExecutor {
         &self.settings.hooks
     }
 
-    /// Runs one call through hooks, validation and the tool, inside an
-    /// `execute_tool {tool}` span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `error.type`
-    /// on failure; arguments and result only when `context.capture_content`). The tool runs
-    /// inside the span, so a subagent it starts nests under it.
+    /// Runs one call: the tool looked up, its arguments checked, the tool itself under its
+    /// timeout (panics caught, the run's cancellation watched), inside an `execute_tool {tool}`
+    /// span (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `error.type` on failure; arguments and
+    /// result only when `context.capture_content`). The tool runs inside the span, so a
+    /// subagent it starts nests under it. Hooks added with the deprecated
+    /// [`with_hook`](Self::with_hook) run around it, as a [`HookLayer`].
     pub async fn execute_call(
+        &self,
+        call: &ToolCall,
+        tools: &Tools,
+        context: &ToolContext,
+    ) -> ToolExecution {
+        if self.settings.hooks.is_empty() {
+            return self.execute_unhooked(call, tools, context).await;
+        }
+        Box::pin(self.execute_hooked(call, tools, context)).await
+    }
+
+    /// The deprecated hook chain: the hooks as layers around this executor without them.
+    async fn execute_hooked(
+        &self,
+        call: &ToolCall,
+        tools: &Tools,
+        context: &ToolContext,
+    ) -> ToolExecution {
+        let hooks: Arc<dyn ToolLayer> =
+            Arc::new(HookLayer::chain(self.settings.hooks.iter().cloned()));
+        let layers = ToolLayers::new([hooks]);
+        let unhooked = Self {
+            settings: Arc::new(Settings {
+                hooks: Vec::new(),
+                ..(*self.settings).clone()
+            }),
+        };
+        let batch = CallBatch::default();
+        let approval = ApprovalPolicy::default();
+        let report = |_: ToolEvent| {};
+        let scope = ToolScope {
+            tools,
+            context,
+            limits: ToolCallLimits::default(),
+            approval: &approval,
+            batch: &batch,
+            report: &report,
+        };
+        let execution = match layers.run(call.clone(), &scope, &unhooked).await {
+            Ok(execution) => execution,
+            // Hook layers never fail; an executor does not lose a call.
+            Err(error) => scope.refusal(call.clone(), ToolFailureKind::Failed, error.to_string()),
+        };
+        if let (Some(ToolFailureKind::Blocked), Some(message)) =
+            (execution.failure_kind(), execution.error_message())
+        {
+            // This executor's listeners hear the hook's own reason, as they always did.
+            let prefix = format!("the call to `{}` was blocked: ", call.name());
+            let reason = message.strip_prefix(&prefix).unwrap_or(message);
+            self.emit_with(|| ToolEvent::Blocked {
+                call: call.clone(),
+                reason: reason.to_owned(),
+            });
+        }
+        execution
+    }
+
+    async fn execute_unhooked(
         &self,
         call: &ToolCall,
         tools: &Tools,
@@ -175,48 +250,11 @@ impl DefaultToolExecutor {
         context: &ToolContext,
     ) -> ToolExecution {
         let started_at = context.clock.now();
-        // Without hooks, no hook future is built; with hooks, theirs are boxed so that they do
-        // not grow the future of every call.
-        let hooked = if self.settings.hooks.is_empty() {
-            Ok(ToolHookDecision::Proceed(call.clone()))
-        } else {
-            Box::pin(AssertUnwindSafe(self.run_before_hooks(call, context)).catch_unwind()).await
-        };
-        let call = match hooked {
-            Ok(ToolHookDecision::Proceed(call)) => call,
-            Ok(ToolHookDecision::Block(reason)) => {
-                return self.blocked(call, reason, started_at, context)
-            }
-            Err(panic) => {
-                let message = format!(
-                    "a before-tool hook panicked on the call to `{}`: {}",
-                    call.name(),
-                    panic_message(panic.as_ref())
-                );
-                tracing::error!(tool = call.name(), %message, "tool hook panicked");
-                let execution = ToolExecution::failure(
-                    call.clone(),
-                    ToolFailureKind::Panicked,
-                    message,
-                    started_at,
-                    context.clock.now(),
-                );
-                self.emit_with(|| ToolEvent::Completed {
-                    execution: execution.clone(),
-                });
-                return execution;
-            }
-        };
-
+        let call = call.clone();
         self.emit_with(|| ToolEvent::Started { call: call.clone() });
         tracing::debug!(tool = call.name(), id = call.id(), "tool call started");
         let outcome = self.invoke(&call, tools, context).await;
         let execution = ToolExecution::new(call, outcome, started_at, context.clock.now());
-        let execution = if self.settings.hooks.is_empty() {
-            execution
-        } else {
-            Box::pin(self.run_after_hooks(execution, context)).await
-        };
         tracing::debug!(
             tool = execution.name(),
             id = execution.id(),
@@ -242,71 +280,6 @@ impl DefaultToolExecutor {
         for listener in &self.settings.listeners {
             listener(&event);
         }
-    }
-
-    async fn run_before_hooks(&self, call: &ToolCall, context: &ToolContext) -> ToolHookDecision {
-        let mut current = call.clone();
-        for hook in &self.settings.hooks {
-            match hook.before(&current, context).await {
-                ToolHookDecision::Proceed(next) => current = next,
-                blocked @ ToolHookDecision::Block(_) => return blocked,
-            }
-        }
-        ToolHookDecision::Proceed(current)
-    }
-
-    async fn run_after_hooks(
-        &self,
-        execution: ToolExecution,
-        context: &ToolContext,
-    ) -> ToolExecution {
-        let mut current = execution;
-        for hook in &self.settings.hooks {
-            let fallback = current.clone();
-            match AssertUnwindSafe(hook.after(current, context))
-                .catch_unwind()
-                .await
-            {
-                Ok(next) => current = next,
-                Err(panic) => {
-                    let message = format!(
-                        "an after-tool hook panicked on the call to `{}`: {}",
-                        fallback.name(),
-                        panic_message(panic.as_ref())
-                    );
-                    tracing::error!(tool = fallback.name(), %message, "tool hook panicked");
-                    return ToolExecution::failure(
-                        fallback.call().clone(),
-                        ToolFailureKind::Panicked,
-                        message,
-                        fallback.started_at(),
-                        context.clock.now(),
-                    );
-                }
-            }
-        }
-        current
-    }
-
-    fn blocked(
-        &self,
-        call: &ToolCall,
-        reason: String,
-        started_at: DateTime<Utc>,
-        context: &ToolContext,
-    ) -> ToolExecution {
-        tracing::info!(tool = call.name(), %reason, "tool call blocked");
-        self.emit_with(|| ToolEvent::Blocked {
-            call: call.clone(),
-            reason: reason.clone(),
-        });
-        ToolExecution::failure(
-            call.clone(),
-            ToolFailureKind::Blocked,
-            format!("the call to `{}` was blocked: {reason}", call.name()),
-            started_at,
-            context.clock.now(),
-        )
     }
 
     async fn invoke(&self, call: &ToolCall, tools: &Tools, context: &ToolContext) -> ToolOutcome {
@@ -385,11 +358,14 @@ impl DefaultToolExecutor {
                 invalid_arguments_message(name, &problem),
             ),
             Ok(Ok(Err(ToolError::Failed(message)))) => failure(ToolFailureKind::Failed, message),
-            Ok(Ok(Err(ToolError::AwaitingApproval(run)))) => ToolOutcome::Failure {
-                kind: ToolFailureKind::AwaitingApproval,
-                message: crate::AWAITING_APPROVAL_MESSAGE.to_owned(),
-                suspended: Some(run),
-            },
+            Ok(Ok(Err(ToolError::AwaitingApproval(run)))) => {
+                // The subagent's state goes to the loop, which keeps it in the approvals.
+                context.hold(call.id(), *run);
+                failure(
+                    ToolFailureKind::AwaitingApproval,
+                    crate::state::pending_approval::AWAITING_APPROVAL_MESSAGE.to_owned(),
+                )
+            }
             Ok(Ok(Ok(output))) => {
                 let (content, value, parts) = output.into_all();
                 let (content, parts) = crate::tools::limits::bounded_parts(content, parts);
@@ -405,6 +381,10 @@ impl DefaultToolExecutor {
 
 #[async_trait]
 impl ToolExecutor for DefaultToolExecutor {
+    fn max_concurrency(&self) -> Option<usize> {
+        self.settings.max_concurrency
+    }
+
     async fn execute(
         &self,
         calls: &[ToolCall],
@@ -471,11 +451,7 @@ where
 }
 
 fn failure(kind: ToolFailureKind, message: String) -> ToolOutcome {
-    ToolOutcome::Failure {
-        kind,
-        message,
-        suspended: None,
-    }
+    ToolOutcome::Failure { kind, message }
 }
 
 fn unknown_tool_message(name: &str, tools: &Tools) -> String {
@@ -493,7 +469,7 @@ fn invalid_arguments_message(name: &str, problem: &str) -> String {
     format!("invalid arguments for `{name}`: {problem}")
 }
 
-fn panic_message(payload: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {

@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use messages::ToolCall;
 
-use super::{ToolContext, ToolExecution, ToolExecutions, Tools};
+use crate::records::tool_execution::{ToolExecution, ToolExecutions};
+use crate::tools::registry::Tools;
+use crate::tools::tool::ToolContext;
 
 /// What happened to a tool call, reported while the calls run (the agent loop turns these into
 /// `AgentEvent`s).
@@ -43,6 +45,12 @@ pub trait ToolExecutor: Send + Sync {
         context: &ToolContext,
         parallel: bool,
     ) -> ToolExecutions;
+
+    /// The most calls the loop runs at once through this executor in a parallel step
+    /// (`None`: no limit).
+    fn max_concurrency(&self) -> Option<usize> {
+        None
+    }
 }
 
 #[async_trait]
@@ -55,5 +63,9 @@ impl<T: ToolExecutor + ?Sized> ToolExecutor for std::sync::Arc<T> {
         parallel: bool,
     ) -> ToolExecutions {
         (**self).execute(calls, tools, context, parallel).await
+    }
+
+    fn max_concurrency(&self) -> Option<usize> {
+        (**self).max_concurrency()
     }
 }

@@ -10,8 +10,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::schema::arguments_schema;
-use super::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::records::tool_effects::ToolEffects;
+use crate::schema::arguments_schema;
+use crate::tools::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 type Handler =
     dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
@@ -49,6 +50,7 @@ pub struct FunctionTool {
     name: String,
     description: String,
     parameters: Value,
+    effects: ToolEffects,
     handler: Arc<Handler>,
 }
 
@@ -100,6 +102,7 @@ impl FunctionTool {
             name: name.into(),
             description: description.into(),
             parameters: arguments_schema::<Args>(),
+            effects: ToolEffects::default(),
             handler: Arc::new(handler),
         }
     }
@@ -127,6 +130,7 @@ impl FunctionTool {
             name: name.into(),
             description: description.into(),
             parameters,
+            effects: ToolEffects::default(),
             handler: Arc::new(handler),
         }
     }
@@ -135,6 +139,14 @@ impl FunctionTool {
     /// descriptions; arguments are still deserialized into the closure's type).
     pub fn with_parameters(mut self, parameters: Value) -> Self {
         self.parameters = parameters;
+        self
+    }
+
+    /// A copy that declares these effects (default [`ToolEffects::SideEffecting`]): say
+    /// [`ToolEffects::ReadOnly`] for a tool that only reads, so that the loop may run it where
+    /// running an unintended or repeated call must be harmless.
+    pub fn with_effects(mut self, effects: ToolEffects) -> Self {
+        self.effects = effects;
         self
     }
 }
@@ -151,6 +163,10 @@ impl Tool for FunctionTool {
 
     fn parameters(&self) -> Value {
         self.parameters.clone()
+    }
+
+    fn effects(&self) -> ToolEffects {
+        self.effects
     }
 
     // Written out rather than `async fn`: the handler's boxed future is the call's future, so a
@@ -175,6 +191,7 @@ impl std::fmt::Debug for FunctionTool {
             .field("name", &self.name)
             .field("description", &self.description)
             .field("parameters", &self.parameters)
+            .field("effects", &self.effects)
             .finish_non_exhaustive()
     }
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use messages::ToolCall;
 
-use super::{ToolContext, ToolExecution};
+use crate::records::tool_execution::ToolExecution;
+use crate::tools::tool::ToolContext;
 
 /// What a before-hook decided about a call.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,13 +1,13 @@
 //! What the loop enforces on every tool call of a step, whatever the driver or the tool: a cap
 //! on the output the model sees, and a limit on repeating the same call.
 
+use crate::signature::signature;
 use std::collections::HashMap;
 
 use messages::ToolCall;
-use serde_json::Value;
 
-use super::{ToolExecution, ToolFailureKind, ToolOutcome};
-use crate::AgentState;
+use crate::records::tool_execution::{ToolExecution, ToolFailureKind, ToolOutcome};
+use crate::state::agent_state::AgentState;
 
 /// The default cap on one tool result the model sees, in characters.
 pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 30_000;
@@ -83,49 +83,34 @@ impl PreviousCalls {
 
     /// How often `call` was made before.
     pub fn count(&self, call: &ToolCall) -> u32 {
+        self.count_key(&signature(call))
+    }
+
+    /// How often the call with this [`signature`] was made before.
+    pub(crate) fn count_key(&self, key: &str) -> u32 {
         self.by_signature
-            .get(&signature(call))
+            .get(key)
             .map_or(0, |previous| previous.count)
+    }
+
+    /// The result of the last call with this [`signature`], if one was made.
+    pub(crate) fn last_result_key(&self, key: &str) -> Option<&str> {
+        self.by_signature
+            .get(key)
+            .map(|previous| previous.last_result.as_str())
     }
 }
 
-/// Which of `calls` may run under `limit`, given what ran before: `Err(refusal)` for the
-/// n-th identical call (calls earlier in the same batch count too).
-pub(crate) fn screen_repeats(
-    calls: &[ToolCall],
-    previous: &PreviousCalls,
-    limit: Option<u32>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Vec<Result<ToolCall, Box<ToolExecution>>> {
-    let Some(limit) = limit else {
-        return calls.iter().cloned().map(Ok).collect();
-    };
-    let mut in_batch: HashMap<String, u32> = HashMap::new();
-    calls
-        .iter()
-        .map(|call| {
-            let key = signature(call);
-            let before = previous.by_signature.get(&key);
-            let seen = before.map_or(0, |p| p.count) + in_batch.get(&key).copied().unwrap_or(0);
-            *in_batch.entry(key).or_insert(0) += 1;
-            if seen + 1 < limit {
-                return Ok(call.clone());
-            }
-            let earlier = before.map_or("(made earlier in this same reply)", |p| &p.last_result);
-            Err(Box::new(ToolExecution::failure(
-                call.clone(),
-                ToolFailureKind::Repeated,
-                format!(
-                    "you already made this exact call {seen} time(s) in this task, so it was not \
-                     run again. The earlier result was:\n{}\nUse that result, change your \
-                     approach (other arguments or another tool), or give your answer now.",
-                    cut(earlier, EARLIER_RESULT_EXCERPT, None).0
-                ),
-                now,
-                now,
-            )))
-        })
-        .collect()
+/// The refusal of the `count`+1-th identical call: a tool error quoting the earlier result
+/// (`earlier`; `None` when the earlier call is in the same reply).
+pub(crate) fn repeat_refusal(count: u32, earlier: Option<&str>) -> String {
+    let earlier = earlier.unwrap_or("(made earlier in this same reply)");
+    format!(
+        "you already made this exact call {count} time(s) in this task, so it was not \
+         run again. The earlier result was:\n{}\nUse that result, change your \
+         approach (other arguments or another tool), or give your answer now.",
+        cut(earlier, EARLIER_RESULT_EXCERPT, None).0
+    )
 }
 
 /// `execution` with its result cut to `limit` characters and a note saying how much was left
@@ -149,14 +134,9 @@ pub(crate) fn cap_output(
             value: value.clone(),
             parts: parts.clone(),
         },
-        ToolOutcome::Failure {
-            kind,
-            message,
-            suspended,
-        } if too_long(message) => ToolOutcome::Failure {
+        ToolOutcome::Failure { kind, message } if too_long(message) => ToolOutcome::Failure {
             kind: *kind,
             message: cut(message, limit, hint.as_deref()).0,
-            suspended: suspended.clone(),
         },
         _ => return execution,
     };
@@ -214,48 +194,6 @@ pub(crate) fn bounded_parts(
         }
     }
     (content, kept)
-}
-
-/// A call's signature: its tool name and its arguments as canonical JSON (object keys sorted,
-/// at every depth), so the same call with its arguments in another order is the same call.
-pub fn signature(call: &ToolCall) -> String {
-    let mut text = String::with_capacity(64);
-    text.push_str(call.name());
-    text.push('\u{0}');
-    canonical(call.arguments(), &mut text);
-    text
-}
-
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                if let Some(inner) = map.get(key) {
-                    canonical(inner, out);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -1,31 +1,47 @@
-//! Tools: the `Tool` trait, the `Tools` registry, execution records and the executor contract,
-//! plus `FunctionTool` (a tool from a typed closure), `ToolHook`s and the `DefaultToolExecutor`.
+//! Tools: the [`Tool`] trait, the [`Tools`] registry, [`FunctionTool`] (a tool from a typed
+//! closure), tool sources, the approval policy, the executor contract and the
+//! [`DefaultToolExecutor`], the tool-call onion ([`ToolLayer`]s and the standard stack) and
+//! the limits it enforces. The execution records are in `crate::records`; they are re-exported
+//! here for users.
 
-mod closest;
-mod default_executor;
-mod execution;
-mod executor;
-mod function_tool;
-mod hook;
-mod limits;
-mod registry;
-mod schema;
-mod source;
-mod tool;
+pub(crate) mod approval_policy;
+pub(crate) mod closest;
+pub(crate) mod default_executor;
+pub(crate) mod executor;
+pub(crate) mod function_tool;
+pub(crate) mod hook;
+pub(crate) mod layer;
+pub(crate) mod layers;
+pub(crate) mod limits;
+pub(crate) mod registry;
+pub(crate) mod source;
+pub(crate) mod stack;
+pub(crate) mod tool;
 
+pub use crate::records::tool_effects::ToolEffects;
+pub use crate::records::tool_execution::{
+    ToolExecution, ToolExecutions, ToolFailureKind, ToolOutcome,
+};
+pub use crate::schema::{arguments_schema, clean_schema, validate_arguments};
+pub use crate::signature::signature;
+pub use approval_policy::ApprovalPolicy;
 pub use closest::closest_names;
 pub use default_executor::{DefaultToolExecutor, ToolEventListener, DEFAULT_TOOL_TIMEOUT};
-pub use execution::{ToolExecution, ToolExecutions, ToolFailureKind, ToolOutcome};
 pub use executor::{ToolEvent, ToolExecutor};
 pub use function_tool::FunctionTool;
 pub use hook::{AfterToolHook, BeforeToolHook, ToolHook, ToolHookDecision};
-pub(crate) use limits::{cap_output, screen_repeats};
+pub use layer::{NextTool, ToolLayer, ToolLayers, ToolScope};
+pub use layers::cap_output::CapOutput;
+pub use layers::hold_for_approval::HoldForApproval;
+pub use layers::journal_calls::JournalCalls;
+pub use layers::refuse_repeats::RefuseRepeats;
+pub use layers::report_calls::ReportCalls;
+pub use layers::tool_hooks::HookLayer;
 pub use limits::{
-    signature, PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT,
-    DEFAULT_TOOL_OUTPUT_LIMIT, MAX_TOOL_IMAGE_BYTES,
+    PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT,
+    MAX_TOOL_IMAGE_BYTES,
 };
 pub use registry::Tools;
-pub use schema::{arguments_schema, clean_schema, validate_arguments};
-pub(crate) use source::merged as merged_tools;
 pub use source::ToolSource;
+pub use stack::standard_tool_layers;
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput};

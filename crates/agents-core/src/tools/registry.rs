@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use inference::ToolSchema;
 
-use super::Tool;
+use crate::records::tool_effects::ToolEffects;
+
+use crate::tools::tool::Tool;
 
 /// An agent's tools by name, in registration order. Registering a name again replaces the
 /// earlier tool (later registration wins).
@@ -72,6 +74,13 @@ impl Tools {
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.inner.tools.get(name)
+    }
+
+    /// The declared effects of the tool `name`; a tool that is not registered counts as
+    /// [`ToolEffects::SideEffecting`] (nothing is assumed harmless).
+    pub fn effects(&self, name: &str) -> ToolEffects {
+        self.get(name)
+            .map_or(ToolEffects::SideEffecting, |tool| tool.effects())
     }
 
     /// True when a tool called `name` is registered.

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{Tool, Tools};
+use crate::tools::registry::Tools;
+use crate::tools::tool::Tool;
 
 /// A provider of tools whose list may change between steps. The agent asks every source
 /// before each step and offers the model its own tools plus the sources' (a source's tool

@@ -10,6 +10,8 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
+use crate::records::tool_effects::ToolEffects;
+use crate::state::suspended_run::SuspendedRun;
 
 /// What a tool returns: the text the model sees, optionally a structured value, and optionally
 /// images (or other content parts) for models that take them in tool results.
@@ -124,8 +126,8 @@ pub enum ToolError {
     /// A subagent the tool ran is suspended on calls that need a person's approval: the
     /// call waits too, and the subagent's waiting calls surface in the calling agent's
     /// [`pending_approvals`](crate::AgentState::pending_approvals).
-    #[error("{}", crate::AWAITING_APPROVAL_MESSAGE)]
-    AwaitingApproval(Box<crate::SuspendedRun>),
+    #[error("{}", crate::state::pending_approval::AWAITING_APPROVAL_MESSAGE)]
+    AwaitingApproval(Box<SuspendedRun>),
 }
 
 impl ToolError {
@@ -143,7 +145,9 @@ impl ToolError {
     pub fn message(&self) -> &str {
         match self {
             ToolError::InvalidArguments(message) | ToolError::Failed(message) => message,
-            ToolError::AwaitingApproval(_) => crate::AWAITING_APPROVAL_MESSAGE,
+            ToolError::AwaitingApproval(_) => {
+                crate::state::pending_approval::AWAITING_APPROVAL_MESSAGE
+            }
         }
     }
 }
@@ -198,7 +202,24 @@ pub struct ToolContext {
     pub capture_content: bool,
     /// The decided state of the suspended subagent this call resumes (set by the loop when
     /// a call that waited on a subagent's approvals runs again; `None` otherwise).
-    pub resumed: Option<Arc<crate::AgentState>>,
+    pub resumed: Option<Arc<crate::state::agent_state::AgentState>>,
+    /// Where a call that waits on a subagent's approvals leaves the subagent's suspended run
+    /// for the loop (which keeps it in the state's approvals, not in the tool execution).
+    pub(crate) held: HeldRuns,
+}
+
+/// The suspended subagent runs of a step's calls, by call id: filled by the executor, read by
+/// the loop when it records the step.
+pub(crate) type HeldRuns = Arc<std::sync::Mutex<Vec<(String, SuspendedRun)>>>;
+
+impl ToolContext {
+    /// Leaves the suspended subagent `run` of the call `call_id` for the loop.
+    pub(crate) fn hold(&self, call_id: &str, run: SuspendedRun) {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((call_id.to_owned(), run));
+    }
 }
 
 impl Default for ToolContext {
@@ -212,6 +233,7 @@ impl Default for ToolContext {
             clock: Arc::new(SystemClock),
             capture_content: false,
             resumed: None,
+            held: HeldRuns::default(),
         }
     }
 }
@@ -243,6 +265,14 @@ pub trait Tool: Send + Sync {
     /// # Errors
     /// A [`ToolError`] whose message is sent back to the model.
     async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// What running the tool does to the world: [`ToolEffects::SideEffecting`] unless the tool
+    /// says otherwise. Declare it honestly: a read-only tool may run where a call was only
+    /// written as text, or again after a crash, and its repeated calls are answered from the
+    /// earlier result.
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::SideEffecting
+    }
 
     /// Advice on reading the rest of a result that was cut to the tool-output limit (e.g. "call
     /// read_file again with offset=2000"), given the arguments of the call and how many

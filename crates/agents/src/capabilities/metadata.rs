@@ -164,6 +164,11 @@ impl Tool for ReadMetadataTool {
         })
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
+    }
+
     async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
         let key = key_argument(&arguments)?;
         match context.metadata.get(key) {
@@ -210,6 +215,11 @@ impl Tool for ListMetadataTool {
 
     fn parameters(&self) -> Value {
         json!({"type": "object", "properties": {}})
+    }
+
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
     }
 
     async fn call(

@@ -355,6 +355,11 @@ impl Tool for LoadSkillTool {
         })
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
+    }
+
     async fn call(
         &self,
         arguments: Value,

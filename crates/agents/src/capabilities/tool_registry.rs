@@ -94,6 +94,11 @@ impl Tool for ToolRegistryTool {
         })
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
+    }
+
     async fn call(
         &self,
         arguments: Value,

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::{AgentState, ContinuationCriterion, ContinuationDecision, ContinuationEvaluation};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::records::decision::ContinuationDecision;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// A criterion backed by a closure.
 #[derive(Clone)]

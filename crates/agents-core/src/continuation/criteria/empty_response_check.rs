@@ -1,6 +1,9 @@
 //! `EmptyResponseCheck`: an empty reply is not an answer.
 
-use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::records::decision::StopReason;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
 const NAME: &str = "EmptyResponseCheck";

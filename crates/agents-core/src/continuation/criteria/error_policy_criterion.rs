@@ -1,9 +1,12 @@
 //! `ErrorPolicyCriterion`: the error policy as a continuation guard.
 
-use crate::{
-    AgentState, ContinuationCriterion, ContinuationEvaluation, ErrorContext, ErrorHandlingDecision,
-    ErrorPolicy, StopReason,
-};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::errors::error_context::ErrorContext;
+use crate::errors::error_policy::ErrorPolicy;
+use crate::records::decision::StopReason;
+use crate::records::error_type::ErrorHandlingDecision;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
 const NAME: &str = "ErrorPolicyCriterion";

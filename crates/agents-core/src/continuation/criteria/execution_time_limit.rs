@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, StopReason};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::records::decision::StopReason;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
 const NAME: &str = "ExecutionTimeLimit";

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::{AgentState, AgentStep, ContinuationCriterion, ContinuationEvaluation};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::records::agent_step::AgentStep;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
 const NAME: &str = "ResponseContentCheck";

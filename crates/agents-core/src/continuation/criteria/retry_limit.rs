@@ -1,6 +1,10 @@
 //! `RetryLimit`: a guard on failed steps in a row.
 
-use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation, ErrorContext, StopReason};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::errors::error_context::ErrorContext;
+use crate::records::decision::StopReason;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
 const NAME: &str = "RetryLimit";

@@ -1,6 +1,8 @@
 //! `ToolCallPresenceCheck`: keep going while the model asks for tools.
 
-use crate::{AgentState, ContinuationCriterion, ContinuationEvaluation};
+use crate::continuation::criterion::ContinuationCriterion;
+use crate::records::evaluation::ContinuationEvaluation;
+use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
 const NAME: &str = "ToolCallPresenceCheck";

@@ -59,6 +59,11 @@ impl Tool for ListDirTool {
         arguments_schema::<ListDirArgs>()
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
+    }
+
     async fn call(
         &self,
         arguments: Value,

@@ -65,6 +65,11 @@ impl Tool for ReadFileTool {
         arguments_schema::<ReadFileArgs>()
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
+    }
+
     async fn call(
         &self,
         arguments: Value,

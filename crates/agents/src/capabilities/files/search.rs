@@ -73,6 +73,11 @@ impl Tool for SearchFilesTool {
         arguments_schema::<SearchFilesArgs>()
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It reads and changes nothing.
+        agents_core::ToolEffects::ReadOnly
+    }
+
     async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: SearchFilesArgs = parse_arguments(arguments)?;
         let pattern = args.pattern.trim().to_owned();

@@ -51,6 +51,11 @@ impl Tool for WriteFileTool {
         arguments_schema::<WriteFileArgs>()
     }
 
+    fn effects(&self) -> agents_core::ToolEffects {
+        // It writes the whole file: running it again with the same arguments changes nothing more.
+        agents_core::ToolEffects::Idempotent
+    }
+
     async fn call(
         &self,
         arguments: Value,

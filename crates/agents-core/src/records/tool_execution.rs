@@ -54,10 +54,6 @@ pub enum ToolOutcome {
         kind: ToolFailureKind,
         /// A message the model can act on.
         message: String,
-        /// The suspended run of a subagent whose calls wait for approval (kind
-        /// [`ToolFailureKind::AwaitingApproval`]); the loop surfaces its waiting calls.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        suspended: Option<Box<crate::SuspendedRun>>,
     },
 }
 
@@ -124,7 +120,6 @@ impl ToolExecution {
             ToolOutcome::Failure {
                 kind,
                 message: message.into(),
-                suspended: None,
             },
             started_at,
             completed_at,
@@ -208,17 +203,6 @@ impl ToolExecution {
         (self.completed_at - self.started_at)
             .to_std()
             .unwrap_or_default()
-    }
-
-    /// The suspended subagent run this call waits on, if any.
-    pub fn suspended_run(&self) -> Option<&crate::SuspendedRun> {
-        match &self.outcome {
-            ToolOutcome::Failure {
-                suspended: Some(run),
-                ..
-            } => Some(run),
-            _ => None,
-        }
     }
 
     /// The tool-result message for the model.

@@ -6,8 +6,10 @@ use inference::{FinishReason, InferenceResponse, Usage};
 use messages::{Message, Messages, ToolCall};
 use serde::{Deserialize, Serialize};
 
-use super::StepError;
-use crate::{AgentError, RunCost, ToolExecutions};
+use crate::records::agent_error::AgentError;
+use crate::records::cost::RunCost;
+use crate::records::step_error::StepError;
+use crate::records::tool_execution::ToolExecutions;
 
 /// The kind of a step, derived from its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -87,7 +89,7 @@ impl AgentStep {
     #[inline]
     pub fn new(input_messages: impl Into<Messages>) -> Self {
         Self {
-            id: crate::clock::new_id(),
+            id: crate::ids::new_id(),
             input_messages: input_messages.into(),
             trace_messages: Messages::new(),
             response_messages: Messages::new(),
@@ -126,7 +128,7 @@ impl AgentStep {
             None => (Usage::default(), None),
         };
         Self {
-            id: crate::clock::new_id(),
+            id: crate::ids::new_id(),
             input_messages: parts.input_messages,
             trace_messages: parts.trace_messages,
             response_messages: parts.response_messages,
@@ -355,7 +357,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::{ToolExecution, ToolFailureKind};
+    use crate::records::tool_execution::ToolExecution;
+    use crate::records::tool_execution::ToolFailureKind;
 
     #[test]
     fn step_type_is_derived() {
@@ -384,6 +387,9 @@ mod tests {
 
         let failure = AgentStep::failure(Messages::new(), &AgentError::driver("no model"));
         assert_eq!(failure.step_type(), AgentStepType::Error);
-        assert_eq!(failure.errors()[0].error_type, crate::ErrorType::Model);
+        assert_eq!(
+            failure.errors()[0].error_type,
+            crate::records::error_type::ErrorType::Model
+        );
     }
 }

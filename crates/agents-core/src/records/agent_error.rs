@@ -3,7 +3,7 @@
 use inference::InferenceError;
 use thiserror::Error;
 
-use super::ErrorType;
+use crate::records::error_type::ErrorType;
 
 /// A failure of the agent loop or of a driver.
 ///
@@ -46,7 +46,7 @@ pub enum AgentError {
     },
     /// Another error, with context; classification and retryability look through it. Its
     /// text is the context only: the error underneath is its `source()` (see
-    /// [`error_chain`](crate::error_chain) for the whole chain in one line).
+    /// [`error_chain`](crate::records::agent_error::error_chain) for the whole chain in one line).
     #[error("{context}")]
     Context {
         /// What was being done.
@@ -150,7 +150,7 @@ mod tests {
         assert!(wrapped.is_retryable());
         assert_eq!(wrapped.to_string(), "step 3", "the cause is not repeated");
         assert_eq!(
-            crate::error_chain(&wrapped),
+            crate::records::agent_error::error_chain(&wrapped),
             "step 3: calling the model: rate limited by the provider (retry after 2.0s): slow down"
         );
         let timeout = AgentError::from(InferenceError::Timeout {

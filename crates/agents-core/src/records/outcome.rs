@@ -4,7 +4,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::{ContinuationDecision, ContinuationEvaluation, StopReason};
+use crate::records::decision::{ContinuationDecision, StopReason};
+use crate::records::evaluation::ContinuationEvaluation;
 
 /// The name a stop hook's veto is recorded under.
 const STOP_HOOK: &str = "StopHook";

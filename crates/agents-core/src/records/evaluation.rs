@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::{ContinuationDecision, StopReason};
+use crate::records::decision::{ContinuationDecision, StopReason};
 
 /// One criterion's decision, with a readable reason.
 ///

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentError, ErrorType};
+use crate::records::agent_error::AgentError;
+use crate::records::error_type::ErrorType;
 
 /// An error a step ran into, classified for the error policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,7 +26,10 @@ impl StepError {
 
 impl From<&AgentError> for StepError {
     fn from(error: &AgentError) -> Self {
-        Self::new(error.error_type(), crate::error_chain(error))
+        Self::new(
+            error.error_type(),
+            crate::records::agent_error::error_chain(error),
+        )
     }
 }
 

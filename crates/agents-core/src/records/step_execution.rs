@@ -6,7 +6,8 @@ use chrono::{DateTime, Utc};
 use inference::Usage;
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentStep, ContinuationOutcome};
+use crate::records::agent_step::AgentStep;
+use crate::records::outcome::ContinuationOutcome;
 
 /// A finished step with the continuation verdict that followed it and its timing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

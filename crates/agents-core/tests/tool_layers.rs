@@ -1,0 +1,231 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+//! The tool-call onion: the standard layers in their order, a user's layer around every call
+//! that runs (and only those), a layer that answers without running, a layer that fails the
+//! step, and the decided calls of a suspended run going through the same onion.
+
+use std::sync::{Arc, Mutex};
+
+use agents_core::testing::ScriptedDriver;
+use agents_core::tools::{standard_tool_layers, NextTool, ToolLayer, ToolScope};
+use agents_core::{
+    Agent, AgentError, AgentState, AgentStatus, ApprovalPolicy, ContinuationCriteria, FunctionTool,
+    StepsLimit, ToolCallLimits, ToolCallPresenceCheck, ToolError, ToolExecution, ToolFailureKind,
+};
+use async_trait::async_trait;
+use inference::InferenceResponse;
+use messages::ToolCall;
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Args {
+    n: u32,
+}
+
+/// Records the calls it sees and their outcomes.
+struct Audit(Arc<Mutex<Vec<String>>>);
+
+#[async_trait]
+impl ToolLayer for Audit {
+    async fn call(
+        &self,
+        call: ToolCall,
+        scope: &ToolScope<'_>,
+        next: NextTool<'_>,
+    ) -> Result<ToolExecution, AgentError> {
+        let name = format!("{}({})", call.name(), call.arguments()["n"]);
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{name} {}", scope.effects(call.name())));
+        let execution = next.run(call, scope).await?;
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{name} -> {}", execution.result_text()));
+        Ok(execution)
+    }
+}
+
+/// Refuses every call past the first of a step: a rate limiter.
+struct OnePerStep(Mutex<usize>);
+
+#[async_trait]
+impl ToolLayer for OnePerStep {
+    async fn call(
+        &self,
+        call: ToolCall,
+        scope: &ToolScope<'_>,
+        next: NextTool<'_>,
+    ) -> Result<ToolExecution, AgentError> {
+        let seen = {
+            let mut seen = self.0.lock().unwrap();
+            *seen += 1;
+            *seen
+        };
+        if seen > 1 {
+            return Ok(scope.refusal(call, ToolFailureKind::Blocked, "rate limited: one call"));
+        }
+        next.run(call, scope).await
+    }
+}
+
+/// Fails the step (as a journal that cannot be written would).
+struct Broken;
+
+#[async_trait]
+impl ToolLayer for Broken {
+    async fn call(
+        &self,
+        _call: ToolCall,
+        _scope: &ToolScope<'_>,
+        _next: NextTool<'_>,
+    ) -> Result<ToolExecution, AgentError> {
+        Err(AgentError::driver("the audit log is unreachable"))
+    }
+}
+
+fn counter(ran: Arc<Mutex<Vec<u32>>>) -> FunctionTool {
+    FunctionTool::new("count", "Counts", move |args: Args| {
+        ran.lock().unwrap().push(args.n);
+        async move { Ok::<_, ToolError>(format!("counted {}", args.n)) }
+    })
+    .with_effects(agents_core::ToolEffects::ReadOnly)
+}
+
+fn call(id: &str, n: u32) -> ToolCall {
+    ToolCall::new(id, "count", json!({ "n": n }))
+}
+
+fn agent(driver: ScriptedDriver, ran: Arc<Mutex<Vec<u32>>>) -> Agent {
+    Agent::new(driver).with_tool(counter(ran)).with_criteria(
+        ContinuationCriteria::new()
+            .with(ToolCallPresenceCheck::new())
+            .with(StepsLimit::new(5)),
+    )
+}
+
+#[test]
+fn the_standard_layers_read_as_the_order_they_run_in() {
+    let layers = standard_tool_layers();
+    let names: Vec<&str> = layers.layers().iter().map(|layer| layer.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "HoldForApproval",
+            "CapOutput",
+            "ReportCalls",
+            "RefuseRepeats",
+            "JournalCalls"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_users_layer_sees_the_calls_that_run_and_not_the_refused_repeats() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1), call("b", 1), call("c", 1)]),
+        InferenceResponse::text("done"),
+    ]);
+    let done = agent(driver, ran.clone())
+        .with_tool_limits(ToolCallLimits {
+            repeated_call_limit: Some(3),
+            ..ToolCallLimits::default()
+        })
+        .with_tool_layer(Audit(seen.clone()))
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    // The third identical call was refused outside the user's layer: it never saw it.
+    assert_eq!(*ran.lock().unwrap(), [1, 1]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "count(1) read-only",
+            "count(1) -> counted 1",
+            "count(1) read-only",
+            "count(1) -> counted 1"
+        ]
+    );
+    let kinds: Vec<_> = done
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .map(|e| e.failure_kind())
+        .collect();
+    assert_eq!(kinds, [None, None, Some(ToolFailureKind::Repeated)]);
+}
+
+#[tokio::test]
+async fn a_layer_may_answer_a_call_without_running_it() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1), call("b", 2)]),
+        InferenceResponse::text("done"),
+    ]);
+    let done = agent(driver, ran.clone())
+        .with_tool_layer(OnePerStep(Mutex::new(0)))
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(*ran.lock().unwrap(), [1]);
+    let step = done.steps().next().unwrap();
+    let results: Vec<String> = step
+        .tool_executions()
+        .iter()
+        .map(|e| e.result_text())
+        .collect();
+    assert_eq!(results, ["counted 1", "Error: rate limited: one call"]);
+}
+
+#[tokio::test]
+async fn a_layer_that_fails_fails_the_step_not_the_process() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([InferenceResponse::with_tool_calls([call("a", 1)])]);
+    let done = agent(driver, ran.clone())
+        .with_tool_layer(Broken)
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(done.status(), AgentStatus::Failed);
+    assert!(ran.lock().unwrap().is_empty());
+    let errors = done.current_step().unwrap().error_messages();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("the audit log is unreachable")),
+        "{errors:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_decided_call_runs_through_the_same_layers_when_the_run_resumes() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 7)]),
+        InferenceResponse::text("done"),
+    ]);
+    let agent = agent(driver, ran.clone())
+        .with_approvals(ApprovalPolicy::new().with_tools(["count"]))
+        .with_tool_layer(Audit(seen.clone()));
+    let waiting = agent
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(waiting.status(), AgentStatus::Suspended);
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a held call reaches no layer inside the hold"
+    );
+    let done = agent.execute(waiting.approve("a").unwrap()).await.unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(*ran.lock().unwrap(), [7]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["count(7) read-only", "count(7) -> counted 7"]
+    );
+}
