@@ -127,21 +127,12 @@ impl StepContext {
         infer: F,
     ) -> Result<inference::InferenceResponse, AgentError>
     where
-        F: std::future::Future<Output = Result<inference::InferenceResponse, AgentError>>,
+        F: std::future::Future<Output = Result<inference::InferenceResponse, AgentError>> + Send,
     {
         let Some(journal) = &self.journal else {
             return infer.await;
         };
-        if let Some(reply) = journal.recorded_reply(key).await? {
-            tracing::debug!(
-                key,
-                "reusing the model reply recorded before an interruption"
-            );
-            return Ok(reply);
-        }
-        let reply = infer.await?;
-        journal.record_reply(key, &reply).await?;
-        Ok(reply)
+        journal.journaled_reply(key, Box::pin(infer)).await
     }
 
     /// A copy with this cancellation token.
@@ -382,24 +373,18 @@ async fn journaled_call(
     tools: &Tools,
     tool_context: &ToolContext,
 ) -> Result<ToolExecution, AgentError> {
-    if let Some(execution) = journal.recorded_tool_result(call.id()).await? {
-        tracing::debug!(
-            call_id = call.id(),
-            "reusing the tool result recorded before an interruption"
-        );
-        return Ok(execution);
-    }
-    let executions = executor
-        .execute(std::slice::from_ref(call), tools, tool_context, false)
-        .await;
-    let Some(execution) = executions.iter().next().cloned() else {
-        return Err(AgentError::driver(format!(
-            "the tool executor returned no execution for call `{}`",
-            call.id()
-        )));
+    let run = async move {
+        let executions = executor
+            .execute(std::slice::from_ref(call), tools, tool_context, false)
+            .await;
+        executions.iter().next().cloned().ok_or_else(|| {
+            AgentError::driver(format!(
+                "the tool executor returned no execution for call `{}`",
+                call.id()
+            ))
+        })
     };
-    journal.record_tool_result(&execution).await?;
-    Ok(execution)
+    journal.journaled_tool_call(call, Box::pin(run)).await
 }
 
 /// Produces the next step: calls the model, runs the tools it asks for (through `executor`)

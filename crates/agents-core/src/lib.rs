@@ -96,7 +96,7 @@ pub use errors::{
     error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,
 };
 pub use events::{AgentEvent, AgentEvents, EventSource};
-pub use journal::{JournalError, StepJournal};
+pub use journal::{InferenceAction, JournalError, StepJournal, ToolCallAction};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };
