@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::{
-    Agent, AgentState, ContinuationCriteria, FunctionTool, StepsLimit, ToolCallPresenceCheck,
+    Agent, AgentState, ContinuationCriteria, ErrorPolicy, FunctionTool, StepsLimit,
+    ToolCallPresenceCheck,
 };
 use agents_restate::{register_deployment, serve, AgentSession, SessionClient};
 use async_trait::async_trait;
@@ -90,7 +91,7 @@ impl LanguageModel for Planner {
     ) -> Result<InferenceResponse, InferenceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if let Some(log) = &self.log {
-            append_line(log, "model");
+            append_line(log, &format!("model {}", std::process::id()));
         }
         let asked = request
             .messages
@@ -160,18 +161,41 @@ pub fn read_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The agent the tests serve: the planner, `append` (writes its line to `ledger`, prefixed
-/// with the session's agent id so sessions can share a ledger), `wait` (sleeps, or stops when
-/// the run is cancelled, noting both in the ledger).
+/// Where `append` kills its own process with SIGKILL: just before or just after writing
+/// `line`, the first time only (a marker file beside the ledger remembers it).
+#[derive(Clone, Debug)]
+pub enum KillAt {
+    Before(String),
+    After(String),
+}
+
+/// The agent the tests serve: the planner, `append` (writes its line to `ledger`), `wait`
+/// (sleeps, or stops when the run is cancelled, noting both in the ledger).
 pub fn agent(model: Planner, ledger: PathBuf) -> Agent {
+    agent_killing(model, ledger, None)
+}
+
+/// [`agent`] whose `append` dies at `kill`.
+pub fn agent_killing(model: Planner, ledger: PathBuf, kill: Option<KillAt>) -> Agent {
     let append_ledger = ledger.clone();
     let append = FunctionTool::new(
         "append",
         "Appends a line to the ledger.",
         move |args: Line| {
             let ledger = append_ledger.clone();
+            let kill = kill.clone();
             async move {
+                let marker = ledger.with_extension("killed");
+                let first = !marker.exists();
+                if first && matches!(&kill, Some(KillAt::Before(line)) if *line == args.line) {
+                    append_line(&marker, "before");
+                    die();
+                }
                 append_line(&ledger, &args.line);
+                if first && matches!(&kill, Some(KillAt::After(line)) if *line == args.line) {
+                    append_line(&marker, "after");
+                    die();
+                }
                 Ok::<_, String>(format!("wrote {}", args.line))
             }
         },
@@ -207,6 +231,18 @@ pub fn agent(model: Planner, ledger: PathBuf) -> Agent {
                 .with(ToolCallPresenceCheck::new())
                 .with(StepsLimit::new(20)),
         )
+        // A failed call (an interrupted one included) goes back to the model.
+        .with_error_policy(ErrorPolicy::retry_tool_errors(2))
+}
+
+/// SIGKILL to this process.
+pub fn die() -> ! {
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &std::process::id().to_string()])
+        .status();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
 }
 
 /// A service instance serving `session` on a free port of 127.0.0.1, stopped when dropped.
