@@ -24,7 +24,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::future::OptionFuture;
 use inference::InferenceResponse;
-use restate_sdk::context::{ContextSideEffects, ObjectContext, RunFuture, RunRetryPolicy};
+use restate_sdk::context::{
+    ContextAwakeables, ContextSideEffects, ObjectContext, RunFuture, RunRetryPolicy,
+};
 use restate_sdk::errors::{HandlerError, TerminalError};
 use restate_sdk::serde::Json;
 use serde::de::DeserializeOwned;
@@ -316,6 +318,12 @@ pub(crate) async fn drive<'a, 'ctx: 'a, R>(
     stepping: impl Future<Output = R>,
 ) -> R {
     tokio::pin!(stepping);
+    // Restate tells a handler about a cancellation only when it awaits a journal entry, and
+    // a `ctx.run` does not look while its closure runs. A never-resolved awakeable, awaited
+    // beside each action, lets a cancellation reach a tool (or a model call) in flight.
+    let (_, watcher) = ctx.awakeable::<()>();
+    tokio::pin!(watcher);
+    let mut watching = true;
     let mut queue: VecDeque<ActionRequest> = VecDeque::new();
     let mut current: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>> = None;
     loop {
@@ -329,6 +337,12 @@ pub(crate) async fn drive<'a, 'ctx: 'a, R>(
             result = &mut stepping => return result,
             Some(request) = requests.recv() => queue.push_back(request),
             Some(()) = OptionFuture::from(current.as_mut()) => current = None,
+            cancelled = &mut watcher, if watching && current.is_some() => {
+                watching = false;
+                if matches!(&cancelled, Err(error) if error.code() == CANCELLED) {
+                    token.cancel();
+                }
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ mod common;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agents_core::{AgentStatus, StopReason};
 use agents_restate::AgentSession;
@@ -52,4 +53,141 @@ async fn a_three_step_run_through_the_ingress_completes_with_each_effect_once() 
         2
     );
     assert!(client.state("never-used").await.unwrap().is_none());
+}
+
+/// Polls until `session` waits on a call, and answers its id.
+async fn waiting_call(client: &agents_restate::SessionClient, session: &str) -> String {
+    for _ in 0..400 {
+        if let Some(call) = client.pending_approvals(session).await.unwrap().first() {
+            return call.call_id.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{session} never waited for a decision");
+}
+
+/// What the model read for the call `id`.
+fn call_result(state: &agents_core::AgentState, id: &str) -> String {
+    state
+        .steps()
+        .flat_map(|step| step.tool_executions().iter().cloned().collect::<Vec<_>>())
+        .find(|execution| execution.id() == id)
+        .unwrap_or_else(|| panic!("the call {id} has a recorded execution"))
+        .result_text()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_and_rejections_through_the_ingress_decide_the_waiting_calls() {
+    let Some(restate) = restate("approvals_and_rejections") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger");
+    let agent = agent(Planner::new(), ledger.clone()).with_approval_required(["append"]);
+    let session =
+        AgentSession::new(Arc::new(agent)).with_name(unique_name("approvals_and_rejections"));
+    let (_instance, client) = start(&restate, session).await;
+
+    let invocation = client.send_later("a1", "lines a b").await.unwrap();
+    let first = waiting_call(&client, "a1").await;
+    assert_eq!(first, "call_0");
+    client.approve("a1", &first, None).await.unwrap();
+    // The second call waits in its own suspension.
+    let mut second = waiting_call(&client, "a1").await;
+    while second == first {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        second = waiting_call(&client, "a1").await;
+    }
+    client
+        .reject("a1", &second, "not b, thank you")
+        .await
+        .unwrap();
+    let reply = client.attach(&invocation).await.unwrap();
+
+    assert_eq!(reply.status, AgentStatus::Completed);
+    assert_eq!(
+        read_lines(&ledger),
+        ["a"],
+        "the approved call ran, the rejected one did not"
+    );
+    let state = client.state("a1").await.unwrap().unwrap();
+    assert!(call_result(&state, &second).contains("not b, thank you"));
+    assert!(client.pending_approvals("a1").await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_decision_within_the_approval_timeout_rejects_the_call() {
+    let Some(restate) = restate("no_decision_within_the_approval_timeout") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger");
+    let agent = agent(Planner::new(), ledger.clone()).with_approval_required(["append"]);
+    let session = AgentSession::new(Arc::new(agent))
+        .with_name(unique_name("approval_timeout"))
+        .with_approval_timeout(Some(Duration::from_millis(500)));
+    let (_instance, client) = start(&restate, session).await;
+
+    let reply = client.send("t1", "lines a").await.unwrap();
+
+    assert_eq!(reply.status, AgentStatus::Completed);
+    assert!(read_lines(&ledger).is_empty(), "the call never ran");
+    let state = client.state("t1").await.unwrap().unwrap();
+    assert!(
+        call_result(&state, "call_0").contains("no decision within the approval timeout"),
+        "{}",
+        call_result(&state, "call_0")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_invocation_leaves_a_valid_conversation() {
+    let Some(restate) = restate("a_cancelled_invocation") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger");
+    let agent = agent(Planner::new(), ledger.clone()).with_approval_required(["append"]);
+    let session = AgentSession::new(Arc::new(agent)).with_name(unique_name("cancel"));
+    let (_instance, client) = start(&restate, session).await;
+
+    // Cancelled inside a running tool call.
+    let invocation = client.send_later("c1", "wait").await.unwrap();
+    for _ in 0..400 {
+        if read_lines(&ledger).contains(&"wait started".to_owned()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(client.cancel("c1").await.unwrap(), "a send was running");
+    let reply = client.attach(&invocation).await.unwrap();
+    assert_eq!(reply.status, AgentStatus::Failed);
+    assert_eq!(reply.stop_reason, Some(StopReason::UserRequested));
+    assert!(read_lines(&ledger).contains(&"wait cancelled".to_owned()));
+    assert!(
+        reply.answer.is_some(),
+        "the cancelled run ends with a notice"
+    );
+    let state = client.state("c1").await.unwrap().unwrap();
+    common::assert_valid_conversation(&state);
+    assert!(!client.cancel("c1").await.unwrap(), "nothing runs any more");
+
+    // Cancelled while it waits for a decision.
+    let invocation = client.send_later("c2", "lines a").await.unwrap();
+    waiting_call(&client, "c2").await;
+    assert!(client.cancel("c2").await.unwrap());
+    let reply = client.attach(&invocation).await.unwrap();
+    assert_eq!(reply.status, AgentStatus::Failed);
+    assert_eq!(reply.stop_reason, Some(StopReason::UserRequested));
+    let state = client.state("c2").await.unwrap().unwrap();
+    common::assert_valid_conversation(&state);
+    assert!(client.pending_approvals("c2").await.unwrap().is_empty());
+    assert!(
+        !read_lines(&ledger).contains(&"a".to_owned()),
+        "the waiting call never ran"
+    );
+
+    // The session takes the next message.
+    let agent_reply = client.send("c2", "hello").await.unwrap();
+    assert_eq!(agent_reply.status, AgentStatus::Completed);
 }

@@ -1,8 +1,12 @@
-//! The service process killed (SIGKILL) inside a tool call and started again: Restate
-//! replays the invocation on the new process, which completes it. Model replies journaled
-//! before the kill are not asked for again; a completed effect is not applied twice; the call
-//! the kill interrupted is reported as interrupted, or run again when its tool is
-//! retry-safe.
+//! The service in processes of its own, killed and started again.
+//!
+//! - Killed (SIGKILL) inside a tool call: Restate replays the invocation on the new process,
+//!   which completes it. Model replies journaled before the kill are not asked for again; a
+//!   completed effect is not applied twice; the call the kill interrupted is reported as
+//!   interrupted, or run again when its tool is retry-safe.
+//! - Suspended for an approval: no process holds the run; the service is killed, a new one
+//!   started, and the approval sent through the ingress from this (third) process later
+//!   resumes the run.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
@@ -39,8 +43,11 @@ async fn service_child() {
     });
     let mut model = Planner::new();
     model.log = Some(dir.join("model.log"));
-    let mut session =
-        AgentSession::new(Arc::new(agent_killing(model, dir.join("ledger"), kill))).with_name(name);
+    let mut agent = agent_killing(model, dir.join("ledger"), kill);
+    if std::env::var("RESTATE_CHILD_APPROVAL").is_ok() {
+        agent = agent.with_approval_required(["append"]);
+    }
+    let mut session = AgentSession::new(Arc::new(agent)).with_name(name);
     if std::env::var("RESTATE_CHILD_RETRY_SAFE").is_ok() {
         session = session.with_retry_safe_tools(["append"]);
     }
@@ -66,6 +73,17 @@ struct Service {
 
 impl Service {
     fn spawn(dir: &Path, name: &str, port: u16, kill: Option<&str>, retry_safe: bool) -> Self {
+        Self::spawn_with(dir, name, port, kill, retry_safe, false)
+    }
+
+    fn spawn_with(
+        dir: &Path,
+        name: &str,
+        port: u16,
+        kill: Option<&str>,
+        retry_safe: bool,
+        approval: bool,
+    ) -> Self {
         let mut command = Command::new(std::env::current_exe().unwrap());
         command
             .args([
@@ -81,10 +99,15 @@ impl Service {
             Some(kill) => command.env("RESTATE_CHILD_KILL", kill),
             None => command.env_remove("RESTATE_CHILD_KILL"),
         };
-        if retry_safe {
-            command.env("RESTATE_CHILD_RETRY_SAFE", "1");
-        } else {
-            command.env_remove("RESTATE_CHILD_RETRY_SAFE");
+        for (variable, on) in [
+            ("RESTATE_CHILD_RETRY_SAFE", retry_safe),
+            ("RESTATE_CHILD_APPROVAL", approval),
+        ] {
+            if on {
+                command.env(variable, "1");
+            } else {
+                command.env_remove(variable);
+            }
         }
         Self {
             child: command.spawn().unwrap(),
@@ -230,4 +253,58 @@ async fn killed_before_the_effect_a_retry_safe_call_runs_again_once() {
     assert_eq!((before, after), (2, 2), "no model reply asked for twice");
     let b_result = call_result(&state, "call_1");
     assert_eq!(b_result, "wrote b");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_sent_later_through_the_ingress_resumes_a_run_no_process_held() {
+    let Some(restate) = restate("an_approval_sent_later") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let name = unique_name("approval_later");
+    let port = free_port();
+    let mut first = Service::spawn_with(dir.path(), &name, port, None, false, true);
+    wait_for_port(port).await;
+    register_deployment(&restate.admin, &format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let client = SessionClient::new(&restate.ingress)
+        .unwrap()
+        .with_object_name(&name);
+    let invocation = client.send_later("p1", "lines a").await.unwrap();
+    let mut waiting = Vec::new();
+    for _ in 0..300 {
+        waiting = client.pending_approvals("p1").await.unwrap();
+        if !waiting.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(waiting.len(), 1, "the run waits for one decision");
+    assert_eq!(waiting[0].tool_name, "append");
+    assert_eq!(waiting[0].arguments, serde_json::json!({"line": "a"}));
+
+    // Nothing holds the run: its service dies, time passes, another one starts.
+    first.child.kill().unwrap();
+    let _ = first.exit_status().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _second = Service::spawn_with(dir.path(), &name, port, None, false, true);
+    let unknown = client
+        .approve("p1", "no-such-call", None)
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.status(), Some(404), "{unknown}");
+    client
+        .approve("p1", &waiting[0].call_id, None)
+        .await
+        .unwrap();
+
+    let reply = tokio::time::timeout(Duration::from_secs(60), client.attach(&invocation))
+        .await
+        .expect("the approved run completes")
+        .unwrap();
+    assert_eq!(reply.status, AgentStatus::Completed);
+    assert_eq!(reply.answer.as_deref(), Some("wrote 1 lines"));
+    assert_eq!(read_lines(&dir.path().join("ledger")), ["a"], "ran once");
+    assert!(client.pending_approvals("p1").await.unwrap().is_empty());
 }
