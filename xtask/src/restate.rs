@@ -152,7 +152,8 @@ fn start() -> Result<(), String> {
 }
 
 /// The server's configuration: loopback only, small (2 partitions, 256 MiB of RocksDB
-/// memory: CI machines have 2 cores), no telemetry, retries quick enough for tests.
+/// memory: CI machines have 2 cores), no telemetry, no fsync of its log (it is thrown
+/// away), retries quick enough for tests.
 fn config_text(dir: &Path, ingress: u16, admin: u16, fabric: u16) -> String {
     format!(
         r#"roles = ["http-ingress", "admin", "worker", "log-server", "metadata-server"]
@@ -175,6 +176,13 @@ exponentiation-factor = 2.0
 max-interval = "1s"
 max-attempts = 200
 on-max-attempts = "pause"
+
+# A throwaway server: no fsync of the log (like the Postgres test cluster's fsync=off).
+[bifrost.local]
+rocksdb-disable-wal-fsync = true
+
+[log-server]
+rocksdb-disable-wal-fsync = true
 
 [admin]
 bind-address = "127.0.0.1:{admin}"

@@ -100,7 +100,7 @@ impl SessionClient {
             &mut url,
             &["restate", "invocation", invocation_id, "attach"],
         );
-        self.request(
+        send_json(
             self.http.get(url),
             format!("attaching to invocation {invocation_id}"),
         )
@@ -193,32 +193,28 @@ impl SessionClient {
         if let Some(body) = body {
             request = request.json(body);
         }
-        self.request(
+        send_json(
             request,
             format!("{} of session `{session}`", path.join("/")),
         )
         .await
     }
-
-    async fn request<T: DeserializeOwned>(
-        &self,
-        request: reqwest::RequestBuilder,
-        what: String,
-    ) -> Result<T, RestateError> {
-        send_json(request, what).await
-    }
 }
 
 /// Registers the service endpoint listening at `endpoint` (e.g. `http://127.0.0.1:9080`)
 /// with the Restate server whose admin API is at `admin` (e.g. `http://127.0.0.1:9070`), so
-/// the ingress routes `AgentSession` calls to it. Registering the same endpoint again
-/// updates it (`force`); a second instance of the service is a second registration... of
-/// another URI only when its handlers are the same (Restate keeps the latest deployment per
-/// service; run instances behind one URI, e.g. a load balancer, to share sessions).
+/// the ingress routes the session object's invocations to it.
+///
+/// Restate sends a service's new invocations to its latest deployment, and an invocation
+/// replays on the deployment it started on. A registration at a URI already registered
+/// replaces that deployment (`force`), which suits development and tests; in production
+/// register each version of the service at a URI of its own so runs in flight keep the code
+/// they started with. Several instances of one version share one URI behind a load balancer
+/// (docs/distributed.md).
 ///
 /// # Errors
 /// A [`RestateError`]: unreachable admin API, or Restate refused the endpoint (it could not
-/// reach it, or the service's handlers changed incompatibly).
+/// reach it, or it does not speak a protocol version Restate supports).
 pub async fn register_deployment(admin: &str, endpoint: &str) -> Result<(), RestateError> {
     let mut url = base_url(admin)?;
     push_segments(&mut url, &["deployments"]);
@@ -275,5 +271,51 @@ fn base_url(url: &str) -> Result<Url, RestateError> {
 fn push_segments(url: &mut Url, segments: &[&str]) {
     if let Ok(mut path) = url.path_segments_mut() {
         path.pop_if_empty().extend(segments);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_id_stays_one_path_segment_whatever_it_holds() {
+        for id in [
+            "../admin",
+            "a/b",
+            "x?handler=approve",
+            "#frag",
+            "%2F",
+            "sp ace",
+            "ü",
+        ] {
+            let mut url = base_url("http://127.0.0.1:8080/").unwrap();
+            push_segments(&mut url, &[OBJECT_NAME, id, "state"]);
+            let segments: Vec<&str> = url.path_segments().unwrap().collect();
+            assert_eq!(segments.len(), 3, "{id} -> {url}");
+            assert_eq!(segments[0], OBJECT_NAME);
+            assert_eq!(segments[2], "state");
+            assert!(
+                url.query().is_none() && url.fragment().is_none(),
+                "{id} -> {url}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_http_urls_are_accepted() {
+        for bad in [
+            "",
+            "restate:8080",
+            "file:///etc/passwd",
+            "mailto:a@b",
+            "ftp://x",
+        ] {
+            assert!(
+                matches!(SessionClient::new(bad), Err(RestateError::Url { .. })),
+                "{bad}"
+            );
+        }
+        assert!(SessionClient::new("https://restate.internal:8080").is_ok());
     }
 }

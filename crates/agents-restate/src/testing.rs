@@ -42,13 +42,16 @@ impl RoundRobinProxy {
         }
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
         let client: Client<HttpConnector, Incoming> = Client::builder(TokioExecutor::new())
             .http2_only(true)
-            .build_http();
+            .build(connector);
         let backends: Arc<[SocketAddr]> = backends.into();
         let next = Arc::new(AtomicUsize::new(0));
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
                 let client = client.clone();
                 let backends = Arc::clone(&backends);
                 let next = Arc::clone(&next);

@@ -191,3 +191,93 @@ async fn a_cancelled_invocation_leaves_a_valid_conversation() {
     let agent_reply = client.send("c2", "hello").await.unwrap();
     assert_eq!(agent_reply.status, AgentStatus::Completed);
 }
+
+/// The planner, after failing `failures` times with a retryable error (a timeout).
+struct Flaky {
+    failures: std::sync::atomic::AtomicUsize,
+    attempts: Arc<std::sync::atomic::AtomicUsize>,
+    inner: Planner,
+}
+
+#[async_trait::async_trait]
+impl inference::LanguageModel for Flaky {
+    async fn complete(
+        &self,
+        request: inference::InferenceRequest,
+    ) -> Result<inference::InferenceResponse, inference::InferenceError> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        let left = self.failures.load(Ordering::SeqCst);
+        if left > 0 {
+            self.failures.store(left - 1, Ordering::SeqCst);
+            return Err(inference::InferenceError::Timeout {
+                after: Duration::from_millis(1),
+            });
+        }
+        self.inner.complete(request).await
+    }
+}
+
+fn flaky_session(
+    failures: usize,
+    attempts: u32,
+) -> (
+    AgentSession,
+    Arc<std::sync::atomic::AtomicUsize>,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let model = Flaky {
+        failures: std::sync::atomic::AtomicUsize::new(failures),
+        attempts: Arc::clone(&counter),
+        inner: Planner::new(),
+    };
+    let agent = agents_core::Agent::new(drivers_toolcalling::ToolCallingDriver::new(model))
+        .with_processors(agents_processing::standard_processors(
+            agents_processing::TraceRetention::Ephemeral,
+        ));
+    let session = AgentSession::new(Arc::new(agent))
+        .with_name(unique_name("flaky"))
+        .with_model_retry(
+            agents_restate::RunRetryPolicy::new()
+                .initial_delay(Duration::from_millis(10))
+                .max_attempts(attempts),
+        );
+    (session, counter, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restate_retries_a_retryable_model_error_and_records_the_one_that_outlasts_the_policy() {
+    let Some(restate) = restate("restate_retries_a_retryable_model_error") else {
+        return;
+    };
+    let (session, attempts, _dir) = flaky_session(2, 5);
+    let (_instance, client) = start(&restate, session).await;
+    let reply = client.send("f1", "hello").await.unwrap();
+    assert_eq!(reply.status, AgentStatus::Completed);
+    assert_eq!(reply.answer.as_deref(), Some("done"));
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        3,
+        "two timeouts, then the reply"
+    );
+
+    let (session, attempts, _dir) = flaky_session(100, 3);
+    let (_instance, client) = start(&restate, session).await;
+    let reply = client.send("f2", "hello").await.unwrap();
+    assert_eq!(reply.status, AgentStatus::Failed, "the policy gave up");
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        3,
+        "as many attempts as the policy allows"
+    );
+    let state = client.state("f2").await.unwrap().unwrap();
+    let step = state.current_step().expect("a failure step");
+    assert!(
+        step.errors()
+            .iter()
+            .any(|e| e.message.contains("timed out")),
+        "the failure says why: {:?}",
+        step.errors()
+    );
+}
