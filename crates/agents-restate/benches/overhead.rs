@@ -154,13 +154,13 @@ async fn main() {
         Ok(url) => {
             let store = PostgresSessionStore::connect(&url).await.unwrap();
             let _ = local
-                .session(&store, &format!("warm-{stamp}"))
+                .session(&store, format!("warm-{stamp}"))
                 .send("go")
                 .await;
             let started = Instant::now();
             for i in 0..runs {
                 let state = local
-                    .session(&store, &format!("bench-{stamp}-{i}"))
+                    .session(&store, format!("bench-{stamp}-{i}"))
                     .send("go")
                     .await
                     .unwrap();
