@@ -198,7 +198,9 @@ async fn main() {
     let two_instances = throughput(&client, "t", sessions).await;
 
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
-    println!("{STEPS}-step executions, {runs} runs each, one at a time; {sessions} sessions at once for the throughput; {cores} cores\n");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load.split_whitespace().next().unwrap_or("?");
+    println!("{STEPS}-step executions, {runs} runs each, one at a time; {sessions} sessions at once for the throughput; {cores} cores, load average {load}\n");
     println!("| | per step | per {STEPS}-step execution |");
     println!("|---|---:|---:|");
     for (label, value) in [
