@@ -107,8 +107,10 @@ fn start() -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("agents-restate-{}-{stamp}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let [ingress, admin, fabric] = free_ports()?;
+    let identity = request_identity(&dir);
     let config = dir.join("restate.toml");
-    std::fs::write(&config, config_text(&dir, ingress, admin, fabric))
+    let key_file = identity.as_ref().map(|(file, _)| file.as_path());
+    std::fs::write(&config, config_text(&dir, ingress, admin, fabric, key_file))
         .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
     let log_path = dir.join("restate.log");
     let log = std::fs::File::create(&log_path)
@@ -144,6 +146,9 @@ fn start() -> Result<(), String> {
     println!("AGENTS_TEST_RESTATE_INGRESS=http://127.0.0.1:{ingress}");
     println!("AGENTS_TEST_RESTATE_ADMIN=http://127.0.0.1:{admin}");
     println!("AGENTS_TEST_RESTATE_DIR={}", dir.display());
+    if let Some((_, public_key)) = identity {
+        println!("AGENTS_TEST_RESTATE_IDENTITY={public_key}");
+    }
     eprintln!(
         "restate-server {RESTATE_VERSION} pid {pid}, log {}",
         log_path.display()
@@ -154,7 +159,20 @@ fn start() -> Result<(), String> {
 /// The server's configuration: loopback only, small (2 partitions, 256 MiB of RocksDB
 /// memory: CI machines have 2 cores), no telemetry, no fsync of its log (it is thrown
 /// away), retries quick enough for tests.
-fn config_text(dir: &Path, ingress: u16, admin: u16, fabric: u16) -> String {
+fn config_text(
+    dir: &Path,
+    ingress: u16,
+    admin: u16,
+    fabric: u16,
+    identity_key: Option<&Path>,
+) -> String {
+    let invoker = identity_key.map_or_else(String::new, |key| {
+        format!(
+            "\n# Requests to services are signed with this key (services may check the signature).\n\
+             [worker.invoker]\nrequest-identity-private-key-pem-file = \"{}\"\n",
+            key.display()
+        )
+    });
     format!(
         r#"roles = ["http-ingress", "admin", "worker", "log-server", "metadata-server"]
 node-name = "agents-test"
@@ -190,9 +208,64 @@ disable-web-ui = true
 
 [ingress]
 bind-address = "127.0.0.1:{ingress}"
-"#,
+{invoker}"#,
         base = dir.join("data").display(),
     )
+}
+
+/// A fresh Ed25519 key for signing Restate's requests to services (`openssl genpkey`), and
+/// its public key as services name it (`publickeyv1_` + base58 of the raw key). `None`, with
+/// a note, when openssl is not installed.
+fn request_identity(dir: &Path) -> Option<(PathBuf, String)> {
+    let key = dir.join("identity.pem");
+    let generated = Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out"])
+        .arg(&key)
+        .output()
+        .is_ok_and(|output| output.status.success());
+    let public = generated
+        .then(|| {
+            Command::new("openssl")
+                .args(["pkey", "-pubout", "-outform", "DER", "-in"])
+                .arg(&key)
+                .output()
+                .ok()
+        })
+        .flatten()
+        .filter(|output| output.status.success() && output.stdout.len() == 44);
+    let Some(public) = public else {
+        eprintln!("note: no openssl, so Restate's requests to services are not signed");
+        return None;
+    };
+    // SPKI DER of an Ed25519 key: a 12-byte header, then the 32-byte key.
+    Some((key, format!("publickeyv1_{}", base58(&public.stdout[12..]))))
+}
+
+/// Bitcoin-alphabet base58 (what Restate's key names use).
+fn base58(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    let mut digits: Vec<u8> = Vec::new();
+    for &byte in bytes {
+        let mut carry = u32::from(byte);
+        for digit in &mut digits {
+            carry += u32::from(*digit) << 8;
+            *digit = (carry % 58) as u8;
+            carry /= 58;
+        }
+        while carry > 0 {
+            digits.push((carry % 58) as u8);
+            carry /= 58;
+        }
+    }
+    let zeros = bytes.iter().take_while(|&&b| b == 0).count();
+    std::iter::repeat_n('1', zeros)
+        .chain(
+            digits
+                .iter()
+                .rev()
+                .map(|&d| char::from(ALPHABET[usize::from(d)])),
+        )
+        .collect()
 }
 
 /// Stops the server of `dir` and removes `dir`.
@@ -248,4 +321,18 @@ fn free_ports() -> Result<[u16; 3], String> {
             .port();
     }
     Ok(ports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base58;
+
+    #[test]
+    fn base58_matches_the_bitcoin_alphabet() {
+        assert_eq!(base58(b""), "");
+        assert_eq!(base58(&[0]), "1");
+        assert_eq!(base58(&[0, 0, 1]), "112");
+        assert_eq!(base58(b"hello world"), "StV1DL6CwTryKyV");
+        assert_eq!(base58(&[255; 4]), "7YXq9G");
+    }
 }

@@ -15,6 +15,15 @@ pub enum RestateError {
         /// The name as given.
         name: String,
     },
+    /// A request-identity key is not a Restate public key (`publickeyv1_...`).
+    #[error("`{key}` is not a Restate request-identity public key (publickeyv1_...)")]
+    IdentityKey {
+        /// The key as given.
+        key: String,
+        /// Why it was refused.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Restate could not be reached (connection refused, reset, timed out).
     #[error("cannot reach Restate for {what}; is it running (cargo xtask restate start)?")]
     Unreachable {

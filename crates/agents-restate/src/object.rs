@@ -56,6 +56,7 @@ pub struct AgentSession {
     approval_timeout: Option<Duration>,
     retry_safe: RetrySafe,
     model_retry: RunRetryPolicy,
+    identity_keys: Vec<String>,
 }
 
 impl AgentSession {
@@ -74,7 +75,22 @@ impl AgentSession {
                 .max_delay(Duration::from_secs(30))
                 .max_attempts(5)
                 .max_duration(Duration::from_secs(120)),
+            identity_keys: Vec::new(),
         }
+    }
+
+    /// Accepts only requests signed by the Restate server holding the private half of `key`
+    /// (`publickeyv1_...`, the key Restate's `request-identity-private-key-pem-file` names);
+    /// any other request gets 401, so reaching the service's port is not enough to invoke
+    /// it. Give several keys while rotating.
+    pub fn with_identity_key(mut self, key: impl Into<String>) -> Self {
+        self.identity_keys.push(key.into());
+        self
+    }
+
+    /// The public keys of the Restate servers whose requests are accepted (none: any).
+    pub fn identity_keys(&self) -> &[String] {
+        &self.identity_keys
     }
 
     /// Serves the sessions as the virtual object `name` instead of `AgentSession` (one name

@@ -22,12 +22,23 @@ use crate::object::AgentSession;
 /// How long connections in flight get to finish after shutdown.
 const DRAIN: Duration = Duration::from_secs(10);
 
-/// The Restate endpoint serving `session` under its name (for a server of your own).
+/// The Restate endpoint serving `session` under its name, checking the request identity
+/// when the session names keys (for a server of your own).
 ///
 /// # Errors
-/// [`RestateError::Name`] when the session's name is not a valid service name.
+/// [`RestateError::Name`] when the session's name is not a valid service name,
+/// [`RestateError::IdentityKey`] when one of its identity keys cannot be read.
 pub fn endpoint(session: AgentSession) -> Result<Endpoint, RestateError> {
-    Ok(Endpoint::builder().bind(definition(session)?).build())
+    let mut builder = Endpoint::builder();
+    for key in session.identity_keys() {
+        builder = builder
+            .identity_key(key)
+            .map_err(|source| RestateError::IdentityKey {
+                key: key.clone(),
+                source: Box::new(source),
+            })?;
+    }
+    Ok(builder.bind(definition(session)?).build())
 }
 
 /// Serves `session` on `listener` (HTTP/2, what Restate speaks to services) until `shutdown`
@@ -35,7 +46,7 @@ pub fn endpoint(session: AgentSession) -> Result<Endpoint, RestateError> {
 /// with [`register_deployment`](crate::register_deployment) so Restate sends it invocations.
 ///
 /// # Errors
-/// [`RestateError::Name`] when the session's name is not a valid service name.
+/// As [`endpoint`].
 pub async fn serve(
     session: AgentSession,
     listener: TcpListener,
