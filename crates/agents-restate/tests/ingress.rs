@@ -172,24 +172,39 @@ async fn a_cancelled_invocation_leaves_a_valid_conversation() {
     common::assert_valid_conversation(&state);
     assert!(!client.cancel("c1").await.unwrap(), "nothing runs any more");
 
-    // Cancelled while it waits for a decision.
+    // Cancelled while it waits for a decision, with the next message queued behind it.
     let invocation = client.send_later("c2", "lines a").await.unwrap();
     waiting_call(&client, "c2").await;
+    let queued = client.send_later("c2", "hello").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        client.state("c2").await.unwrap().unwrap().status(),
+        AgentStatus::Suspended,
+        "the second message waits its turn"
+    );
     assert!(client.cancel("c2").await.unwrap());
     let reply = client.attach(&invocation).await.unwrap();
     assert_eq!(reply.status, AgentStatus::Failed);
     assert_eq!(reply.stop_reason, Some(StopReason::UserRequested));
-    let state = client.state("c2").await.unwrap().unwrap();
-    common::assert_valid_conversation(&state);
-    assert!(client.pending_approvals("c2").await.unwrap().is_empty());
     assert!(
         !read_lines(&ledger).contains(&"a".to_owned()),
         "the waiting call never ran"
     );
-
-    // The session takes the next message.
-    let agent_reply = client.send("c2", "hello").await.unwrap();
-    assert_eq!(agent_reply.status, AgentStatus::Completed);
+    let next = client.attach(&queued).await.unwrap();
+    assert_eq!(
+        next.status,
+        AgentStatus::Completed,
+        "the queued message ran next"
+    );
+    let state = client.state("c2").await.unwrap().unwrap();
+    common::assert_valid_conversation(&state);
+    assert!(client.pending_approvals("c2").await.unwrap().is_empty());
+    let users = state
+        .messages()
+        .iter()
+        .filter(|m| m.role() == messages::Role::User)
+        .count();
+    assert_eq!(users, 2, "both messages are in the conversation");
 }
 
 /// The planner, after failing `failures` times with a retryable error (a timeout).
