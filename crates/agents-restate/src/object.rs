@@ -136,6 +136,18 @@ impl AgentSession {
     }
 }
 
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("name", &self.name)
+            .field("agent", &self.agent.name())
+            .field("approval_timeout", &self.approval_timeout)
+            .field("model_retry", &self.model_retry)
+            .field("identity_keys", &self.identity_keys.len())
+            .finish_non_exhaustive()
+    }
+}
+
 #[restate_sdk::object(name = "AgentSession")]
 impl AgentSession {
     /// Appends the user message and runs the execution to its end, waiting for decisions
