@@ -148,21 +148,12 @@ impl StepContext {
         infer: F,
     ) -> Result<inference::InferenceResponse, AgentError>
     where
-        F: std::future::Future<Output = Result<inference::InferenceResponse, AgentError>>,
+        F: std::future::Future<Output = Result<inference::InferenceResponse, AgentError>> + Send,
     {
         let Some(journal) = &self.journal else {
             return infer.await;
         };
-        if let Some(reply) = journal.recorded_reply(key).await? {
-            tracing::debug!(
-                key,
-                "reusing the model reply recorded before an interruption"
-            );
-            return Ok(reply);
-        }
-        let reply = infer.await?;
-        journal.record_reply(key, &reply).await?;
-        Ok(reply)
+        journal.journaled_reply(key, Box::pin(infer)).await
     }
 
     /// A copy with this cancellation token.

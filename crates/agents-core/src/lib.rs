@@ -104,7 +104,7 @@ pub use errors::error_policy::ErrorPolicy;
 pub use events::agent_event::{AgentEvent, EventSource};
 pub use events::agent_events::AgentEvents;
 pub use ids::{IdSource, SequentialIds, UuidV7Ids};
-pub use journal::{JournalError, StepJournal};
+pub use journal::{InferenceAction, JournalError, StepJournal, ToolCallAction};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };

@@ -80,7 +80,13 @@ pub use agents_core as core;
 /// MCP servers' tools as agent tools (the `agents-mcp` crate; feature `mcp`, on by default).
 #[cfg(feature = "mcp")]
 pub use agents_mcp as mcp;
+
 pub use agents_processing as processing;
+/// Agents as durable services on Restate: a session is a virtual object, every model and tool
+/// call a journaled action, approvals are awakeables (the `agents-restate` crate; feature
+/// `restate`; see `docs/distributed.md`).
+#[cfg(feature = "restate")]
+pub use agents_restate as restate;
 /// Durable sessions (feature `sessions`, on by default): see [`agents_sessions`].
 #[cfg(feature = "sessions")]
 pub use agents_sessions as sessions;

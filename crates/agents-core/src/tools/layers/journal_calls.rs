@@ -7,10 +7,11 @@ use crate::records::agent_error::AgentError;
 use crate::records::tool_execution::ToolExecution;
 use crate::tools::layer::{NextTool, ToolLayer, ToolScope};
 
-/// With a [`StepJournal`](crate::StepJournal) (durable sessions give one per step), a call
-/// whose result the journal holds returns that result without running; every other call's
-/// result is recorded, durably, as soon as it finishes. Without a journal it only passes the
-/// call on.
+/// With a [`StepJournal`](crate::StepJournal) (durable sessions give one per step), the call
+/// goes through [`StepJournal::journaled_tool_call`](crate::StepJournal::journaled_tool_call):
+/// a call whose result the journal holds returns that result without running; every other
+/// call's result is recorded, durably, as soon as it finishes. Without a journal it only passes
+/// the call on.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JournalCalls;
 
@@ -25,16 +26,10 @@ impl ToolLayer for JournalCalls {
         let Some(journal) = scope.journal() else {
             return next.run(call, scope).await;
         };
-        if let Some(execution) = journal.recorded_tool_result(call.id()).await? {
-            tracing::debug!(
-                call_id = call.id(),
-                "reusing the tool result recorded before an interruption"
-            );
-            return Ok(execution);
-        }
-        let execution = next.run(call, scope).await?;
-        journal.record_tool_result(&execution).await?;
-        Ok(execution)
+        let recorded = call.clone();
+        journal
+            .journaled_tool_call(&recorded, Box::pin(next.run(call, scope)))
+            .await
     }
 
     fn name(&self) -> &str {
