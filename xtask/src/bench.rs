@@ -6,6 +6,10 @@
 //! `--quick` uses short criterion runs and a smaller scale run, and writes its report under the
 //! target directory instead of `docs/` (a smoke run must not overwrite the real numbers).
 //!
+//! `--scale` runs only `bench-scale` (runs per second by worker count, own and shared starting
+//! states) and writes `target/bench/scale.json`; the release binary it builds,
+//! `target/release/bench-scale`, runs anywhere on its own (`--max-workers N --out DIR`).
+//!
 //! Target directories: the workspace's `CARGO_TARGET_DIR` (or `target/`), and for rig-compare
 //! `RIG_COMPARE_TARGET_DIR` (or `target/rig-compare`), so rig's build is kept between runs.
 
@@ -22,6 +26,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         target,
         rig_target,
     } = BenchDirs::from_env()?;
+    if args.iter().any(|a| a == "--scale") {
+        return scale(&root, &target, quick);
+    }
     let docs = if quick {
         target.join("bench-quick")
     } else {
@@ -34,6 +41,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         agents.env("AGENTS_BENCH_QUICK", "1");
     }
     Step::new("criterion: overhead and serialization", agents).run()?;
+
+    let mut encoding = cargo(&["bench", "-p", "agents-bench", "--bench", "encoding"]);
+    encoding.current_dir(&root).env("CARGO_TARGET_DIR", &target);
+    if quick {
+        encoding.env("AGENTS_BENCH_QUICK", "1");
+    }
+    Step::new(
+        "criterion: request encoding, HTTP step, text recovery",
+        encoding,
+    )
+    .run()?;
 
     let mut rig_criterion = None;
     if !skip_rig {
@@ -71,6 +89,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Step::new("bench-report", report).run()?;
     eprintln!("report: {}", docs.join("benchmarks.md").display());
     Ok(())
+}
+
+/// `--scale`: builds and runs `bench-scale`, which prints runs per second by worker count and
+/// writes `target/bench/scale.json`.
+fn scale(root: &Path, target: &Path, quick: bool) -> Result<(), String> {
+    let mut command = cargo(&[
+        "run",
+        "--release",
+        "-p",
+        "agents-bench",
+        "--bin",
+        "bench-scale",
+        "--",
+    ]);
+    command.current_dir(root).env("CARGO_TARGET_DIR", target);
+    command.arg("--out").arg(target.join("bench"));
+    if quick {
+        command.args(["--seconds", "0.3"]);
+    }
+    Step::new("bench-scale: runs per second by worker count", command).run()
 }
 
 /// Where the benchmarks run: the workspace root, the workspace's target directory

@@ -58,7 +58,8 @@ fn print_help() {
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
          eval    task success of `agents run` on local Qwen 0.5B/1.5B models, written to target/eval-report.md\n          \
          (--models 0.5b,1.5b --modes separated,legacy --drivers toolcalling,react --tasks 1,2 --timeout S --max-steps N --agents PATH --out NAME)\n  \
-         bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n  \
+         bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig;\n  \
+                 --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \

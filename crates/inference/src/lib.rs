@@ -42,12 +42,14 @@
 
 mod catalog;
 mod cost;
+mod encoding;
 mod error;
 mod event;
 mod finish_reason;
 mod http;
 pub mod lenient_json;
 mod model;
+mod model_settings;
 pub mod providers;
 mod request;
 mod response;
@@ -57,6 +59,7 @@ mod usage;
 
 pub use catalog::{CatalogError, ModelCatalog, ModelInfo, MODEL_CATALOG_ENV};
 pub use cost::Cost;
+pub use encoding::body::RequestBody;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;
@@ -66,6 +69,7 @@ pub use http::retry::{parse_retry_after, RetryPolicy};
 pub use http::secret::{IntoApiKey, SecretString};
 pub use http::sse::{SseEvent, SseParser};
 pub use model::{collect_stream, InferenceStream, LanguageModel};
+pub use model_settings::ModelSettings;
 pub use providers::anthropic::{Anthropic, AnthropicBuilder};
 pub use providers::openai::{OpenAiCompatible, OpenAiCompatibleBuilder};
 pub use request::{InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};

@@ -320,6 +320,13 @@ impl<'a> Iterator for MessagesIter<'a> {
         item
     }
 
+    /// Jumps to the message `n` places on without visiting those between, so `skip(k)`
+    /// costs one lookup rather than `k`.
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        self.front = self.front.saturating_add(n).min(self.back);
+        self.next()
+    }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
         let left = self.back - self.front;
         (left, Some(left))
@@ -417,6 +424,21 @@ mod tests {
             Message::tool_result("c1", "t", "ok"),
             Message::assistant("done"),
         ])
+    }
+
+    #[test]
+    fn skipping_and_stepping_from_both_ends_agree_with_indices() {
+        let long: Messages = (0..100).map(|i| Message::user(format!("m{i}"))).collect();
+        for k in [0, 1, 31, 32, 33, 99, 100, 150] {
+            let texts: Vec<String> = long.iter().skip(k).map(Message::text).collect();
+            let expected: Vec<String> = (k.min(100)..100).map(|i| format!("m{i}")).collect();
+            assert_eq!(texts, expected, "skip {k}");
+        }
+        let mut iter = long.iter();
+        assert_eq!(iter.nth(10).map(Message::text).as_deref(), Some("m10"));
+        assert_eq!(iter.next_back().map(Message::text).as_deref(), Some("m99"));
+        assert_eq!(iter.nth(87).map(Message::text).as_deref(), Some("m98"));
+        assert!(iter.next().is_none());
     }
 
     #[test]

@@ -16,6 +16,79 @@ enum Node<T> {
     Leaf(Vec<T>),
 }
 
+/// Most segments in a tail before appending copies it into one: bounds the walk to an
+/// element of the tail.
+const MAX_SEGMENTS: usize = 8;
+
+/// A piece of the tail (the last, not yet full, leaf), newest first. A segment shared by
+/// several vectors is never changed: a vector that appends after a shared segment starts a
+/// new one in front of it. So a clone that appends neither copies the elements it shares nor
+/// touches their reference counts, which would make every core that branches from one shared
+/// history write to the same cache lines.
+#[derive(Debug)]
+struct Segment<T> {
+    prev: Option<Arc<Segment<T>>>,
+    /// Elements in `prev` and the segments before it.
+    before: usize,
+    /// Segments in the chain, this one included.
+    depth: usize,
+    items: Vec<T>,
+}
+
+impl<T> Segment<T> {
+    fn with_capacity(prev: Option<Arc<Segment<T>>>, capacity: usize) -> Self {
+        let (before, depth) = prev
+            .as_ref()
+            .map_or((0, 1), |p| (p.before + p.items.len(), p.depth + 1));
+        Self {
+            prev,
+            before,
+            depth,
+            items: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.before + self.items.len()
+    }
+
+    /// The elements from `local` (an index into the whole tail) to the end of their segment.
+    fn slice_at(&self, local: usize) -> Option<&[T]> {
+        let mut segment = self;
+        while local < segment.before {
+            segment = segment.prev.as_deref()?;
+        }
+        segment.items.get(local - segment.before..)
+    }
+}
+
+impl<T: Clone> Segment<T> {
+    /// Every element of the chain, oldest first: moved out where this chain is the only
+    /// owner, cloned otherwise.
+    fn into_items(this: Arc<Self>) -> Vec<T> {
+        match Arc::try_unwrap(this) {
+            Ok(segment) if segment.prev.is_none() => segment.items,
+            Ok(segment) => {
+                let mut items = segment.prev.map(Self::into_items).unwrap_or_default();
+                items.extend(segment.items);
+                items
+            }
+            Err(shared) => {
+                let mut items = Vec::with_capacity(shared.len());
+                shared.clone_into_vec(&mut items);
+                items
+            }
+        }
+    }
+
+    fn clone_into_vec(&self, out: &mut Vec<T>) {
+        if let Some(prev) = &self.prev {
+            prev.clone_into_vec(out);
+        }
+        out.extend(self.items.iter().cloned());
+    }
+}
+
 /// An immutable vector with cheap clones and O(log n) append on a shared copy.
 ///
 /// The root and the tail are allocated on first use, so an empty vector (and a clone of one)
@@ -25,7 +98,7 @@ pub(crate) struct PersistentVec<T> {
     len: usize,
     shift: usize,
     root: Option<Arc<Node<T>>>,
-    tail: Option<Arc<Vec<T>>>,
+    tail: Option<Arc<Segment<T>>>,
 }
 
 impl<T: Clone> Default for PersistentVec<T> {
@@ -56,13 +129,14 @@ impl<T: Clone> PersistentVec<T> {
         }
     }
 
-    /// The leaf (or the tail) holding index `index`, and the offset of its first element.
-    fn chunk_for(&self, index: usize) -> Option<&[T]> {
+    /// The elements from `index` to the end of the leaf or tail segment holding it.
+    fn slice_at(&self, index: usize) -> Option<&[T]> {
         if index >= self.len {
             return None;
         }
-        if index >= self.tail_offset() {
-            return self.tail.as_deref().map(Vec::as_slice);
+        let tail_offset = self.tail_offset();
+        if index >= tail_offset {
+            return self.tail.as_deref()?.slice_at(index - tail_offset);
         }
         let mut node = self.root.as_ref()?;
         let mut level = self.shift;
@@ -72,28 +146,30 @@ impl<T: Clone> PersistentVec<T> {
                     node = children.get((index >> level) & MASK)?;
                     level = level.saturating_sub(BITS);
                 }
-                Node::Leaf(items) => return Some(items),
+                Node::Leaf(items) => return items.get(index & MASK..),
             }
         }
     }
 
     pub(crate) fn get(&self, index: usize) -> Option<&T> {
-        self.chunk_for(index)?.get(index & MASK)
+        self.slice_at(index)?.first()
     }
 
     pub(crate) fn push(&mut self, value: T) {
         if self.len - self.tail_offset() < WIDTH {
-            let tail = self
-                .tail
-                .get_or_insert_with(|| Arc::new(Vec::with_capacity(4)));
-            Arc::make_mut(tail).push(value);
+            self.push_to_tail(value);
             self.len += 1;
             return;
         }
         let full_tail = self
             .tail
-            .replace(Arc::new(vec![value]))
-            .map(Arc::unwrap_or_clone)
+            .replace(Arc::new(Segment {
+                prev: None,
+                before: 0,
+                depth: 1,
+                items: vec![value],
+            }))
+            .map(Segment::into_items)
             .unwrap_or_default();
         let tail_node = Arc::new(Node::Leaf(full_tail));
         let root = self
@@ -110,45 +186,77 @@ impl<T: Clone> PersistentVec<T> {
         self.len += 1;
     }
 
-    /// Makes room in the tail for up to `additional` pushes (as far as the tail reaches), so
-    /// the pushes that follow do not reallocate it; a shared tail is copied once here.
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        let in_tail = self.len - self.tail_offset();
-        let wanted = (in_tail + additional).min(WIDTH);
-        let Some(tail) = &mut self.tail else {
-            self.tail = Some(Arc::new(Vec::with_capacity(wanted)));
+    /// Appends to a tail with room: in place when this vector owns its newest segment, else
+    /// in a new segment in front of the shared ones (copying them into one only past
+    /// [`MAX_SEGMENTS`]).
+    fn push_to_tail(&mut self, value: T) {
+        let Some(head) = &mut self.tail else {
+            let mut segment = Segment::with_capacity(None, 4);
+            segment.items.push(value);
+            self.tail = Some(Arc::new(segment));
             return;
         };
-        if let Some(owned) = Arc::get_mut(tail) {
-            owned.reserve(wanted.saturating_sub(owned.len()));
-        } else if in_tail < WIDTH {
-            let mut copy = Vec::with_capacity(wanted);
-            copy.extend(tail.iter().cloned());
-            *tail = Arc::new(copy);
+        if let Some(owned) = Arc::get_mut(head) {
+            owned.items.push(value);
+            return;
+        }
+        let mut segment = if head.depth >= MAX_SEGMENTS {
+            let mut items = Vec::with_capacity(head.len() + 4);
+            head.clone_into_vec(&mut items);
+            Segment {
+                prev: None,
+                before: 0,
+                depth: 1,
+                items,
+            }
+        } else {
+            Segment::with_capacity(Some(Arc::clone(head)), 4)
+        };
+        segment.items.push(value);
+        *head = Arc::new(segment);
+    }
+
+    /// Makes room in the tail for up to `additional` pushes (as far as the tail reaches), so
+    /// the pushes that follow do not reallocate it; a shared tail gets a new segment in front.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let in_tail = self.len - self.tail_offset();
+        let room = (in_tail + additional).min(WIDTH).saturating_sub(in_tail);
+        if room == 0 {
+            return;
+        }
+        let Some(head) = &mut self.tail else {
+            self.tail = Some(Arc::new(Segment::with_capacity(None, room)));
+            return;
+        };
+        if let Some(owned) = Arc::get_mut(head) {
+            owned.items.reserve(room);
+        } else if head.depth < MAX_SEGMENTS {
+            *head = Arc::new(Segment::with_capacity(Some(Arc::clone(head)), room));
         }
     }
 
     /// How many leading elements `self` and `other` share, compared with `same`. Leaves (and
-    /// tails) that are the same allocation in both are skipped whole, so for a vector and an
-    /// extended clone of it this costs O(n / 32) chunk lookups rather than n comparisons.
+    /// tail segments) that are the same allocation in both are skipped whole, so for a vector
+    /// and an extended clone of it this costs O(n / 32) chunk lookups rather than n
+    /// comparisons.
     pub(crate) fn common_prefix_len(&self, other: &Self, same: impl Fn(&T, &T) -> bool) -> usize {
         let limit = self.len.min(other.len);
         let mut index = 0;
         while index < limit {
-            let (Some(a), Some(b)) = (self.chunk_for(index), other.chunk_for(index)) else {
+            let (Some(a), Some(b)) = (self.slice_at(index), other.slice_at(index)) else {
                 break;
             };
             let n = a.len().min(b.len()).min(limit - index);
-            // Both are alive and share the allocation, so neither can change it: equal.
+            if n == 0 {
+                break;
+            }
+            // The same elements of one shared allocation: equal.
             if !std::ptr::eq(a.as_ptr(), b.as_ptr()) {
                 if let Some(k) = (0..n).find(|&k| !same(&a[k], &b[k])) {
                     return index + k;
                 }
             }
             index += n;
-            if n < WIDTH {
-                break;
-            }
         }
         index
     }
@@ -208,8 +316,7 @@ impl<'a, T: Clone> Iterator for Iter<'a, T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.chunk.is_empty() {
-            self.chunk = self.vec.chunk_for(self.index)?;
-            self.chunk = self.chunk.get(self.index & MASK..).unwrap_or(&[]);
+            self.chunk = self.vec.slice_at(self.index)?;
         }
         let (first, rest) = self.chunk.split_first()?;
         self.chunk = rest;
@@ -269,6 +376,41 @@ mod tests {
         let rebuilt: PersistentVec<usize> = (0..n).map(|i| if i == 700 { 0 } else { i }).collect();
         assert_eq!(base.common_prefix_len(&rebuilt, eq), 700);
         assert_eq!(base.common_prefix_len(&PersistentVec::new(), eq), 0);
+    }
+
+    #[test]
+    fn appending_to_a_clone_leaves_the_shared_elements_alone() {
+        // 40 elements: 32 in the trie, 8 in the tail.
+        let handles: Vec<Arc<usize>> = (0..40).map(Arc::new).collect();
+        let shared: PersistentVec<Arc<usize>> = handles.iter().cloned().collect();
+        let mut branches = Vec::new();
+        for i in 0..20 {
+            let mut branch = shared.clone();
+            branch.reserve(3);
+            for k in 0..3 {
+                branch.push(Arc::new(1000 + 10 * i + k));
+            }
+            branches.push(branch);
+        }
+        // Every branch appended without copying (and counting) the shared tail's elements.
+        assert!(handles.iter().all(|h| Arc::strong_count(h) == 2));
+        for (i, branch) in branches.iter().enumerate() {
+            assert_eq!(branch.len(), 43);
+            assert_eq!(**branch.get(39).unwrap(), 39);
+            assert_eq!(**branch.get(42).unwrap(), 1000 + 10 * i + 2);
+            assert_eq!(branch.common_prefix_len(&shared, Arc::ptr_eq), 40);
+        }
+        // A chain of clones, each one step longer, stays readable and bounded.
+        let mut chain = vec![shared.clone()];
+        for i in 0..30 {
+            let mut next = chain[chain.len() - 1].clone();
+            next.push(Arc::new(2000 + i));
+            chain.push(next);
+        }
+        let last = &chain[chain.len() - 1];
+        assert_eq!(last.len(), 70);
+        assert!(last.iter().map(|x| **x).eq((0..40).chain(2000..2030)));
+        assert_eq!(last.common_prefix_len(&chain[10], Arc::ptr_eq), 50);
     }
 
     #[test]

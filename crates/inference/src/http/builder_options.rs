@@ -1,75 +1,11 @@
-//! What every provider builder offers about HTTP: extra headers, timeouts, limits and retries,
-//! written once for the builders that hold `headers: ExtraHeaders` and `http: HttpSettings`.
+//! The extra headers a provider builder collects (the builder methods themselves are
+//! `providers::http_provider::provider_builder_options`).
 
 use std::fmt;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::InferenceError;
-
-/// The HTTP options of a provider builder, as methods of the `impl` block it is expanded in.
-/// The argument is an example header for the `header` documentation.
-macro_rules! http_builder_options {
-    ($example_header:literal) => {
-        #[doc = concat!(
-                                            "An extra header sent with every request (e.g. `",
-                                            $example_header,
-                                            "`)."
-                                        )]
-        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-            self.headers.push((name.into(), value.into()));
-            self
-        }
-
-        /// Time allowed for one attempt (the whole answer, or the first byte of a stream).
-        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.timeout = timeout;
-            self
-        }
-
-        /// Time allowed to connect.
-        pub fn connect_timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.connect_timeout = timeout;
-            self
-        }
-
-        /// Longest silence allowed between two chunks of a stream (default 60 s); past it the
-        /// stream ends with a retryable [`InferenceError::Timeout`]($crate::InferenceError::Timeout).
-        pub fn stream_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.http.stream_idle_timeout = timeout;
-            self
-        }
-
-        /// Total time allowed for a streamed answer, from the request (retries included) to
-        /// its last event (default 10 minutes); past it the stream ends with
-        /// [`InferenceError::StreamDeadline`]($crate::InferenceError::StreamDeadline).
-        pub fn stream_deadline(mut self, deadline: std::time::Duration) -> Self {
-            self.http.stream_deadline = deadline;
-            self
-        }
-
-        /// Most bytes one server-sent event may hold (default 8 MiB); past it the stream ends
-        /// with [`InferenceError::EventTooLarge`]($crate::InferenceError::EventTooLarge).
-        pub fn max_event_bytes(mut self, max: usize) -> Self {
-            self.http.max_event_bytes = max;
-            self
-        }
-
-        /// The retry policy.
-        pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
-            self.http.retry = policy;
-            self
-        }
-
-        /// Total attempts per request (1 = no retries).
-        pub fn max_attempts(mut self, attempts: u32) -> Self {
-            self.http.retry = self.http.retry.with_max_attempts(attempts);
-            self
-        }
-    };
-}
-
-pub(crate) use http_builder_options;
 
 /// The extra headers given to a provider builder. They often carry credentials (an
 /// organization, a gateway token), so `Debug` shows their names only.

@@ -5,11 +5,13 @@ use std::time::Duration;
 use futures::stream::{BoxStream, StreamExt};
 use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION};
 use reqwest::redirect;
+use reqwest::StatusCode;
 use tokio::time::Instant;
 
 use super::error_body::status_error;
 use super::retry::RetryPolicy;
 use super::sse::DEFAULT_MAX_EVENT_BYTES;
+use crate::encoding::body::RequestBody;
 use crate::InferenceError;
 
 /// The most redirects followed for one request (all to the same origin).
@@ -60,11 +62,12 @@ pub(crate) struct StreamLimits {
     pub(crate) max_event_bytes: usize,
 }
 
-/// One POST to send: URL, headers (the key marked sensitive) and the JSON body.
+/// One POST to send: URL, headers (the key marked sensitive) and the JSON body (every
+/// attempt sends the same chunks, with a `Content-Length`).
 pub(crate) struct PostRequest {
     pub(crate) url: String,
     pub(crate) headers: HeaderMap,
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: RequestBody,
 }
 
 /// The rest of a response body, chunk by chunk.
@@ -205,15 +208,22 @@ impl HttpClient {
         attempt: u32,
     ) -> Result<reqwest::Response, InferenceError> {
         tracing::debug!(url = %request.url, attempt, bytes = request.body.len(), "sending inference request");
-        let response = self
-            .client
-            .post(&request.url)
-            .headers(request.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .body(request.body.clone())
-            .send()
-            .await
-            .map_err(|e| transport(&e, self.settings.timeout))?;
+        let mut url = request.url.clone();
+        let mut response = self.send_to(&url, request).await?;
+        // reqwest replays a body on a 307 or 308 only when it holds it in one buffer; ours is
+        // a chain of chunks, so the same-origin redirects that keep the method are followed
+        // here, with the same bytes.
+        for _ in 0..MAX_REDIRECTS {
+            let next = match response.status() {
+                StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT => {
+                    same_origin_location(&response)
+                }
+                _ => None,
+            };
+            let Some(next) = next else { break };
+            url = next;
+            response = self.send_to(&url, request).await?;
+        }
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -239,6 +249,36 @@ impl HttpClient {
         tracing::debug!(status = status.as_u16(), %error, "provider returned an error status");
         Err(error)
     }
+}
+
+impl HttpClient {
+    /// One POST of `request`'s headers and body to `url`.
+    async fn send_to(
+        &self,
+        url: &str,
+        request: &PostRequest,
+    ) -> Result<reqwest::Response, InferenceError> {
+        self.client
+            .post(url)
+            .headers(request.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(request.body.for_attempt())
+            .send()
+            .await
+            .map_err(|e| transport(&e, self.settings.timeout))
+    }
+}
+
+/// The redirect target of `response` when it has the same scheme, host and port as the URL
+/// that was asked.
+fn same_origin_location(response: &reqwest::Response) -> Option<String> {
+    let asked = response.url();
+    let location = response.headers().get(LOCATION)?.to_str().ok()?;
+    let next = asked.join(location).ok()?;
+    let same = asked.scheme() == next.scheme()
+        && asked.host_str() == next.host_str()
+        && asked.port_or_known_default() == next.port_or_known_default();
+    same.then(|| next.to_string())
 }
 
 /// The instant `duration` from now; a duration too long to represent (`Duration::MAX` to turn

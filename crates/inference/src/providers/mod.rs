@@ -5,6 +5,7 @@
 //! its wire format and back, so the mappings can be tested and reused on their own.
 
 pub mod anthropic;
+pub(crate) mod http_provider;
 pub mod openai;
 
 use crate::http::client::{HttpClient, PostRequest, StreamStart};

@@ -19,7 +19,31 @@ pub struct CriterionData {
     pub from_json: Option<Estimate>,
     /// `(framework, history length, time of one two-step conversation)`.
     pub rig_compare: Vec<(String, usize, Estimate)>,
+    /// `(provider/mode, history length, time of one request's encoding)`, e.g.
+    /// `openai/incremental`.
+    pub encoding: Vec<(String, usize, Estimate)>,
+    /// `(run|transfer, history length, time of one two-step run or its two raw POSTs)`.
+    pub http_step: Vec<(String, usize, Estimate)>,
+    /// `(reply kind, time of the recovery checks on it)`.
+    pub recovery: Vec<(String, Estimate)>,
 }
+
+/// Providers and modes of the encoding bench.
+pub const ENCODINGS: [&str; 4] = [
+    "openai/fresh",
+    "openai/incremental",
+    "anthropic/fresh",
+    "anthropic/incremental",
+];
+/// Replies of the recovery bench.
+pub const RECOVERY_REPLIES: [&str; 6] = [
+    "plain_answer",
+    "long_answer",
+    "json_call",
+    "fenced_call",
+    "tagged_call",
+    "announced_call",
+];
 
 /// History lengths of the overhead bench.
 pub const HISTORIES: [usize; 3] = [10, 1_000, 10_000];
@@ -45,6 +69,27 @@ pub fn load(criterion: &Path, rig: Option<&Path>) -> CriterionData {
             if let Some(e) = estimate(&dir) {
                 data.overhead.push((mode.to_owned(), len, e));
             }
+        }
+    }
+    for name in ENCODINGS {
+        for len in HISTORIES {
+            let dir = criterion.join("encoding").join(name).join(len.to_string());
+            if let Some(e) = estimate(&dir) {
+                data.encoding.push((name.to_owned(), len, e));
+            }
+        }
+    }
+    for kind in ["run", "transfer"] {
+        for len in HISTORIES {
+            let dir = criterion.join("http_step").join(kind).join(len.to_string());
+            if let Some(e) = estimate(&dir) {
+                data.http_step.push((kind.to_owned(), len, e));
+            }
+        }
+    }
+    for reply in RECOVERY_REPLIES {
+        if let Some(e) = estimate(&criterion.join("recovery").join(reply)) {
+            data.recovery.push((reply.to_owned(), e));
         }
     }
     data.to_json = estimate(&criterion.join("serialization").join("to_json"));

@@ -178,6 +178,8 @@ impl Report {
         self.context_section(&mut md);
         self.overhead_section(&mut md);
         self.rig_section(&mut md);
+        self.encoding_section(&mut md);
+        self.recovery_section(&mut md);
         self.scale_section(&mut md);
         self.serialization_section(&mut md);
         self.parallel_section(&mut md);
@@ -193,7 +195,10 @@ impl Report {
             "## Reproducing\n\n\
              ```sh\ncargo xtask bench          # everything, about 10 minutes plus the first rig build\n\
              cargo xtask bench --quick  # short smoke run; writes its report under the target directory\n```\n\n\
-             Sources: `benches/agents-bench` (criterion groups `overhead/*` and `serialization/*`, \
+             Sources: `benches/agents-bench` (criterion groups `overhead/*`, `serialization/*`, \
+             `encoding/*`, `http_step/*` and `recovery/*`; `cargo xtask bench --scale` runs the \
+             `bench-scale` binary, runs per second by worker count; `encode-profile` drives the \
+             encoders for callgrind), \
              the report binary `bench-report` with the context-cost, scale and parallel-tools \
              measurements), `benches/rig-compare` (a separate cargo project with its own lock file, \
              so rig never enters the workspace's dependency graph; its `profile` binary runs either side \
@@ -479,6 +484,137 @@ impl Report {
         );
     }
 
+    fn encoding_section(&self, md: &mut String) {
+        let find = |name: &str, len: usize| {
+            self.criterion
+                .encoding
+                .iter()
+                .find(|(n, l, _)| n == name && *l == len)
+                .map(|(_, _, e)| e.mean_ns)
+        };
+        if self.criterion.encoding.is_empty() && self.criterion.http_step.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            md,
+            "## Request encoding\n\n\
+             Criterion group `encoding/{{provider}}/{{fresh,incremental}}/N`: the body of one step's \
+             request on a history of N messages (a system prompt, questions and answers, five tool \
+             definitions, a cache breakpoint at the end of the history), the conversation growing \
+             by one tool round (two messages) per request and starting again from the history every \
+             32 requests. `fresh` is `serde_json::to_vec` of the provider's `request_body` (what \
+             every call cost before); `incremental` is the provider's own encoder, which reuses the \
+             bytes of the messages it wrote for an earlier request of the same history and sends \
+             the body as a chain of shared chunks. Both give the same bytes.\n\n\
+             | provider | N | fresh | incremental | incremental / fresh |\n| --- | ---: | ---: | ---: | ---: |"
+        );
+        for provider in ["openai", "anthropic"] {
+            for len in HISTORIES {
+                let (Some(fresh), Some(incremental)) = (
+                    find(&format!("{provider}/fresh"), len),
+                    find(&format!("{provider}/incremental"), len),
+                ) else {
+                    continue;
+                };
+                let _ = writeln!(
+                    md,
+                    "| {provider} | {} | {} | {} | {:.1}% |",
+                    group_digits(len as u64),
+                    time(fresh),
+                    time(incremental),
+                    100.0 * incremental / fresh
+                );
+            }
+        }
+        let verdict = |provider: &str| match (
+            find(&format!("{provider}/fresh"), 10),
+            find(&format!("{provider}/incremental"), 10),
+            find(&format!("{provider}/fresh"), 10_000),
+            find(&format!("{provider}/incremental"), 10_000),
+        ) {
+            (Some(f10), Some(i10), Some(f), Some(i)) => format!(
+                "{provider}: {:.1}% at 10,000 messages ({}), {:.2}× fresh at 10 ({})",
+                100.0 * i / f,
+                if i <= 0.1 * f { "met" } else { "**not met**" },
+                i10 / f10,
+                if i10 <= f10 * 1.05 {
+                    "met"
+                } else {
+                    "**not met**"
+                }
+            ),
+            _ => format!("{provider}: not measured"),
+        };
+        let _ = writeln!(
+            md,
+            "\nGoals: incremental at most 10% of fresh at 10,000 messages, no slower at 10: {}; {}.\n",
+            verdict("openai"),
+            verdict("anthropic")
+        );
+        let step = |kind: &str, len: usize| {
+            self.criterion
+                .http_step
+                .iter()
+                .find(|(k, l, _)| k == kind && *l == len)
+                .map(|(_, _, e)| e.mean_ns)
+        };
+        if self.criterion.http_step.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            md,
+            "Criterion group `http_step/{{run,transfer}}/N`: a two-step run (tool call, result, \
+             answer) through the real `OpenAiCompatible` provider against a local mock server \
+             (`agents_bench::mock_openai`, std sockets, answers at once), and `transfer`: two raw \
+             POSTs of the same two bodies with reqwest, the cost of moving the bytes. The run's own \
+             overhead is the difference.\n\n\
+             | N | run | transfer | run − transfer |\n| ---: | ---: | ---: | ---: |"
+        );
+        let mut overheads = Vec::new();
+        for len in HISTORIES {
+            if let (Some(run), Some(transfer)) = (step("run", len), step("transfer", len)) {
+                overheads.push(run - transfer);
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} |",
+                    group_digits(len as u64),
+                    time(run),
+                    time(transfer),
+                    time(run - transfer)
+                );
+            }
+        }
+        if let (Some(first), Some(last)) = (overheads.first(), overheads.last()) {
+            let _ =
+                writeln!(
+                md,
+                "\nGoal: the run's overhead (body bytes aside) flat within 20% from 10 to 10,000 \
+                 messages: {:+.0}% ({}).\n",
+                100.0 * (last - first) / first,
+                if (last - first).abs() <= 0.2 * first { "met" } else { "**not met**" }
+            );
+        }
+    }
+
+    fn recovery_section(&self, md: &mut String) {
+        if self.criterion.recovery.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            md,
+            "## Text recovery\n\n\
+             Criterion group `recovery/*`: what a tool-calling step with content recovery on (the \
+             default) does to a reply without native tool calls: `recover_tool_calls`, then \
+             `recover_announced_call`. A plain answer is the common case (every final answer pays \
+             it); the others are calls written as text.\n\n\
+             | reply | time |\n| --- | ---: |"
+        );
+        for (reply, e) in &self.criterion.recovery {
+            let _ = writeln!(md, "| {reply} | {} |", time(e.mean_ns));
+        }
+        let _ = writeln!(md);
+    }
+
     fn scale_section(&self, md: &mut String) {
         let s = &self.scale;
         let _ = writeln!(
@@ -494,7 +630,8 @@ impl Report {
              | peak RSS (`VmHWM`) | {:.1} MiB |\n\
              | peak above baseline per in-flight execution | {:.1} KiB |\n\
              | RSS growth holding {} finished states (fresh process) | {:.1} MiB |\n\
-             | memory per held (idle) state | {:.1} KiB |\n",
+             | memory per held (idle) state | {:.1} KiB |\n\n\
+             Goal: at most 50 KB per in-flight execution at 10,000 executions: {}.\n",
             group_digits(s.executions as u64),
             s.worker_threads,
             time(s.wall.as_nanos() as f64),
@@ -507,6 +644,11 @@ impl Report {
             group_digits(s.executions as u64),
             s.held_states_rss_kib as f64 / 1024.0,
             s.bytes_per_held_state() / 1024.0,
+            if s.peak_bytes_per_execution() <= 50_000.0 {
+                "met"
+            } else {
+                "**not met**"
+            },
         );
         let _ = writeln!(
             md,

@@ -11,19 +11,26 @@ use reqwest::header::{HeaderMap, HeaderValue};
 pub use request::{messages_from_anthropic, messages_to_anthropic, request_body};
 pub use response::{parse_response, usage_from_anthropic};
 
-use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
-use crate::http::client::{HttpClient, HttpSettings, PostRequest};
+use crate::encoding::body::RequestBody;
+use crate::encoding::history::EncodeCache;
+use crate::error::InferenceError;
 use crate::http::secret::{IntoApiKey, SecretString};
-use crate::providers::start_stream;
-use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
-use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
+use crate::model::{InferenceStream, LanguageModel};
+use crate::model_settings::ModelSettings;
+use crate::providers::http_provider::{
+    provider_builder_options, HttpProvider, ProviderOptions, WireFormat,
+};
+use crate::request::InferenceRequest;
+use crate::response::InferenceResponse;
+use request::{encode_body, AnthropicState};
 pub(crate) use stream::AnthropicStreamDecoder;
 
 /// Anthropic's API root, used when no base URL is given.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header sent with every request.
 pub const API_VERSION: &str = "2023-06-01";
-/// `max_tokens` when a request sets none (Anthropic requires one).
+/// `max_tokens` when neither the request nor the model's settings set one (Anthropic
+/// requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// `gen_ai.provider.name` of this provider's `chat` spans.
 pub const PROVIDER_NAME: &str = "anthropic";
@@ -33,7 +40,9 @@ pub const PROVIDER_NAME: &str = "anthropic";
 /// The key is sent as `x-api-key`, kept in a [`SecretString`] and never shown in `Debug`
 /// output, errors or logs. Prompt caching is on: requests carry `cache_control` breakpoints
 /// (see [`request_body`]); turn it off with [`AnthropicBuilder::prompt_caching`]. Every call
-/// is a `chat {model}` span ([`crate::telemetry`]).
+/// is a `chat {model}` span ([`crate::telemetry`]). Requests are encoded incrementally: the
+/// bytes of messages an earlier request of the same history already wrote are reused
+/// ([`AnthropicBuilder::encoding_cache`]).
 ///
 /// ```
 /// use inference::{Anthropic, LanguageModel};
@@ -44,13 +53,7 @@ pub const PROVIDER_NAME: &str = "anthropic";
 /// ```
 #[derive(Clone, Debug)]
 pub struct Anthropic {
-    base_url: String,
-    api_key: Option<SecretString>,
-    model: String,
-    max_tokens: u32,
-    prompt_caching: bool,
-    extra_headers: HeaderMap,
-    http: HttpClient,
+    inner: HttpProvider<AnthropicWire>,
 }
 
 impl Anthropic {
@@ -72,14 +75,35 @@ impl Anthropic {
         Self::builder_from(|name| std::env::var(name).ok())?.build()
     }
 
-    /// A builder for every setting (base URL, key, model, max tokens, timeouts, retries).
+    /// A builder for every setting (base URL, key, model settings, timeouts, retries).
     pub fn builder() -> AnthropicBuilder {
         AnthropicBuilder::default()
     }
 
     /// The default model.
     pub fn model(&self) -> &str {
-        &self.model
+        &self.inner.settings.model
+    }
+
+    /// The model and sampling defaults for requests that set none.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.inner.settings
+    }
+
+    /// The body this model sends for `request` (with `stream` as for
+    /// [`LanguageModel::stream`]), as the chunks it is sent in: byte for byte
+    /// `serde_json::to_vec` of [`request_body`] with this model's settings and caching.
+    /// Like a call, it reuses the bytes of messages already written for this history and
+    /// keeps the new ones for the next request.
+    ///
+    /// # Errors
+    /// [`InferenceError::Configuration`] when the body cannot be serialized.
+    pub fn encode_request(
+        &self,
+        request: &InferenceRequest,
+        stream: bool,
+    ) -> Result<RequestBody, InferenceError> {
+        self.inner.encode(request, stream)
     }
 
     fn builder_from(
@@ -97,42 +121,10 @@ impl Anthropic {
                     .into(),
             });
         }
-        let mut builder = Self::builder().base_url(base_url).model(model);
-        builder.api_key = api_key.map(SecretString::from);
-        Ok(builder)
-    }
-
-    fn post(
-        &self,
-        request: &InferenceRequest,
-        stream: bool,
-    ) -> Result<PostRequest, InferenceError> {
-        let body = request_body(
-            request,
-            &self.model,
-            self.max_tokens,
-            stream,
-            self.prompt_caching,
-        );
-        let body = serde_json::to_vec(&body).map_err(|e| InferenceError::Configuration {
-            message: format!("the request cannot be serialized: {e}"),
-        })?;
-        let mut headers = self.extra_headers.clone();
-        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.api_key {
-            let mut value = HeaderValue::from_str(key.expose_secret()).map_err(|_| {
-                InferenceError::Configuration {
-                    message: "the API key contains characters not allowed in a header".into(),
-                }
-            })?;
-            value.set_sensitive(true);
-            headers.insert("x-api-key", value);
-        }
-        Ok(PostRequest {
-            url: format!("{}/v1/messages", self.base_url),
-            headers,
-            body,
-        })
+        Ok(Self::builder()
+            .base_url(base_url)
+            .model(model)
+            .api_key(api_key.as_deref()))
     }
 }
 
@@ -142,69 +134,79 @@ impl LanguageModel for Anthropic {
         &self,
         request: InferenceRequest,
     ) -> Result<InferenceResponse, InferenceError> {
-        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
-        complete_in_span(span, async {
-            let post = self.post(&request, false)?;
-            let body = self.http.post_json(&post).await?;
-            parse_response(&body)
-        })
-        .await
+        self.inner.complete(request).await
     }
 
     async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
-        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
-        stream_in_span(span, async {
-            let post = self.post(&request, true)?;
-            start_stream(
-                &self.http,
-                &post,
-                AnthropicStreamDecoder::default(),
-                parse_response,
-            )
-            .await
-        })
-        .await
+        self.inner.stream(request).await
     }
 
     fn name(&self) -> String {
-        format!("anthropic/{}", self.model)
+        self.inner.name()
+    }
+}
+
+/// The messages protocol: `x-api-key` and `anthropic-version`, `/v1/messages`, the body of
+/// [`request_body`].
+#[derive(Clone, Debug)]
+struct AnthropicWire {
+    prompt_caching: bool,
+}
+
+impl WireFormat for AnthropicWire {
+    type State = AnthropicState;
+    type Decoder = AnthropicStreamDecoder;
+    const PROVIDER_NAME: &'static str = PROVIDER_NAME;
+    const NAME_PREFIX: &'static str = "anthropic";
+
+    fn url(&self, base_url: &str) -> String {
+        format!("{base_url}/v1/messages")
+    }
+
+    fn add_headers(
+        &self,
+        api_key: Option<&SecretString>,
+        headers: &mut HeaderMap,
+    ) -> Result<(), InferenceError> {
+        headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
+        if let Some(key) = api_key {
+            let mut value = HeaderValue::from_str(key.expose_secret()).map_err(|_| {
+                InferenceError::Configuration {
+                    message: "the API key contains characters not allowed in a header".into(),
+                }
+            })?;
+            value.set_sensitive(true);
+            headers.insert("x-api-key", value);
+        }
+        Ok(())
+    }
+
+    fn body(
+        &self,
+        request: &InferenceRequest,
+        settings: &ModelSettings,
+        stream: bool,
+        cache: &EncodeCache<AnthropicState>,
+    ) -> Result<RequestBody, InferenceError> {
+        encode_body(request, settings, stream, self.prompt_caching, cache)
+    }
+
+    fn parse_response(body: &str) -> Result<InferenceResponse, InferenceError> {
+        parse_response(body)
     }
 }
 
 /// Builds an [`Anthropic`] client; [`build`](AnthropicBuilder::build) validates.
 #[derive(Clone, Debug, Default)]
 pub struct AnthropicBuilder {
-    base_url: Option<String>,
-    api_key: Option<SecretString>,
-    model: Option<String>,
-    max_tokens: Option<u32>,
+    options: ProviderOptions,
     no_prompt_caching: bool,
-    headers: ExtraHeaders,
-    http: HttpSettings,
 }
 
 impl AnthropicBuilder {
     /// The API root (default `https://api.anthropic.com`); a trailing `/` or `/v1` is ignored.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = Some(base_url.into());
-        self
-    }
-
-    /// The API key.
-    pub fn api_key(mut self, api_key: impl IntoApiKey) -> Self {
-        self.api_key = api_key.into_api_key();
-        self
-    }
-
-    /// The default model.
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = Some(model.into());
-        self
-    }
-
-    /// `max_tokens` for requests that set none (default 4096).
-    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = Some(max_tokens);
+        self.options.base_url = Some(base_url.into());
         self
     }
 
@@ -216,7 +218,7 @@ impl AnthropicBuilder {
         self
     }
 
-    http_builder_options!("anthropic-beta");
+    provider_builder_options!("anthropic-beta");
 
     /// The client.
     ///
@@ -224,28 +226,20 @@ impl AnthropicBuilder {
     /// [`InferenceError::Configuration`] for a missing model, an empty base URL or an invalid
     /// header.
     pub fn build(self) -> Result<Anthropic, InferenceError> {
-        let base_url = self.base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let base_url = self
+            .options
+            .base_url
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
         let base_url = base_url.trim().trim_end_matches('/');
         let base_url = base_url.strip_suffix("/v1").unwrap_or(base_url).to_owned();
-        if base_url.is_empty() {
-            return Err(InferenceError::Configuration {
-                message: "the base URL is empty".into(),
-            });
-        }
-        let model = self.model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
-            InferenceError::Configuration {
-                message: "no model given: call `.model(..)`".into(),
-            }
-        })?;
-        Ok(Anthropic {
-            base_url,
-            api_key: self.api_key,
-            model,
-            max_tokens: self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        let wire = AnthropicWire {
             prompt_caching: !self.no_prompt_caching,
-            extra_headers: header_map(&self.headers)?,
-            http: HttpClient::new(self.http)?,
-        })
+        };
+        let inner = self
+            .options
+            .build(wire, base_url, "no model given: call `.model(..)`")?;
+        Ok(Anthropic { inner })
     }
 }
 
@@ -261,7 +255,10 @@ mod tests {
             _ => None,
         };
         let model = Anthropic::builder_from(env).unwrap().build().unwrap();
-        let post = model.post(&InferenceRequest::default(), false).unwrap();
+        let post = model
+            .inner
+            .post(&InferenceRequest::default(), false)
+            .unwrap();
         assert_eq!(post.url, "http://localhost:18081/anthropic/v1/messages");
         assert_eq!(post.headers["anthropic-version"], API_VERSION);
         assert!(post.headers.get("x-api-key").is_none());

@@ -2,11 +2,17 @@
 
 use std::collections::HashMap;
 
-use messages::{Content, Message, Role, ToolCall};
+use messages::{Content, Message, Messages, Role, ToolCall};
 use serde_json::{json, Map, Value};
 
 use super::content::{block_to_part, part_to_block};
-use crate::{InferenceError, InferenceRequest, ResponseFormat, ToolChoice};
+use crate::encoding::array_out::{unserializable, ArrayOut};
+use crate::encoding::body::RequestBody;
+use crate::encoding::history::{write_all, EncodeCache, MessageWriter};
+use crate::encoding::object::{write_object, Splice};
+use crate::error::InferenceError;
+use crate::model_settings::ModelSettings;
+use crate::request::{InferenceRequest, ResponseFormat, ToolChoice};
 
 /// The `/v1/messages` body for `request`: system and developer messages become `system`,
 /// `max_tokens` falls back to `default_max_tokens` (Anthropic requires it), free options are
@@ -30,23 +36,106 @@ pub fn request_body(
     } else {
         Vec::new()
     };
-    let (system, messages) = convert_messages(request.messages.iter(), &marks);
+    let mut messages = Vec::with_capacity(request.messages.len());
+    // Writing to values cannot fail.
+    let _ = write_all(&AnthropicWriter, &request.messages, &marks, &mut messages);
+    let system = system_texts(request.messages.iter());
+    let settings = ModelSettings::new(model).with_max_tokens(default_max_tokens);
+    Value::Object(body_fields(
+        request,
+        &settings,
+        stream,
+        prompt_caching,
+        system,
+        Value::Array(messages),
+        tools_value(request, prompt_caching),
+    ))
+}
+
+/// The body as bytes, byte for byte `serde_json::to_vec` of [`request_body`] (with
+/// `settings` filling what the request leaves unset, [`DEFAULT_MAX_TOKENS`] when neither sets
+/// a limit), reusing from `cache` the bytes of the messages and tools an earlier request of
+/// this model already wrote.
+///
+/// [`DEFAULT_MAX_TOKENS`]: super::DEFAULT_MAX_TOKENS
+pub(crate) fn encode_body(
+    request: &InferenceRequest,
+    settings: &ModelSettings,
+    stream: bool,
+    prompt_caching: bool,
+    cache: &EncodeCache<AnthropicState>,
+) -> Result<RequestBody, InferenceError> {
+    let mut splices = Vec::with_capacity(2);
+    // A free option named like a field replaced it: then there is nothing to splice, but
+    // the system prompt still comes from the messages.
+    let system = if request.options.contains_key("messages") {
+        system_texts(request.messages.iter())
+    } else {
+        let marks = if prompt_caching {
+            message_breakpoints(request)
+        } else {
+            Vec::new()
+        };
+        let encoded = cache.encode(&AnthropicWriter, &request.messages, &marks)?;
+        splices.push(Splice {
+            key: "messages",
+            chunks: encoded.chunks,
+        });
+        system_texts(
+            encoded
+                .system
+                .iter()
+                .filter_map(|i| request.messages.get(*i)),
+        )
+    };
+    if !request.tools.is_empty() && !request.options.contains_key("tools") {
+        let tools = cache.tools(&request.tools, || {
+            serde_json::to_vec(&tools_value(request, prompt_caching)).map_err(unserializable)
+        })?;
+        splices.push(Splice {
+            key: "tools",
+            chunks: vec![tools],
+        });
+    }
+    let settings = ModelSettings {
+        max_tokens: settings.max_tokens.or(Some(super::DEFAULT_MAX_TOKENS)),
+        ..settings.clone()
+    };
+    let body = body_fields(
+        request,
+        &settings,
+        stream,
+        prompt_caching,
+        system,
+        Value::Null,
+        Value::Null,
+    );
+    let mut chunks = Vec::with_capacity(8);
+    write_object(&body, splices, &mut chunks)?;
+    Ok(RequestBody::from_chunks(chunks))
+}
+
+/// The body's fields in order, with `messages` and `tools` (used only when the request has
+/// tools) as given; `settings.max_tokens` is the limit for a request that sets none.
+fn body_fields(
+    request: &InferenceRequest,
+    settings: &ModelSettings,
+    stream: bool,
+    prompt_caching: bool,
+    system: Option<String>,
+    messages: Value,
+    tools: Value,
+) -> Map<String, Value> {
     let system = [system, format_instruction(request.response_format.as_ref())]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
         .join("\n\n");
     let mut body = Map::new();
-    let model = request
-        .model
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .unwrap_or(model);
-    body.insert("model".into(), json!(model));
-    body.insert(
-        "max_tokens".into(),
-        json!(request.max_tokens.unwrap_or(default_max_tokens)),
-    );
+    body.insert("model".into(), json!(settings.model_for(request)));
+    if let Some(max_tokens) = request.max_tokens.or(settings.max_tokens) {
+        body.insert("max_tokens".into(), json!(max_tokens));
+    }
     if !system.is_empty() && prompt_caching {
         body.insert(
             "system".into(),
@@ -55,25 +144,14 @@ pub fn request_body(
     } else if !system.is_empty() {
         body.insert("system".into(), json!(system));
     }
-    body.insert("messages".into(), Value::Array(messages));
+    body.insert("messages".into(), messages);
     if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-        let mut tools = Value::Array(tools);
-        if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
-            if prompt_caching {
-                last["cache_control"] = ephemeral();
-            }
-        }
         body.insert("tools".into(), tools);
         if let Some(choice) = tool_choice(request) {
             body.insert("tool_choice".into(), choice);
         }
     }
-    if let Some(temperature) = request.temperature {
+    if let Some(temperature) = request.temperature.or(settings.temperature) {
         body.insert("temperature".into(), json!(temperature));
     }
     if stream {
@@ -82,7 +160,36 @@ pub fn request_body(
     for (key, value) in &request.options {
         body.insert(key.clone(), value.clone());
     }
-    Value::Object(body)
+    body
+}
+
+/// The tool definitions, the last one with a breakpoint when caching.
+fn tools_value(request: &InferenceRequest, prompt_caching: bool) -> Value {
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
+        .collect();
+    if let Some(last) = tools.last_mut() {
+        if prompt_caching {
+            last["cache_control"] = ephemeral();
+        }
+    }
+    Value::Array(tools)
+}
+
+/// The system prompt: the texts of the system and developer messages among `messages`,
+/// joined with a blank line.
+fn system_texts<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Option<String> {
+    let texts: Vec<String> = messages
+        .into_iter()
+        .filter(|m| m.role().is_system())
+        .map(Message::text)
+        .filter(|t| !t.is_empty())
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
 }
 
 /// Splits a conversation into the system prompt (system and developer texts joined with a
@@ -92,61 +199,86 @@ pub fn request_body(
 pub fn messages_to_anthropic<'a>(
     messages: impl IntoIterator<Item = &'a Message>,
 ) -> (Option<String>, Vec<Value>) {
-    convert_messages(messages, &[])
+    let messages: Messages = messages.into_iter().cloned().collect();
+    let mut out = Vec::with_capacity(messages.len());
+    // Writing to values cannot fail.
+    let _ = write_all(&AnthropicWriter, &messages, &[], &mut out);
+    (system_texts(messages.iter()), out)
 }
 
-/// [`messages_to_anthropic`], with a `cache_control` breakpoint on the last content block of
-/// each message whose position is in `marks`. A system message cannot carry one (its text
-/// moves to `system`): the breakpoint goes to the block sent just before it.
-fn convert_messages<'a>(
-    messages: impl IntoIterator<Item = &'a Message>,
-    marks: &[usize],
-) -> (Option<String>, Vec<Value>) {
-    let mut system = Vec::new();
-    let mut out: Vec<Value> = Vec::new();
-    let mut results: Vec<Value> = Vec::new();
-    for (index, message) in messages.into_iter().enumerate() {
-        let marked = marks.contains(&index);
-        if message.role() == Role::Tool {
-            results.push(tool_result_block(message));
-            if marked {
-                mark_last(&mut results);
-            }
-            continue;
-        }
-        // System text moves to `system`, so it must not split a run of tool results.
-        if !results.is_empty() && !message.role().is_system() {
-            out.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
-        }
-        match message.role() {
-            Role::System | Role::Developer => {
-                let text = message.text();
-                if !text.is_empty() {
-                    system.push(text);
+/// Writes the `messages` array: system and developer messages are left out (their text goes
+/// to `system`), assistant tool calls become `tool_use` blocks after the assistant's text,
+/// and consecutive tool results become one user message of `tool_result` blocks. System text
+/// does not split a run of tool results. A marked message gets a `cache_control` breakpoint
+/// on its last content block (see [`message_breakpoints`] for marks on system messages).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AnthropicWriter;
+
+/// What [`AnthropicWriter`] carries between messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AnthropicState {
+    /// Something was written.
+    any: bool,
+    /// A user message of tool results is open.
+    results_open: bool,
+}
+
+impl MessageWriter for AnthropicWriter {
+    type State = AnthropicState;
+
+    fn write<O: ArrayOut>(
+        &self,
+        _messages: &Messages,
+        _index: usize,
+        message: &Message,
+        state: AnthropicState,
+        marked: bool,
+        out: &mut O,
+    ) -> Result<AnthropicState, InferenceError> {
+        let value = match message.role() {
+            Role::System | Role::Developer => return Ok(state),
+            Role::Tool => {
+                let mut block = tool_result_block(message);
+                if marked {
+                    block["cache_control"] = ephemeral();
                 }
-                if marked && !mark_last(&mut results) {
-                    if let Some(last) = out.last_mut() {
-                        mark_message(last);
-                    }
+                if !state.results_open {
+                    out.open_group("user", !state.any)?;
                 }
-                continue;
+                out.group_item(block, !state.results_open)?;
+                return Ok(AnthropicState {
+                    any: true,
+                    results_open: true,
+                });
             }
-            Role::Assistant => out.push(assistant_message(message)),
-            Role::User | Role::Tool => {
-                out.push(json!({"role": "user", "content": content_value(message.content())}));
-            }
-        }
+            Role::Assistant => assistant_message(message),
+            Role::User => json!({"role": "user", "content": content_value(message.content())}),
+        };
+        let mut value = value;
         if marked {
-            if let Some(last) = out.last_mut() {
-                mark_message(last);
-            }
+            mark_message(&mut value);
         }
+        if state.results_open {
+            out.close_group()?;
+        }
+        out.element(value, !state.any)?;
+        Ok(AnthropicState {
+            any: true,
+            results_open: false,
+        })
     }
-    if !results.is_empty() {
-        out.push(json!({"role": "user", "content": results}));
+
+    fn finish<O: ArrayOut>(
+        &self,
+        _messages: &Messages,
+        state: AnthropicState,
+        out: &mut O,
+    ) -> Result<(), InferenceError> {
+        if state.results_open {
+            out.close_group()?;
+        }
+        Ok(())
     }
-    let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    (system, out)
 }
 
 /// Reads Anthropic messages back (the reverse of [`messages_to_anthropic`]): the system
@@ -188,21 +320,32 @@ pub fn messages_from_anthropic(
     Ok(out)
 }
 
-/// Positions of the messages that get a breakpoint: the end of the stable conversation and
-/// the last message.
+/// Positions of the messages that get a breakpoint, ascending: the end of the stable
+/// conversation and the last message. A system message cannot carry one (its text moves to
+/// `system`), so its breakpoint goes to the message sent just before it: the last message
+/// before it that is not a system message (none when there is none).
 fn message_breakpoints(request: &InferenceRequest) -> Vec<usize> {
-    let Some(last) = request.messages.len().checked_sub(1) else {
+    let messages = &request.messages;
+    let Some(last) = messages.len().checked_sub(1) else {
         return Vec::new();
     };
     let stable = request
         .cache_breakpoint
         .filter(|i| *i < last)
         .unwrap_or(last);
-    if stable == last {
-        vec![last]
-    } else {
-        vec![stable, last]
-    }
+    let sent_at_or_before = |mut index: usize| loop {
+        match messages.get(index) {
+            Some(message) if !message.role().is_system() => return Some(index),
+            Some(_) => index = index.checked_sub(1)?,
+            None => return None,
+        }
+    };
+    let mut marks: Vec<usize> = [stable, last]
+        .into_iter()
+        .filter_map(sent_at_or_before)
+        .collect();
+    marks.dedup();
+    marks
 }
 
 /// `{"type": "ephemeral"}`: the default five-minute cache.

@@ -13,12 +13,18 @@ pub use request::{
 };
 pub use response::{parse_response, usage_from_openai};
 
-use crate::http::builder_options::{header_map, http_builder_options, ExtraHeaders};
-use crate::http::client::{HttpClient, HttpSettings, PostRequest};
+use crate::encoding::body::RequestBody;
+use crate::encoding::history::EncodeCache;
+use crate::error::InferenceError;
 use crate::http::secret::{IntoApiKey, SecretString};
-use crate::providers::start_stream;
-use crate::telemetry::{chat_span, complete_in_span, request_model, stream_in_span};
-use crate::{InferenceError, InferenceRequest, InferenceResponse, InferenceStream, LanguageModel};
+use crate::model::{InferenceStream, LanguageModel};
+use crate::model_settings::ModelSettings;
+use crate::providers::http_provider::{
+    provider_builder_options, HttpProvider, ProviderOptions, WireFormat,
+};
+use crate::request::InferenceRequest;
+use crate::response::InferenceResponse;
+use request::{encode_body, OpenAiState};
 pub(crate) use stream::OpenAiStreamDecoder;
 
 /// OpenAI's API root, used when no base URL is given.
@@ -33,7 +39,9 @@ pub const PROVIDER_NAME: &str = "openai";
 /// kept in a [`SecretString`] and never appear in `Debug` output, errors or logs. OpenAI
 /// caches prompt prefixes by itself; [`OpenAiCompatibleBuilder::prompt_cache_key`] helps it
 /// route requests of one conversation to the same cache. Every call is a `chat {model}` span
-/// ([`crate::telemetry`]).
+/// ([`crate::telemetry`]). Requests are encoded incrementally: the bytes of messages an
+/// earlier request of the same history already wrote are reused
+/// ([`OpenAiCompatibleBuilder::encoding_cache`]).
 ///
 /// ```
 /// use inference::{LanguageModel, OpenAiCompatible};
@@ -54,14 +62,7 @@ pub const PROVIDER_NAME: &str = "openai";
 /// ```
 #[derive(Clone, Debug)]
 pub struct OpenAiCompatible {
-    base_url: String,
-    api_key: Option<SecretString>,
-    model: String,
-    developer_role: bool,
-    tool_result_images: bool,
-    prompt_cache_key: Option<String>,
-    extra_headers: HeaderMap,
-    http: HttpClient,
+    inner: HttpProvider<OpenAiWire>,
 }
 
 impl OpenAiCompatible {
@@ -76,9 +77,11 @@ impl OpenAiCompatible {
         api_key: impl IntoApiKey,
         model: impl Into<String>,
     ) -> Result<Self, InferenceError> {
-        let mut builder = Self::builder().base_url(base_url).model(model);
-        builder.api_key = api_key.into_api_key();
-        builder.build()
+        Self::builder()
+            .base_url(base_url)
+            .api_key(api_key)
+            .model(model)
+            .build()
     }
 
     /// A client configured from the environment: `OPENAI_BASE_URL` (default
@@ -92,19 +95,41 @@ impl OpenAiCompatible {
         Self::builder_from(|name| std::env::var(name).ok())?.build()
     }
 
-    /// A builder for every setting (base URL, key, model, timeouts, retries, headers).
+    /// A builder for every setting (base URL, key, model settings, timeouts, retries,
+    /// headers).
     pub fn builder() -> OpenAiCompatibleBuilder {
         OpenAiCompatibleBuilder::default()
     }
 
     /// The default model.
     pub fn model(&self) -> &str {
-        &self.model
+        &self.inner.settings.model
+    }
+
+    /// The model and sampling defaults for requests that set none.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.inner.settings
     }
 
     /// The base URL.
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.inner.base_url
+    }
+
+    /// The body this model sends for `request` (with `stream` as for
+    /// [`LanguageModel::stream`]), as the chunks it is sent in: byte for byte
+    /// `serde_json::to_vec` of [`request_body_with`] with this model's options and settings.
+    /// Like a call, it reuses the bytes of messages already written for this history and
+    /// keeps the new ones for the next request.
+    ///
+    /// # Errors
+    /// [`InferenceError::Configuration`] when the body cannot be serialized.
+    pub fn encode_request(
+        &self,
+        request: &InferenceRequest,
+        stream: bool,
+    ) -> Result<RequestBody, InferenceError> {
+        self.inner.encode(request, stream)
     }
 
     fn builder_from(
@@ -125,43 +150,10 @@ impl OpenAiCompatible {
                     .into(),
             });
         }
-        let mut builder = Self::builder().base_url(base_url).model(model);
-        builder.api_key = api_key.map(SecretString::from);
-        Ok(builder)
-    }
-
-    fn post(
-        &self,
-        request: &InferenceRequest,
-        stream: bool,
-    ) -> Result<PostRequest, InferenceError> {
-        let options = BodyOptions {
-            developer_role: self.developer_role,
-            tool_result_images: self.tool_result_images,
-        };
-        let mut body = request_body_with(request, &self.model, stream, options);
-        if let (Some(key), Some(map)) = (&self.prompt_cache_key, body.as_object_mut()) {
-            // A per-request option of the same name wins.
-            map.entry("prompt_cache_key")
-                .or_insert_with(|| serde_json::Value::from(key.as_str()));
-        }
-        let body = serde_json::to_vec(&body).map_err(|e| InferenceError::Configuration {
-            message: format!("the request cannot be serialized: {e}"),
-        })?;
-        let mut headers = self.extra_headers.clone();
-        if let Some(key) = &self.api_key {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose_secret()))
-                .map_err(|_| InferenceError::Configuration {
-                    message: "the API key contains characters not allowed in a header".into(),
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        Ok(PostRequest {
-            url: format!("{}/chat/completions", self.base_url),
-            headers,
-            body,
-        })
+        Ok(Self::builder()
+            .base_url(base_url)
+            .model(model)
+            .api_key(api_key.as_deref()))
     }
 }
 
@@ -171,71 +163,93 @@ impl LanguageModel for OpenAiCompatible {
         &self,
         request: InferenceRequest,
     ) -> Result<InferenceResponse, InferenceError> {
-        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
-        complete_in_span(span, async {
-            let post = self.post(&request, false)?;
-            let body = self.http.post_json(&post).await?;
-            parse_response(&body)
-        })
-        .await
+        self.inner.complete(request).await
     }
 
     async fn stream(&self, request: InferenceRequest) -> Result<InferenceStream, InferenceError> {
-        let span = chat_span(PROVIDER_NAME, request_model(&request, &self.model));
-        stream_in_span(span, async {
-            let post = self.post(&request, true)?;
-            start_stream(
-                &self.http,
-                &post,
-                OpenAiStreamDecoder::default(),
-                parse_response,
-            )
-            .await
-        })
-        .await
+        self.inner.stream(request).await
     }
 
     fn name(&self) -> String {
-        format!("openai-compatible/{}", self.model)
+        self.inner.name()
+    }
+}
+
+/// The chat completions protocol: `Authorization: Bearer`, `/chat/completions`, the body of
+/// [`request_body_with`].
+#[derive(Clone, Debug)]
+struct OpenAiWire {
+    options: BodyOptions,
+    prompt_cache_key: Option<String>,
+}
+
+impl WireFormat for OpenAiWire {
+    type State = OpenAiState;
+    type Decoder = OpenAiStreamDecoder;
+    const PROVIDER_NAME: &'static str = PROVIDER_NAME;
+    const NAME_PREFIX: &'static str = "openai-compatible";
+
+    fn url(&self, base_url: &str) -> String {
+        format!("{base_url}/chat/completions")
+    }
+
+    fn add_headers(
+        &self,
+        api_key: Option<&SecretString>,
+        headers: &mut HeaderMap,
+    ) -> Result<(), InferenceError> {
+        if let Some(key) = api_key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose_secret()))
+                .map_err(|_| InferenceError::Configuration {
+                    message: "the API key contains characters not allowed in a header".into(),
+                })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(())
+    }
+
+    fn body(
+        &self,
+        request: &InferenceRequest,
+        settings: &ModelSettings,
+        stream: bool,
+        cache: &EncodeCache<OpenAiState>,
+    ) -> Result<RequestBody, InferenceError> {
+        encode_body(
+            request,
+            settings,
+            stream,
+            self.options,
+            self.prompt_cache_key.as_deref(),
+            cache,
+        )
+    }
+
+    fn parse_response(body: &str) -> Result<InferenceResponse, InferenceError> {
+        parse_response(body)
     }
 }
 
 /// Builds an [`OpenAiCompatible`]; [`build`](OpenAiCompatibleBuilder::build) validates.
 #[derive(Clone, Debug, Default)]
 pub struct OpenAiCompatibleBuilder {
-    base_url: Option<String>,
-    api_key: Option<SecretString>,
-    model: Option<String>,
-    developer_role: bool,
-    tool_result_images: bool,
+    options: ProviderOptions,
+    body: BodyOptions,
     prompt_cache_key: Option<String>,
-    headers: ExtraHeaders,
-    http: HttpSettings,
 }
 
 impl OpenAiCompatibleBuilder {
     /// The API root (default `https://api.openai.com/v1`); a trailing `/` is ignored.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = Some(base_url.into());
-        self
-    }
-
-    /// The API key (an empty string means none).
-    pub fn api_key(mut self, api_key: impl IntoApiKey) -> Self {
-        self.api_key = api_key.into_api_key();
-        self
-    }
-
-    /// The default model (used when a request names none).
-    pub fn model(mut self, model: impl Into<String>) -> Self {
-        self.model = Some(model.into());
+        self.options.base_url = Some(base_url.into());
         self
     }
 
     /// Send `developer` messages with role `developer` (newer OpenAI models) instead of
     /// `system` (the default, understood by every server).
     pub fn developer_role(mut self, enabled: bool) -> Self {
-        self.developer_role = enabled;
+        self.body.developer_role = enabled;
         self
     }
 
@@ -244,7 +258,7 @@ impl OpenAiCompatibleBuilder {
     /// message. Off (the default), each tool message describes its images in a line instead;
     /// the model does not see them.
     pub fn tool_result_images(mut self, enabled: bool) -> Self {
-        self.tool_result_images = enabled;
+        self.body.tool_result_images = enabled;
         self
     }
 
@@ -256,7 +270,7 @@ impl OpenAiCompatibleBuilder {
         self
     }
 
-    http_builder_options!("OpenAI-Organization");
+    provider_builder_options!("OpenAI-Organization");
 
     /// The client.
     ///
@@ -265,33 +279,23 @@ impl OpenAiCompatibleBuilder {
     /// header.
     pub fn build(self) -> Result<OpenAiCompatible, InferenceError> {
         let base_url = self
+            .options
             .base_url
+            .clone()
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned())
             .trim()
             .trim_end_matches('/')
             .to_owned();
-        if base_url.is_empty() {
-            return Err(InferenceError::Configuration {
-                message: "the base URL is empty".into(),
-            });
-        }
-        let model = self.model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
-            InferenceError::Configuration {
-                message: "no model given: call `.model(..)` (any name works for single-model \
-                          local servers)"
-                    .into(),
-            }
-        })?;
-        Ok(OpenAiCompatible {
-            base_url,
-            api_key: self.api_key,
-            model,
-            developer_role: self.developer_role,
-            tool_result_images: self.tool_result_images,
+        let wire = OpenAiWire {
+            options: self.body,
             prompt_cache_key: self.prompt_cache_key,
-            extra_headers: header_map(&self.headers)?,
-            http: HttpClient::new(self.http)?,
-        })
+        };
+        let inner = self.options.build(
+            wire,
+            base_url,
+            "no model given: call `.model(..)` (any name works for single-model local servers)",
+        )?;
+        Ok(OpenAiCompatible { inner })
     }
 }
 
@@ -322,7 +326,7 @@ mod tests {
         .build()
         .unwrap();
         assert_eq!(local.base_url(), "http://localhost:8080/v1");
-        assert!(local.api_key.is_none());
+        assert!(local.inner.api_key.is_none());
 
         let missing_key = OpenAiCompatible::builder_from(env(&[("OPENAI_MODEL", "gpt-4o")]));
         assert!(missing_key
@@ -339,7 +343,10 @@ mod tests {
     #[test]
     fn the_key_never_shows_in_debug_output() {
         let model = OpenAiCompatible::new(DEFAULT_BASE_URL, "sk-secret-123", "gpt").unwrap();
-        let post = model.post(&InferenceRequest::default(), false).unwrap();
+        let post = model
+            .inner
+            .post(&InferenceRequest::default(), false)
+            .unwrap();
         assert!(!format!("{model:?}").contains("sk-secret-123"));
         assert!(!format!("{:?}", post.headers).contains("sk-secret-123"));
         assert_eq!(

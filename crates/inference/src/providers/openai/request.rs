@@ -1,9 +1,15 @@
 //! Our request and messages as an OpenAI chat completions body, and back.
 
-use messages::{ContentPart, Message, Role};
+use messages::{ContentPart, Message, Messages, Role};
 use serde_json::{json, Map, Value};
 
-use crate::{InferenceError, InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};
+use crate::encoding::array_out::{unserializable, ArrayOut};
+use crate::encoding::body::RequestBody;
+use crate::encoding::history::{write_all, EncodeCache, MessageWriter};
+use crate::encoding::object::{write_object, Splice};
+use crate::error::InferenceError;
+use crate::model_settings::ModelSettings;
+use crate::request::{InferenceRequest, ResponseFormat, ToolChoice, ToolSchema};
 
 /// The chat completions body for `request`. `model` is used when the request names none;
 /// `stream` adds `stream` and `stream_options.include_usage`. Free options are merged last,
@@ -46,46 +52,77 @@ pub fn request_body_with(
     stream: bool,
     options: BodyOptions,
 ) -> Value {
-    let mut body = Map::new();
-    let model = request
-        .model
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .unwrap_or(model);
-    body.insert("model".into(), json!(model));
+    let writer = OpenAiWriter { options };
     let mut messages = Vec::with_capacity(request.messages.len());
-    // Images of the run of tool messages being written, sent after its last one.
-    let mut images: Vec<Value> = Vec::new();
-    for message in request.messages.iter() {
-        if message.role() != Role::Tool && !images.is_empty() {
-            messages.push(json!({"role": "user", "content": std::mem::take(&mut images)}));
-        }
-        let mut value = if message.role() == Role::Tool && options.tool_result_images {
-            let parts = non_text_parts(message);
-            if !parts.is_empty() {
-                images.push(json!({"type": "text", "text": format!(
-                    "The result of tool call {} ({}) includes:",
-                    message.tool_call_id().unwrap_or_default(),
-                    message.tool_name().unwrap_or_default()
-                )}));
-                images.extend(parts.iter().map(|p| p.to_value()));
-            }
-            tool_message(message, "sent in the next message")
-        } else {
-            message_to_openai(message)
-        };
-        if message.role() == Role::Developer && !options.developer_role {
-            value["role"] = json!("system");
-        }
-        messages.push(value);
+    // Writing to values cannot fail.
+    let _ = write_all(&writer, &request.messages, &[], &mut messages);
+    let tools = Value::Array(request.tools.iter().map(tool_to_openai).collect());
+    Value::Object(body_fields(
+        request,
+        &ModelSettings::new(model),
+        stream,
+        Value::Array(messages),
+        tools,
+    ))
+}
+
+/// The body as bytes, byte for byte `serde_json::to_vec` of [`request_body_with`] (with
+/// `settings` filling what the request leaves unset and `prompt_cache_key` added unless the
+/// request's options set one), reusing from `cache` the bytes of the messages and tools an
+/// earlier request of this model already wrote.
+pub(crate) fn encode_body(
+    request: &InferenceRequest,
+    settings: &ModelSettings,
+    stream: bool,
+    options: BodyOptions,
+    prompt_cache_key: Option<&str>,
+    cache: &EncodeCache<OpenAiState>,
+) -> Result<RequestBody, InferenceError> {
+    let mut body = body_fields(request, settings, stream, Value::Null, Value::Null);
+    if let Some(key) = prompt_cache_key {
+        // A per-request option of the same name wins.
+        body.entry("prompt_cache_key")
+            .or_insert_with(|| Value::from(key));
     }
-    if !images.is_empty() {
-        messages.push(json!({"role": "user", "content": images}));
+    let mut splices = Vec::with_capacity(2);
+    // A free option named like a field replaced it: then there is nothing to splice.
+    if !request.options.contains_key("messages") {
+        let writer = OpenAiWriter { options };
+        let encoded = cache.encode(&writer, &request.messages, &[])?;
+        splices.push(Splice {
+            key: "messages",
+            chunks: encoded.chunks,
+        });
     }
-    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() && !request.options.contains_key("tools") {
+        let tools = cache.tools(&request.tools, || {
+            let tools = Value::Array(request.tools.iter().map(tool_to_openai).collect());
+            serde_json::to_vec(&tools).map_err(unserializable)
+        })?;
+        splices.push(Splice {
+            key: "tools",
+            chunks: vec![tools],
+        });
+    }
+    let mut chunks = Vec::with_capacity(8);
+    write_object(&body, splices, &mut chunks)?;
+    Ok(RequestBody::from_chunks(chunks))
+}
+
+/// The body's fields in order, with `messages` and `tools` (used only when the request has
+/// tools) as given.
+fn body_fields(
+    request: &InferenceRequest,
+    settings: &ModelSettings,
+    stream: bool,
+    messages: Value,
+    tools: Value,
+) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(settings.model_for(request)));
+    body.insert("messages".into(), messages);
     if !request.tools.is_empty() {
-        let tools = request.tools.iter().map(tool_to_openai).collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), tools);
         if let Some(choice) = &request.tool_choice {
             body.insert("tool_choice".into(), tool_choice_to_openai(choice));
         }
@@ -109,10 +146,10 @@ pub fn request_body_with(
         }
         Some(ResponseFormat::Text) | None => {}
     }
-    if let Some(max_tokens) = request.max_tokens {
+    if let Some(max_tokens) = request.max_tokens.or(settings.max_tokens) {
         body.insert("max_tokens".into(), json!(max_tokens));
     }
-    if let Some(temperature) = request.temperature {
+    if let Some(temperature) = request.temperature.or(settings.temperature) {
         body.insert("temperature".into(), json!(temperature));
     }
     if stream {
@@ -122,7 +159,91 @@ pub fn request_body_with(
     for (key, value) in &request.options {
         body.insert(key.clone(), value.clone());
     }
-    Value::Object(body)
+    body
+}
+
+/// Writes the `messages` array: one element per message, `developer` sent as `system`
+/// unless the options say otherwise, and with `tool_result_images` a `user` message with the
+/// images of a run of tool messages after its last one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpenAiWriter {
+    pub(crate) options: BodyOptions,
+}
+
+/// What [`OpenAiWriter`] carries between messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OpenAiState {
+    /// Something was written.
+    any: bool,
+    /// The first tool message of the current run whose images are still to be sent.
+    images_from: Option<usize>,
+}
+
+impl MessageWriter for OpenAiWriter {
+    type State = OpenAiState;
+
+    fn write<O: ArrayOut>(
+        &self,
+        messages: &Messages,
+        index: usize,
+        message: &Message,
+        mut state: OpenAiState,
+        _marked: bool,
+        out: &mut O,
+    ) -> Result<OpenAiState, InferenceError> {
+        let mut first = !state.any;
+        if message.role() != Role::Tool {
+            if let Some(from) = state.images_from.take() {
+                out.element(images_message(messages, from, index), first)?;
+                first = false;
+            }
+        }
+        let mut value = if message.role() == Role::Tool && self.options.tool_result_images {
+            if state.images_from.is_none() && !non_text_parts(message).is_empty() {
+                state.images_from = Some(index);
+            }
+            tool_message(message, "sent in the next message")
+        } else {
+            message_to_openai(message)
+        };
+        if message.role() == Role::Developer && !self.options.developer_role {
+            value["role"] = json!("system");
+        }
+        out.element(value, first)?;
+        state.any = true;
+        Ok(state)
+    }
+
+    fn finish<O: ArrayOut>(
+        &self,
+        messages: &Messages,
+        state: OpenAiState,
+        out: &mut O,
+    ) -> Result<(), InferenceError> {
+        match state.images_from {
+            Some(from) => out.element(images_message(messages, from, messages.len()), !state.any),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The `user` message that carries the images of the tool messages `from..to`, each
+/// introduced by a line naming its call.
+fn images_message(messages: &Messages, from: usize, to: usize) -> Value {
+    let mut images = Vec::new();
+    for message in messages.iter().skip(from).take(to.saturating_sub(from)) {
+        let parts = non_text_parts(message);
+        if message.role() != Role::Tool || parts.is_empty() {
+            continue;
+        }
+        images.push(json!({"type": "text", "text": format!(
+            "The result of tool call {} ({}) includes:",
+            message.tool_call_id().unwrap_or_default(),
+            message.tool_name().unwrap_or_default()
+        )}));
+        images.extend(parts.iter().map(|p| p.to_value()));
+    }
+    json!({"role": "user", "content": images})
 }
 
 /// One message in the OpenAI shape: tool calls as `{"id","type":"function","function":{..}}`
