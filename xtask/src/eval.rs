@@ -20,6 +20,8 @@ mod checks;
 mod detectors;
 mod report;
 mod runs;
+#[cfg(test)]
+mod solutions;
 mod tasks;
 
 use std::net::TcpStream;
