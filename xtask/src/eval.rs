@@ -401,6 +401,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         options.max_steps
     );
     let mut report = String::new();
+    let rows_of = |build: &str| -> Vec<&Row> {
+        rows.iter()
+            .filter(|(b, _)| b == build)
+            .map(|(_, r)| r)
+            .collect()
+    };
+    if let [(before, _), (after, _)] = &copies[..] {
+        report.push_str(&format!(
+            "# Before and after\n\nBefore: {before}; after: {after}.\n\n"
+        ));
+        report.push_str(&report::comparison(&rows_of(before), &rows_of(after)));
+        report.push('\n');
+    }
     for (build, _) in &copies {
         let header = Header {
             label: &options.label,
@@ -409,12 +422,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             settings: settings.clone(),
             minutes,
         };
-        let these: Vec<&Row> = rows
-            .iter()
-            .filter(|(b, _)| b == build)
-            .map(|(_, r)| r)
-            .collect();
-        report.push_str(&report::markdown(&these, &tasks, &header));
+        report.push_str(&report::markdown(&rows_of(build), &tasks, &header));
         report.push('\n');
     }
     let json_report = json!({

@@ -112,6 +112,67 @@ pub fn markdown(rows: &[&Row], tasks: &[&Task], header: &Header<'_>) -> String {
     out
 }
 
+/// What one configuration's runs add up to, for the before/after table.
+struct Summary {
+    dev: String,
+    heldout: String,
+    plans: usize,
+    copied: usize,
+    repeated: usize,
+}
+
+fn summary(results: &[RunResult]) -> Summary {
+    let solved = |half: Half| {
+        let runs = results.iter().filter(|r| r.half == half).count();
+        let solved = results
+            .iter()
+            .filter(|r| r.half == half && r.solved)
+            .count();
+        if runs == 0 {
+            "-".to_owned()
+        } else {
+            format!("{solved}/{runs}")
+        }
+    };
+    Summary {
+        dev: solved(Half::Dev),
+        heldout: solved(Half::Heldout),
+        plans: results.iter().filter(|r| r.not_an_answer.is_some()).count(),
+        copied: results.iter().filter(|r| r.copied_error).count(),
+        repeated: results.iter().map(|r| r.repeated_after_result).sum(),
+    }
+}
+
+/// The before/after table: per configuration, each figure as `before → after`.
+pub fn comparison(before: &[&Row], after: &[&Row]) -> String {
+    let mut out = String::from(
+        "| configuration | solved dev | solved held-out | plan or announcement | copied tool error | \
+         calls repeated after their result |\n|---|---|---|---|---|---|\n",
+    );
+    for row in after {
+        let label = row.config.label();
+        let Some(old) = before.iter().find(|b| b.config.label() == label) else {
+            continue;
+        };
+        let (old, new) = (summary(&old.results), summary(&row.results));
+        let _ = writeln!(
+            out,
+            "| {label} | {} → {} | {} → {} | {} → {} | {} → {} | {} → {} |",
+            old.dev,
+            new.dev,
+            old.heldout,
+            new.heldout,
+            old.plans,
+            new.plans,
+            old.copied,
+            new.copied,
+            old.repeated,
+            new.repeated
+        );
+    }
+    out
+}
+
 fn mark(result: &RunResult) -> &'static str {
     if result.solved {
         "✓"
@@ -155,4 +216,94 @@ fn failed_runs(results: &[RunResult]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!("{} ({codes})", failed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::detectors::NotAnAnswer;
+    use crate::eval::tasks::{eval_dir, load_tasks};
+    use crate::local_llm::QWEN_15B;
+
+    fn result(task: &str, half: Half, solved: bool) -> RunResult {
+        RunResult {
+            task: task.into(),
+            half,
+            solved,
+            answer: Some("x".into()),
+            not_an_answer: None,
+            copied_error: false,
+            repeated_after_result: 0,
+            answered_by: None,
+            empty_replies: 0,
+            max_same_call: 0,
+            status: "completed".into(),
+            stop_reason: "completed".into(),
+            exit_codes: vec![Some(0)],
+            steps: 1,
+            input_tokens: 100,
+            output_tokens: 10,
+            seconds: 2.0,
+            stderr_tail: String::new(),
+        }
+    }
+
+    fn row(results: Vec<RunResult>) -> Row {
+        Row {
+            config: Config {
+                model: &QWEN_15B,
+                mode: "separated".into(),
+                driver: "toolcalling".into(),
+            },
+            results,
+        }
+    }
+
+    #[test]
+    fn the_report_counts_per_half_and_marks_each_task() {
+        let all = load_tasks(&eval_dir()).unwrap();
+        let tasks: Vec<&Task> = all
+            .iter()
+            .filter(|t| ["d1", "d2", "h1", "h2"].contains(&t.id.as_str()))
+            .collect();
+        let mut plan = result("d2", Half::Dev, false);
+        plan.not_an_answer = Some(NotAnAnswer::AnnouncesCall);
+        plan.repeated_after_result = 2;
+        let mut copied = result("h1", Half::Heldout, false);
+        copied.copied_error = true;
+        let mut timeout = result("h2", Half::Heldout, false);
+        timeout.answer = None;
+        timeout.exit_codes = vec![None];
+        let after = row(vec![result("d1", Half::Dev, true), plan, copied, timeout]);
+        let header = Header {
+            label: "test",
+            commit: "commit abc",
+            heldout_digest: "0f",
+            settings: "s".into(),
+            minutes: 1.0,
+        };
+        let text = markdown(&[&after], &tasks, &header);
+        assert!(
+            text.contains("| 1.5b | separated | toolcalling | 1/2 | 0/2 | 1 | 1 | 2 (1) | 0 / 0 | 1 | 0 | 1 (timeout×1) | 0 | 400 / 40 | 8 s |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| d1 read a value from an INI file | read a value | ✓ |"),
+            "{text}"
+        );
+        assert!(text.contains("| P +2r |"), "{text}");
+        assert!(text.contains("| E |") && text.contains("| ∅ |"), "{text}");
+
+        let before = row(vec![
+            result("d1", Half::Dev, false),
+            result("h1", Half::Heldout, false),
+        ]);
+        let table = comparison(&[&before], &[&after]);
+        assert!(
+            table.contains(
+                "| 1.5b separated toolcalling | 0/1 → 1/2 | 0/1 → 0/2 | 0 → 1 | 0 → 1 | 0 → 2 |"
+            ),
+            "{table}"
+        );
+    }
 }
