@@ -144,12 +144,18 @@ pub fn run_task(
         exit_codes.push(code);
         let errors = std::fs::read_to_string(&err).unwrap_or_default();
         stderr_tail = last_lines(&errors, 3);
-        match std::fs::read_to_string(&state_file) {
-            Ok(text) => documents.push(
-                serde_json::from_str::<Value>(&text)
-                    .map_err(|e| format!("{}: not a state document: {e}", state_file.display()))?,
-            ),
-            Err(_) => documents.push(Value::Null),
+        // A run that left no state, or one that is not JSON, saved no answer (and the
+        // evaluation goes on: one broken run must not lose hours of others).
+        let document = std::fs::read_to_string(&state_file)
+            .ok()
+            .map(|text| serde_json::from_str::<Value>(&text));
+        match document {
+            Some(Ok(document)) => documents.push(document),
+            Some(Err(error)) => {
+                stderr_tail = format!("{}: not a state document: {error}", state_file.display());
+                documents.push(Value::Null);
+            }
+            None => documents.push(Value::Null),
         }
         if code.is_none() {
             break;
