@@ -191,9 +191,17 @@ fn announces_call(answer: &str) -> bool {
     let body = text.trim_end_matches(':');
     let start = body.rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
     let sentence = format!("{} ", &body[start..]);
-    CALL_WORDS.iter().any(|w| sentence.contains(w))
-        || TOOL_NAMES.iter().any(|t| sentence.contains(t))
+    // "Here is the output of the command:" introduces a result, not a call.
+    let reports = REPORT_WORDS.iter().any(|w| sentence.contains(w));
+    !reports
+        && (CALL_WORDS.iter().any(|w| sentence.contains(w))
+            || TOOL_NAMES.iter().any(|t| sentence.contains(t)))
 }
+
+/// Words of a sentence that introduces what a call returned.
+const REPORT_WORDS: &[&str] = &[
+    "output", "result", "returned", "returns", "prints", "printed", "shows", "showed", "content",
+];
 
 /// A sentence saying a tool is to be used: a plan opening followed closely by a tool name, a
 /// backquoted name, "tool", "function" or "command".
@@ -379,6 +387,8 @@ mod tests {
             "I used `read_file` on config.ini: the port is 8472.",
             "The files are:\n- apple.txt\n- banana.md\n- cherry.csv",
             "The script prints:\n```\nchecksum: 8643\n```",
+            "Here is the output of the `wc -l` command:\n```\n7 names.txt\n```",
+            "The bash command returned:\n```\nchecksum: 8643\n```",
             "The total is 770 (120 + 340 + 215 + 95).",
             "It contains {\"name\": \"widget\", \"version\": \"3.14.2\"}.",
             "The third line is: the river hums at noon",
