@@ -417,4 +417,25 @@ mod tests {
         assert_eq!(stats.tool_errors, ["There is no tool named `rename_file`."]);
         assert_eq!(stats.empty_replies, 0);
     }
+
+    /// A real state saved by `agents run` (this build, separated mode) against a scripted
+    /// server that replayed issue 36's run: a fenced call in prose, the same call again after
+    /// its result, a call to a tool that does not exist, then the fix-it error as the answer.
+    #[test]
+    fn a_saved_state_of_issue_36s_run_is_read_as_such() {
+        let path = crate::eval::tasks::eval_dir().join("testdata/copied_error.state.json");
+        let document: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let stats = turn_stats(std::slice::from_ref(&document));
+        assert_eq!(stats.steps, 4);
+        assert_eq!(stats.repeated_after_result, 1, "the second read_file");
+        assert_eq!(stats.input_tokens, 200);
+        assert_eq!(stats.tool_errors.len(), 1);
+        assert!(stats.tool_errors[0].starts_with("There is no tool named `rename_file`"));
+        let answer = final_answer(&document).unwrap();
+        assert!(copies_tool_error(&answer, &stats.tool_errors));
+        assert_eq!(answered_on_stop(&document), None);
+        assert_eq!(stop_reason(&document), "completed");
+        assert_eq!(document["status"], "completed", "nothing failed loudly");
+    }
 }
