@@ -1,26 +1,39 @@
 //! `cargo xtask eval`: task success of the `agents` CLI against real small local models.
 //!
 //! Serves each model with llama-server on 127.0.0.1 (one at a time; temperature 0, a fixed
-//! seed, a capped reply length), then runs every task through `agents run` in a fresh temporary
-//! workspace for each configuration (model × trace mode × driver) and checks the answer (and
-//! the files, for editing tasks) by machine. Writes `target/eval-report.md` and
-//! `target/eval-report.json`. Too slow for CI; see `docs/eval.md` for the measured tables.
+//! seed, a capped reply length), then runs every task (`xtask/eval/dev/*.yaml`, the
+//! development half, and `xtask/eval/heldout/*.yaml`, the held-out half) through `agents run`
+//! in a fresh temporary workspace for each configuration (model × trace mode × driver) and
+//! build, checks the answer and the files by machine, and reports solved tasks per half,
+//! answers that are plans or copied tool errors, calls repeated after their result, tokens
+//! and time. Writes `target/<out>.md` and `target/<out>.json`. Too slow for CI; see
+//! `docs/eval.md` for how it works and the measured tables.
 //!
 //! ```text
-//! cargo xtask eval [--models 0.5b,1.5b] [--modes separated,legacy] [--drivers toolcalling,react]
-//!                  [--tasks 1,2,...] [--timeout SECONDS] [--max-steps N] [--label TEXT]
-//!                  [--agents PATH] [--out NAME]
+//! cargo xtask eval [--configs 1.5b/separated/toolcalling,...] [--half dev|heldout|both]
+//!                  [--models 0.5b,1.5b --modes separated,... --drivers toolcalling,react]
+//!                  [--tasks d1,h2,...] [--before PATH] [--agents PATH] [--timeout SECONDS]
+//!                  [--max-steps N] [--label TEXT] [--out NAME]
 //! ```
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+mod checks;
+mod detectors;
+mod report;
+mod runs;
+#[cfg(test)]
+mod solutions;
+mod tasks;
+
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
+use crate::eval::report::{Header, Row};
+use crate::eval::runs::{run_task, Config, RunSettings};
+use crate::eval::tasks::{eval_dir, heldout_digest, load_tasks, Half, Task};
 use crate::local_llm::{
     cache_dir, ensure_llama_server, ensure_model, llama_server_args, ModelSpec, Servers, QWEN_05B,
     QWEN_15B,
@@ -33,88 +46,127 @@ const SEED: &str = "42";
 /// Reply cap per inference (llama-server's default `n_predict` for requests that set none).
 const MAX_REPLY_TOKENS: &str = "512";
 
+/// The configurations issue 36 requires (time on two cores is the limit): the 1.5B model with
+/// both drivers and the 0.5B model with tool calling, all in separated mode.
+const REQUIRED: &[(&str, &str, &str)] = &[
+    ("1.5b", "separated", "toolcalling"),
+    ("1.5b", "separated", "react"),
+    ("0.5b", "separated", "toolcalling"),
+];
+
+const MODES: &[&str] = &["separated", "legacy", "digest"];
+const DRIVERS: &[&str] = &["toolcalling", "react"];
+
+/// The file that records the held-out half's digest (see [`heldout_digest`]).
+const HELDOUT_DIGEST_FILE: &str = "heldout.sha256";
+
 /// What the command line asked for.
 struct Options {
-    models: Vec<&'static ModelSpec>,
-    modes: Vec<String>,
-    drivers: Vec<String>,
-    tasks: Vec<u32>,
+    configs: Vec<Config>,
+    halves: Vec<Half>,
+    /// Task ids (`d1`, `h2`); empty: every task of the chosen halves.
+    tasks: Vec<String>,
     timeout: Option<Duration>,
     max_steps: u32,
     label: String,
-    /// An `agents` binary to evaluate instead of building this checkout's (to measure an
-    /// older build).
-    agents: Option<std::path::PathBuf>,
+    /// An `agents` binary to evaluate instead of building this checkout's.
+    agents: Option<PathBuf>,
+    /// An older `agents` binary to evaluate first, as "before", in the same run.
+    before: Option<PathBuf>,
     /// The report's file name under `target/`, without extension (default `eval-report`).
     out: String,
+}
+
+fn model(key: &str) -> Result<&'static ModelSpec, String> {
+    match key {
+        "0.5b" => Ok(&QWEN_05B),
+        "1.5b" => Ok(&QWEN_15B),
+        other => Err(format!("unknown model `{other}` (known: 0.5b, 1.5b)")),
+    }
+}
+
+fn known<'a>(value: &'a str, known: &[&str], what: &str) -> Result<&'a str, String> {
+    if known.contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "unknown {what} `{value}` (known: {})",
+            known.join(", ")
+        ))
+    }
+}
+
+fn config(model_key: &str, mode: &str, driver: &str) -> Result<Config, String> {
+    Ok(Config {
+        model: model(model_key)?,
+        mode: known(mode, MODES, "mode")?.to_owned(),
+        driver: known(driver, DRIVERS, "driver")?.to_owned(),
+    })
 }
 
 impl Options {
     fn parse(args: &[String]) -> Result<Self, String> {
         let mut options = Self {
-            models: vec![&QWEN_05B, &QWEN_15B],
-            modes: vec!["separated".into(), "legacy".into()],
-            drivers: vec!["toolcalling".into(), "react".into()],
-            tasks: TASKS.iter().map(|t| t.id).collect(),
+            configs: Vec::new(),
+            halves: Half::ALL.to_vec(),
+            tasks: Vec::new(),
             timeout: None,
             max_steps: 8,
             label: String::new(),
             agents: None,
+            before: None,
             out: "eval-report".into(),
         };
+        let mut configs: Option<Vec<Config>> = None;
+        let (mut models, mut modes, mut drivers) = (None, None, None);
         let mut args = args.iter();
         while let Some(flag) = args.next() {
             let value = args
                 .next()
                 .ok_or_else(|| format!("{flag} needs a value; see `cargo xtask help`"))?;
-            let list = || value.split(',').map(str::trim).filter(|s| !s.is_empty());
+            let list = || -> Vec<String> {
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            };
             match flag.as_str() {
-                "--models" => {
-                    options.models = list()
-                        .map(|key| {
-                            [&QWEN_05B, &QWEN_15B]
-                                .into_iter()
-                                .find(|m| m.key == key)
-                                .ok_or_else(|| format!("unknown model `{key}` (known: 0.5b, 1.5b)"))
-                        })
-                        .collect::<Result<_, _>>()?;
+                "--configs" => {
+                    let mut parsed = Vec::new();
+                    for entry in list() {
+                        if entry == "required" {
+                            for (m, mode, driver) in REQUIRED {
+                                parsed.push(config(m, mode, driver)?);
+                            }
+                            continue;
+                        }
+                        let parts: Vec<&str> = entry.split('/').collect();
+                        let [m, mode, driver] = parts[..] else {
+                            return Err(format!(
+                                "a configuration is model/mode/driver (1.5b/separated/react), \
+                                 not `{entry}`"
+                            ));
+                        };
+                        parsed.push(config(m, mode, driver)?);
+                    }
+                    configs = Some(parsed);
                 }
-                "--modes" => {
-                    options.modes = list().map(str::to_owned).collect();
-                    if let Some(bad) = options
-                        .modes
-                        .iter()
-                        .find(|m| !["separated", "legacy", "digest"].contains(&m.as_str()))
-                    {
-                        return Err(format!(
-                            "unknown mode `{bad}` (known: separated, legacy, digest)"
-                        ));
+                "--models" => models = Some(list()),
+                "--modes" => modes = Some(list()),
+                "--drivers" => drivers = Some(list()),
+                "--half" => {
+                    options.halves = match value.as_str() {
+                        "dev" => vec![Half::Dev],
+                        "heldout" => vec![Half::Heldout],
+                        "both" => Half::ALL.to_vec(),
+                        other => {
+                            return Err(format!("--half is dev, heldout or both, not `{other}`"))
+                        }
                     }
                 }
-                "--drivers" => {
-                    options.drivers = list().map(str::to_owned).collect();
-                    if let Some(bad) = options
-                        .drivers
-                        .iter()
-                        .find(|d| !["toolcalling", "react"].contains(&d.as_str()))
-                    {
-                        return Err(format!(
-                            "unknown driver `{bad}` (known: toolcalling, react)"
-                        ));
-                    }
-                }
-                "--tasks" => {
-                    options.tasks = list()
-                        .map(|n| {
-                            n.parse::<u32>()
-                                .ok()
-                                .filter(|n| TASKS.iter().any(|t| t.id == *n))
-                                .ok_or_else(|| {
-                                    format!("unknown task `{n}` (tasks are 1..={})", TASKS.len())
-                                })
-                        })
-                        .collect::<Result<_, _>>()?;
-                }
+                "--tasks" => options.tasks = list(),
                 "--timeout" => {
                     let seconds: u64 = value
                         .parse()
@@ -128,16 +180,40 @@ impl Options {
                 }
                 "--label" => options.label = value.clone(),
                 "--agents" => options.agents = Some(value.into()),
+                "--before" => options.before = Some(value.into()),
                 "--out" => options.out = value.clone(),
                 other => return Err(format!("unknown option `{other}`; see `cargo xtask help`")),
             }
         }
-        if options.models.is_empty()
-            || options.modes.is_empty()
-            || options.drivers.is_empty()
-            || options.tasks.is_empty()
-        {
-            return Err("nothing to run: a list option is empty".into());
+        let crossed = models.is_some() || modes.is_some() || drivers.is_some();
+        options.configs = match (configs, crossed) {
+            (Some(_), true) => {
+                return Err(
+                    "give --configs, or --models/--modes/--drivers (crossed), not both".into(),
+                )
+            }
+            (Some(configs), false) => configs,
+            (None, true) => {
+                let models = models.unwrap_or_else(|| vec!["0.5b".into(), "1.5b".into()]);
+                let modes = modes.unwrap_or_else(|| vec!["separated".into()]);
+                let drivers = drivers.unwrap_or_else(|| vec!["toolcalling".into(), "react".into()]);
+                let mut crossed = Vec::new();
+                for m in &models {
+                    for mode in &modes {
+                        for driver in &drivers {
+                            crossed.push(config(m, mode, driver)?);
+                        }
+                    }
+                }
+                crossed
+            }
+            (None, false) => REQUIRED
+                .iter()
+                .map(|(m, mode, driver)| config(m, mode, driver))
+                .collect::<Result<_, _>>()?,
+        };
+        if options.configs.is_empty() {
+            return Err("nothing to run: no configuration".into());
         }
         Ok(options)
     }
@@ -150,618 +226,56 @@ impl Options {
             Duration::from_secs(180)
         })
     }
-}
 
-// ----- tasks --------------------------------------------------------------------------------
-
-/// How a task's result is judged.
-enum Check {
-    /// The answer contains every one of these (normalized).
-    Contains(&'static [&'static str]),
-    /// The answer contains one of these (normalized).
-    AnyOf(&'static [&'static str]),
-    /// Contains every `must`, and none of `never` (a second candidate would be a wrong answer).
-    ContainsNot {
-        must: &'static [&'static str],
-        never: &'static [&'static str],
-    },
-    /// The answer states `expected` (digits or the word) and no other number outside `allowed`.
-    Number {
-        expected: i64,
-        word: &'static str,
-        allowed: &'static [i64],
-    },
-    /// The file, trimmed, has exactly these lines (each trimmed, compared case-insensitively).
-    FileLines {
-        path: &'static str,
-        lines: &'static [&'static str],
-    },
-}
-
-/// One task: files to create, the user's turn(s), and the check of the last answer or a file.
-struct Task {
-    id: u32,
-    name: &'static str,
-    files: &'static [(&'static str, &'static str)],
-    turns: &'static [&'static str],
-    check: Check,
-}
-
-const TASKS: &[Task] = &[
-    Task {
-        id: 1,
-        name: "read a value",
-        files: &[(
-            "config.ini",
-            "[server]\nhost = example.internal\nport = 8472\nworkers = 3\n",
-        )],
-        turns: &["Which port is configured in config.ini?"],
-        check: Check::Contains(&["8472"]),
-    },
-    Task {
-        id: 2,
-        name: "count lines",
-        files: &[(
-            "names.txt",
-            "Alice\nBob\nCarol\nDave\nErin\nFrank\nGrace\n",
-        )],
-        turns: &["How many lines does the file names.txt have?"],
-        check: Check::Number {
-            expected: 7,
-            word: "seven",
-            allowed: &[],
-        },
-    },
-    Task {
-        id: 3,
-        name: "find which file mentions a word",
-        files: &[
-            ("notes/alpha.txt", "Meeting moved to Tuesday.\n"),
-            (
-                "notes/bravo.txt",
-                "We saw a zeppelin over the harbour this morning.\n",
-            ),
-            ("notes/charlie.txt", "Remember to water the plants.\n"),
-        ],
-        turns: &["Which file in the notes directory mentions a zeppelin?"],
-        check: Check::ContainsNot {
-            must: &["bravo"],
-            never: &["alpha.txt", "charlie.txt"],
-        },
-    },
-    Task {
-        id: 4,
-        name: "edit a file",
-        files: &[("greeting.txt", "Hello, World!\n")],
-        turns: &["In the file greeting.txt, replace the word World with Rust."],
-        check: Check::FileLines {
-            path: "greeting.txt",
-            lines: &["Hello, Rust!"],
-        },
-    },
-    Task {
-        id: 5,
-        name: "write a file",
-        files: &[],
-        turns: &["Create a file named todo.txt whose only line is: buy milk"],
-        check: Check::FileLines {
-            path: "todo.txt",
-            lines: &["buy milk"],
-        },
-    },
-    Task {
-        id: 6,
-        name: "list files",
-        files: &[
-            ("fruits/apple.txt", "red\n"),
-            ("fruits/banana.md", "yellow\n"),
-            ("fruits/cherry.csv", "dark,red\n"),
-        ],
-        turns: &["List the files in the fruits directory."],
-        check: Check::Contains(&["apple.txt", "banana.md", "cherry.csv"]),
-    },
-    Task {
-        id: 7,
-        name: "question needing no tool",
-        files: &[],
-        turns: &["What is the capital city of France?"],
-        check: Check::ContainsNot {
-            must: &["paris"],
-            never: &["lyon", "marseille"],
-        },
-    },
-    Task {
-        id: 8,
-        name: "two-turn follow-up",
-        files: &[("animal.txt", "The secret animal is an otter.\n")],
-        turns: &[
-            "Read animal.txt and tell me which animal it names.",
-            "Which animal was that again? Reply with just its name.",
-        ],
-        check: Check::Contains(&["otter"]),
-    },
-    Task {
-        id: 9,
-        name: "missing file",
-        files: &[("readme.md", "# Project\n")],
-        turns: &["What does the file report.txt say?"],
-        check: Check::AnyOf(&[
-            "not exist",
-            "doesn't exist",
-            "does not exist",
-            "not found",
-            "no such file",
-            "cannot find",
-            "can't find",
-            "couldn't find",
-            "could not find",
-            "unable to find",
-            "missing",
-            "no file",
-            "isn't a file",
-            "not present",
-        ]),
-    },
-    Task {
-        id: 10,
-        name: "two calls: add numbers from two files",
-        files: &[("a.txt", "17\n"), ("b.txt", "25\n")],
-        turns: &["a.txt and b.txt each hold a number. What is their sum?"],
-        check: Check::Number {
-            expected: 42,
-            word: "forty-two",
-            allowed: &[17, 25],
-        },
-    },
-    Task {
-        id: 11,
-        name: "count a word in a file",
-        files: &[(
-            "app.log",
-            "start service\nerror: disk full\nretry write\nerror: disk full\nok\nerror: timeout\nstop service\n",
-        )],
-        turns: &["How many lines of app.log contain the word error?"],
-        check: Check::Number {
-            expected: 3,
-            word: "three",
-            allowed: &[],
-        },
-    },
-    Task {
-        id: 12,
-        name: "read a JSON field",
-        files: &[(
-            "package.json",
-            "{\n  \"name\": \"widget\",\n  \"version\": \"3.14.2\",\n  \"license\": \"MIT\"\n}\n",
-        )],
-        turns: &["What version does package.json declare?"],
-        check: Check::Contains(&["3.14.2"]),
-    },
-    Task {
-        id: 13,
-        name: "quote a given line",
-        files: &[(
-            "poem.txt",
-            "morning light on stone\nthe kettle starts to sing\nthe river hums at noon\nlate shadows fold away\n",
-        )],
-        turns: &["What is the third line of poem.txt?"],
-        check: Check::ContainsNot {
-            must: &["river hums at noon"],
-            never: &["kettle", "shadows"],
-        },
-    },
-    Task {
-        id: 14,
-        name: "append a line",
-        files: &[("list.txt", "alpha\nbeta\n")],
-        turns: &["Add the line gamma to the end of list.txt, keeping the lines already there."],
-        check: Check::FileLines {
-            path: "list.txt",
-            lines: &["alpha", "beta", "gamma"],
-        },
-    },
-];
-
-/// Lowercase, markdown emphasis and quotes removed, whitespace collapsed, curly apostrophes
-/// made straight.
-fn normalize(text: &str) -> String {
-    let text = text.to_lowercase().replace(['’', '‘'], "'");
-    let cleaned: String = text
-        .chars()
-        .map(|c| if matches!(c, '*' | '`' | '"') { ' ' } else { c })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The integers written in `text` (digits only; `3.14` counts as 3 and 14, so versions are not
-/// mistaken for counts only because callers list them as allowed).
-fn integers(text: &str) -> Vec<i64> {
-    let mut found = Vec::new();
-    let mut current = String::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_ascii_digit() {
-            current.push(c);
-        } else if !current.is_empty() {
-            if let Ok(n) = current.parse() {
-                found.push(n);
-            }
-            current.clear();
-        }
-    }
-    found
-}
-
-impl Check {
-    /// Whether the run solved the task, given how its answer was made. The loop's notice may
-    /// quote a tool's result (the port, the line), but it says the task was not finished: it
-    /// never solves a task checked by its answer.
-    fn solved_by(&self, answer: Option<&str>, answered_by: Option<&str>, workspace: &Path) -> bool {
-        let file_check = matches!(self, Check::FileLines { .. });
-        (file_check || answered_by != Some("notice")) && self.passes(answer, workspace)
-    }
-
-    /// Whether the run solved the task: `answer` is the last saved answer (if any).
-    fn passes(&self, answer: Option<&str>, workspace: &Path) -> bool {
-        if let Check::FileLines { path, lines } = self {
-            let Ok(text) = std::fs::read_to_string(workspace.join(path)) else {
-                return false;
-            };
-            let got: Vec<String> = text
-                .trim()
-                .lines()
-                .map(|l| l.trim().to_lowercase())
-                .collect();
-            let want: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
-            return got == want;
-        }
-        let Some(answer) = answer else {
-            return false;
-        };
-        let text = normalize(answer);
-        match self {
-            Check::Contains(all) => all.iter().all(|s| text.contains(&normalize(s))),
-            Check::AnyOf(any) => any.iter().any(|s| text.contains(&normalize(s))),
-            Check::ContainsNot { must, never } => {
-                must.iter().all(|s| text.contains(&normalize(s)))
-                    && !never.iter().any(|s| text.contains(&normalize(s)))
-            }
-            Check::Number {
-                expected,
-                word,
-                allowed,
-            } => {
-                let numbers = integers(&text);
-                let stated = numbers.contains(expected)
-                    || text
-                        .split(|c: char| !c.is_alphanumeric() && c != '-')
-                        .any(|w| w == *word);
-                stated && numbers.iter().all(|n| n == expected || allowed.contains(n))
-            }
-            Check::FileLines { .. } => false,
-        }
-    }
-}
-
-// ----- one run ------------------------------------------------------------------------------
-
-/// What one task run under one configuration produced.
-struct RunResult {
-    task: u32,
-    solved: bool,
-    /// The last saved assistant answer, if the conversation ends with one.
-    answer: Option<String>,
-    /// The answer is a tool call written as text that nothing ran.
-    unexecuted_call: bool,
-    /// How an answer appended on a stop was made (`synthesize`, `notice`), if it was.
-    answered_by: Option<String>,
-    /// Replies with neither text nor tool calls.
-    empty_replies: usize,
-    /// The highest number of times one call (tool and arguments) was made in one execution.
-    max_same_call: usize,
-    status: String,
-    stop_reason: String,
-    /// Exit codes of the CLI invocations (`None`: killed at the time limit).
-    exit_codes: Vec<Option<i32>>,
-    steps: usize,
-    input_tokens: u64,
-    output_tokens: u64,
-    seconds: f64,
-    stderr_tail: String,
-}
-
-impl RunResult {
-    fn failed(&self) -> bool {
-        self.status != "completed" || self.exit_codes.iter().any(|c| *c != Some(0))
-    }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "task": self.task,
-            "solved": self.solved,
-            "answer": self.answer,
-            "unexecuted_call_answer": self.unexecuted_call,
-            "answered_by": self.answered_by,
-            "empty_replies": self.empty_replies,
-            "max_same_call": self.max_same_call,
-            "status": self.status,
-            "stop_reason": self.stop_reason,
-            "exit_codes": self.exit_codes,
-            "steps": self.steps,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "seconds": (self.seconds * 10.0).round() / 10.0,
-            "stderr_tail": self.stderr_tail,
-        })
-    }
-}
-
-/// One configuration: which model, trace mode and driver.
-struct Config<'a> {
-    model: &'a ModelSpec,
-    mode: &'a str,
-    driver: &'a str,
-}
-
-fn run_task(
-    agents: &Path,
-    task: &Task,
-    config: &Config<'_>,
-    options: &Options,
-    scratch: &Path,
-) -> Result<RunResult, String> {
-    let dir = scratch.join(format!(
-        "{}-{}-{}-{}",
-        config.model.key, config.mode, config.driver, task.id
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let workspace = dir.join("workspace");
-    std::fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
-    for (path, content) in task.files {
-        let file = workspace.join(path);
-        if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        std::fs::write(&file, content).map_err(|e| e.to_string())?;
-    }
-    // Outside the workspace, so that listing the workspace does not show it.
-    let state_file = dir.join("state.json");
-    let started = Instant::now();
-    let mut exit_codes = Vec::new();
-    let mut stderr_tail = String::new();
-    let mut documents = Vec::new();
-    for (turn, prompt) in task.turns.iter().enumerate() {
-        let out = dir.join(format!("turn{}.out", turn + 1));
-        let err = dir.join(format!("turn{}.err", turn + 1));
-        let mut command = Command::new(agents);
-        command
-            .args(["run", "--prompt", prompt, "--root"])
-            .arg(&workspace)
-            .args(["--trace", config.mode, "--driver", config.driver])
-            .args(["--max-steps", &options.max_steps.to_string()])
-            .arg("--state")
-            .arg(&state_file)
-            .current_dir(&workspace)
-            .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{PORT}/v1"))
-            .env("OPENAI_MODEL", config.model.alias)
-            .env("OPENAI_API_KEY", "")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
-            .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?);
-        let code = run_with_limit(command, options.timeout_for(config.model))?;
-        exit_codes.push(code);
-        let errors = std::fs::read_to_string(&err).unwrap_or_default();
-        stderr_tail = last_lines(&errors, 3);
-        match std::fs::read_to_string(&state_file) {
-            Ok(text) => documents.push(
-                serde_json::from_str::<Value>(&text)
-                    .map_err(|e| format!("{}: not a state document: {e}", state_file.display()))?,
-            ),
-            Err(_) => documents.push(Value::Null),
-        }
-        if code.is_none() {
-            break;
-        }
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    let last = documents.last().cloned().unwrap_or(Value::Null);
-    // A turn that saved nothing (or timed out) leaves the previous turn's document behind.
-    let saved_last_turn = documents.len() == task.turns.len()
-        && exit_codes.last().is_some_and(Option::is_some)
-        && !last.is_null()
-        && (documents.len() < 2 || documents[documents.len() - 2] != last);
-    let answer = if saved_last_turn {
-        final_answer(&last)
-    } else {
-        None
-    };
-    let answered_by = if answer.is_some() {
-        answered_on_stop(&last)
-    } else {
-        None
-    };
-    let solved = task
-        .check
-        .solved_by(answer.as_deref(), answered_by.as_deref(), &workspace);
-    let (mut empty_replies, mut steps, mut input_tokens, mut output_tokens) = (0, 0, 0, 0);
-    let mut max_same_call = 0;
-    let mut previous_steps = 0;
-    for document in documents.iter().filter(|d| !d.is_null()) {
-        let executions = document["step_executions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        // Each document holds every earlier turn's steps too.
-        let new = executions.get(previous_steps..).unwrap_or_default();
-        previous_steps = executions.len();
-        let mut calls: BTreeMap<String, usize> = BTreeMap::new();
-        for execution in new {
-            steps += 1;
-            let response = &execution["step"]["inference_response"];
-            let usage = &response["usage"];
-            input_tokens += usage["input_tokens"].as_u64().unwrap_or(0);
-            output_tokens += usage["output_tokens"].as_u64().unwrap_or(0);
-            let text = response["content"].as_str().unwrap_or("");
-            let tool_calls = response["tool_calls"].as_array().map_or(0, Vec::len);
-            if !response.is_null() && text.trim().is_empty() && tool_calls == 0 {
-                empty_replies += 1;
-            }
-            for call in response["tool_calls"].as_array().into_iter().flatten() {
-                let key = format!("{}{}", call["name"], canonical(&call["arguments"]));
-                *calls.entry(key).or_default() += 1;
-            }
-        }
-        max_same_call = max_same_call.max(calls.values().copied().max().unwrap_or(0));
-    }
-    Ok(RunResult {
-        task: task.id,
-        solved,
-        unexecuted_call: answer.as_deref().is_some_and(is_unexecuted_call),
-        answer,
-        answered_by,
-        empty_replies,
-        max_same_call,
-        status: last["status"].as_str().unwrap_or("none").to_owned(),
-        stop_reason: stop_reason(&last),
-        exit_codes,
-        steps,
-        input_tokens,
-        output_tokens,
-        seconds,
-        stderr_tail,
-    })
-}
-
-/// The document's stop reason: stored for an interrupted execution, else the last step
-/// execution's outcome.
-fn stop_reason(document: &Value) -> String {
-    document["stop_reason"]
-        .as_str()
-        .or_else(|| {
-            document["step_executions"]
-                .as_array()
-                .and_then(|e| e.last())
-                .and_then(|e| e["outcome"]["stop_reason"].as_str())
-        })
-        .unwrap_or("none")
-        .to_owned()
-}
-
-/// Runs `command`, killing it (by PID) after `limit`; `None` when it was killed.
-fn run_with_limit(mut command: Command, limit: Duration) -> Result<Option<i32>, String> {
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start the agents CLI: {e}"))?;
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            return Ok(Some(status.code().unwrap_or(-1)));
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// JSON with object keys sorted, so that the same call with keys in another order matches.
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<&String, String> =
-                map.iter().map(|(k, v)| (k, canonical(v))).collect();
-            let inner: Vec<String> = sorted.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
-            format!("{{{}}}", inner.join(","))
-        }
-        Value::Array(items) => {
-            format!(
-                "[{}]",
-                items.iter().map(canonical).collect::<Vec<_>>().join(",")
-            )
-        }
-        other => other.to_string(),
-    }
-}
-
-/// The text of a saved message's content (a string, or a list of parts with `text`).
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
+    /// The tasks to run, in order; an unknown id is an error.
+    fn select<'a>(&self, tasks: &'a [Task]) -> Result<Vec<&'a Task>, String> {
+        if let Some(unknown) = self
+            .tasks
             .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
+            .find(|id| !tasks.iter().any(|t| &t.id == *id))
+        {
+            return Err(format!(
+                "unknown task `{unknown}` (ids are d1.. for the dev half, h1.. for the held-out half)"
+            ));
+        }
+        let chosen: Vec<&Task> = tasks
+            .iter()
+            .filter(|t| self.halves.contains(&t.half))
+            .filter(|t| self.tasks.is_empty() || self.tasks.contains(&t.id))
+            .collect();
+        if chosen.is_empty() {
+            return Err("nothing to run: no task of the chosen half matches --tasks".into());
+        }
+        Ok(chosen)
     }
 }
 
-/// The persisted conversation's final answer: the last message of the `messages` section when
-/// it is an assistant message with text and no tool calls.
-fn final_answer(document: &Value) -> Option<String> {
-    let last = last_message(document)?;
-    let has_calls = last["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
-    let text = text_of(&last["content"]);
-    (last["role"] == "assistant" && !has_calls && !text.trim().is_empty()).then_some(text)
-}
-
-/// How the final answer was made when the execution stopped without one: `synthesize` or
-/// `notice` (the message's `answered_by` metadata), `None` for a model's own answer.
-fn answered_on_stop(document: &Value) -> Option<String> {
-    let last = last_message(document)?;
-    // Message metadata is stored under `_metadata`.
-    last["_metadata"]["answered_by"].as_str().map(str::to_owned)
-}
-
-fn last_message(document: &Value) -> Option<&Value> {
-    let sections = document["message_store"]["sections"].as_array()?;
-    let messages = sections.iter().find(|s| s["name"] == "messages")?["messages"].as_array()?;
-    messages.last()
-}
-
-/// Whether `answer` is (or holds) a tool call written as text: a JSON object naming a tool
-/// (`name`, `tool` or `function`) with an object of arguments, or `<tool_call>` tags.
-fn is_unexecuted_call(answer: &str) -> bool {
-    if answer.contains("<tool_call>") {
-        return true;
+/// Fails when the held-out half differs from the one recorded in `heldout.sha256`.
+fn verify_heldout(dir: &Path) -> Result<String, String> {
+    let digest = heldout_digest(dir)?;
+    let file = dir.join(HELDOUT_DIGEST_FILE);
+    let recorded = std::fs::read_to_string(&file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let recorded = recorded.split_whitespace().next().unwrap_or_default();
+    if recorded != digest {
+        return Err(format!(
+            "the held-out half (xtask/eval/heldout/) was edited: its sha256 is {digest}, the \
+             recorded one ({}) is {recorded}. The held-out tasks are never edited; add tasks to \
+             the dev half instead, or restore the held-out files from git",
+            file.display()
+        ));
     }
-    answer
-        .char_indices()
-        .filter(|(_, c)| *c == '{')
-        .any(|(i, _)| {
-            let mut values = serde_json::Deserializer::from_str(&answer[i..]).into_iter::<Value>();
-            let Some(Ok(Value::Object(object))) = values.next() else {
-                return false;
-            };
-            let object = match object.get("function") {
-                Some(Value::Object(inner)) => inner.clone(),
-                _ => object,
-            };
-            let named = ["name", "tool", "tool_name", "function"]
-                .iter()
-                .any(|k| object.get(*k).is_some_and(Value::is_string));
-            let arguments = ["arguments", "args", "parameters", "input"]
-                .iter()
-                .any(|k| {
-                    object
-                        .get(*k)
-                        .is_some_and(|v| v.is_object() || v.is_string())
-                });
-            named && arguments
-        })
-}
-
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
+    Ok(digest)
 }
 
 // ----- the whole evaluation -----------------------------------------------------------------
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = Options::parse(args)?;
+    let dir = eval_dir();
+    let digest = verify_heldout(&dir)?;
+    let all_tasks = load_tasks(&dir)?;
+    let tasks = options.select(&all_tasks)?;
     let root = repo_root()?;
     let target = root.join("target");
     let built = match &options.agents {
@@ -775,16 +289,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
             target.join("debug").join("agents")
         }
     };
-    // A copy, so that builds during the (long) evaluation do not swap the binary under it.
+    // Copies, so that builds during the (long) evaluation do not swap a binary under it.
     let bin_dir = target.join("eval");
     std::fs::create_dir_all(&bin_dir).map_err(|e| e.to_string())?;
-    let agents = bin_dir.join(format!("agents-{}", std::process::id()));
-    std::fs::copy(&built, &agents)
-        .map_err(|e| format!("cannot copy the agents CLI {}: {e}", built.display()))?;
-    let commit = match &options.agents {
+    let mut builds: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(before) = &options.before {
+        builds.push((format!("before ({})", before.display()), before.clone()));
+    }
+    let this_build = match &options.agents {
         Some(path) => format!("binary {}", path.display()),
         None => git_describe(&root),
     };
+    builds.push((this_build, built));
+    let mut copies = Vec::new();
+    for (n, (label, path)) in builds.iter().enumerate() {
+        let copy = bin_dir.join(format!("agents-{}-{n}", std::process::id()));
+        std::fs::copy(path, &copy)
+            .map_err(|e| format!("cannot copy the agents CLI {}: {e}", path.display()))?;
+        copies.push((label.clone(), copy));
+    }
 
     let cache = cache_dir()?;
     std::fs::create_dir_all(&cache)
@@ -795,8 +318,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let scratch = std::env::temp_dir().join(format!("agents-eval-{}", std::process::id()));
 
     let started = Instant::now();
-    let mut rows = Vec::new();
-    for model in &options.models {
+    let mut rows: Vec<(String, Row)> = Vec::new();
+    // One server per model, every configuration and build of that model against it.
+    let mut models: Vec<&'static ModelSpec> = Vec::new();
+    for config in &options.configs {
+        if !models.iter().any(|m| m.key == config.model.key) {
+            models.push(config.model);
+        }
+    }
+    for model in models {
         let file = ensure_model(&cache, model)?;
         if TcpStream::connect(("127.0.0.1", PORT)).is_ok() {
             return Err(format!(
@@ -818,22 +348,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Duration::from_secs(240),
             &logs,
         )?;
-        for mode in &options.modes {
-            for driver in &options.drivers {
-                let config = Config {
-                    model,
-                    mode,
-                    driver,
-                };
+        for (build, agents) in &copies {
+            let settings = RunSettings {
+                agents,
+                port: PORT,
+                max_steps: options.max_steps,
+                timeout: options.timeout_for(model),
+            };
+            for config in options.configs.iter().filter(|c| c.model.key == model.key) {
                 let mut results = Vec::new();
-                for task in TASKS.iter().filter(|t| options.tasks.contains(&t.id)) {
-                    let result = run_task(&agents, task, &config, &options, &scratch)?;
+                for task in &tasks {
+                    let result = run_task(task, config, &settings, &scratch)?;
                     eprintln!(
-                        "eval {} {mode} {driver} task {:>2} {:<36} {} ({}, {:.0}s){}",
-                        model.key,
+                        "eval {} task {:>3} {:<40} {}{} ({}, {:.0}s){}",
+                        config.label(),
                         task.id,
                         task.name,
                         if result.solved { "solved" } else { "FAILED" },
+                        result
+                            .not_an_answer
+                            .map(|r| format!(" [{}]", r.as_str()))
+                            .unwrap_or_default(),
                         result.stop_reason,
                         result.seconds,
                         result
@@ -844,26 +379,64 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     );
                     results.push(result);
                 }
-                rows.push((model.key, mode.clone(), driver.clone(), results));
+                rows.push((
+                    build.clone(),
+                    Row {
+                        config: config.clone(),
+                        results,
+                    },
+                ));
             }
         }
         drop(servers);
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let _ = std::fs::remove_file(&agents);
+    for (_, copy) in &copies {
+        let _ = std::fs::remove_file(copy);
+    }
     let minutes = started.elapsed().as_secs_f64() / 60.0;
-    let report = report_markdown(&rows, &options, &commit, minutes);
+    let settings = format!(
+        "llama-server `-c 4096 -t 2 --temp 0 --seed {SEED} -n {MAX_REPLY_TOKENS}`; \
+         `agents run --max-steps {}` with its defaults otherwise",
+        options.max_steps
+    );
+    let mut report = String::new();
+    let rows_of = |build: &str| -> Vec<&Row> {
+        rows.iter()
+            .filter(|(b, _)| b == build)
+            .map(|(_, r)| r)
+            .collect()
+    };
+    if let [(before, _), (after, _)] = &copies[..] {
+        report.push_str(&format!(
+            "# Before and after\n\nBefore: {before}; after: {after}.\n\n"
+        ));
+        report.push_str(&report::comparison(&rows_of(before), &rows_of(after)));
+        report.push('\n');
+    }
+    for (build, _) in &copies {
+        let header = Header {
+            label: &options.label,
+            commit: build,
+            heldout_digest: &digest,
+            settings: settings.clone(),
+            minutes,
+        };
+        report.push_str(&report::markdown(&rows_of(build), &tasks, &header));
+        report.push('\n');
+    }
     let json_report = json!({
-        "commit": commit,
         "label": options.label,
+        "heldout_sha256": digest,
         "settings": {
             "temperature": 0, "seed": SEED, "max_reply_tokens": MAX_REPLY_TOKENS,
             "max_steps": options.max_steps, "context": 4096, "threads": 2,
         },
         "minutes": minutes,
-        "configurations": rows.iter().map(|(model, mode, driver, results)| json!({
-            "model": model, "mode": mode, "driver": driver,
-            "runs": results.iter().map(RunResult::to_json).collect::<Vec<_>>(),
+        "configurations": rows.iter().map(|(build, row)| json!({
+            "build": build,
+            "model": row.config.model.key, "mode": row.config.mode, "driver": row.config.driver,
+            "runs": row.results.iter().map(runs::RunResult::to_json).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     });
     let md_path = target.join(format!("{}.md", options.out));
@@ -881,10 +454,11 @@ fn git_describe(root: &Path) -> String {
         .args(["describe", "--always", "--dirty"])
         .current_dir(root)
         .output();
-    output
+    let described = output
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    format!("commit {described}")
 }
 
 fn one_line(text: &str, max: usize) -> String {
@@ -896,153 +470,95 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-type Row = (&'static str, String, String, Vec<RunResult>);
-
-fn report_markdown(rows: &[Row], options: &Options, commit: &str, minutes: f64) -> String {
-    let mut out = String::new();
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "# Eval report{}\n",
-        if options.label.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", options.label)
-        }
-    );
-    let _ = writeln!(
-        out,
-        "- commit {commit}; llama-server `-c 4096 -t 2 --temp 0 --seed {SEED} -n {MAX_REPLY_TOKENS}`; \
-         `agents run --max-steps {}` with its defaults otherwise; {:.1} min in all; load average at \
-         the end: {}\n",
-        options.max_steps,
-        minutes,
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-    );
-    out.push_str(
-        "| model | mode | driver | solved | no answer saved | answer is an unexecuted call | \
-         answers on stop (synthesized / notice) | \
-         empty replies | repeated-call stops | runs repeating a call 3+ times | failed runs (exit codes) | \
-         failed but exit 0 | tokens in / out | wall time |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for (model, mode, driver, results) in rows {
-        let n = results.len();
-        let count = |f: &dyn Fn(&RunResult) -> bool| results.iter().filter(|r| f(r)).count();
-        let failed: Vec<&RunResult> = results.iter().filter(|r| r.failed()).collect();
-        let mut codes: BTreeMap<String, usize> = BTreeMap::new();
-        for r in &failed {
-            let code = match r.exit_codes.last() {
-                Some(Some(code)) => code.to_string(),
-                Some(None) => "timeout".to_owned(),
-                None => "none".to_owned(),
-            };
-            *codes.entry(code).or_default() += 1;
-        }
-        let codes = codes
-            .iter()
-            .map(|(code, n)| format!("{code}×{n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(
-            out,
-            "| {model} | {mode} | {driver} | {}/{n} | {} | {} | {} / {} | {} | {} | {} | {}{} | {} | {} / {} | {:.0} s |",
-            count(&|r| r.solved),
-            count(&|r| r.answer.is_none()),
-            count(&|r| r.unexecuted_call),
-            count(&|r| r.answered_by.as_deref() == Some("synthesize")),
-            count(&|r| r.answered_by.as_deref() == Some("notice")),
-            results.iter().map(|r| r.empty_replies).sum::<usize>(),
-            count(&|r| r.stop_reason == "repeated_tool_calls"),
-            count(&|r| r.max_same_call >= 3),
-            failed.len(),
-            if codes.is_empty() { String::new() } else { format!(" ({codes})") },
-            count(&|r| r.status == "failed" && r.exit_codes.last() == Some(&Some(0))),
-            results.iter().map(|r| r.input_tokens).sum::<u64>(),
-            results.iter().map(|r| r.output_tokens).sum::<u64>(),
-            results.iter().map(|r| r.seconds).sum::<f64>(),
-        );
-    }
-    out.push_str("\nPer task (✓ solved, ✗ wrong, ∅ no answer saved, J unexecuted call saved as the answer):\n\n| task |");
-    for (model, mode, driver, _) in rows {
-        let _ = write!(out, " {model} {mode} {driver} |");
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---|".repeat(rows.len()));
-    out.push('\n');
-    for task in TASKS.iter().filter(|t| options.tasks.contains(&t.id)) {
-        let _ = write!(out, "| {} {} |", task.id, task.name);
-        for (_, _, _, results) in rows {
-            let mark = match results.iter().find(|r| r.task == task.id) {
-                Some(r) if r.solved => "✓",
-                Some(r) if r.unexecuted_call => "J",
-                Some(r) if r.answer.is_none() => "∅",
-                Some(_) => "✗",
-                None => "",
-            };
-            let _ = write!(out, " {mark} |");
-        }
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_notice_never_solves_a_task_checked_by_its_answer() {
-        let port = Check::Contains(&["8472"]);
-        let notice = "I could not finish this task: I kept repeating the same tool call. \
-                      The earlier result was: port = 8472";
-        let here = Path::new(".");
-        assert!(port.solved_by(Some(notice), None, here));
-        assert!(port.solved_by(Some(notice), Some("synthesize"), here));
-        assert!(!port.solved_by(Some(notice), Some("notice"), here));
-        let document = json!({"message_store": {"sections": [{"name": "messages", "messages": [
-            {"role": "assistant", "content": notice, "_metadata": {"answered_by": "notice"}}
-        ]}]}});
-        assert_eq!(answered_on_stop(&document).as_deref(), Some("notice"));
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        Options::parse(&args.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+    }
+
+    fn labels(options: &Options) -> Vec<String> {
+        options.configs.iter().map(Config::label).collect()
     }
 
     #[test]
-    fn number_checks_reject_a_second_candidate() {
-        let check = Check::Number {
-            expected: 7,
-            word: "seven",
-            allowed: &[],
-        };
-        let dir = Path::new(".");
-        assert!(check.passes(Some("The file has **7** lines."), dir));
-        assert!(check.passes(Some("Seven lines."), dir));
-        assert!(!check.passes(Some("It has 7 or 8 lines."), dir));
-        assert!(!check.passes(Some("17 lines"), dir));
-        assert!(!check.passes(None, dir));
+    fn the_default_is_the_required_set_on_both_halves() {
+        let options = parse(&[]).unwrap();
+        assert_eq!(
+            labels(&options),
+            [
+                "1.5b separated toolcalling",
+                "1.5b separated react",
+                "0.5b separated toolcalling"
+            ]
+        );
+        assert_eq!(options.halves, Half::ALL);
+        let named = parse(&["--configs", "required"]).unwrap();
+        assert_eq!(labels(&named), labels(&options));
     }
 
     #[test]
-    fn text_checks_are_generous_about_phrasing_only() {
-        let check = Check::ContainsNot {
-            must: &["bravo"],
-            never: &["alpha.txt", "charlie.txt"],
-        };
-        let dir = Path::new(".");
-        assert!(check.passes(Some("It is `notes/bravo.txt`."), dir));
-        assert!(!check.passes(Some("alpha.txt and bravo.txt"), dir));
+    fn configs_halves_and_tasks_are_parsed_and_checked() {
+        let options = parse(&[
+            "--configs",
+            "0.5b/digest/react",
+            "--half",
+            "heldout",
+            "--tasks",
+            "h1,h3",
+        ])
+        .unwrap();
+        assert_eq!(labels(&options), ["0.5b digest react"]);
+        assert_eq!(options.halves, [Half::Heldout]);
+        let crossed = parse(&["--models", "1.5b", "--modes", "separated,legacy"]).unwrap();
+        assert_eq!(crossed.configs.len(), 4);
+        for bad in [
+            &["--configs", "1.5b/separated"][..],
+            &["--configs", "7b/separated/react"],
+            &["--configs", "1.5b/separated/react", "--models", "0.5b"],
+            &["--half", "all"],
+            &["--modes", "fast"],
+            &["--tasks"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+        let tasks = load_tasks(&eval_dir()).unwrap();
+        assert!(parse(&["--tasks", "h99"]).unwrap().select(&tasks).is_err());
+        let dev_only = parse(&["--half", "dev", "--tasks", "h1"]).unwrap();
+        assert!(
+            dev_only.select(&tasks).is_err(),
+            "h1 is not in the dev half"
+        );
+        let chosen = parse(&["--tasks", "d1,h1"]).unwrap();
+        assert_eq!(chosen.select(&tasks).unwrap().len(), 2);
     }
 
     #[test]
-    fn unexecuted_calls_are_recognised_and_prose_is_not() {
-        assert!(is_unexecuted_call(
-            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```"
-        ));
-        assert!(is_unexecuted_call(
-            "{\"thought\": \"x\", \"type\": \"call_tool\", \"tool\": \"list_files\", \"args\": {}}"
-        ));
-        assert!(!is_unexecuted_call("The port is 8472."));
-        assert!(!is_unexecuted_call(
-            "The file holds {\"version\": \"3.14.2\"}."
-        ));
+    fn the_heldout_half_is_the_recorded_one() {
+        // Fails when a held-out task file is edited, added or removed.
+        verify_heldout(&eval_dir()).unwrap();
+    }
+
+    #[test]
+    fn an_edited_heldout_half_is_refused() {
+        let copy = tempfile::tempdir().unwrap();
+        let heldout = copy.path().join("heldout");
+        std::fs::create_dir(&heldout).unwrap();
+        for entry in std::fs::read_dir(eval_dir().join("heldout")).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, heldout.join(path.file_name().unwrap())).unwrap();
+        }
+        std::fs::copy(
+            eval_dir().join(HELDOUT_DIGEST_FILE),
+            copy.path().join(HELDOUT_DIGEST_FILE),
+        )
+        .unwrap();
+        verify_heldout(copy.path()).unwrap();
+        let file = heldout.join("h07-no-tool.yaml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("spider", "ant")).unwrap();
+        let error = verify_heldout(copy.path()).unwrap_err();
+        assert!(error.contains("was edited"), "{error}");
     }
 }

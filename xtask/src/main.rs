@@ -56,8 +56,9 @@ fn print_help() {
          ci      fmt check, clippy -D warnings, tests, doc tests, cargo deny (the CI job)\n  \
          deny    cargo deny: licenses, bans, sources, and advisories when the database can be fetched\n  \
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
-         eval    task success of `agents run` on local Qwen 0.5B/1.5B models, written to target/eval-report.md\n          \
-         (--models 0.5b,1.5b --modes separated,legacy --drivers toolcalling,react --tasks 1,2 --timeout S --max-steps N --agents PATH --out NAME)\n  \
+         eval    task success of `agents run` on local Qwen 0.5B/1.5B models (dev and held-out halves), written to target/eval-report.md\n          \
+         (--configs 1.5b/separated/toolcalling,... (default: the required three) --half dev|heldout|both --tasks d1,h2\n          \
+         --before OLD-AGENTS-BINARY --agents PATH --timeout S --max-steps N --out NAME; or --models/--modes/--drivers crossed)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig;\n  \
                  --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \

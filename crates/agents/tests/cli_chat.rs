@@ -166,6 +166,20 @@ fn text_reply(text: &str) -> ResponseTemplate {
     ])
 }
 
+/// `text` streamed in pieces of `size` characters (as a small local model streams).
+fn small_chunks(text: &str, size: usize) -> ResponseTemplate {
+    let chars: Vec<char> = text.chars().collect();
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    for piece in chars.chunks(size) {
+        chunks.push(chunk(
+            json!({"content": piece.iter().collect::<String>()}),
+            None,
+        ));
+    }
+    chunks.push(chunk(json!({}), Some("stop")));
+    sse(&chunks)
+}
+
 fn tool_call(name: &str, arguments: Value) -> ResponseTemplate {
     sse(&[
         chunk(
@@ -201,6 +215,24 @@ impl Respond for Scripted {
         }
         if content.contains("markdown") {
             return text_reply("## Steps\n- run `ls` **now**\ndone");
+        }
+        if content.contains("fruits") {
+            // The last item has no newline: the reply ends there.
+            return small_chunks("Fruits:\n- apple\n- banana\n* cherry", 2);
+        }
+        if content.contains("as text") {
+            // A small model's call: a plan, then the call in a fence, written as text.
+            return small_chunks(
+                "I'll read the list:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"todo.txt\"}}\n```",
+                3,
+            );
+        }
+        if content.contains("example") {
+            // Call-shaped, but naming no tool: nothing runs, and it is shown as written.
+            return small_chunks(
+                "An example:\n```json\n{\"name\": \"widget\", \"arguments\": {\"size\": 3}}\n```\nThat is all.",
+                3,
+            );
         }
         if content.contains("slow") {
             return tool_call("bash", json!({"command": "sleep 30; echo finished"}));
@@ -573,6 +605,68 @@ async fn on_a_colour_terminal_the_answer_is_rendered_as_markdown() {
         !turn.contains("## Steps") && !turn.contains("**now**"),
         "{turn:?}"
     );
+    chat.type_line("/exit");
+    chat.finish();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_streamed_in_small_pieces_has_a_bullet_on_every_item() {
+    let server = scripted_server().await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history");
+    let args = chat_args(&url, dir.path(), &history);
+    let mut chat = Terminal::spawn(&args, &[("NO_COLOR", "")]);
+    chat.expect("you> ");
+    chat.type_line("list three fruits");
+    let turn = chat.expect("you> ");
+    for item in ["• apple", "• banana", "• cherry"] {
+        assert!(turn.contains(item), "{item}: {turn:?}");
+    }
+    assert!(
+        !turn.contains("- ") && !turn.contains("* cherry"),
+        "every item is a bullet, the last one too: {turn:?}"
+    );
+    chat.type_line("/exit");
+    chat.finish();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_written_as_text_is_shown_once_as_the_tool_line() {
+    let server = scripted_server().await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("todo.txt"), "buy milk\n").unwrap();
+    let history = dir.path().join("history");
+    let mut args = chat_args(&url, dir.path(), &history);
+    args.push("--no-bash");
+    let mut chat = Terminal::spawn(&args, &[]);
+    chat.expect("you> ");
+    chat.type_line("Read todo.txt, with the call as text.");
+    let turn = chat.expect("you> ");
+    assert!(turn.contains("assistant: I'll read the list:"), "{turn}");
+    assert_eq!(
+        turn.matches("> read_file(").count(),
+        1,
+        "the call is shown once, as the tool line: {turn}"
+    );
+    assert!(
+        turn.contains(r#"> read_file({"path":"todo.txt"}) ... ok ("#),
+        "{turn}"
+    );
+    assert!(
+        !turn.contains("```") && !turn.contains(r#""name""#),
+        "the fenced JSON is not shown: {turn}"
+    );
+
+    // A call-shaped block in a reply that runs nothing is text, shown as written.
+    chat.type_line("Show an example call.");
+    let turn = chat.expect("you> ");
+    assert!(
+        turn.contains("An example:\r\n```json\r\n{\"name\": \"widget\", \"arguments\": {\"size\": 3}}\r\n```\r\nThat is all."),
+        "{turn:?}"
+    );
+    assert!(!turn.contains("> widget"), "{turn}");
     chat.type_line("/exit");
     chat.finish();
 }

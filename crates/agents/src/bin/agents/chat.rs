@@ -5,7 +5,11 @@
 //! as one line (name, short arguments, then its status and duration), everything that a model
 //! or tool wrote through [`printable`] (no raw control characters). Ctrl-C during a turn
 //! cancels it (every tool call still gets a result, and a notice says the turn was cancelled);
-//! a second Ctrl-C, or Ctrl-D, at the prompt leaves.
+//! a second Ctrl-C, or Ctrl-D, at the prompt leaves. A tool call the model wrote as text (a
+//! fenced block of JSON, `<tool_call>` tags) is shown once, as its tool line: the block is held
+//! back while it may be a call ([`held_calls`]) and shown as text if it turns out not to be one.
+
+mod held_calls;
 
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
@@ -20,10 +24,11 @@ use rustyline::history::FileHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
 
-use crate::markdown::MarkdownLines;
+use crate::markdown::MarkdownStream;
 use crate::render::{cost_text, one_line, printable, tokens_text};
 use crate::run::{cancelled, load_state, until_ctrl_c, Trace};
 use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Settings};
+use held_calls::HeldCalls;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -458,16 +463,16 @@ struct ScreenState {
     streamed: bool,
     /// The last turn's tool calls.
     trace: Vec<ToolExecution>,
-    /// Streamed text of the line not yet complete (with colour, lines are rendered whole).
-    pending: String,
-    /// The markdown renderer of the answer being shown.
-    markdown: MarkdownLines,
+    /// The reply's text that may be a call written as text, held back until that is known.
+    held: HeldCalls,
+    /// The markdown renderer of the answer being shown (with colour, lines are rendered whole).
+    markdown: MarkdownStream,
 }
 
 impl Screen {
     fn new(style: Style) -> Self {
         let state = ScreenState {
-            markdown: MarkdownLines::new(style.color),
+            markdown: MarkdownStream::new(style.color),
             ..ScreenState::default()
         };
         Self {
@@ -491,31 +496,23 @@ impl Screen {
         let mut state = self.lock();
         let mut out = std::io::stdout().lock();
         match event {
-            AgentEvent::InferenceRequested { .. } => state.streamed = false,
+            AgentEvent::InferenceRequested { .. } => {
+                let rest = state.held.finish();
+                show_text(style, &mut state, &mut out, &rest);
+                state.streamed = false;
+            }
             AgentEvent::TextDelta { delta, .. } => {
-                if !state.streamed {
-                    close_line(&mut state, &mut out);
-                    let _ = write!(out, "{}", style.bold("assistant: "));
-                    state.streamed = true;
-                }
-                let text = printable(delta);
-                if style.color {
-                    // Rendered a complete line at a time; the rest waits for its newline.
-                    state.pending.push_str(&text);
-                    while let Some(end) = state.pending.find('\n') {
-                        let line: String = state.pending.drain(..=end).collect();
-                        let rendered = state.markdown.line(&line[..end]);
-                        let _ = writeln!(out, "{rendered}");
-                        state.mid_line = false;
-                    }
-                } else {
-                    let _ = write!(out, "{text}");
-                    if !text.is_empty() {
-                        state.mid_line = !text.ends_with('\n');
-                    }
-                }
+                let shown = state.held.push(delta);
+                show_text(style, &mut state, &mut out, &shown);
+            }
+            AgentEvent::StepCompleted { .. } => {
+                let rest = state.held.finish();
+                show_text(style, &mut state, &mut out, &rest);
             }
             AgentEvent::ToolCallStarted { call, .. } => {
+                // A block holding this call is the call: the tool line shows it.
+                let before = state.held.call_started(call.name(), call.arguments());
+                show_text(style, &mut state, &mut out, &before);
                 close_line(&mut state, &mut out);
                 let _ = write!(
                     out,
@@ -547,6 +544,8 @@ impl Screen {
                 state.trace.push(execution.clone());
             }
             AgentEvent::ToolCallBlocked { call, reason, .. } => {
+                let before = state.held.call_started(call.name(), call.arguments());
+                show_text(style, &mut state, &mut out, &before);
                 close_line(&mut state, &mut out);
                 let _ = writeln!(
                     out,
@@ -558,16 +557,17 @@ impl Screen {
                     ))
                 );
             }
-            AgentEvent::InferenceResponded {
-                finish_reason: FinishReason::Length,
-                ..
-            } => {
-                close_line(&mut state, &mut out);
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    style.error("(the reply was cut at the model's token limit)")
-                );
+            AgentEvent::InferenceResponded { finish_reason, .. } => {
+                let shown = state.held.end_reply();
+                show_text(style, &mut state, &mut out, &shown);
+                if *finish_reason == FinishReason::Length {
+                    close_line(&mut state, &mut out);
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        style.error("(the reply was cut at the model's token limit)")
+                    );
+                }
             }
             _ => {}
         }
@@ -578,11 +578,15 @@ impl Screen {
         let mut state = self.lock();
         state.trace.clear();
         state.streamed = false;
+        state.held = HeldCalls::default();
     }
 
     fn end_line(&self) {
         let mut state = self.lock();
-        close_line(&mut state, &mut std::io::stdout().lock());
+        let mut out = std::io::stdout().lock();
+        let rest = state.held.finish();
+        show_text(self.style, &mut state, &mut out, &rest);
+        close_line(&mut state, &mut out);
     }
 
     fn clear_trace(&self) {
@@ -595,17 +599,16 @@ impl Screen {
         let style = self.style;
         let mut state = self.lock();
         let mut out = std::io::stdout().lock();
+        let rest = state.held.finish();
+        show_text(style, &mut state, &mut out, &rest);
         close_line(&mut state, &mut out);
         if let Some(answer) = done.final_response() {
             if is_answer_on_stop(&answer) || !state.streamed {
                 let full = answer.text();
                 let text = printable(full.trim_end());
-                let rendered: Vec<String> = text
-                    .split('\n')
-                    .map(|line| state.markdown.line(line))
-                    .collect();
-                state.markdown.reset();
-                let _ = writeln!(out, "{}{}", style.bold("assistant: "), rendered.join("\n"));
+                let mut rendered = state.markdown.push(&text);
+                rendered.push_str(&state.markdown.flush());
+                let _ = writeln!(out, "{}{rendered}", style.bold("assistant: "));
             }
         }
         let stopped = match done.stop_reason() {
@@ -650,14 +653,32 @@ impl Screen {
     }
 }
 
-fn close_line(state: &mut ScreenState, out: &mut impl std::io::Write) {
-    if !state.pending.is_empty() {
-        // The end of a streamed answer that had no final newline: shown as written.
-        let _ = write!(out, "{}", state.pending);
-        state.pending.clear();
+/// Shows text of the reply (after [`HeldCalls`]): the `assistant:` prefix before the reply's
+/// first text, then the text, escaped and (with colour) rendered a line at a time.
+fn show_text(style: Style, state: &mut ScreenState, out: &mut impl std::io::Write, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !state.streamed {
+        close_line(state, out);
+        let _ = write!(out, "{}", style.bold("assistant: "));
+        state.streamed = true;
         state.mid_line = true;
     }
-    state.markdown.reset();
+    let rendered = state.markdown.push(&printable(text));
+    let _ = write!(out, "{rendered}");
+    if !rendered.is_empty() {
+        state.mid_line = !rendered.ends_with('\n');
+    }
+}
+
+fn close_line(state: &mut ScreenState, out: &mut impl std::io::Write) {
+    // The end of a streamed answer that had no final newline: rendered like the other lines.
+    let rest = state.markdown.flush();
+    if !rest.is_empty() {
+        let _ = write!(out, "{rest}");
+        state.mid_line = true;
+    }
     if state.mid_line {
         let _ = writeln!(out);
         state.mid_line = false;

@@ -7,6 +7,54 @@
 //! characters escaped by `render::printable`): the only escape sequences in the output are the
 //! ones added here. Without colour the text is left exactly as the model wrote it.
 
+/// A streamed answer rendered a complete line at a time: the text of a line waits for its
+/// newline, and the last line (an answer rarely ends with a newline) is rendered by
+/// [`MarkdownStream::flush`] like every other line. Without colour, text passes through as it
+/// comes.
+#[derive(Debug, Default)]
+pub struct MarkdownStream {
+    lines: MarkdownLines,
+    pending: String,
+}
+
+impl MarkdownStream {
+    /// A stream renderer; with `color` false text passes through unchanged.
+    pub fn new(color: bool) -> Self {
+        Self {
+            lines: MarkdownLines::new(color),
+            pending: String::new(),
+        }
+    }
+
+    /// Streamed text; returns what can be shown now (complete lines, rendered).
+    pub fn push(&mut self, text: &str) -> String {
+        if !self.lines.color {
+            return text.to_owned();
+        }
+        self.pending.push_str(text);
+        let mut out = String::new();
+        while let Some(end) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=end).collect();
+            out.push_str(&self.lines.line(&line[..end]));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The end of the text (or a tool line interrupting it): the unfinished line, rendered.
+    /// The next text starts outside any code block.
+    pub fn flush(&mut self) -> String {
+        let line = std::mem::take(&mut self.pending);
+        let out = if line.is_empty() {
+            line
+        } else {
+            self.lines.line(&line)
+        };
+        self.lines.reset();
+        out
+    }
+}
+
 /// The renderer's state between lines: inside a fenced code block or not.
 #[derive(Debug, Default)]
 pub struct MarkdownLines {
@@ -49,6 +97,7 @@ impl MarkdownLines {
         if let Some(item) = trimmed
             .strip_prefix("- ")
             .or_else(|| trimmed.strip_prefix("* "))
+            .or_else(|| trimmed.strip_prefix("+ "))
         {
             return format!("{indent}• {}", inline(item, ""));
         }
@@ -133,6 +182,27 @@ mod tests {
             "only our own four codes: {out:?}"
         );
         assert!(out.contains("\\u{1b}[2J"));
+    }
+
+    #[test]
+    fn a_list_streamed_in_small_chunks_has_a_bullet_on_every_item() {
+        let answer = "Fruits:\n- apple\n* banana\n+ cherry\n  - stone fruit\n- damson";
+        for size in [1, 2, 3, 5, 100] {
+            let mut stream = MarkdownStream::new(true);
+            let chars: Vec<char> = answer.chars().collect();
+            let mut shown = String::new();
+            for piece in chars.chunks(size) {
+                shown.push_str(&stream.push(&piece.iter().collect::<String>()));
+            }
+            shown.push_str(&stream.flush());
+            assert_eq!(
+                shown, "Fruits:\n• apple\n• banana\n• cherry\n  • stone fruit\n• damson",
+                "pieces of {size}"
+            );
+        }
+        let mut plain = MarkdownStream::new(false);
+        assert_eq!(plain.push("- a\n- b"), "- a\n- b");
+        assert_eq!(plain.flush(), "");
     }
 
     #[test]
