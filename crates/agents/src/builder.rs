@@ -228,10 +228,18 @@ impl AgentBuilder {
     }
 
     /// What of the tool trace persists after an execution (separated modes: `Ephemeral`,
-    /// `Digest`; `Full` is legacy).
+    /// `Digest`; `Full` is legacy; `Masked` is legacy with old tool outputs replaced by
+    /// placeholders, see [`with_observation_masking`](Self::with_observation_masking)).
     pub fn with_trace_retention(mut self, retention: TraceRetention) -> Self {
         self.retention = retention;
         self
+    }
+
+    /// Observation masking: every tool call and result persists, as in legacy mode, but the
+    /// outputs of executions older than the last `keep` become one-line placeholders (the same
+    /// as `with_trace_retention(TraceRetention::masked(keep))`).
+    pub fn with_observation_masking(self, keep: usize) -> Self {
+        self.with_trace_retention(TraceRetention::masked(keep))
     }
 
     /// Step limit per execution (default 20).
@@ -355,7 +363,7 @@ impl AgentBuilder {
     /// repeated calls, a guard): [`AnswerOnStop::Synthesize`] (one inference without tools
     /// answers from what was found), [`AnswerOnStop::Notice`] or [`AnswerOnStop::Nothing`].
     /// Default: `Synthesize` with a separated trace (ephemeral or digest), `Nothing` in legacy
-    /// mode. A cancelled execution always gets a notice.
+    /// and observation-masking modes (their conversation keeps the calls). A cancelled execution always gets a notice.
     pub fn with_answer_on_stop(mut self, answer: AnswerOnStop) -> Self {
         self.answer_on_stop = Some(answer);
         self
@@ -670,10 +678,12 @@ impl AgentBuilder {
 
     /// The answer-on-stop mode: as configured, else by trace mode.
     fn answer_on_stop(&self) -> AnswerOnStop {
-        self.answer_on_stop.unwrap_or(match self.retention {
-            TraceRetention::Full => AnswerOnStop::Nothing,
-            _ => AnswerOnStop::Synthesize,
-        })
+        self.answer_on_stop
+            .unwrap_or(if self.retention.is_separated() {
+                AnswerOnStop::Synthesize
+            } else {
+                AnswerOnStop::Nothing
+            })
     }
 
     /// The request prefix: the system prompt.

@@ -60,7 +60,7 @@ const COMMANDS: [(&str, &str); 10] = [
     ),
     (
         "/mode",
-        "legacy|separated|digest: what of the tool trace the conversation keeps",
+        "legacy|separated|digest|masked: what of the tool trace the conversation keeps",
     ),
     ("/reset", "start a new conversation"),
     ("/save", "FILE: write the conversation to FILE (atomically)"),
@@ -263,6 +263,7 @@ fn trace_name(trace: Trace) -> &'static str {
         Trace::Legacy => "legacy",
         Trace::Separated => "separated",
         Trace::Digest => "digest",
+        Trace::Masked => "masked",
     }
 }
 
@@ -271,6 +272,7 @@ fn parse_trace(text: &str) -> Option<Trace> {
         "legacy" => Some(Trace::Legacy),
         "separated" => Some(Trace::Separated),
         "digest" => Some(Trace::Digest),
+        "masked" => Some(Trace::Masked),
         _ => None,
     }
 }
