@@ -25,6 +25,7 @@ use crate::local_llm::{
     cache_dir, ensure_llama_server, ensure_model, llama_server_args, ModelSpec, Servers, QWEN_05B,
     QWEN_15B,
 };
+use crate::longrun::check::{integers, normalize};
 use crate::run::{cargo, repo_root, Step};
 
 /// Not the e2e port: an eval and an e2e run may share the machine.
@@ -361,35 +362,6 @@ const TASKS: &[Task] = &[
         },
     },
 ];
-
-/// Lowercase, markdown emphasis and quotes removed, whitespace collapsed, curly apostrophes
-/// made straight.
-fn normalize(text: &str) -> String {
-    let text = text.to_lowercase().replace(['’', '‘'], "'");
-    let cleaned: String = text
-        .chars()
-        .map(|c| if matches!(c, '*' | '`' | '"') { ' ' } else { c })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The integers written in `text` (digits only; `3.14` counts as 3 and 14, so versions are not
-/// mistaken for counts only because callers list them as allowed).
-fn integers(text: &str) -> Vec<i64> {
-    let mut found = Vec::new();
-    let mut current = String::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_ascii_digit() {
-            current.push(c);
-        } else if !current.is_empty() {
-            if let Ok(n) = current.parse() {
-                found.push(n);
-            }
-            current.clear();
-        }
-    }
-    found
-}
 
 impl Check {
     /// Whether the run solved the task, given how its answer was made. The loop's notice may

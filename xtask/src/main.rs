@@ -13,6 +13,7 @@ mod e2e;
 mod eval;
 mod fuzz;
 mod local_llm;
+mod longrun;
 mod mcp;
 mod pg;
 mod run;
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         "e2e" => e2e::run(),
         "fuzz" => fuzz::run(&args[1..]),
         "eval" => eval::run(&args[1..]),
+        "longrun" => longrun::run(&args[1..]),
         "mcp-servers" => mcp::install(),
         "pg" => pg::run(&args[1..]),
         "help" | "--help" | "-h" => {
@@ -56,6 +58,10 @@ fn print_help() {
          e2e     start llmock and llama-server on 127.0.0.1 and run the end-to-end tests\n  \
          eval    task success of `agents run` on local Qwen 0.5B/1.5B models, written to target/eval-report.md\n          \
          (--models 0.5b,1.5b --modes separated,legacy --drivers toolcalling,react --tasks 1,2 --timeout S --max-steps N --agents PATH --out NAME)\n  \
+         longrun a 32-turn conversation through `agents run` per trace mode on local Qwen 1.5B (-c 32768):\n          \
+         tokens, prompt-cache reuse, success, recall, tool use; target/longrun/ (JSON, markdown, SVG charts)\n          \
+         (--models 1.5b,0.5b --modes legacy,separated,digest,masked --turns N --max-steps N --timeout S\n          \
+         --masked-executions N --agents PATH --write-docs: into docs/long-horizon.md)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
