@@ -301,7 +301,16 @@ fn run_mode(
     let started = Instant::now();
     let mut results = Vec::new();
     for (index, turn) in TURNS.iter().take(options.turns).enumerate() {
-        let result = run_turn(agents, model, mode, options, &workspace, &state_file, index, turn)?;
+        let result = run_turn(
+            agents,
+            model,
+            mode,
+            options,
+            &workspace,
+            &state_file,
+            index,
+            turn,
+        )?;
         eprintln!(
             "longrun {} {mode:<9} turn {:>2} {} {:>6} in ({:>6} cached) {:>4} out {:>5.0}s{}{}",
             model.key,
@@ -357,7 +366,14 @@ fn run_turn(
     let err = dir.join(format!("turn{number:02}.err"));
     let mut command = Command::new(agents);
     command
-        .args(["run", "--quiet", "--output", "json", "--prompt", turn.prompt])
+        .args([
+            "run",
+            "--quiet",
+            "--output",
+            "json",
+            "--prompt",
+            turn.prompt,
+        ])
         .arg("--root")
         .arg(workspace)
         .args(["--trace", mode])
@@ -556,11 +572,17 @@ mod tests {
         let csv = get("data/orders.csv");
         // Turn 2 and 16: ERROR lines; turn 15 and 28: the first one.
         assert_eq!(log.lines().filter(|l| l.contains("ERROR")).count(), 34);
-        let first = log.lines().find(|l| l.contains("ERROR")).unwrap_or_default();
+        let first = log
+            .lines()
+            .find(|l| l.contains("ERROR"))
+            .unwrap_or_default();
         assert!(first.contains("payment gateway timeout") && first.contains("order 1007"));
         // Turn 21: refunded orders; turns 4, 10, 22, 27: the rows asked about.
         assert_eq!(csv.lines().filter(|l| l.ends_with(",refunded")).count(), 15);
-        assert!(csv.contains("\n1042,2026-10-") && csv.contains(",Halvorsen Marine,pallet jack,3,1249.00,"));
+        assert!(
+            csv.contains("\n1042,2026-10-")
+                && csv.contains(",Halvorsen Marine,pallet jack,3,1249.00,")
+        );
         assert!(csv.contains(",Brightwater Clinic,label printer,"));
         assert_eq!(csv.matches("1042,").count(), 1, "search finds one row");
         assert_eq!(csv.matches("1107,").count(), 1, "search finds one row");
@@ -616,7 +638,9 @@ mod tests {
         assert!(is_forged_evidence(
             "- read_file({\"path\":\"config.ini\"}) -> port = 80"
         ));
-        assert!(is_forged_evidence("<tool_response>\n8472\n</tool_response>"));
+        assert!(is_forged_evidence(
+            "<tool_response>\n8472\n</tool_response>"
+        ));
         assert!(!is_forged_evidence("The port is 8472."));
         assert!(!is_forged_evidence("fn read(path: &str) -> String"));
     }
@@ -633,7 +657,8 @@ mod tests {
         assert!(parse(&["--modes", "legacy,bogus"]).is_err());
         assert!(parse(&["--turns", "0"]).is_err());
         assert!(parse(&["--turns", "3", "--write-docs"]).is_err());
-        let smoke = parse(&["--turns", "3", "--modes", "separated"]).unwrap_or_else(|e| panic!("{e}"));
+        let smoke =
+            parse(&["--turns", "3", "--modes", "separated"]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((smoke.turns, smoke.modes.len()), (3, 1));
     }
 }

@@ -632,6 +632,8 @@ impl AgentBuilder {
             tools,
             tool_sources,
             retention: TraceRetention::Ephemeral,
+            // A subagent's conversation starts afresh with each call: no earlier answers.
+            trace_mode_note: false,
             max_steps: self.max_steps,
             error_policy: self.error_policy,
             listeners: self.listeners.clone(),

@@ -167,12 +167,11 @@ async fn digest_mode_persists_calls_and_results_not_a_note() {
         .execute(AgentState::new().with_user_message("Which port does config.ini set?"))
         .await
         .unwrap();
-    let digest: Vec<&Message> = done
+    let digest: Vec<Message> = done
         .messages()
         .iter()
         .filter(|m| m.metadata().contains_key(EXECUTION_DIGEST_KEY))
-        .collect::<Vec<_>>()
-        .into_iter()
+        .cloned()
         .collect();
     let roles: Vec<Role> = digest.iter().map(|m| m.role()).collect();
     assert_eq!(roles, [Role::Assistant, Role::Tool]);

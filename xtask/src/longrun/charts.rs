@@ -70,7 +70,9 @@ pub fn cumulative_input_tokens(runs: &[ModeRun], path: &Path) -> Result<(), Stri
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
             .map_err(|e| e.to_string())?
             .label(series_name(run, runs))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()
@@ -116,7 +118,10 @@ pub fn success(runs: &[ModeRun], path: &Path) -> Result<(), String> {
             percent(t.tool_turns_used, t.tool_turns)
         }),
     ];
-    let totals: Vec<Totals> = runs.iter().map(|r| Totals::of(&r.turns, usize::MAX)).collect();
+    let totals: Vec<Totals> = runs
+        .iter()
+        .map(|r| Totals::of(&r.turns, usize::MAX))
+        .collect();
     for (m, (label, color, value)) in measures.iter().enumerate() {
         let color = *color;
         let bars = totals.iter().enumerate().map(|(g, t)| {

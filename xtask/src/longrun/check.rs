@@ -123,9 +123,7 @@ pub fn is_forged_evidence(text: &str) -> bool {
             return false;
         };
         !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && rest.contains("}) ->")
     })
 }

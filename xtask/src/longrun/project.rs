@@ -112,7 +112,13 @@ pub fn orders_csv() -> String {
         let month = if i < 120 { 10 } else { 11 };
         let (customer, product, quantity, price, status) = match id {
             1042 => ("Halvorsen Marine", "pallet jack", 3, "1249.00", "shipped"),
-            1107 => ("Brightwater Clinic", "label printer", 2, "349.00", "pending"),
+            1107 => (
+                "Brightwater Clinic",
+                "label printer",
+                2,
+                "349.00",
+                "pending",
+            ),
             _ => {
                 let customer = CUSTOMERS[((i * 7 + 3) % 10) as usize];
                 let (product, price) = PRODUCTS[((i * 5 + 1) % 8) as usize];
@@ -179,7 +185,10 @@ pub fn server_log() -> String {
             };
             format!("{stamp} ERROR {message}")
         } else if n % 11 == 6 {
-            format!("{stamp} WARN {}", WARNINGS[(n as usize / 11) % WARNINGS.len()])
+            format!(
+                "{stamp} WARN {}",
+                WARNINGS[(n as usize / 11) % WARNINGS.len()]
+            )
         } else {
             format!("{stamp} INFO {}", INFO[(n as usize) % INFO.len()])
         };

@@ -175,14 +175,19 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
             all.tool_turns,
             100.0 * all.tool_use_share(),
             all.input_tokens,
-            legacy.map_or("-".to_owned(), |l| percent(all.input_tokens, l.input_tokens)),
+            legacy.map_or("-".to_owned(), |l| percent(
+                all.input_tokens,
+                l.input_tokens
+            )),
             percent(all.cached_tokens, all.input_tokens),
             all.output_tokens,
             run.forged_messages,
             run.seconds / 60.0,
         );
     }
-    out.push_str("\nCumulative input tokens (cached share) and turns passed at turns 10, 20, 30:\n\n");
+    out.push_str(
+        "\nCumulative input tokens (cached share) and turns passed at turns 10, 20, 30:\n\n",
+    );
     out.push_str("| model | mode |");
     for c in CHECKPOINTS {
         let _ = write!(out, " turn {c} |");
@@ -314,7 +319,11 @@ fn matrix(runs: &[ModeRun]) -> String {
                         out,
                         " {}{} {} |",
                         if t.passed { "✓" } else { "✗" },
-                        if t.needs_tool && !t.used_tool() { "·" } else { "" },
+                        if t.needs_tool && !t.used_tool() {
+                            "·"
+                        } else {
+                            ""
+                        },
                         t.input_tokens
                     );
                 }

@@ -91,7 +91,13 @@ pub const TURNS: &[Turn] = &[
     // 3
     Turn {
         prompt: "When is the next release planned, according to notes.md?",
-        check: any_of(&["2026-12-04", "december 4", "4 december", "dec 4", "4th of december"]),
+        check: any_of(&[
+            "2026-12-04",
+            "december 4",
+            "4 december",
+            "dec 4",
+            "4th of december",
+        ]),
         needs_tool: true,
         depends_on: &[],
         script: &[
@@ -338,7 +344,11 @@ pub const TURNS: &[Turn] = &[
                  everything else.",
         check: Check::File {
             path: "notes.md",
-            all: &["Deploy checklist reviewed.", "Priya Raman owns the release", "Release 2.3"],
+            all: &[
+                "Deploy checklist reviewed.",
+                "Priya Raman owns the release",
+                "Release 2.3",
+            ],
             never: &[],
         },
         needs_tool: true,
@@ -447,6 +457,8 @@ pub const TURNS: &[Turn] = &[
         check: any_of(&["not found"]),
         needs_tool: false,
         depends_on: &[],
-        script: &[Reply::Answer("404 means Not Found: the server has no such resource.")],
+        script: &[Reply::Answer(
+            "404 means Not Found: the server has no such resource.",
+        )],
     },
 ];

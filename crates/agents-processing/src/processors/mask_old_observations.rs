@@ -19,8 +19,9 @@ pub const OBSERVATION_MASKED_KEY: &str = "observation_masked";
 /// [`AppendStepMessages`](crate::AppendStepMessages) (it is the outer layer), in legacy-style
 /// persistence.
 ///
-/// An execution is the run from one user message to the next; tool results are `tool`-role
-/// messages and ReAct observations (user messages with metadata `react: "observation"`).
+/// An execution is the run from one user message to the next (the loop's own notes to the
+/// model do not start one); tool results are `tool`-role messages and ReAct observations
+/// (user messages with metadata `react: "observation"`).
 /// Masking happens once per execution, when it stops, so the request prefix changes at one
 /// point per turn (what prompt caches see), never between the steps of an execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,8 +98,13 @@ fn start_of_last_executions(conversation: &Messages, keep: usize) -> Option<usiz
     None
 }
 
+/// A user message the user sent: not a ReAct observation, and not the loop's own note to the
+/// model after a withheld reply (drivers-toolcalling's `FORGED_REPLY_KEY`, spelled out here
+/// because this crate sits below the drivers).
 fn is_execution_start(message: &Message) -> bool {
-    message.role() == Role::User && !is_react_observation(message)
+    message.role() == Role::User
+        && !is_react_observation(message)
+        && !message.metadata().contains_key("forged_reply_refused")
 }
 
 /// A tool's output as the model saw it: a `tool` message, or a ReAct observation.
@@ -225,5 +231,18 @@ mod tests {
             "{text}"
         );
         assert_eq!(masked.get(4).unwrap().text(), "q2");
+    }
+
+    #[test]
+    fn the_loops_note_after_a_withheld_reply_does_not_start_an_execution() {
+        let mut messages = turn("q1", "read_file", "port = 8472", "8472");
+        messages.insert(
+            1,
+            Message::user("Your last reply was not shown")
+                .with_metadata("forged_reply_refused", true),
+        );
+        messages.extend(turn("q2", "read_file", "workers = 4", "4"));
+        let masked = masked_conversation(&Messages::from(messages), 2);
+        assert!(masked.is_none(), "two executions, both kept");
     }
 }
