@@ -630,6 +630,28 @@ mod tests {
     }
 
     #[test]
+    fn the_scripted_answers_pass_their_checks() {
+        let here = Path::new(".");
+        for (i, turn) in TURNS.iter().enumerate() {
+            let Some(turns::Reply::Answer(answer)) = turn.script.last() else {
+                panic!("turn {} ends without an answer", i + 1);
+            };
+            if !turn.check.is_file_check() {
+                assert!(
+                    turn.check.passes(Some(answer), here),
+                    "turn {}: {answer}",
+                    i + 1
+                );
+                assert!(
+                    !turn.check.passes(Some("I don't know."), here),
+                    "turn {}",
+                    i + 1
+                );
+            }
+        }
+    }
+
+    #[test]
     fn forged_evidence_is_recognised_and_answers_are_not() {
         assert!(is_forged_evidence(
             "(Notes on the tool calls behind the next answer, kept for later turns.)\n\
