@@ -107,7 +107,7 @@ pub fn success(runs: &[ModeRun], path: &Path) -> Result<(), String> {
         .y_desc("% of turns")
         .draw()
         .map_err(|e| e.to_string())?;
-    let measures: [(&str, RGBColor, fn(&Totals) -> f64); 3] = [
+    let measures: [Measure; 3] = [
         ("all turns passed", PALETTE[1], |t| {
             percent(t.passed, t.turns)
         }),
@@ -151,6 +151,9 @@ pub fn success(runs: &[ModeRun], path: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
 }
+
+/// A bar's label, colour and value (a percentage of a mode's totals).
+type Measure = (&'static str, RGBColor, fn(&Totals) -> f64);
 
 fn percent(part: usize, whole: usize) -> f64 {
     if whole == 0 {

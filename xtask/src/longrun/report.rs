@@ -350,7 +350,9 @@ pub fn docs_page(report: &str) -> String {
          and result excerpts per execution), **masked** (observation masking: legacy, with \
          tool outputs older than the last executions replaced by a placeholder). The same \
          conversation with a scripted model runs in CI (`crates/agents/tests/long_horizon.rs`), \
-         where its token counts are exact and asserted.\n\n\
+         where its token counts are exact and snapshotted \
+         (`crates/agents/tests/snapshots/long_horizon__long_horizon_tokens.snap`).\n\n\
+         Rerun: `cargo xtask longrun --write-docs` (about 1 to 1.5 hours on 2 cores).\n\n\
          Input tokens are the prompt tokens the server counted for every request of the turn; \
          \"cached\" is the part llama-server served from its prompt cache, as it reports it. \
          A request that does not fit the 32,768-token context fails its turn.\n\n{report}"
