@@ -98,12 +98,20 @@ pub fn success(runs: &[ModeRun], path: &Path) -> Result<(), String> {
         .margin(16)
         .x_label_area_size(20)
         .y_label_area_size(50)
-        .build_cartesian_2d(0f64..groups as f64, 0f64..115f64)
+        .build_cartesian_2d(0f64..groups as f64, 0f64..135f64)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
+        .y_labels(8)
+        .y_label_formatter(&|y| {
+            if *y <= 100.0 {
+                format!("{y:.0}")
+            } else {
+                String::new()
+            }
+        })
         .y_desc("% of turns")
         .draw()
         .map_err(|e| e.to_string())?;
@@ -137,14 +145,14 @@ pub fn success(runs: &[ModeRun], path: &Path) -> Result<(), String> {
     let names = runs.iter().enumerate().map(|(g, run)| {
         Text::new(
             series_name(run, runs),
-            (g as f64 + 0.1, 112.0),
+            (g as f64 + 0.1, 106.0),
             ("sans-serif", 16).into_font(),
         )
     });
     chart.draw_series(names).map_err(|e| e.to_string())?;
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK)
         .draw()
