@@ -394,6 +394,7 @@ fn run_turn(
             &options.masked_executions.to_string(),
         ]);
     }
+    let before = read_state(state_file).unwrap_or(Value::Null);
     let started = Instant::now();
     let exit_code = run_with_limit(command, options.timeout)?;
     let seconds = started.elapsed().as_secs_f64();
@@ -402,10 +403,25 @@ fn run_turn(
         .and_then(|text| serde_json::from_str(text.trim()).ok())
         .unwrap_or(Value::Null);
     let errors = std::fs::read_to_string(&err).unwrap_or_default();
-    let usage = &summary["usage"];
-    let uncached = usage["input_tokens"].as_u64().unwrap_or(0);
-    let cached = usage["cached_input_tokens"].as_u64().unwrap_or(0);
     let document = read_state(state_file).unwrap_or(Value::Null);
+    // The conversation's usage totals grew by what this turn's requests used (also when the
+    // run failed and printed no summary; the CLI saves the conversation either way).
+    let grown = |field: &str| {
+        let total = |d: &Value| d["usage"][field].as_u64().unwrap_or(0);
+        total(&document).saturating_sub(total(&before))
+    };
+    let uncached = grown("input_tokens");
+    let cached = grown("cache_read_tokens");
+    let output_tokens = grown("output_tokens");
+    // This execution's steps (a state holds the steps of its last execution only).
+    let executions = document["step_executions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let tool_calls = executions
+        .iter()
+        .map(|e| e["step"]["tool_executions"].as_array().map_or(0, Vec::len))
+        .sum::<usize>();
     let answered_by = persisted_messages(&document)
         .last()
         .and_then(|m| m["_metadata"]["answered_by"].as_str().map(str::to_owned));
@@ -428,10 +444,12 @@ fn run_turn(
         passed,
         input_tokens: uncached + cached,
         cached_tokens: cached,
-        output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
+        output_tokens,
         seconds,
-        tool_calls: summary["tool_calls"].as_array().map_or(0, Vec::len),
-        steps: summary["steps"].as_u64().unwrap_or(0),
+        tool_calls: summary["tool_calls"]
+            .as_array()
+            .map_or(tool_calls, Vec::len),
+        steps: summary["steps"].as_u64().unwrap_or(executions.len() as u64),
         exit_code,
         stop_reason: summary["stop_reason"]
             .as_str()

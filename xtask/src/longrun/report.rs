@@ -358,3 +358,80 @@ pub fn docs_page(report: &str) -> String {
          A request that does not fit the 32,768-token context fails its turn.\n\n{report}"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(mode: &str, tokens_per_turn: u64, passed_every: usize) -> ModeRun {
+        ModeRun {
+            model: "1.5b".into(),
+            mode: mode.into(),
+            turns: (1..=32)
+                .map(|turn| TurnResult {
+                    turn,
+                    passed: turn % passed_every == 0,
+                    recall: turn % 3 == 0,
+                    needs_tool: turn % 2 == 0,
+                    tool_calls: usize::from(turn % 4 == 0),
+                    input_tokens: tokens_per_turn * turn as u64,
+                    cached_tokens: tokens_per_turn * turn as u64 / 2,
+                    ..TurnResult::default()
+                })
+                .collect(),
+            ..ModeRun::default()
+        }
+    }
+
+    #[test]
+    fn totals_at_the_checkpoints_and_the_goals_are_reported() {
+        let runs = [run("legacy", 1000, 1), run("separated", 100, 2)];
+        let at_10 = Totals::of(&runs[0].turns, 10);
+        assert_eq!(at_10.input_tokens, 1000 * 55);
+        assert_eq!(at_10.cached_tokens, 500 * 55);
+        assert_eq!(
+            (at_10.recall_turns, at_10.tool_turns, at_10.tool_turns_used),
+            (3, 5, 2)
+        );
+        let options = Options {
+            models: vec![],
+            modes: vec![],
+            turns: 32,
+            max_steps: 8,
+            timeout: std::time::Duration::from_secs(1),
+            masked_executions: 2,
+            agents: None,
+            write_docs: false,
+        };
+        let context = Context {
+            commit: "abc".into(),
+            machine: "test".into(),
+            minutes: 1.0,
+            options: &options,
+        };
+        let text = markdown(&runs, &context, "long-horizon/");
+        assert!(text.contains("| 1.5b | separated | 16/32 |"), "{text}");
+        assert!(
+            text.contains("input tokens 10% of legacy's (goal: at most 25%) (met)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("success 15 vs legacy's 30 (goal: within one turn) (NOT met)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("turns that needed a tool used one: 47%"),
+            "{text}"
+        );
+        assert!(text.contains("](long-horizon/success.svg)"));
+        let document = json(&runs, &context);
+        assert_eq!(
+            document["runs"][1]["totals"]["30"]["input_tokens"],
+            100 * 465
+        );
+        assert_eq!(
+            document["runs"][0]["turns"].as_array().map(Vec::len),
+            Some(32)
+        );
+    }
+}
