@@ -13,7 +13,8 @@
 //! served from the server's prompt cache, output tokens, wall time, pass/fail, whether a turn
 //! that needs a tool used one; per mode: totals at turns 10, 20 and 30, recall success (turns
 //! that build on an earlier one), forged notes or tool results in the persisted conversation.
-//! Writes `target/longrun/longrun.json`, `longrun.md` and two SVG charts; `--write-docs`
+//! Writes `target/longrun/longrun.json`, `longrun.md`, two SVG charts and each mode's final
+//! conversation (`<model>-<mode>-state.json`); `--write-docs`
 //! puts them into `docs/long-horizon.md` (and `docs/long-horizon/*.svg`).
 //!
 //! ```text
@@ -239,7 +240,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Duration::from_secs(240),
                 &logs,
             )?;
-            let run = run_mode(&agents, model, mode, &options, &scratch)?;
+            let run = run_mode(&agents, model, mode, &options, &scratch, &out_dir)?;
             drop(servers);
             runs.push(run);
         }
@@ -290,6 +291,7 @@ fn run_mode(
     mode: &str,
     options: &Options,
     scratch: &Path,
+    out_dir: &Path,
 ) -> Result<ModeRun, String> {
     let dir = scratch.join(format!("{}-{mode}", model.key));
     let _ = std::fs::remove_dir_all(&dir);
@@ -334,6 +336,9 @@ fn run_mode(
         results.push(result);
     }
     let document = read_state(&state_file).unwrap_or(Value::Null);
+    // Kept for reading: what the conversation held at the end.
+    let kept = out_dir.join(format!("{}-{mode}-state.json", model.key));
+    let _ = std::fs::copy(&state_file, kept);
     let persisted = persisted_messages(&document);
     let forged_messages = persisted
         .iter()
