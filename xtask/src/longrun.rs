@@ -20,7 +20,7 @@
 //! ```text
 //! cargo xtask longrun [--models 1.5b[,0.5b]] [--modes legacy,separated,digest,masked]
 //!                     [--turns N] [--max-steps N] [--timeout SECONDS] [--masked-executions N]
-//!                     [--agents PATH] [--write-docs]
+//!                     [--agents PATH] [--server URL] [--write-docs]
 //! ```
 
 mod charts;
@@ -65,6 +65,9 @@ pub struct Options {
     pub masked_executions: u32,
     pub agents: Option<PathBuf>,
     pub write_docs: bool,
+    /// An OpenAI-compatible endpoint already running (`http://host:port/v1`), used instead of
+    /// starting llama-server (its prompt cache is then shared between modes).
+    pub server: Option<String>,
 }
 
 impl Options {
@@ -78,6 +81,7 @@ impl Options {
             masked_executions: 2,
             agents: None,
             write_docs: false,
+            server: None,
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
@@ -129,14 +133,23 @@ impl Options {
                     options.masked_executions = number("--masked-executions")? as u32;
                 }
                 "--agents" => options.agents = Some(value.into()),
+                "--server" => {
+                    if !(value.starts_with("http://") || value.starts_with("https://")) {
+                        return Err(format!("--server takes an http:// URL, not `{value}`"));
+                    }
+                    options.server = Some(value.trim_end_matches('/').to_owned());
+                }
                 other => return Err(format!("unknown option `{other}`; see `cargo xtask help`")),
             }
         }
         if options.models.is_empty() || options.modes.is_empty() {
             return Err("nothing to run: a list option is empty".into());
         }
-        if options.write_docs && options.turns < TURNS.len() {
-            return Err("--write-docs needs the whole conversation (no --turns)".into());
+        if options.write_docs && (options.turns < TURNS.len() || options.server.is_some()) {
+            return Err(
+                "--write-docs needs the whole conversation on llama-server (no --turns, no --server)"
+                    .into(),
+            );
         }
         Ok(options)
     }
@@ -207,14 +220,39 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::copy(&built, &agents)
         .map_err(|e| format!("cannot copy the agents CLI {}: {e}", built.display()))?;
 
+    let scratch = std::env::temp_dir().join(format!("agents-longrun-{}", std::process::id()));
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    if let Some(server) = &options.server {
+        for model in &options.models {
+            for mode in &options.modes {
+                runs.push(run_mode(
+                    &agents, server, model, mode, &options, &scratch, &out_dir,
+                )?);
+            }
+        }
+    } else {
+        runs = run_on_llama_server(&agents, &options, &scratch, &out_dir)?;
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let _ = std::fs::remove_file(&agents);
+    let minutes = started.elapsed().as_secs_f64() / 60.0;
+    report_all(&runs, &options, &root, &out_dir, minutes)
+}
+
+/// Every model and mode, each mode on a llama-server of its own.
+fn run_on_llama_server(
+    agents: &Path,
+    options: &Options,
+    scratch: &Path,
+    out_dir: &Path,
+) -> Result<Vec<ModeRun>, String> {
     let cache = cache_dir()?;
     std::fs::create_dir_all(&cache).map_err(|e| e.to_string())?;
     let llama = ensure_llama_server(&cache)?;
     let logs = cache.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-    let scratch = std::env::temp_dir().join(format!("agents-longrun-{}", std::process::id()));
-
-    let started = Instant::now();
+    let server = format!("http://127.0.0.1:{PORT}/v1");
     let mut runs = Vec::new();
     for model in &options.models {
         let file = ensure_model(&cache, model)?;
@@ -240,29 +278,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Duration::from_secs(240),
                 &logs,
             )?;
-            let run = run_mode(&agents, model, mode, &options, &scratch, &out_dir)?;
+            let run = run_mode(agents, &server, model, mode, options, scratch, out_dir)?;
             drop(servers);
             runs.push(run);
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
-    let _ = std::fs::remove_file(&agents);
-    let minutes = started.elapsed().as_secs_f64() / 60.0;
+    Ok(runs)
+}
 
+/// The JSON, the markdown, the charts, and with `--write-docs` the docs page.
+fn report_all(
+    runs: &[ModeRun],
+    options: &Options,
+    root: &Path,
+    out_dir: &Path,
+    minutes: f64,
+) -> Result<(), String> {
     let context = report::Context {
-        commit: git_describe(&root),
+        commit: git_describe(root),
         machine: machine(),
         minutes,
-        options: &options,
+        options,
     };
-    let json = report::json(&runs, &context);
+    let json = report::json(runs, &context);
     let json_text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
     std::fs::write(out_dir.join("longrun.json"), json_text).map_err(|e| e.to_string())?;
     let tokens_chart = out_dir.join("cumulative-input-tokens.svg");
     let success_chart = out_dir.join("success.svg");
-    charts::cumulative_input_tokens(&runs, &tokens_chart)?;
-    charts::success(&runs, &success_chart)?;
-    let markdown = report::markdown(&runs, &context, "");
+    charts::cumulative_input_tokens(runs, &tokens_chart)?;
+    charts::success(runs, &success_chart)?;
+    let markdown = report::markdown(runs, &context, "");
     std::fs::write(out_dir.join("longrun.md"), &markdown).map_err(|e| e.to_string())?;
     println!("{markdown}");
     if options.write_docs {
@@ -274,7 +319,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 std::fs::copy(chart, images.join(name)).map_err(|e| e.to_string())?;
             }
         }
-        let page = report::markdown(&runs, &context, "long-horizon/");
+        let page = report::markdown(runs, &context, "long-horizon/");
         std::fs::write(docs.join("long-horizon.md"), report::docs_page(&page))
             .map_err(|e| e.to_string())?;
         eprintln!("wrote docs/long-horizon.md and docs/long-horizon/*.svg");
@@ -287,6 +332,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// CLI run.
 fn run_mode(
     agents: &Path,
+    server: &str,
     model: &ModelSpec,
     mode: &str,
     options: &Options,
@@ -305,6 +351,7 @@ fn run_mode(
     for (index, turn) in TURNS.iter().take(options.turns).enumerate() {
         let result = run_turn(
             agents,
+            server,
             model,
             mode,
             options,
@@ -357,6 +404,7 @@ fn run_mode(
 #[allow(clippy::too_many_arguments)]
 fn run_turn(
     agents: &Path,
+    server: &str,
     model: &ModelSpec,
     mode: &str,
     options: &Options,
@@ -386,7 +434,7 @@ fn run_turn(
         .arg("--state")
         .arg(state_file)
         .current_dir(workspace)
-        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{PORT}/v1"))
+        .env("OPENAI_BASE_URL", server)
         .env("OPENAI_MODEL", model.alias)
         .env("OPENAI_API_KEY", "")
         .env_remove("RUST_LOG")
@@ -541,7 +589,7 @@ fn machine() -> String {
         .map(|(_, name)| name.trim().to_owned())
         .unwrap_or_else(|| "unknown CPU".to_owned());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{model}, {cores} cores available (llama-server with 2 threads)")
+    format!("{model}, {cores} cores")
 }
 
 fn one_line(text: &str, max: usize) -> String {

@@ -146,12 +146,22 @@ pub fn json(runs: &[ModeRun], context: &Context<'_>) -> Value {
 pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String {
     let mut out = String::new();
     let options = context.options;
+    let server = match &options.server {
+        Some(url) => format!("the server already running at {url} (not restarted between modes)"),
+        None => format!(
+            "llama-server `-c {CONTEXT} -t 2 --temp 0 --seed {SEED} -n {MAX_REPLY_TOKENS}`, a fresh \
+             server per mode"
+        ),
+    };
     let _ = writeln!(
         out,
-        "- commit {}; {}; {:.0} min in all\n- llama-server `-c {CONTEXT} -t 2 --temp 0 --seed {SEED} \
-         -n {MAX_REPLY_TOKENS}`, a fresh server per mode; `agents run --state FILE --output json \
+        "- commit {}; {}; {:.0} min in all\n- {server}; `agents run --state FILE --output json \
          --max-steps {}` per turn (observation masking keeps the last {} executions)\n",
-        context.commit, context.machine, context.minutes, options.max_steps, options.masked_executions
+        context.commit,
+        context.machine,
+        context.minutes,
+        options.max_steps,
+        options.masked_executions
     );
     out.push_str(
         "| model | mode | turns passed | recall passed | tool turns that used a tool | \
@@ -228,9 +238,16 @@ fn legacy_of<'a>(runs: &'a [ModeRun], model: &str) -> Option<&'a ModeRun> {
     runs.iter().find(|r| r.model == model && r.mode == "legacy")
 }
 
-/// Issue 32's goals at turn 30, as measured (reported, not asserted).
+/// Issue 32's goals at turn 30 (or the last turn of a shorter run), as measured (reported,
+/// not asserted).
 fn goals(runs: &[ModeRun]) -> String {
-    let mut out = String::from("Issue 32's goals at turn 30 (measured, not asserted):\n\n");
+    let last = runs
+        .iter()
+        .map(|r| r.turns.len())
+        .max()
+        .unwrap_or(0)
+        .min(30);
+    let mut out = format!("Issue 32's goals at turn {last} (measured, not asserted):\n\n");
     for run in runs {
         let at = Totals::of(&run.turns, 30);
         let mut lines: Vec<String> = Vec::new();
@@ -402,6 +419,7 @@ mod tests {
             masked_executions: 2,
             agents: None,
             write_docs: false,
+            server: None,
         };
         let context = Context {
             commit: "abc".into(),
