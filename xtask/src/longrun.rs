@@ -3,9 +3,11 @@
 //!
 //! A fresh workspace of a small project (`longrun/project.rs`) and a scripted user of 32
 //! turns (`longrun/turns.rs`), each checked by machine, about a third building on an earlier
-//! turn. Every turn is one `agents run --state FILE --output json` (the CLI as users run it,
-//! with its own agent setup: system prompt, file and bash tools, tool-call recovery,
-//! answer-on-stop), against llama-server with Qwen2.5-Coder 1.5B at `-c 32768` (temperature
+//! turn. Every turn is one `agents run --state FILE --output json`: the CLI is what users run,
+//! and it brings its own agent setup (system prompt, file and bash tools, tool-call recovery,
+//! answer-on-stop), which a library `Session` in this harness would have to copy; `--state`
+//! (the conversation in a file, loaded and saved per run) rather than `--session` keeps a
+//! database out of the measurement and is what issue 32's first look used. Against llama-server with Qwen2.5-Coder 1.5B at `-c 32768` (temperature
 //! 0, fixed seed). The modes run one after another, each with a freshly started server (so
 //! that one mode's prompt cache never serves another's): legacy, separated, digest, masked.
 //!
