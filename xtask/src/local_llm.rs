@@ -244,8 +244,20 @@ pub fn ensure_model(cache: &Path, spec: &ModelSpec) -> Result<PathBuf, String> {
 /// The arguments that serve `model` on 127.0.0.1:`port` (4096-token context, 2 threads, one
 /// slot), followed by `extra`.
 pub fn llama_server_args(model: &Path, alias: &str, port: u16, extra: &[&str]) -> Vec<String> {
+    llama_server_args_with_context(model, alias, port, 4096, extra)
+}
+
+/// As [`llama_server_args`], with a `context`-token context window.
+pub fn llama_server_args_with_context(
+    model: &Path,
+    alias: &str,
+    port: u16,
+    context: u32,
+    extra: &[&str],
+) -> Vec<String> {
     let model = model.to_string_lossy();
     let port = port.to_string();
+    let context = context.to_string();
     let mut args: Vec<String> = [
         "-m",
         &model,
@@ -253,7 +265,7 @@ pub fn llama_server_args(model: &Path, alias: &str, port: u16, extra: &[&str]) -
         alias,
         "--jinja",
         "-c",
-        "4096",
+        &context,
         "-t",
         "2",
         "-np",

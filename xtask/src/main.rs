@@ -13,6 +13,7 @@ mod e2e;
 mod eval;
 mod fuzz;
 mod local_llm;
+mod longrun;
 mod mcp;
 mod pg;
 mod restate;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
         "e2e" => e2e::run(),
         "fuzz" => fuzz::run(&args[1..]),
         "eval" => eval::run(&args[1..]),
+        "longrun" => longrun::run(&args[1..]),
         "mcp-servers" => mcp::install(),
         "pg" => pg::run(&args[1..]),
         "restate" => restate::run(&args[1..]),
@@ -59,6 +61,10 @@ fn print_help() {
          eval    task success of `agents run` on local Qwen 0.5B/1.5B models (dev and held-out halves), written to target/eval-report.md\n          \
          (--configs 1.5b/separated/toolcalling,... (default: the required three) --half dev|heldout|both --tasks d1,h2\n          \
          --before OLD-AGENTS-BINARY --agents PATH --timeout S --max-steps N --out NAME; or --models/--modes/--drivers crossed)\n  \
+         longrun a 32-turn conversation through `agents run` per trace mode on local Qwen 1.5B (-c 32768):\n          \
+         tokens, prompt-cache reuse, success, recall, tool use; target/longrun/ (JSON, markdown, SVG charts)\n          \
+         (--models 1.5b,0.5b --modes legacy,separated,digest,masked --turns N --max-steps N --timeout S\n          \
+         --masked-executions N --agents PATH --server URL (a running endpoint) --write-docs: into docs/long-horizon.md)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig;\n  \
                  --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \

@@ -8,6 +8,8 @@
 //! The processors decide which messages persist:
 //!
 //! - legacy mode ([`AppendStepMessages`]): every message of every step goes to `messages`;
+//! - observation masking ([`MaskOldObservations`] around [`AppendStepMessages`]): legacy
+//!   persistence, but outputs older than the last N executions become short placeholders;
 //! - separated mode ([`AppendToolTraceToBuffer`], [`AppendFinalResponse`],
 //!   [`ClearExecutionBuffer`]): tool calls and results live in the ephemeral
 //!   `execution_buffer` while the execution runs and are cleared when it stops; only user
@@ -50,13 +52,16 @@ mod stacks;
 mod token_counter;
 
 pub use agents_core::{InlineProcessor, Next, StateProcessor, StateProcessors};
+pub use processors::{is_observation, masked_conversation};
 pub use processors::{
     AccumulateTokenUsage, AppendContextMetadata, AppendFinalResponse, AppendStepMessages,
     AppendToolTraceToBuffer, ApplyCachedContext, CallableProcessor, ClearExecutionBuffer,
-    MoveMessagesToBuffer, SummarizeBuffer, CONTEXT_METADATA_KEY, CONTEXT_METADATA_PARAMETER,
-    TOKEN_USAGE_PARAMETER,
+    MaskOldObservations, MoveMessagesToBuffer, SummarizeBuffer, CONTEXT_METADATA_KEY,
+    CONTEXT_METADATA_PARAMETER, OBSERVATION_MASKED_KEY, TOKEN_USAGE_PARAMETER,
 };
-pub use retention::{execution_digest, DigestConfig, TraceRetention, EXECUTION_DIGEST_KEY};
+pub use retention::{
+    execution_digest, DigestConfig, TraceRetention, DEFAULT_MASKED_EXECUTIONS, EXECUTION_DIGEST_KEY,
+};
 pub use stacks::{legacy_processors, separated_processors, standard_processors};
 #[cfg(feature = "tiktoken")]
 pub use token_counter::TiktokenCounter;

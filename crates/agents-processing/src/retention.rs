@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use agents_core::AgentState;
-use messages::Message;
+use messages::{Message, ToolCall};
+use serde_json::Value;
 
 use crate::{EstimateTokenCounter, TokenCounter};
 
@@ -18,14 +19,37 @@ pub enum TraceRetention {
     /// a token budget, is persisted right before the final answer, so later turns do not
     /// repeat calls whose results vanished with the trace.
     Digest(DigestConfig),
+    /// Observation masking: every call and result persists as in legacy mode, but the outputs
+    /// of executions older than the last `keep` are replaced by a one-line placeholder (see
+    /// [`MaskOldObservations`](crate::MaskOldObservations)).
+    Masked {
+        /// How many of the latest executions keep their tool outputs (at least 1).
+        keep: usize,
+    },
     /// Everything persists (the legacy behaviour).
     Full,
 }
+
+/// The default `keep` of [`TraceRetention::masked`] when none is chosen: the last two
+/// executions keep their tool outputs.
+pub const DEFAULT_MASKED_EXECUTIONS: usize = 2;
 
 impl TraceRetention {
     /// A digest within `max_tokens` (estimated with the default counter).
     pub fn digest(max_tokens: usize) -> Self {
         TraceRetention::Digest(DigestConfig::new(max_tokens))
+    }
+
+    /// Observation masking that keeps the outputs of the last `keep` executions (`0` counts
+    /// as 1).
+    pub fn masked(keep: usize) -> Self {
+        TraceRetention::Masked { keep: keep.max(1) }
+    }
+
+    /// Whether the tool trace lives in the execution buffer (`Ephemeral`, `Digest`) rather
+    /// than in the persistent conversation (`Full`, `Masked`).
+    pub fn is_separated(&self) -> bool {
+        matches!(self, TraceRetention::Ephemeral | TraceRetention::Digest(_))
     }
 }
 
@@ -34,6 +58,7 @@ impl std::fmt::Debug for TraceRetention {
         match self {
             TraceRetention::Ephemeral => f.write_str("Ephemeral"),
             TraceRetention::Digest(config) => write!(f, "Digest({} tokens)", config.max_tokens),
+            TraceRetention::Masked { keep } => write!(f, "Masked(last {keep} executions)"),
             TraceRetention::Full => f.write_str("Full"),
         }
     }
@@ -75,51 +100,90 @@ impl DigestConfig {
     }
 }
 
-/// Metadata key marking a digest message.
+/// Metadata key marking the messages of a digest.
 pub const EXECUTION_DIGEST_KEY: &str = "execution_digest";
 
-/// The digest of the execution recorded in `state` (its step executions), or `None` when no
-/// tool ran. The note is an assistant message marked with metadata `execution_digest: true`.
-pub fn execution_digest(state: &AgentState, config: &DigestConfig) -> Option<Message> {
+/// The digest of the execution recorded in `state` (its step executions), empty when no tool
+/// ran.
+///
+/// The digest has the shape of a tool trace, never of prose: one assistant message carrying
+/// the execution's calls (arguments whose strings are cut to the excerpt length) and one
+/// `tool` result per call holding an excerpt of what it returned. A model writes assistant
+/// text, so a note written as assistant text is a format it copies (the issue-32 finding:
+/// small models wrote their own "notes" with made-up results); tool results are the one part
+/// of a conversation a model never writes, and the calls show later turns that answers came
+/// from tools. Every message carries metadata `execution_digest: true`; call ids are
+/// `digest_<position>_<n>` (the digest's position in the conversation, the call's number),
+/// unique in the conversation. Calls are kept in order while the
+/// digest stays within the token budget; the last result says how many calls were left out.
+pub fn execution_digest(state: &AgentState, config: &DigestConfig) -> Vec<Message> {
     let executions: Vec<_> = state
         .step_executions()
         .steps()
         .flat_map(|step| step.tool_executions().iter())
         .collect();
     if executions.is_empty() {
-        return None;
+        return Vec::new();
     }
-    let header = "(Notes on the tool calls behind the next answer, kept for later turns.)";
-    let mut text = String::from(header);
-    let mut included = 0;
-    for execution in &executions {
+    // Where the digest goes in the conversation: unique there, and the same on every run.
+    let position = state.store().section(agents_core::DEFAULT_SECTION).len();
+    let omitted_note_budget = 12;
+    let mut spent = 0;
+    let mut pairs: Vec<(ToolCall, String)> = Vec::new();
+    for (n, execution) in executions.iter().enumerate() {
         let result = if execution.has_error() {
             format!("error: {}", execution.error_message().unwrap_or_default())
         } else {
             execution.result_text()
         };
-        let line = format!(
-            "\n- {}({}) -> {}",
-            execution.name(),
-            excerpt(&execution.arguments().to_string(), config.max_excerpt_chars),
-            excerpt(&result, config.max_excerpt_chars)
-        );
-        let omitted_note_budget = 12;
-        let projected = config.counter.count_text(&text) + config.counter.count_text(&line);
-        if projected + omitted_note_budget > config.max_tokens {
+        let arguments = shortened(execution.arguments(), config.max_excerpt_chars);
+        let result = excerpt(&result, config.max_excerpt_chars);
+        let cost = config.counter.count_text(execution.name())
+            + config.counter.count_text(&arguments.to_string())
+            + config.counter.count_text(&result);
+        if spent + cost + omitted_note_budget > config.max_tokens {
             break;
         }
-        text.push_str(&line);
-        included += 1;
+        spent += cost;
+        let id = format!("digest_{position}_{n}");
+        pairs.push((ToolCall::new(id, execution.name(), arguments), result));
     }
-    if included == 0 && config.counter.count_text(&text) > config.max_tokens {
-        return None;
+    if pairs.is_empty() {
+        return Vec::new();
     }
-    let omitted = executions.len() - included;
+    let omitted = executions.len() - pairs.len();
     if omitted > 0 {
-        let _ = write!(text, "\n- ... and {omitted} more call(s) not shown");
+        if let Some((_, last)) = pairs.last_mut() {
+            let _ = write!(last, " (and {omitted} later call(s) not kept)");
+        }
     }
-    Some(Message::assistant(text).with_metadata(EXECUTION_DIGEST_KEY, true))
+    let calls = Message::assistant_tool_calls(pairs.iter().map(|(call, _)| call.clone()))
+        .with_metadata(EXECUTION_DIGEST_KEY, true);
+    std::iter::once(calls)
+        .chain(pairs.iter().map(|(call, result)| {
+            Message::tool_result_for(call, result.as_str())
+                .with_metadata(EXECUTION_DIGEST_KEY, true)
+        }))
+        .collect()
+}
+
+/// `arguments` with every string longer than `max_chars` cut (an object stays an object, so
+/// the call is still a valid call for every provider).
+fn shortened(arguments: &Value, max_chars: usize) -> Value {
+    match arguments {
+        Value::String(text) if text.chars().count() > max_chars => {
+            Value::String(excerpt(text, max_chars))
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| shortened(v, max_chars)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shortened(v, max_chars)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 fn excerpt(text: &str, max_chars: usize) -> String {

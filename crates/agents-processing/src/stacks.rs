@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::{
     AppendContextMetadata, AppendFinalResponse, AppendStepMessages, AppendToolTraceToBuffer,
-    ClearExecutionBuffer, StateProcessor, StateProcessors, TraceRetention,
+    ClearExecutionBuffer, MaskOldObservations, StateProcessor, StateProcessors, TraceRetention,
 };
 
 /// The standard chain for `retention`, in the order the design gives.
@@ -17,11 +17,19 @@ use crate::{
 /// - separated (`Ephemeral`, `Digest`): `ClearExecutionBuffer, AppendFinalResponse,
 ///   AppendToolTraceToBuffer, AppendContextMetadata`
 /// - legacy (`Full`): `AppendStepMessages, AppendContextMetadata`
+/// - observation masking (`Masked`): `MaskOldObservations, AppendStepMessages,
+///   AppendContextMetadata` (everything persists, then old outputs become placeholders when
+///   the execution stops)
 ///
 /// The system prompt is the agent's configuration (`Agent::with_cached_context`), not a layer.
 pub fn standard_processors(retention: TraceRetention) -> StateProcessors {
     let list: Vec<Arc<dyn StateProcessor>> = match retention {
         TraceRetention::Full => vec![
+            Arc::new(AppendStepMessages),
+            Arc::new(AppendContextMetadata),
+        ],
+        TraceRetention::Masked { keep } => vec![
+            Arc::new(MaskOldObservations::new(keep)),
             Arc::new(AppendStepMessages),
             Arc::new(AppendContextMetadata),
         ],

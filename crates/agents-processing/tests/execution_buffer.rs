@@ -273,7 +273,7 @@ async fn a_nested_run_exposes_only_its_final_text_to_the_parent() {
 }
 
 #[tokio::test]
-async fn digest_retention_persists_a_bounded_note_before_the_answer() {
+async fn digest_retention_persists_bounded_calls_and_results_before_the_answer() {
     let driver = ScriptedDriver::new([
         InferenceResponse::with_tool_calls([call("c1", "Paris"), call("c2", "Rome")]),
         InferenceResponse::text("Both sunny."),
@@ -283,26 +283,44 @@ async fn digest_retention_persists_a_bounded_note_before_the_answer() {
         .await
         .unwrap();
     let messages = done.messages();
+    // The digest has the shape of a tool trace (which a model never writes itself), not of
+    // assistant prose (which it copies).
     assert_eq!(
         roles(&messages),
-        [Role::User, Role::Assistant, Role::Assistant]
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Tool,
+            Role::Assistant
+        ]
     );
-    let digest = messages.get(1).unwrap();
-    assert_eq!(
-        digest.metadata().get(EXECUTION_DIGEST_KEY),
-        Some(&json!(true))
-    );
+    let calls = messages.get(1).unwrap();
     assert!(
-        digest
-            .text()
-            .contains(r#"get_weather({"city":"Paris"}) -> 22°C and sunny in Paris"#),
-        "{}",
-        digest.text()
+        calls.text().is_empty(),
+        "no prose in the digest: {}",
+        calls.text()
     );
-    assert!(digest.text().contains("Rome"));
-    assert_eq!(messages.get(2).unwrap().text(), "Both sunny.");
+    assert_eq!(calls.tool_calls().len(), 2);
+    assert_eq!(calls.tool_calls()[0].arguments(), &json!({"city": "Paris"}));
+    for i in 1..4 {
+        assert_eq!(
+            messages
+                .get(i)
+                .unwrap()
+                .metadata()
+                .get(EXECUTION_DIGEST_KEY),
+            Some(&json!(true))
+        );
+    }
+    let paris = messages.get(2).unwrap();
+    assert_eq!(paris.text(), "22°C and sunny in Paris");
+    assert_eq!(paris.tool_call_id(), Some(calls.tool_calls()[0].id()));
+    assert!(calls.tool_calls()[0].id().starts_with("digest_"));
+    assert!(messages.get(3).unwrap().text().contains("Rome"));
+    assert_eq!(messages.get(4).unwrap().text(), "Both sunny.");
 
-    // A tiny budget keeps the note bounded and says what it left out.
+    // A tiny budget keeps the digest bounded and says what it left out.
     let many: Vec<ToolCall> = (0..30)
         .map(|i| call(&format!("c{i}"), &format!("City{i}")))
         .collect();
@@ -314,9 +332,34 @@ async fn digest_retention_persists_a_bounded_note_before_the_answer() {
         .execute(AgentState::new().with_user_message("Thirty cities"))
         .await
         .unwrap();
-    let note = done.messages().get(1).unwrap().text();
-    assert!(note.contains("more call(s) not shown"), "{note}");
-    assert!(EstimateTokenCounter.count_text(&note) <= 60);
+    let digest: Vec<_> = done
+        .messages()
+        .iter()
+        .filter(|m| m.metadata().contains_key(EXECUTION_DIGEST_KEY))
+        .cloned()
+        .collect();
+    let kept = digest[0].tool_calls().len();
+    assert!(kept > 0 && kept < 30, "{kept} calls kept");
+    assert_eq!(digest.len(), kept + 1, "one result per kept call");
+    let last = digest.last().unwrap().text();
+    assert!(
+        last.contains(&format!("and {} later call(s) not kept", 30 - kept)),
+        "{last}"
+    );
+    let tokens: usize = digest
+        .iter()
+        .map(|m| {
+            EstimateTokenCounter.count_text(&m.text())
+                + m.tool_calls()
+                    .iter()
+                    .map(|c| {
+                        EstimateTokenCounter.count_text(c.name())
+                            + EstimateTokenCounter.count_text(&c.arguments().to_string())
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    assert!(tokens <= 60, "{tokens} tokens");
 }
 
 #[tokio::test]

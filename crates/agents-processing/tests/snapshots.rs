@@ -100,3 +100,56 @@ async fn digest_mode_persisted_conversation() {
     let (_, persisted) = run(TraceRetention::digest(200)).await;
     insta::assert_snapshot!("digest_persisted", persisted);
 }
+
+/// Observation masking keeping one execution: three turns that each read a file; what the
+/// model sees at the third turn's request, and what persists after it.
+#[tokio::test]
+async fn masked_mode_conversation_after_three_turns() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Path {
+        path: String,
+    }
+    let read = FunctionTool::new("read_file", "Read a file", |p: Path| async move {
+        Ok::<_, ToolError>(format!(
+            "contents of {}: {}",
+            p.path,
+            "lorem ipsum ".repeat(8)
+        ))
+    });
+    let turn = |id: &str, path: &str, answer: &str| {
+        [
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                id,
+                "read_file",
+                json!({ "path": path }),
+            )]),
+            InferenceResponse::text(answer),
+        ]
+    };
+    let driver = ScriptedDriver::new(
+        turn("call_1", "a.txt", "a.txt says lorem.")
+            .into_iter()
+            .chain(turn("call_2", "b.txt", "b.txt says lorem too."))
+            .chain(turn("call_3", "c.txt", "So does c.txt.")),
+    );
+    let agent = Agent::new(driver.clone())
+        .with_tool(read)
+        .with_criteria(
+            ContinuationCriteria::new()
+                .with(StepsLimit::new(5))
+                .with(ToolCallPresenceCheck::new()),
+        )
+        .with_processors(standard_processors(TraceRetention::masked(1)));
+    let mut state = AgentState::new();
+    for question in ["What is in a.txt?", "And b.txt?", "And c.txt?"] {
+        state = agent
+            .execute(state.with_user_message(question))
+            .await
+            .unwrap();
+    }
+    let inputs = driver.inputs();
+    // The third turn's first request: a.txt's output is masked, b.txt's (the last execution)
+    // is still there.
+    insta::assert_snapshot!("masked_third_turn_request", inputs[4].to_transcript());
+    insta::assert_snapshot!("masked_persisted", state.messages().to_transcript());
+}

@@ -14,13 +14,22 @@ use agents_core::{
 };
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
-use drivers_toolcalling::ToolCallingDriver;
+use drivers_toolcalling::{ForgedEvidenceCheck, RefuseForgedEvidence, ToolCallingDriver};
 use inference::{LanguageModel, ModelCatalog};
 use messages::{Message, ToolCall};
 
 use crate::{AgentCapability, BuildError};
 
 type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// The end of the system prompt in the separated trace modes, with tools (see
+/// [`AgentBuilder::with_trace_mode_note`]). Issue 32 found that once earlier answers show no
+/// tool calls, a small model answers new questions without looking; this says how the answers
+/// were found. It is part of the stable request prefix (prompt caches keep it).
+pub const SEPARATED_TRACE_NOTE: &str = "This conversation shows earlier questions and answers \
+without the tool calls behind them: every answer about files or data was found by calling \
+tools. Do the same for each new request: call a tool to look up what no earlier answer states, \
+never guess, and never write tool results yourself.";
 type BuildStep = Arc<dyn Fn(AgentBuilder) -> AgentBuilder + Send + Sync>;
 type DriverLayer = Arc<dyn Fn(Arc<dyn AgentDriver>) -> Arc<dyn AgentDriver> + Send + Sync>;
 
@@ -52,6 +61,8 @@ pub struct AgentBuilder {
     parallel_tool_calls: bool,
     streaming: bool,
     content_tool_call_recovery: bool,
+    forged_evidence_check: bool,
+    trace_mode_note: bool,
     tools: Vec<Arc<dyn Tool>>,
     tool_sources: Vec<Arc<dyn ToolSource>>,
     system_prompt: Option<String>,
@@ -89,6 +100,8 @@ impl Default for AgentBuilder {
             parallel_tool_calls: false,
             streaming: false,
             content_tool_call_recovery: true,
+            forged_evidence_check: true,
+            trace_mode_note: true,
             tools: Vec::new(),
             tool_sources: Vec::new(),
             system_prompt: None,
@@ -186,6 +199,24 @@ impl AgentBuilder {
         self
     }
 
+    /// Never accepts a reply that writes tool results itself as an answer (on by default, for
+    /// the tool-calling driver): such a reply (a copied digest note, `<tool_response>` text) is
+    /// withheld, the model is told to call the tool, and the execution goes on; after two in a
+    /// row it stops, and the answer-on-stop rules apply. See
+    /// [`forged_evidence`](drivers_toolcalling::forged_evidence).
+    pub fn with_forged_evidence_check(mut self, enabled: bool) -> Self {
+        self.forged_evidence_check = enabled;
+        self
+    }
+
+    /// In the separated trace modes (ephemeral, digest), with tools, the system prompt ends
+    /// with [`SEPARATED_TRACE_NOTE`]: the conversation shows answers without the tool calls
+    /// behind them, and a small model that sees only that stops calling tools. On by default.
+    pub fn with_trace_mode_note(mut self, enabled: bool) -> Self {
+        self.trace_mode_note = enabled;
+        self
+    }
+
     /// Adds a tool.
     pub fn with_tool(mut self, tool: impl Tool + 'static) -> Self {
         self.tools.push(Arc::new(tool));
@@ -231,10 +262,18 @@ impl AgentBuilder {
     }
 
     /// What of the tool trace persists after an execution (separated modes: `Ephemeral`,
-    /// `Digest`; `Full` is legacy).
+    /// `Digest`; `Full` is legacy; `Masked` is legacy with old tool outputs replaced by
+    /// placeholders, see [`with_observation_masking`](Self::with_observation_masking)).
     pub fn with_trace_retention(mut self, retention: TraceRetention) -> Self {
         self.retention = retention;
         self
+    }
+
+    /// Observation masking: every tool call and result persists, as in legacy mode, but the
+    /// outputs of executions older than the last `keep` become one-line placeholders (the same
+    /// as `with_trace_retention(TraceRetention::masked(keep))`).
+    pub fn with_observation_masking(self, keep: usize) -> Self {
+        self.with_trace_retention(TraceRetention::masked(keep))
     }
 
     /// Step limit per execution (default 20).
@@ -373,7 +412,7 @@ impl AgentBuilder {
     /// repeated calls, a guard): [`AnswerOnStop::Synthesize`] (one inference without tools
     /// answers from what was found), [`AnswerOnStop::Notice`] or [`AnswerOnStop::Nothing`].
     /// Default: `Synthesize` with a separated trace (ephemeral or digest), `Nothing` in legacy
-    /// mode. A cancelled execution always gets a notice.
+    /// and observation-masking modes (their conversation keeps the calls). A cancelled execution always gets a notice.
     pub fn with_answer_on_stop(mut self, answer: AnswerOnStop) -> Self {
         self.answer_on_stop = Some(answer);
         self
@@ -528,14 +567,20 @@ impl AgentBuilder {
         }
         let tools: Tools = self.tools.iter().cloned().collect();
         let react = matches!(choice, DriverChoice::React(_));
+        let checks_forgery =
+            self.forged_evidence_check && matches!(choice, DriverChoice::ToolCalling(_));
+        let mut driver = self.driver(choice);
+        if checks_forgery {
+            driver = Arc::new(RefuseForgedEvidence::new(driver));
+        }
         let driver = self
             .driver_layers
             .iter()
-            .fold(self.driver(choice), |driver, layer| layer(driver));
+            .fold(driver, |driver, layer| layer(driver));
         let mut agent = Agent::from_shared_driver(driver)
             .with_tools(tools)
             .with_shared_executor(Arc::new(self.executor()))
-            .with_criteria(self.criteria(react))
+            .with_criteria(self.criteria(react, checks_forgery))
             .with_error_policy(self.error_policy)
             .with_processors(self.processors())
             .with_cached_context(self.cached_context())
@@ -616,6 +661,8 @@ impl AgentBuilder {
             tools,
             tool_sources,
             retention: TraceRetention::Ephemeral,
+            // A subagent's conversation starts afresh with each call: no earlier answers.
+            trace_mode_note: false,
             max_steps: self.max_steps,
             error_policy: self.error_policy,
             listeners: self.listeners.clone(),
@@ -674,7 +721,7 @@ impl AgentBuilder {
         executor
     }
 
-    fn criteria(&self, react: bool) -> ContinuationCriteria {
+    fn criteria(&self, react: bool, checks_forgery: bool) -> ContinuationCriteria {
         let mut criteria = ContinuationCriteria::new()
             .with(StepsLimit::new(self.max_steps))
             .with(EmptyResponseCheck::new());
@@ -689,6 +736,9 @@ impl AgentBuilder {
         } else {
             criteria.with(ToolCallPresenceCheck::new())
         };
+        if checks_forgery {
+            criteria = criteria.with(ForgedEvidenceCheck::new());
+        }
         for criterion in &self.criteria {
             criteria.push(Arc::clone(criterion));
         }
@@ -697,20 +747,26 @@ impl AgentBuilder {
 
     /// The answer-on-stop mode: as configured, else by trace mode.
     fn answer_on_stop(&self) -> AnswerOnStop {
-        self.answer_on_stop.unwrap_or(match self.retention {
-            TraceRetention::Full => AnswerOnStop::Nothing,
-            _ => AnswerOnStop::Synthesize,
-        })
+        self.answer_on_stop
+            .unwrap_or(if self.retention.is_separated() {
+                AnswerOnStop::Synthesize
+            } else {
+                AnswerOnStop::Nothing
+            })
     }
 
-    /// The request prefix: the system prompt.
+    /// The request prefix: the system prompt, with the separated-trace note when it applies.
     fn cached_context(&self) -> CachedContext {
-        match &self.system_prompt {
-            Some(prompt) => {
-                CachedContext::new().with_messages(vec![Message::system(prompt.as_str())])
-            }
-            None => CachedContext::new(),
-        }
+        let has_tools = !self.tools.is_empty() || !self.tool_sources.is_empty();
+        let note = (self.trace_mode_note && has_tools && self.retention.is_separated())
+            .then_some(SEPARATED_TRACE_NOTE);
+        let prompt = match (&self.system_prompt, note) {
+            (Some(prompt), Some(note)) => format!("{prompt}\n\n{note}"),
+            (Some(prompt), None) => prompt.clone(),
+            (None, Some(note)) => note.to_owned(),
+            (None, None) => return CachedContext::new(),
+        };
+        CachedContext::new().with_messages(vec![Message::system(prompt)])
     }
 
     fn processors(&self) -> StateProcessors {

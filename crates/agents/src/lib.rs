@@ -57,7 +57,7 @@ pub mod prelude;
 pub mod telemetry;
 
 pub use build_error::BuildError;
-pub use builder::AgentBuilder;
+pub use builder::{AgentBuilder, SEPARATED_TRACE_NOTE};
 pub use capability::AgentCapability;
 
 pub use agents_core::{

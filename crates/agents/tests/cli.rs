@@ -158,3 +158,61 @@ fn a_corrupt_state_file_is_an_error_and_is_left_untouched() {
         "{\"version\": 1, \"agent_id\": 42}"
     );
 }
+
+#[tokio::test]
+async fn observation_masking_from_the_command_line_hides_old_tool_outputs() {
+    let server = MockServer::start().await;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("todo.txt"), "buy milk\n").unwrap();
+    // Turn 1: a tool call, then an answer. Turns 2 and 3: an answer.
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "read_file", "arguments": "{\"path\":\"todo.txt\"}"}}]}),
+            "tool_calls",
+        ))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(completion(
+            json!({"role": "assistant", "content": "You need to buy milk."}),
+            "stop",
+        ))
+        .mount(&server)
+        .await;
+    let state_file = root.path().join("conversation.json");
+    let run = |prompt: &str, trace: &[&str]| {
+        agents()
+            .args(["run", "--base-url", &format!("{}/v1", server.uri())])
+            .args(["--model", "mock", "--no-bash"])
+            .args(trace)
+            .args(["--root", root.path().to_str().unwrap()])
+            .args(["--state", state_file.to_str().unwrap(), "--prompt", prompt])
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let masked = ["--trace", "masked", "--masked-executions", "2"];
+    let saved = || std::fs::read_to_string(&state_file).unwrap();
+    for (turn, prompt) in ["What is on my list?", "Anything else?"].iter().enumerate() {
+        let output = run(prompt, &masked);
+        assert!(output.status.success(), "turn {}: {output:?}", turn + 1);
+    }
+    // Two executions, both kept: the tool's output is still in the conversation.
+    assert!(!saved().contains("omitted"), "{}", saved());
+    let third = run("Thanks!", &masked);
+    assert!(third.status.success(), "{third:?}");
+    let text = saved();
+    assert!(text.contains("(output of read_file omitted"), "{text}");
+    assert!(text.contains("observation_masked"), "{text}");
+
+    let wrong = run("Hi", &["--trace", "separated", "--masked-executions", "2"]);
+    assert_eq!(wrong.status.code(), Some(2), "{wrong:?}");
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("--masked-executions applies to"),
+        "{wrong:?}"
+    );
+}

@@ -174,6 +174,32 @@ fn configure_applies_prompt_limits_and_trace_mode_to_the_builder() {
             .trace_retention(),
         TraceRetention::Digest(_)
     ));
+    let masked = VALID.replace("trace: separated", "trace: masked");
+    assert!(matches!(
+        parse(&masked).unwrap().trace_retention(),
+        TraceRetention::Masked { keep: 2 }
+    ));
+    let three = masked.replace("trace: masked", "trace: masked\n  masked_executions: 3");
+    assert!(matches!(
+        parse(&three).unwrap().trace_retention(),
+        TraceRetention::Masked { keep: 3 }
+    ));
+}
+
+#[test]
+fn masked_executions_needs_the_masked_trace_and_a_positive_count() {
+    let separated = VALID.replace(
+        "trace: separated",
+        "trace: separated\n  masked_executions: 3",
+    );
+    let error = parse(&separated).unwrap_err().to_string();
+    assert!(
+        error.contains("execution.masked_executions") && error.contains("trace: masked"),
+        "{error}"
+    );
+    let zero = VALID.replace("trace: separated", "trace: masked\n  masked_executions: 0");
+    let error = parse(&zero).unwrap_err().to_string();
+    assert!(error.contains("must be greater than 0"), "{error}");
 }
 
 #[tokio::test]

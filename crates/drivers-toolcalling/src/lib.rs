@@ -6,6 +6,8 @@
 //! - [`recover_tool_calls_from_content`] recovers calls that a model wrote as JSON text instead
 //!   of native tool calls (common with small local models), validated against the tools.
 //! - `inference::lenient_json` finds JSON in model text (code fences, prose around it, trailing commas).
+//! - [`forged_evidence`] recognises a reply that writes tool results itself;
+//!   [`RefuseForgedEvidence`] and [`ForgedEvidenceCheck`] never accept one as an answer.
 //! - [`ToolCallingDriver`] runs one agent step with all of that: it builds the request (cached
 //!   context, tools, options), calls the model (optionally streaming), runs the calls through
 //!   the executor (optionally in parallel) and returns the step.
@@ -42,12 +44,16 @@
 //! # });
 //! ```
 
+mod forged_evidence;
 mod recover;
 mod step_messages;
 #[cfg(test)]
 mod test_tools;
 mod tool_calling_driver;
 
+pub use forged_evidence::{
+    forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
+};
 pub use recover::{
     is_tool_call_text, recover_announced_call, recover_tool_calls, recover_tool_calls_from_content,
     recover_tool_calls_from_cut_reply, AnnouncedCall, RecoveredCall, RecoveredKind,

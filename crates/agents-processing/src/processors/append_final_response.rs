@@ -12,8 +12,8 @@ use crate::TraceRetention;
 /// Post-step: appends to `messages` only the final answer of a step that made no tool calls
 /// (the last assistant message of its response with text and no tool calls).
 ///
-/// With [`TraceRetention::Digest`], a bounded note of the execution's tool calls is persisted
-/// right before the answer (or alone, when the execution stops without an answer, e.g. on a
+/// With [`TraceRetention::Digest`], a bounded digest of the execution's tool calls (calls and
+/// result excerpts, see [`execution_digest`]) is persisted right before the answer (or alone, when the execution stops without an answer, e.g. on a
 /// step limit). [`TraceRetention::Full`] is legacy mode and belongs to
 /// [`AppendStepMessages`](crate::AppendStepMessages); here it behaves like `Ephemeral`.
 #[derive(Clone, Debug, Default)]
@@ -48,13 +48,13 @@ impl InlineProcessor for AppendFinalResponse {
             TraceRetention::Digest(config) if answer.is_some() || stopping => {
                 execution_digest(&state, config)
             }
-            _ => None,
+            _ => Vec::new(),
         };
-        if digest.is_none() && answer.is_none() {
+        if digest.is_empty() && answer.is_none() {
             return Ok(state);
         }
         let conversation = state.store().section(DEFAULT_SECTION).messages();
-        let appended = conversation.extended_shared(digest.map(Arc::new).into_iter().chain(answer));
+        let appended = conversation.extended_shared(digest.into_iter().map(Arc::new).chain(answer));
         Ok({
             let store = state.store().section(DEFAULT_SECTION).set(appended);
             state.with_store(store)

@@ -7,7 +7,7 @@ use agents_core::{
     ContinuationEvaluation, Next, StepContext, ToolExecutor, Tools, DEFAULT_SECTION,
     EXECUTION_BUFFER_SECTION,
 };
-use agents_processing::{StateProcessor, TraceRetention};
+use agents_processing::StateProcessor;
 use async_trait::async_trait;
 use inference::{InferenceRequest, LanguageModel};
 use messages::{Message, Messages, Role};
@@ -82,7 +82,7 @@ impl AgentCapability for UseSelfCritique {
             })
             // The feedback processor needs the final trace mode, known only at build time.
             .on_build(|builder| {
-                let separated = !matches!(builder.retention(), TraceRetention::Full);
+                let separated = builder.retention().is_separated();
                 builder.with_processor(CritiqueFeedback { separated })
             })
     }

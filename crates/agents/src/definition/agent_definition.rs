@@ -120,6 +120,10 @@ pub struct ExecutionSettings {
     /// What of the tool trace persists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceMode>,
+    /// With `trace: masked`, how many of the latest executions keep their tool outputs
+    /// (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub masked_executions: Option<usize>,
     /// What the conversation gets when an execution stops without an answer:
     /// `synthesize`, `notice` or `nothing` (default: synthesize in separated and digest
     /// modes, nothing in legacy mode).
@@ -151,6 +155,9 @@ pub enum TraceMode {
     Separated,
     /// Questions, answers and a short digest of the tool calls persist.
     Digest,
+    /// Every tool call and result persists, but outputs older than the last
+    /// `masked_executions` executions become placeholders (observation masking).
+    Masked,
 }
 
 /// The `tools` section: allow and deny lists of tool names.
@@ -233,6 +240,11 @@ impl AgentDefinition {
             None | Some(TraceMode::Legacy) => TraceRetention::Full,
             Some(TraceMode::Separated) => TraceRetention::Ephemeral,
             Some(TraceMode::Digest) => TraceRetention::digest(300),
+            Some(TraceMode::Masked) => TraceRetention::masked(
+                self.execution
+                    .masked_executions
+                    .unwrap_or(agents_processing::DEFAULT_MASKED_EXECUTIONS),
+            ),
         }
     }
 

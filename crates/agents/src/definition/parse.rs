@@ -92,10 +92,23 @@ fn validate(definition: &mut AgentDefinition, source: &str) -> Result<(), Defini
         ("execution.max_steps", execution.max_steps == Some(0)),
         ("execution.max_tokens", execution.max_tokens == Some(0)),
         ("execution.timeout_sec", execution.timeout_sec == Some(0)),
+        (
+            "execution.masked_executions",
+            execution.masked_executions == Some(0),
+        ),
     ] {
         if zero {
             return Err(field(source, name, "must be greater than 0".into()));
         }
+    }
+    if execution.masked_executions.is_some()
+        && execution.trace != Some(super::agent_definition::TraceMode::Masked)
+    {
+        return Err(field(
+            source,
+            "execution.masked_executions",
+            "applies to `trace: masked` only; set `trace: masked` or remove it".into(),
+        ));
     }
     let lists = [
         (

@@ -65,7 +65,7 @@ const COMMANDS: [(&str, &str); 10] = [
     ),
     (
         "/mode",
-        "legacy|separated|digest: what of the tool trace the conversation keeps",
+        "legacy|separated|digest|masked: what of the tool trace the conversation keeps",
     ),
     ("/reset", "start a new conversation"),
     ("/save", "FILE: write the conversation to FILE (atomically)"),
@@ -268,6 +268,7 @@ fn trace_name(trace: Trace) -> &'static str {
         Trace::Legacy => "legacy",
         Trace::Separated => "separated",
         Trace::Digest => "digest",
+        Trace::Masked => "masked",
     }
 }
 
@@ -276,6 +277,7 @@ fn parse_trace(text: &str) -> Option<Trace> {
         "legacy" => Some(Trace::Legacy),
         "separated" => Some(Trace::Separated),
         "digest" => Some(Trace::Digest),
+        "masked" => Some(Trace::Masked),
         _ => None,
     }
 }

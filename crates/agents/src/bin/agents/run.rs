@@ -36,6 +36,9 @@ pub enum Trace {
     Separated,
     /// Questions, answers and a short digest of the tool calls persist.
     Digest,
+    /// Every tool call and result persists, but outputs older than the last few turns
+    /// (`--masked-executions`, default 2) become short placeholders (observation masking).
+    Masked,
 }
 
 /// What `agents run` prints.

@@ -79,6 +79,10 @@ pub struct AgentArgs {
     /// Same as `--trace digest`.
     #[arg(long, group = "trace_mode")]
     pub digest: bool,
+    /// With `--trace masked`: how many of the latest turns keep their tool outputs (default:
+    /// the definition's `execution.masked_executions`, else 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub masked_executions: Option<u32>,
     /// How the agent talks to the model: native tool calls, or ReAct text.
     #[arg(long, value_enum, default_value_t = Driver::Toolcalling)]
     pub driver: Driver,
@@ -303,9 +307,13 @@ impl Settings {
             match definition.as_ref().and_then(|d| d.execution.trace) {
                 Some(TraceMode::Legacy) => Trace::Legacy,
                 Some(TraceMode::Digest) => Trace::Digest,
+                Some(TraceMode::Masked) => Trace::Masked,
                 Some(TraceMode::Separated) | None => Trace::Separated,
             },
         );
+        if args.masked_executions.is_some() && trace != Trace::Masked {
+            return Err("--masked-executions applies to `--trace masked` only".into());
+        }
         let capabilities = match &definition {
             Some(d) if !d.capabilities.is_empty() => d.capabilities.clone(),
             _ if args.no_bash => vec!["files".to_owned()],
@@ -369,12 +377,18 @@ impl Settings {
             .max_steps
             .or_else(|| self.definition.as_ref().and_then(|d| d.execution.max_steps))
             .unwrap_or(20);
+        let masked_executions = args
+            .masked_executions
+            .map(|n| n as usize)
+            .or_else(|| (self.definition.as_ref()).and_then(|d| d.execution.masked_executions))
+            .unwrap_or(agents::processing::DEFAULT_MASKED_EXECUTIONS);
         builder = builder
             .with_max_steps(max_steps)
             .with_trace_retention(match self.trace {
                 Trace::Legacy => TraceRetention::Full,
                 Trace::Separated => TraceRetention::Ephemeral,
                 Trace::Digest => TraceRetention::digest(300),
+                Trace::Masked => TraceRetention::masked(masked_executions),
             });
         self.install_tools(builder, args, root)
     }
