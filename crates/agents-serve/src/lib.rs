@@ -15,7 +15,7 @@
 //! let listener = agents_serve::server::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
 //! let addr = agents_serve::server::local_addr(&listener).unwrap();
 //! let access = Access::new(addr, Auth::Token(AccessToken::random())).unwrap();
-//! let app = access.protect(Router::new().route("/health", get(|| async { "ok" })));
+//! let app: Router = access.protect(Router::new().route("/health", get(|| async { "ok" })));
 //! // The address to print: http://127.0.0.1:PORT/?token=...
 //! assert!(access.url("/").contains("?token="));
 //! # drop((app, listener));
