@@ -203,7 +203,7 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
     let unknown = |name: &str| format!("no session `{name}` in {}", store.describe());
     match args.command {
         SessionsCommand::List { limit } => {
-            let sessions = store.list(ListPage { offset: 0, limit }).await?;
+            let sessions = store.list(ListPage::new(0, limit)).await?;
             if sessions.is_empty() {
                 println!("no sessions in {}", store.describe());
             }
