@@ -5,6 +5,8 @@
 //!   (`Authorization: Bearer`, a `token` parameter, or the console's cookie), the `Host` and
 //!   `Origin` headers against the bound address (DNS rebinding), a limit on concurrent
 //!   requests and on body size.
+//! - [`console`]: [`Console`], the web console over a session store (sessions, executions
+//!   step by step, what the model saw, charts, approvals, chat with an agent).
 //! - [`server`]: bind, serve until SIGTERM, finish what is in flight.
 //!
 //! ```
@@ -23,10 +25,14 @@
 //! ```
 
 pub mod access;
+pub mod console;
 mod error;
+mod fingerprint;
 pub mod server;
 mod token;
 
 pub use access::{Access, Auth};
+pub use console::{Console, RunningTurns};
 pub use error::ServeError;
+pub use fingerprint::fingerprint;
 pub use token::{AccessToken, MIN_TOKEN_LEN};

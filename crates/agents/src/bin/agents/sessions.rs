@@ -66,15 +66,15 @@ pub enum SessionsCommand {
     },
 }
 
-/// The store `--db` names.
+/// The store `--db` names (the default: SQLite in the user's data directory).
 #[derive(Clone, Debug)]
-enum Store {
+pub enum Store {
     Sqlite(SqliteSessionStore),
     Postgres(PostgresSessionStore),
 }
 
 impl Store {
-    async fn open(db: Option<&str>) -> Result<Self, Error> {
+    pub async fn open(db: Option<&str>) -> Result<Self, Error> {
         match db {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
                 Ok(Self::Postgres(PostgresSessionStore::connect(url).await?))
