@@ -29,6 +29,8 @@ pub mod console;
 mod error;
 mod fingerprint;
 pub mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod token;
 
 pub use access::{Access, Auth};
