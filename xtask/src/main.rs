@@ -15,6 +15,7 @@ mod fuzz;
 mod local_llm;
 mod mcp;
 mod pg;
+mod prices;
 mod run;
 
 use run::{cargo, Step};
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         "eval" => eval::run(&args[1..]),
         "mcp-servers" => mcp::install(),
         "pg" => pg::run(&args[1..]),
+        "prices" => prices::run(&args[1..]),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -61,7 +63,8 @@ fn print_help() {
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
          mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n  \
-         pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n"
+         pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n  \
+         prices  regenerate crates/inference/data/models.json from the pinned genai-prices package [--date YYYY-MM-DD]\n"
     );
 }
 
