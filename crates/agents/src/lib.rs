@@ -52,6 +52,8 @@ mod builder;
 pub mod capabilities;
 mod capability;
 pub mod definition;
+#[cfg(feature = "otel")]
+mod execution_traces;
 pub mod fs;
 pub mod prelude;
 pub mod telemetry;
