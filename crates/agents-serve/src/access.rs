@@ -15,8 +15,10 @@
 //!    `HttpOnly; SameSite=Strict` cookie, so the token leaves the address bar and history.
 //! 5. **Body size**: a request body over `max_body_bytes` gets `413`.
 //!
-//! Every answer also carries `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`
-//! and `Cache-Control: no-store`.
+//! Every answer also carries `X-Content-Type-Options: nosniff`, `Referrer-Policy: same-origin`
+//! (nothing of an address, token included, goes to another site; not `no-referrer`, under
+//! which browsers send `Origin: null` on a page's own form posts, which the Origin check must
+//! refuse) and `Cache-Control: no-store`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -388,7 +390,7 @@ fn harden(headers: &mut HeaderMap) {
     );
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers
         .entry(header::CACHE_CONTROL)

@@ -118,7 +118,7 @@ async fn the_right_token_passes_each_way() {
             response.headers()[header::X_CONTENT_TYPE_OPTIONS],
             "nosniff"
         );
-        assert_eq!(response.headers()[header::REFERRER_POLICY], "no-referrer");
+        assert_eq!(response.headers()[header::REFERRER_POLICY], "same-origin");
     }
 }
 
