@@ -39,6 +39,13 @@ pub(crate) async fn page<S: SessionStore + Clone + Debug + 'static>(
     }
     let latest = match console.store.load_latest(&id).await {
         Ok(Some(latest)) => latest,
+        // a session the console just started has no commit yet: show its turn running
+        Ok(None) if console.runs.is_running(&id) => {
+            return layout_page(
+                &id,
+                html! { h1 { (id) } p.meta { "starting…" } (chat_section(&console, &id, true)) },
+            )
+        }
         Ok(None) => return error(StatusCode::NOT_FOUND, "there is no session of that name"),
         Err(error) => return store_error(&error),
     };
@@ -125,7 +132,15 @@ fn conversation<S>(
 ) -> Markup {
     let summary = state.store().section("summary").messages();
     let messages: Vec<Message> = state.messages().iter().cloned().collect();
+    // Each turn shows the messages its execution added (by message count), then the
+    // execution; what comes after the last one follows.
     let mut shown = 0;
+    let mut parts = Vec::with_capacity(turns.len());
+    for turn in turns {
+        let end = turn.state.messages().len().min(messages.len()).max(shown);
+        parts.push((shown..end, turn));
+        shown = end;
+    }
     html! {
         @if !summary.is_empty() {
             div.summary {
@@ -136,13 +151,11 @@ fn conversation<S>(
         @if skipped > 0 {
             p.note { (skipped) " earlier turns show their messages only (their steps are in older versions)." }
         }
-        @for (i, turn) in turns.iter().enumerate() {
-            @let end = turn.state.messages().len().min(messages.len()).max(shown);
-            @for message in &messages[shown..end] { (message_view(message)) }
-            @let _ = { shown = end; };
+        @for (i, (range, turn)) in parts.iter().enumerate() {
+            @for message in &messages[range.clone()] { (message_view(message)) }
             (execution_view(console, id, turn, skipped + i + 1))
         }
-        @for message in &messages[shown.min(messages.len())..] { (message_view(message)) }
+        @for message in &messages[shown..] { (message_view(message)) }
     }
 }
 

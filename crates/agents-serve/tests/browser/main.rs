@@ -255,15 +255,33 @@ async fn the_console_in_headless_chromium() {
     assert!(browser.count("#cost-chart svg rect").await.unwrap() >= 2);
     save(&browser, "session").await;
 
-    // 5. What the model saw at a step, sections marked.
+    // 5. What the model saw at the second step: the question (messages) and the first step's
+    // call and result (the execution buffer), sections marked.
     browser
-        .find("details.execution details.step a.context")
+        .find("details.execution ol.steps li:nth-child(2) details.step summary")
         .await
         .unwrap()
         .click()
         .await
         .unwrap();
-    assert!(browser.count("li[data-section='messages']").await.unwrap() >= 1);
+    browser
+        .find("details.execution ol.steps li:nth-child(2) a.context")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert_eq!(
+        browser.count("li[data-section='messages']").await.unwrap(),
+        1
+    );
+    assert_eq!(
+        browser
+            .count("li[data-section='execution_buffer']")
+            .await
+            .unwrap(),
+        2
+    );
     save(&browser, "context").await;
 
     // 6. Approve the waiting call: the run resumes in the server and the tool writes its file.
