@@ -20,7 +20,7 @@ use crate::console::chat::{csrf_refused, not_started};
 use crate::console::format::{json, session_path};
 use crate::console::layout::{error, store_error};
 use crate::console::runs::Turn;
-use crate::console::ConsoleState;
+use crate::console::state::ConsoleState;
 use crate::fingerprint::fingerprint;
 
 #[derive(Debug, Deserialize)]

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::console::format::session_path;
 use crate::console::layout::{error, store_error};
 use crate::console::runs::{NotStarted, Run, RunEvent, Turn};
-use crate::console::ConsoleState;
+use crate::console::state::ConsoleState;
 
 /// The longest message the page may send: 100,000 characters.
 const MAX_MESSAGE_CHARS: usize = 100_000;

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use crate::console::format::session_path;
 use crate::console::layout::{error, page as layout_page, store_error};
 use crate::console::session::message_view;
-use crate::console::ConsoleState;
+use crate::console::state::ConsoleState;
 
 /// The persistent sections, in the order the model sees them.
 const PERSISTENT: [&str; 3] = ["summary", "buffer", "messages"];

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::console::format::{count, session_path, time, url_escape, usd};
 use crate::console::layout::{page as layout_page, store_error};
-use crate::console::ConsoleState;
+use crate::console::state::ConsoleState;
 
 /// Sessions per page.
 pub(crate) const PAGE_SIZE: u64 = 50;

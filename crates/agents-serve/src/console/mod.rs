@@ -18,6 +18,7 @@ mod layout;
 mod list;
 mod runs;
 mod session;
+mod state;
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::console::csrf::CsrfToken;
 use crate::console::runs::Runs;
+use crate::console::state::ConsoleState;
 
 /// How many turns the console runs at once by default.
 pub const DEFAULT_MAX_RUNS: usize = 4;
@@ -141,15 +143,4 @@ impl RunningTurns {
             self.runs.all_done().await;
         }
     }
-}
-
-/// What every handler shares.
-#[derive(Debug)]
-pub(crate) struct ConsoleState<S> {
-    pub(crate) store: S,
-    pub(crate) agent: Option<Agent>,
-    pub(crate) runs: Runs,
-    pub(crate) csrf: CsrfToken,
-    pub(crate) trace_url: Option<String>,
-    pub(crate) shutdown: CancellationToken,
 }

@@ -17,7 +17,7 @@ use crate::console::approvals::approvals_section;
 use crate::console::chart::{turns_chart, TurnPoint};
 use crate::console::format::{count, duration, json, session_path, time, trace_id, usd};
 use crate::console::layout::{error, page as layout_page, store_error};
-use crate::console::ConsoleState;
+use crate::console::state::ConsoleState;
 
 /// How many of the latest executions are shown step by step (each is one stored version to
 /// load); older turns show their messages only.
