@@ -8,6 +8,7 @@ use std::process::{Command, ExitCode};
 
 mod bench;
 mod bench_peers;
+mod browser;
 mod deny;
 mod e2e;
 mod eval;
@@ -17,6 +18,7 @@ mod longrun;
 mod mcp;
 mod pg;
 mod restate;
+mod prices;
 mod run;
 
 use run::{cargo, Step};
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
         "deny" => deny::check(),
         "bench" => bench::run(&args[1..]),
         "bench-peers" => bench_peers::run(&args[1..]),
+        "browser" => browser::install(),
         "e2e" => e2e::run(),
         "fuzz" => fuzz::run(&args[1..]),
         "eval" => eval::run(&args[1..]),
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         "mcp-servers" => mcp::install(),
         "pg" => pg::run(&args[1..]),
         "restate" => restate::run(&args[1..]),
+        "prices" => prices::run(&args[1..]),
         "help" | "--help" | "-h" => {
             print_help();
             Ok(())
@@ -69,10 +73,12 @@ fn print_help() {
                  --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
+         browser install Chromium and chromedriver (Debian, pinned) for the web console's browser tests\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
          mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n  \
          pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n  \
-         restate a throwaway Restate server on 127.0.0.1 for the agents-restate tests (start | stop DIR | install)\n"
+         restate a throwaway Restate server on 127.0.0.1 for the agents-restate tests (start | stop DIR | install)\n  \
+         prices  regenerate crates/inference/data/models.json from the pinned genai-prices package [--date YYYY-MM-DD]\n"
     );
 }
 

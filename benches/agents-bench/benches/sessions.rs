@@ -22,13 +22,9 @@ use messages::{Message, Messages};
 use sqlx::Row;
 
 fn commit(encoder: &mut StateEncoder, state: &AgentState) -> Commit {
-    Commit {
-        delta: encoder.encode(state).unwrap(),
-        commit_id: uuid_like(state),
-        title: String::new(),
-        message_count: state.messages().len() as u64,
-        committed_at: chrono::Utc::now(),
-    }
+    let mut commit = Commit::new(state, encoder.encode(state).unwrap());
+    commit.commit_id = uuid_like(state);
+    commit
 }
 
 fn uuid_like(state: &AgentState) -> String {

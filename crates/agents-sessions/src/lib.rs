@@ -52,6 +52,6 @@ pub use session::{AgentSessionExt, Session};
 pub use sql::SCHEMA_VERSION;
 pub use sqlite::SqliteSessionStore;
 pub use store::{
-    checksum, decode_rows, Commit, ListPage, Loaded, Prune, SessionStore, SessionSummary,
-    VersionRows,
+    checksum, decode_rows, Commit, ExecutionVersions, ListPage, Loaded, Prune, SessionStore,
+    SessionSummary, VersionRows,
 };

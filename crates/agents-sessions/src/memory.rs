@@ -7,7 +7,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::store::{checksum, verified};
-use crate::{Commit, ListPage, Prune, SessionError, SessionStore, SessionSummary, VersionRows};
+use crate::{
+    Commit, ExecutionVersions, ListPage, Prune, SessionError, SessionStore, SessionSummary,
+    VersionRows,
+};
 
 /// Sessions kept in memory (lost with the store): the same behaviour as the databases (the
 /// conformance suite runs against it), for unit tests.
@@ -23,6 +26,10 @@ struct Stored {
     title: String,
     message_count: u64,
     updated_at: DateTime<Utc>,
+    status: Option<agents_core::AgentStatus>,
+    step_count: u64,
+    usage: inference::Usage,
+    cost_usd: Option<f64>,
     /// version -> (commit id, step count, head, checksum, committed at)
     heads: BTreeMap<u64, Head>,
     /// (body, checksum, version), by position
@@ -39,6 +46,7 @@ struct Head {
     body: String,
     checksum: String,
     committed_at: DateTime<Utc>,
+    execution_id: Option<String>,
 }
 
 impl MemorySessionStore {
@@ -122,6 +130,15 @@ impl SessionStore for MemorySessionStore {
         stored.title.clone_from(&commit.title);
         stored.message_count = commit.message_count;
         stored.updated_at = commit.committed_at;
+        stored.status = Some(commit.status);
+        stored.step_count = delta.step_count as u64;
+        stored.usage = inference::Usage {
+            input_tokens: commit.usage.input_tokens,
+            output_tokens: commit.usage.output_tokens,
+            cache_read_tokens: commit.usage.cache_read_tokens,
+            ..inference::Usage::default()
+        };
+        stored.cost_usd = commit.cost_usd;
         stored.heads.insert(
             next,
             Head {
@@ -130,6 +147,7 @@ impl SessionStore for MemorySessionStore {
                 body: delta.head.clone(),
                 checksum: checksum(&delta.head),
                 committed_at: commit.committed_at,
+                execution_id: commit.execution_id.clone(),
             },
         );
         stored.messages.truncate(delta.first_message);
@@ -155,15 +173,25 @@ impl SessionStore for MemorySessionStore {
 
     async fn list(&self, page: ListPage) -> Result<Vec<SessionSummary>, SessionError> {
         let sessions = self.sessions();
+        let needle = page.title_contains.as_deref().map(str::to_ascii_lowercase);
         let mut all: Vec<SessionSummary> = sessions
             .iter()
             .filter(|(_, s)| s.version > 0)
+            .filter(|(_, s)| {
+                needle
+                    .as_deref()
+                    .is_none_or(|needle| s.title.to_ascii_lowercase().contains(needle))
+            })
             .map(|(id, s)| SessionSummary {
                 id: id.clone(),
                 version: s.version,
                 title: s.title.clone(),
                 message_count: s.message_count,
                 updated_at: s.updated_at,
+                status: s.status,
+                step_count: s.step_count,
+                usage: s.usage,
+                cost_usd: s.cost_usd,
             })
             .collect();
         all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
@@ -172,6 +200,32 @@ impl SessionStore for MemorySessionStore {
             .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
             .take(usize::try_from(page.limit).unwrap_or(usize::MAX))
             .collect())
+    }
+
+    async fn executions(&self, id: &str) -> Result<Vec<ExecutionVersions>, SessionError> {
+        let sessions = self.sessions();
+        let Some(stored) = sessions.get(id) else {
+            return Ok(Vec::new());
+        };
+        let mut executions: Vec<ExecutionVersions> = Vec::new();
+        let mut positions: HashMap<&str, usize> = HashMap::new();
+        for (version, head) in &stored.heads {
+            let Some(execution_id) = head.execution_id.as_deref() else {
+                continue;
+            };
+            match positions.get(execution_id) {
+                Some(&at) => executions[at].last_version = *version,
+                None => {
+                    positions.insert(execution_id, executions.len());
+                    executions.push(ExecutionVersions {
+                        execution_id: execution_id.to_owned(),
+                        first_version: *version,
+                        last_version: *version,
+                    });
+                }
+            }
+        }
+        Ok(executions)
     }
 
     async fn delete(&self, id: &str) -> Result<bool, SessionError> {

@@ -9,7 +9,6 @@ use inference::InferenceResponse;
 use messages::Message;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::title_of;
 use crate::{Commit, SessionError, SessionStore};
 
 /// `agent.session(&store, "chat-42")`: the [`Session`] of `agent` on the conversation `id` in
@@ -232,13 +231,7 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
                 session: self.id.clone(),
                 source,
             })?;
-        let commit = Commit {
-            message_count: state.messages().len() as u64,
-            title: title_of(&state),
-            delta,
-            commit_id: uuid::Uuid::now_v7().to_string(),
-            committed_at: chrono::Utc::now(),
-        };
+        let commit = Commit::new(&state, delta);
         let expected = position.version;
         match self.store.write(&self.id, expected, &commit).await {
             Ok(version) => position.version = version,

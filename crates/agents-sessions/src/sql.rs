@@ -8,10 +8,10 @@
 //! the loser then finds the new version and gets [`SessionError::Conflict`].
 
 /// The newest schema this library writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The migrations, in order: `MIGRATIONS[i]` takes a database from schema `i` to `i + 1`.
-pub(crate) const MIGRATIONS: [&[&str]; 2] = [
+pub(crate) const MIGRATIONS: [&[&str]; 3] = [
     // 1: sessions, their heads, message table and step records.
     &[
         "CREATE TABLE sessions (
@@ -56,6 +56,17 @@ pub(crate) const MIGRATIONS: [&[&str]; 2] = [
             checksum TEXT NOT NULL,
             PRIMARY KEY (session_id, version, key))",
     ],
+    // 3: what the console lists (status, steps, tokens, cost; NULL cost = unknown) and the
+    // execution of each version (so earlier turns can be found and shown in full).
+    &[
+        "ALTER TABLE sessions ADD COLUMN status TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE sessions ADD COLUMN step_count BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE sessions ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE sessions ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE sessions ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE sessions ADD COLUMN cost_usd DOUBLE PRECISION",
+        "ALTER TABLE session_heads ADD COLUMN execution_id TEXT NOT NULL DEFAULT ''",
+    ],
 ];
 
 pub(crate) const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS agents_sessions_schema (
@@ -77,14 +88,18 @@ pub(crate) const STEPS: &str = "SELECT s.idx, s.body, s.checksum FROM session_st
         WHERE t.session_id = s.session_id AND t.idx = s.idx AND t.version <= $2)
     ORDER BY s.idx";
 pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions
-    (id, version, title, message_count, created_at, updated_at) VALUES ($1, 1, $2, $3, $4, $4)
+    (id, version, title, message_count, created_at, updated_at, status, step_count,
+     input_tokens, output_tokens, cache_read_tokens, cost_usd)
+    VALUES ($1, 1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10)
     ON CONFLICT (id) DO NOTHING";
 pub(crate) const ADVANCE_SESSION: &str = "UPDATE sessions
-    SET version = $2, title = $3, message_count = $4, updated_at = $5
-    WHERE id = $1 AND version = $6";
+    SET version = $11, title = $2, message_count = $3, updated_at = $4, status = $5,
+        step_count = $6, input_tokens = $7, output_tokens = $8, cache_read_tokens = $9,
+        cost_usd = $10
+    WHERE id = $1 AND version = $12";
 pub(crate) const INSERT_HEAD: &str = "INSERT INTO session_heads
-    (session_id, version, commit_id, step_count, body, checksum, committed_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    (session_id, version, commit_id, step_count, body, checksum, committed_at, execution_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO session_messages
     (session_id, position, version, body, checksum) VALUES ($1, $2, $3, $4, $5)";
 pub(crate) const INSERT_STEP: &str = "INSERT INTO session_steps
@@ -93,8 +108,17 @@ pub(crate) const CLEAR_JOURNAL: &str =
     "DELETE FROM session_journal WHERE session_id = $1 AND version <= $2";
 pub(crate) const COMMIT_ID: &str =
     "SELECT commit_id FROM session_heads WHERE session_id = $1 AND version = $2";
-pub(crate) const LIST: &str = "SELECT id, version, title, message_count, updated_at FROM sessions
+pub(crate) const LIST: &str = "SELECT id, version, title, message_count, updated_at, status,
+    step_count, input_tokens, output_tokens, cache_read_tokens, cost_usd FROM sessions
     ORDER BY updated_at DESC, id LIMIT $1 OFFSET $2";
+/// `LIST` of the sessions whose lower-cased title is `LIKE $3` (`%text%`, `\` escaping).
+pub(crate) const LIST_MATCHING: &str = "SELECT id, version, title, message_count, updated_at,
+    status, step_count, input_tokens, output_tokens, cache_read_tokens, cost_usd FROM sessions
+    WHERE LOWER(title) LIKE $3 ESCAPE '\\'
+    ORDER BY updated_at DESC, id LIMIT $1 OFFSET $2";
+pub(crate) const EXECUTIONS: &str = "SELECT execution_id, MIN(version), MAX(version)
+    FROM session_heads WHERE session_id = $1 AND execution_id <> ''
+    GROUP BY execution_id ORDER BY MIN(version)";
 pub(crate) const DELETE: [&str; 5] = [
     "DELETE FROM session_journal WHERE session_id = $1",
     "DELETE FROM session_steps WHERE session_id = $1",
@@ -121,6 +145,33 @@ pub(crate) const JOURNAL_PUT: &str = "INSERT INTO session_journal
 /// `u64` as the `BIGINT` the databases store (versions and counts never reach 2^63).
 pub(crate) fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// The `LIKE` pattern that finds `text` anywhere in a lower-cased title.
+pub(crate) fn contains_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.to_ascii_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+/// A status as the `status` column holds it (`in_progress`, `completed`, ..).
+pub(crate) fn status_text(status: agents_core::AgentStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The status a `status` column holds (`None` for rows written before it was kept).
+pub(crate) fn status_of(text: &str) -> Option<agents_core::AgentStatus> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).ok()
 }
 
 /// A stored `BIGINT` as `u64` (negative values, which the library never writes, read as 0).
@@ -304,26 +355,26 @@ macro_rules! sql_store {
                 let next = expected + 1;
                 let now = commit.committed_at.timestamp_millis();
                 let mut tx = self.begin().await.map_err(failed)?;
-                let advanced = if expected == 0 {
-                    sqlx::query($crate::sql::INSERT_SESSION)
-                        .bind(id)
-                        .bind(&commit.title)
-                        .bind(int(commit.message_count))
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await
+                let (statement, versions) = if expected == 0 {
+                    ($crate::sql::INSERT_SESSION, None)
                 } else {
-                    sqlx::query($crate::sql::ADVANCE_SESSION)
-                        .bind(id)
-                        .bind(int(next))
-                        .bind(&commit.title)
-                        .bind(int(commit.message_count))
-                        .bind(now)
-                        .bind(int(expected))
-                        .execute(&mut *tx)
-                        .await
+                    ($crate::sql::ADVANCE_SESSION, Some((int(next), int(expected))))
+                };
+                let mut query = sqlx::query(statement)
+                    .bind(id)
+                    .bind(&commit.title)
+                    .bind(int(commit.message_count))
+                    .bind(now)
+                    .bind($crate::sql::status_text(commit.status))
+                    .bind(int(commit.delta.step_count as u64))
+                    .bind(int(commit.usage.input_tokens))
+                    .bind(int(commit.usage.output_tokens))
+                    .bind(int(commit.usage.cache_read_tokens))
+                    .bind(commit.cost_usd);
+                if let Some((next, expected)) = versions {
+                    query = query.bind(next).bind(expected);
                 }
-                .map_err(failed)?;
+                let advanced = query.execute(&mut *tx).await.map_err(failed)?;
                 if advanced.rows_affected() != 1 {
                     let found = sqlx::query($crate::sql::LATEST_VERSION)
                         .bind(id)
@@ -350,6 +401,7 @@ macro_rules! sql_store {
                     .bind(&delta.head)
                     .bind($crate::checksum(&delta.head))
                     .bind(now)
+                    .bind(commit.execution_id.as_deref().unwrap_or(""))
                     .execute(&mut *tx)
                     .await
                     .map_err(failed)?;
@@ -418,12 +470,16 @@ macro_rules! sql_store {
                     session: String::new(),
                     source,
                 };
-                let rows = sqlx::query($crate::sql::LIST)
-                    .bind(int(page.limit))
-                    .bind(int(page.offset))
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(failed)?;
+                let query = match &page.title_contains {
+                    Some(text) => sqlx::query($crate::sql::LIST_MATCHING)
+                        .bind(int(page.limit))
+                        .bind(int(page.offset))
+                        .bind($crate::sql::contains_pattern(text)),
+                    None => sqlx::query($crate::sql::LIST)
+                        .bind(int(page.limit))
+                        .bind(int(page.offset)),
+                };
+                let rows = query.fetch_all(&self.pool).await.map_err(failed)?;
                 rows.iter()
                     .map(|row| {
                         Ok($crate::SessionSummary {
@@ -433,6 +489,43 @@ macro_rules! sql_store {
                             message_count: uint(row.try_get(3)?),
                             updated_at: chrono::DateTime::from_timestamp_millis(row.try_get(4)?)
                                 .unwrap_or_default(),
+                            status: $crate::sql::status_of(row.try_get(5)?),
+                            step_count: uint(row.try_get(6)?),
+                            usage: inference::Usage {
+                                input_tokens: uint(row.try_get(7)?),
+                                output_tokens: uint(row.try_get(8)?),
+                                cache_read_tokens: uint(row.try_get(9)?),
+                                ..inference::Usage::default()
+                            },
+                            cost_usd: row.try_get(10)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, sqlx::Error>>()
+                    .map_err(failed)
+            }
+
+            async fn executions(
+                &self,
+                id: &str,
+            ) -> Result<Vec<$crate::ExecutionVersions>, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::uint;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "listing the executions of",
+                    session: id.to_owned(),
+                    source,
+                };
+                let rows = sqlx::query($crate::sql::EXECUTIONS)
+                    .bind(id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(failed)?;
+                rows.iter()
+                    .map(|row| {
+                        Ok($crate::ExecutionVersions {
+                            execution_id: row.try_get(0)?,
+                            first_version: uint(row.try_get(1)?),
+                            last_version: uint(row.try_get(2)?),
                         })
                     })
                     .collect::<Result<Vec<_>, sqlx::Error>>()

@@ -1,9 +1,10 @@
 //! The `SessionStore` contract and what every store shares: rows, checksums, decoding.
 
 use agents_core::incremental::{self, StateDelta, StateEncoder};
-use agents_core::{AgentState, StateError};
+use agents_core::{AgentState, AgentStatus, StateError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use inference::Usage;
 use sha2::{Digest, Sha256};
 
 use crate::SessionError;
@@ -35,10 +36,36 @@ pub struct Commit {
     pub message_count: u64,
     /// When it was committed.
     pub committed_at: DateTime<Utc>,
+    /// The run's status after this commit.
+    pub status: AgentStatus,
+    /// Tokens used over all the session's executions.
+    pub usage: Usage,
+    /// What all its executions cost in US dollars; `None` when some model had no price.
+    pub cost_usd: Option<f64>,
+    /// The execution this commit belongs to (`None` before the first step).
+    pub execution_id: Option<String>,
+}
+
+impl Commit {
+    /// The commit of `state` as `delta` (from the session's encoder) writes it: its listing
+    /// fields read from the state, a fresh commit id, committed now.
+    pub fn new(state: &AgentState, delta: StateDelta) -> Self {
+        Self {
+            delta,
+            commit_id: uuid::Uuid::now_v7().to_string(),
+            title: title_of(state),
+            message_count: state.messages().len() as u64,
+            committed_at: Utc::now(),
+            status: state.status(),
+            usage: state.usage(),
+            cost_usd: state.cost().usd(),
+            execution_id: state.execution().map(|execution| execution.id().to_owned()),
+        }
+    }
 }
 
 /// A session in a listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SessionSummary {
     /// The session's name.
     pub id: String,
@@ -50,15 +77,27 @@ pub struct SessionSummary {
     pub message_count: u64,
     /// When it was last committed.
     pub updated_at: DateTime<Utc>,
+    /// The run's status (`None` for a session last committed before the store kept it).
+    pub status: Option<AgentStatus>,
+    /// How many steps its latest execution recorded.
+    pub step_count: u64,
+    /// Tokens used over all its executions (input, output and cache-read counts).
+    pub usage: Usage,
+    /// What all its executions cost in US dollars; `None` when unknown (a model without a
+    /// price, or a session last committed before the store kept it).
+    pub cost_usd: Option<f64>,
 }
 
-/// Which page of [`SessionStore::list`]: newest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which page of [`SessionStore::list`]: newest first, optionally only the sessions whose
+/// title contains some text.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListPage {
     /// How many sessions to skip.
     pub offset: u64,
     /// At most how many to return.
     pub limit: u64,
+    /// Only sessions whose title contains this text (ignoring ASCII case); `None` for all.
+    pub title_contains: Option<String>,
 }
 
 impl Default for ListPage {
@@ -66,8 +105,38 @@ impl Default for ListPage {
         Self {
             offset: 0,
             limit: 50,
+            title_contains: None,
         }
     }
+}
+
+impl ListPage {
+    /// `limit` sessions after the first `offset`.
+    pub fn new(offset: u64, limit: u64) -> Self {
+        Self {
+            offset,
+            limit,
+            title_contains: None,
+        }
+    }
+
+    /// Only the sessions whose title contains `text` (ignoring ASCII case).
+    pub fn matching(mut self, text: impl Into<String>) -> Self {
+        let text = text.into();
+        self.title_contains = (!text.is_empty()).then_some(text);
+        self
+    }
+}
+
+/// The versions of one execution of a session (see [`SessionStore::executions`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutionVersions {
+    /// The execution's id.
+    pub execution_id: String,
+    /// The first stored version that belongs to it.
+    pub first_version: u64,
+    /// The last stored version that belongs to it: its state holds all the execution's steps.
+    pub last_version: u64,
 }
 
 /// Which versions [`SessionStore::prune`] keeps (the latest version is always kept).
@@ -126,11 +195,20 @@ pub trait SessionStore: Send + Sync {
     /// [`SessionError::Database`] when the query fails.
     async fn commit_id(&self, id: &str, version: u64) -> Result<Option<String>, SessionError>;
 
-    /// Sessions, newest first.
+    /// Sessions, newest first (only those whose title matches `page.title_contains`).
     ///
     /// # Errors
     /// [`SessionError::Database`] when the query fails.
     async fn list(&self, page: ListPage) -> Result<Vec<SessionSummary>, SessionError>;
+
+    /// The executions of session `id` whose versions are still stored, oldest first: the last
+    /// version of each holds that execution's steps (a state holds only its latest
+    /// execution's), so `load_version(id, last_version)` shows any earlier turn in full.
+    /// Versions committed before the store recorded executions are not listed.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn executions(&self, id: &str) -> Result<Vec<ExecutionVersions>, SessionError>;
 
     /// Deletes session `id` and all its versions; `false` when there was none.
     ///

@@ -24,13 +24,7 @@ fn unique(name: &str) -> String {
 }
 
 fn commit_of(encoder: &mut StateEncoder, state: &AgentState) -> Commit {
-    Commit {
-        delta: encoder.encode(state).unwrap(),
-        commit_id: uuid::Uuid::now_v7().to_string(),
-        title: "t".into(),
-        message_count: state.messages().len() as u64,
-        committed_at: chrono::Utc::now(),
-    }
+    Commit::new(state, encoder.encode(state).unwrap())
 }
 
 /// Commits `count` states of a growing conversation; returns them (version i+1 = states[i]).
@@ -142,24 +136,12 @@ async fn list_delete_prune(store: &dyn SessionStore) {
     commit_states(store, &a, 3).await;
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let b_states = commit_states(store, &b, 4).await;
-    let page = store
-        .list(ListPage {
-            offset: 0,
-            limit: 1000,
-        })
-        .await
-        .unwrap();
+    let page = store.list(ListPage::new(0, 1000)).await.unwrap();
     let position = |id: &str| page.iter().position(|s| s.id == id).unwrap();
     assert!(position(&b) < position(&a), "newest first");
     let summary = &page[position(&b)];
     assert_eq!((summary.version, summary.message_count), (4, 4));
-    let first = store
-        .list(ListPage {
-            offset: 0,
-            limit: 1,
-        })
-        .await
-        .unwrap();
+    let first = store.list(ListPage::new(0, 1)).await.unwrap();
     assert_eq!(first.len(), 1);
 
     assert_eq!(store.prune(&b, Prune::KeepLast(2)).await.unwrap(), 2);
@@ -212,6 +194,100 @@ async fn sessions_commit_every_step<S: SessionStore + Clone + Debug + 'static>(s
     assert!(matches!(missing, Err(SessionError::NotFound { .. })));
 }
 
+/// Commits one state holding the user message `text` (the session's title) as session `id`.
+async fn titled(store: &dyn SessionStore, id: &str, text: &str) {
+    let state = AgentState::new().with_user_message(text);
+    store
+        .write(id, 0, &commit_of(&mut StateEncoder::new(), &state))
+        .await
+        .unwrap();
+}
+
+async fn search_by_title(store: &dyn SessionStore) {
+    let tag = unique("tag").to_ascii_lowercase();
+    let ids: Vec<String> = (0..5).map(|i| unique(&format!("search-{i}"))).collect();
+    let titles = [
+        format!("{tag} report 100% done"),
+        format!("{tag} report 1000 done"),
+        format!("{tag} a_b"),
+        format!("{tag} axb"),
+        "unrelated".to_owned(),
+    ];
+    for (id, title) in ids.iter().zip(&titles) {
+        titled(store, id, title).await;
+    }
+    let found = |text: String| async move {
+        let mut ids: Vec<String> = store
+            .list(ListPage::new(0, 100).matching(text))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.title)
+            .collect();
+        ids.sort();
+        ids
+    };
+    // `%` and `_` are text, not wildcards.
+    assert_eq!(
+        found(format!("{tag} report 100%")).await,
+        [titles[0].clone()]
+    );
+    assert_eq!(found(format!("{tag} a_b")).await, [titles[2].clone()]);
+    // ASCII case is ignored; only matching titles come back, newest first, paged.
+    assert_eq!(found(tag.to_ascii_uppercase()).await.len(), 4);
+    let page = store
+        .list(ListPage::new(1, 2).matching(tag.clone()))
+        .await
+        .unwrap();
+    assert_eq!(page.len(), 2);
+    assert_eq!(page[0].title, titles[2]);
+    assert!(found(format!("{tag} nothing like it")).await.is_empty());
+}
+
+async fn listing_fields_and_executions<S: SessionStore + Clone + Debug + 'static>(store: &S) {
+    let id = unique("executions");
+    let agent = Agent::new(ScriptedDriver::new([
+        InferenceResponse::text("one"),
+        InferenceResponse::text("two"),
+    ]));
+    let chat = agent.session(store, id.clone());
+    let first = chat.send("the first question").await.unwrap();
+    let second = chat.send("again").await.unwrap();
+
+    let listed = store
+        .list(ListPage::new(0, 10).matching("the first question"))
+        .await
+        .unwrap();
+    let summary = listed.iter().find(|s| s.id == id).unwrap();
+    assert_eq!(summary.status, Some(AgentStatus::Completed));
+    assert_eq!(summary.step_count, 1);
+    assert_eq!(summary.usage.input_tokens, second.usage().input_tokens);
+    assert_eq!(summary.cost_usd, second.cost().usd());
+
+    let executions = store.executions(&id).await.unwrap();
+    let ids: Vec<&str> = executions.iter().map(|e| e.execution_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            first.execution().unwrap().id(),
+            second.execution().unwrap().id()
+        ]
+    );
+    assert!(executions[0].last_version < executions[1].first_version);
+    let earlier = store
+        .load_version(&id, executions[0].last_version)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(earlier.final_response().unwrap().text(), "one");
+    assert_eq!(earlier.step_count(), 1);
+    assert!(store
+        .executions(&unique("nobody"))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 macro_rules! conformance {
     ($module:ident, $make:expr) => {
         mod $module {
@@ -245,6 +321,18 @@ macro_rules! conformance {
             async fn list_delete_prune() {
                 let Some(store) = $make.await else { return };
                 super::list_delete_prune(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn search_by_title() {
+                let Some(store) = $make.await else { return };
+                super::search_by_title(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn listing_fields_and_executions() {
+                let Some(store) = $make.await else { return };
+                super::listing_fields_and_executions(&store).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -158,6 +158,13 @@ impl SessionStore for Crashing {
     async fn list(&self, page: ListPage) -> Result<Vec<SessionSummary>, SessionError> {
         self.inner.list(page).await
     }
+
+    async fn executions(
+        &self,
+        id: &str,
+    ) -> Result<Vec<agents_sessions::ExecutionVersions>, SessionError> {
+        self.inner.executions(id).await
+    }
     async fn delete(&self, id: &str) -> Result<bool, SessionError> {
         self.inner.delete(id).await
     }

@@ -11,13 +11,8 @@ async fn commit_states(store: &dyn SessionStore, id: &str, count: usize) {
     let mut state = AgentState::new();
     for i in 0..count {
         state = state.with_user_message(format!("message {i}"));
-        let commit = Commit {
-            delta: encoder.encode(&state).unwrap(),
-            commit_id: format!("c{i}"),
-            title: String::new(),
-            message_count: 0,
-            committed_at: chrono::Utc::now(),
-        };
+        let mut commit = Commit::new(&state, encoder.encode(&state).unwrap());
+        commit.commit_id = format!("c{i}");
         store.write(id, i as u64, &commit).await.unwrap();
     }
 }

@@ -96,13 +96,8 @@ async fn seed(store: &dyn SessionStore, prefix: &str) {
         let state = AgentState::new()
             .with_agent_id(format!("agent-{i}"))
             .with_user_message(format!("question {i}"));
-        let commit = Commit {
-            delta: StateEncoder::new().encode(&state).unwrap(),
-            commit_id: format!("seed-{i}"),
-            title: String::new(),
-            message_count: 1,
-            committed_at: chrono::Utc::now(),
-        };
+        let mut commit = Commit::new(&state, StateEncoder::new().encode(&state).unwrap());
+        commit.commit_id = format!("seed-{i}");
         store.write(&name(prefix, i), 0, &commit).await.unwrap();
     }
 }

@@ -52,6 +52,8 @@ mod builder;
 pub mod capabilities;
 mod capability;
 pub mod definition;
+#[cfg(feature = "otel")]
+mod execution_traces;
 pub mod fs;
 pub mod prelude;
 pub mod telemetry;
@@ -90,6 +92,11 @@ pub use agents_restate as restate;
 /// Durable sessions (feature `sessions`, on by default): see [`agents_sessions`].
 #[cfg(feature = "sessions")]
 pub use agents_sessions as sessions;
+
+/// HTTP servers over agents and sessions: the web console and the access rules every server
+/// shares (feature `serve`): see [`agents_serve`].
+#[cfg(feature = "serve")]
+pub use agents_serve as serve;
 pub use drivers_react as react;
 pub use drivers_toolcalling as toolcalling;
 pub use inference;

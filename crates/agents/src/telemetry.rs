@@ -3,7 +3,8 @@
 //! Honeycomb, an OpenTelemetry Collector, ...).
 //!
 //! Every inference of the HTTP providers is a `chat {model}` span (see
-//! [`inference::telemetry`]). Message contents are not recorded.
+//! [`inference::telemetry`]). Message contents are not recorded. Exported spans are grouped
+//! one trace per execution (`ExecutionTraces`): the trace id is the execution id.
 //!
 //! ```no_run
 //! # #[cfg(feature = "otel")]
@@ -19,6 +20,8 @@
 
 pub use inference::telemetry::*;
 
+#[cfg(feature = "otel")]
+pub use crate::execution_traces::{trace_id_of, ExecutionTraces, MAX_HELD_SPANS};
 #[cfg(feature = "otel")]
 pub use otlp::{init_otlp, otlp_tracer_provider, OtelGuard, TelemetryError};
 
@@ -129,8 +132,11 @@ mod otlp {
             .map_err(|e| TelemetryError::Exporter {
                 message: e.to_string(),
             })?;
+        // One trace per execution: each step's spans get its execution's trace id on their
+        // way to the batch exporter.
+        let batch = opentelemetry_sdk::trace::BatchSpanProcessor::builder(exporter).build();
         Ok(SdkTracerProvider::builder()
-            .with_batch_exporter(exporter)
+            .with_span_processor(crate::execution_traces::ExecutionTraces::new(batch))
             .with_resource(
                 Resource::builder()
                     .with_service_name(service_name.to_owned())

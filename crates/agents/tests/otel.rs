@@ -540,3 +540,138 @@ async fn a_subagent_runs_under_its_parents_execute_tool_span() {
         .find(|s| s.name == "chat gpt-5.4" && s.parent_span_id == child[0].span_context.span_id());
     assert!(child_chat.is_some());
 }
+
+/// Spans of this thread, each step's put in its execution's trace by `ExecutionTraces`.
+fn collect_execution_traces() -> (Collected, tracing::subscriber::DefaultGuard) {
+    let spans = Collected::default();
+    let processor = agents::telemetry::ExecutionTraces::new(
+        opentelemetry_sdk::trace::SimpleSpanProcessor::new(spans.clone()),
+    );
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    (spans, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test]
+async fn every_step_of_an_execution_is_in_one_trace_even_across_processes() {
+    let server = server(vec![
+        call_weather("call_1", "Oslo"),
+        call_weather("call_2", "Bergen"),
+        answer("Both sunny."),
+        answer("You are welcome."),
+    ])
+    .await;
+    let (collected, _default) = collect_execution_traces();
+    // Step 1 in one "process", steps 2 and 3 in another, from the serialized state.
+    let first = agent(&server).build().unwrap();
+    let state = first
+        .step(AgentState::new().with_user_message("Weather in Oslo and Bergen?"))
+        .await
+        .unwrap();
+    let saved = state.to_json().unwrap();
+    drop(first);
+    let second = agent(&server).build().unwrap();
+    let state = second
+        .execute(AgentState::from_json(&saved).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(state.status(), AgentStatus::Completed);
+    let execution = state.execution().unwrap().id().to_owned();
+    // A second execution is a second trace.
+    let next = second
+        .execute(state.with_user_message("Thanks"))
+        .await
+        .unwrap();
+    let next_execution = next.execution().unwrap().id().to_owned();
+    assert_ne!(execution, next_execution);
+
+    let spans = collected.0.lock().unwrap().clone();
+    let trace = agents::telemetry::trace_id_of(&execution).unwrap();
+    assert_eq!(format!("{trace}"), execution.replace('-', ""));
+    let in_trace: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.span_context.trace_id() == trace)
+        .collect();
+    let names = |wanted: &str| {
+        in_trace
+            .iter()
+            .filter(|s| s.name.starts_with(wanted))
+            .count()
+    };
+    assert_eq!(
+        names("invoke_agent"),
+        3,
+        "one span per step, all in one trace"
+    );
+    assert_eq!(names("chat"), 3);
+    assert_eq!(names("execute_tool"), 2);
+    // Each step's spans still hang under that step's span.
+    for span in in_trace.iter().filter(|s| s.name.starts_with("chat")) {
+        let parent = parent_of(&spans, span).unwrap();
+        assert!(parent.name.starts_with("invoke_agent"), "{}", parent.name);
+        assert_eq!(parent.span_context.trace_id(), trace);
+    }
+    let next_trace = agents::telemetry::trace_id_of(&next_execution).unwrap();
+    let next_spans = spans
+        .iter()
+        .filter(|s| s.span_context.trace_id() == next_trace)
+        .count();
+    assert_eq!(next_spans, 2, "the second execution: one step, one chat");
+    assert_eq!(
+        spans.len(),
+        in_trace.len() + next_spans,
+        "no span is left in a trace of its own"
+    );
+}
+
+#[test]
+fn spans_under_an_application_span_keep_its_trace() {
+    let (collected, _default) = collect_execution_traces();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let app = tracing::info_span!("handle_request");
+    let state = {
+        let _entered = app.enter();
+        runtime.block_on(async {
+            let server = server(vec![answer("Hi.")]).await;
+            agent(&server)
+                .build()
+                .unwrap()
+                .execute(AgentState::new().with_user_message("Hello"))
+                .await
+                .unwrap()
+        })
+    };
+    drop(app);
+    assert_eq!(state.status(), AgentStatus::Completed);
+    let spans = collected.0.lock().unwrap().clone();
+    let root = spans.iter().find(|s| s.name == "handle_request").unwrap();
+    assert!(spans.len() >= 3);
+    for span in &spans {
+        assert_eq!(span.span_context.trace_id(), root.span_context.trace_id());
+    }
+}
+
+#[test]
+fn trace_ids_come_from_uuid_execution_ids_only() {
+    use agents::telemetry::trace_id_of;
+    assert_eq!(
+        trace_id_of("019a7c4e-1f2b-7c3d-8e4f-5a6b7c8d9e0f")
+            .unwrap()
+            .to_string(),
+        "019a7c4e1f2b7c3d8e4f5a6b7c8d9e0f"
+    );
+    for bad in [
+        "",
+        "not-a-uuid",
+        "00000000-0000-0000-0000-000000000000",
+        "zz9a7c4e-1f2b-7c3d-8e4f-5a6b7c8d9e0f",
+    ] {
+        assert!(trace_id_of(bad).is_none(), "{bad}");
+    }
+}

@@ -241,6 +241,12 @@ impl ToolCallingDriver {
         source: &EventSource,
         context: &StepContext,
     ) -> Result<InferenceResponse, AgentError> {
+        // A stream's events do not name the model; the reply does, so that the step is
+        // priced (the model asked for, else the provider's configured one).
+        let model = request
+            .model
+            .clone()
+            .or_else(|| configured_model(&*self.model));
         let mut stream = self.model.as_ref().stream(request).await?;
         let mut accumulator = StreamAccumulator::new();
         while let Some(event) = stream.next().await {
@@ -253,8 +259,20 @@ impl ToolCallingDriver {
             }
             accumulator.push(&event);
         }
-        Ok(accumulator.finish()?)
+        let response = accumulator.finish()?;
+        Ok(match model {
+            Some(model) if response.model().is_none() => response.with_model(model),
+            _ => response,
+        })
     }
+}
+
+/// The model a provider is configured with, from its name (`openai-compatible/gpt-4o` →
+/// `gpt-4o`); `None` for a name without a provider part (a test model).
+fn configured_model(model: &dyn LanguageModel) -> Option<String> {
+    let name = model.name();
+    let (_, model) = name.split_once('/')?;
+    (!model.is_empty()).then(|| model.to_owned())
 }
 
 /// Messages at the head of the request that the next request repeats unchanged: the cached

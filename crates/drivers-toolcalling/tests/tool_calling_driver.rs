@@ -11,8 +11,8 @@ use agents_core::{
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
 use inference::{
-    FinishReason, InferenceError, InferenceResponse, ResponseFormat, ScriptedModel, ToolChoice,
-    Usage,
+    FinishReason, InferenceError, InferenceRequest, InferenceResponse, LanguageModel,
+    ResponseFormat, ScriptedModel, ToolChoice, Usage,
 };
 use messages::{Message, ToolCall};
 use schemars::JsonSchema;
@@ -424,4 +424,45 @@ async fn requests_mark_the_end_of_the_persistent_conversation() {
     assert_eq!(requests[0].cache_breakpoint, Some(3));
     assert_eq!(requests[1].messages.len(), 6);
     assert_eq!(requests[1].cache_breakpoint, Some(3));
+}
+
+/// A scripted model named like a provider's (`openai-compatible/gpt-4o-mini`).
+struct Named(ScriptedModel);
+
+#[async_trait]
+impl LanguageModel for Named {
+    async fn complete(
+        &self,
+        request: InferenceRequest,
+    ) -> Result<InferenceResponse, InferenceError> {
+        self.0.complete(request).await
+    }
+
+    fn name(&self) -> String {
+        "openai-compatible/gpt-4o-mini".to_owned()
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_reply_names_its_model_so_the_step_can_be_priced() {
+    // A stream's events carry no model name: the reply gets the configured one.
+    let driver = ToolCallingDriver::new(Named(ScriptedModel::new([InferenceResponse::text("Hi")])))
+        .with_streaming(true);
+    let state = AgentState::new().with_user_message("Hello");
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    assert_eq!(
+        step.inference_response().unwrap().model(),
+        Some("gpt-4o-mini")
+    );
+    // The model asked for wins over the provider's default.
+    let driver = ToolCallingDriver::new(Named(ScriptedModel::new([InferenceResponse::text("Hi")])))
+        .with_streaming(true)
+        .with_model_name("gpt-4.1");
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    assert_eq!(step.inference_response().unwrap().model(), Some("gpt-4.1"));
+    // A model the stream itself named is kept; a test model without a provider stays unnamed.
+    let driver = ToolCallingDriver::new(ScriptedModel::new([InferenceResponse::text("Hi")]))
+        .with_streaming(true);
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    assert_eq!(step.inference_response().unwrap().model(), None);
 }

@@ -317,15 +317,79 @@ mod tests {
     #[test]
     fn the_builtin_catalog_parses_and_prices_every_model() {
         let catalog = ModelCatalog::parse(BUILTIN).unwrap();
-        assert!(catalog.models().count() >= 10);
-        assert_eq!(catalog.prices_taken(), Some("2026-11-23"));
+        assert!(catalog.models().count() >= 100);
+        assert!(catalog.prices_taken().is_some());
         for model in catalog.models() {
             assert!(model.input_per_million > 0.0, "{}", model.name);
-            assert!(model.output_per_million > model.input_per_million);
-            assert!(model.cache_read_per_million < model.input_per_million);
+            assert!(model.output_per_million > 0.0, "{}", model.name);
+            assert!(
+                model.cache_read_per_million <= model.input_per_million,
+                "{}",
+                model.name
+            );
             assert!(["openai", "anthropic"].contains(&model.provider.as_str()));
         }
         assert_eq!(ModelCatalog::builtin(), catalog);
+        // where the data came from, and when
+        let file: serde_json::Value = serde_json::from_str(BUILTIN).unwrap();
+        let source = &file["sources"]["genai-prices"];
+        assert!(source["version"].as_str().is_some_and(|v| !v.is_empty()));
+        assert_eq!(source["prices_as_of"].as_str(), catalog.prices_taken());
+    }
+
+    #[test]
+    fn the_models_people_run_have_prices_previous_generations_included() {
+        let catalog = ModelCatalog::builtin();
+        // (model as a request names it, input, output, cache read) per million tokens, as the
+        // genai-prices data lists them
+        let expected = [
+            ("gpt-4o-mini", 0.15, 0.6, 0.075),
+            ("gpt-4o-mini-2024-07-18", 0.15, 0.6, 0.075),
+            ("gpt-4o", 2.5, 10.0, 1.25),
+            ("gpt-4.1", 2.0, 8.0, 0.5),
+            ("gpt-4.1-mini", 0.4, 1.6, 0.1),
+            ("gpt-5", 1.25, 10.0, 0.125),
+            ("gpt-5-mini", 0.25, 2.0, 0.025),
+            ("o3", 2.0, 8.0, 0.5),
+            ("o4-mini", 1.1, 4.4, 0.275),
+            ("gpt-3.5-turbo", 0.5, 1.5, 0.5),
+            ("claude-3-haiku-20240307", 0.25, 1.25, 0.03),
+            ("claude-3-5-sonnet-20241022", 3.0, 15.0, 0.3),
+            ("claude-3-5-haiku-latest", 0.8, 4.0, 0.08),
+            ("claude-3-opus-latest", 15.0, 75.0, 1.5),
+            ("claude-opus-4-1", 15.0, 75.0, 1.5),
+            ("claude-sonnet-4-5-20250929", 3.0, 15.0, 0.3),
+            ("claude-haiku-4-5", 1.0, 5.0, 0.1),
+        ];
+        for (name, input, output, cache_read) in expected {
+            let model = catalog
+                .lookup(name)
+                .unwrap_or_else(|| panic!("{name} has no price"));
+            assert_eq!(
+                (
+                    model.input_per_million,
+                    model.output_per_million,
+                    model.cache_read_per_million
+                ),
+                (input, output, cache_read),
+                "{name}"
+            );
+        }
+        // Anthropic bills cache writes (the 5-minute write), OpenAI does not.
+        assert_eq!(
+            catalog
+                .lookup("claude-3-haiku")
+                .unwrap()
+                .cache_write_per_million,
+            0.3
+        );
+        assert_eq!(
+            catalog.lookup("gpt-4.1").unwrap().cache_write_per_million,
+            2.0
+        );
+        // Embeddings and audio are not priced per input and output token: not listed.
+        assert!(catalog.lookup("text-embedding-3-small").is_none());
+        assert!(catalog.lookup("whisper-1").is_none());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - `agents approve|reject --session NAME CALL_ID`: decide on a call a session run waits on
 //!   (`agents run --require-approval TOOL --approve all|none|TOOL`; exit code 3 when waiting).
 //! - `agents sessions list | show NAME [--version N] | delete NAME | export NAME`.
+//! - `agents serve [--db URL] [--definition FILE] [--addr 127.0.0.1:PORT]`: the web console.
 //! - `agents check PATH...`: validate agent definition files.
 //! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
 
@@ -23,6 +24,8 @@ mod markdown;
 mod mcp;
 mod render;
 mod run;
+#[cfg(feature = "serve")]
+mod serve;
 mod sessions;
 mod setup;
 
@@ -57,6 +60,11 @@ enum Command {
     Reject(approve::RejectArgs),
     /// Durable sessions: list, show, delete, export.
     Sessions(sessions::SessionsArgs),
+    /// The web console over the session store: sessions, executions step by step, what the
+    /// model saw, cost charts, approvals, and chat with `--definition`. Prints its URL (with the
+    /// access token) once it listens; stops on SIGTERM.
+    #[cfg(feature = "serve")]
+    Serve(Box<serve::ServeArgs>),
     /// Validate agent definition files (or directories of them); exit 1 if any is invalid.
     Check {
         /// Definition files or directories.
@@ -91,6 +99,8 @@ async fn main() -> std::process::ExitCode {
         Command::Mcp(command) => mcp::run(command).await,
         #[cfg(feature = "sessions")]
         Command::Sessions(args) => sessions::command(args).await,
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::run(*args).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

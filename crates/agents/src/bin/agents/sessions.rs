@@ -66,15 +66,15 @@ pub enum SessionsCommand {
     },
 }
 
-/// The store `--db` names.
+/// The store `--db` names (the default: SQLite in the user's data directory).
 #[derive(Clone, Debug)]
-enum Store {
+pub enum Store {
     Sqlite(SqliteSessionStore),
     Postgres(PostgresSessionStore),
 }
 
 impl Store {
-    async fn open(db: Option<&str>) -> Result<Self, Error> {
+    pub async fn open(db: Option<&str>) -> Result<Self, Error> {
         match db {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
                 Ok(Self::Postgres(PostgresSessionStore::connect(url).await?))
@@ -203,7 +203,7 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
     let unknown = |name: &str| format!("no session `{name}` in {}", store.describe());
     match args.command {
         SessionsCommand::List { limit } => {
-            let sessions = store.list(ListPage { offset: 0, limit }).await?;
+            let sessions = store.list(ListPage::new(0, limit)).await?;
             if sessions.is_empty() {
                 println!("no sessions in {}", store.describe());
             }

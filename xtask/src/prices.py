@@ -1,0 +1,140 @@
+"""Writes the built-in model catalog (crates/inference/data/models.json) to stdout from the
+installed `genai-prices` package: every OpenAI and Anthropic model it prices per token, at the
+price in force on the date given as the first argument (YYYY-MM-DD). Run by `cargo xtask
+prices`, which installs the pinned package first. Nothing here invents a price: a model
+without an input and an output price per token is left out, and the file says which."""
+
+import datetime
+import importlib.metadata
+import json
+import sys
+from decimal import Decimal
+
+from genai_prices.data import providers
+from genai_prices.types import StartDateConstraint, TieredPrices
+
+PROVIDERS = ("openai", "anthropic")
+
+
+def number(value):
+    """A Decimal as the shortest float JSON writes exactly enough (0.075, 2.5, 15)."""
+    as_float = float(value)
+    return int(as_float) if as_float == int(as_float) else as_float
+
+
+def base(value):
+    """(price per million below any tier, the token count where the first tier starts)."""
+    if value is None:
+        return None, None
+    if isinstance(value, TieredPrices):
+        starts = [tier.start for tier in value.tiers]
+        return value.base, (min(starts) if starts else None)
+    return value, None
+
+
+def price_in_force(model, day):
+    """The model's prices on `day`, and the date of the next scheduled change if any."""
+    prices = model.prices
+    if not isinstance(prices, list):
+        return prices, None
+    current = None
+    upcoming = []
+    for conditional in prices:
+        constraint = conditional.constraint
+        if constraint is None:
+            current = conditional.prices
+        elif isinstance(constraint, StartDateConstraint):
+            if constraint.start_date <= day:
+                current = conditional.prices
+            else:
+                upcoming.append(constraint.start_date)
+        # time-of-day prices (off-peak discounts) are not what a run is billed by default
+    return current, (min(upcoming).isoformat() if upcoming else None)
+
+
+def entry(provider, model, day, skipped):
+    price, next_change = price_in_force(model, day)
+    if price is None:
+        skipped.append(f"{model.id} (no price in force)")
+        return None
+    fields = {k: v for k, v in price.__dict__.items() if v is not None and not k.startswith("_")}
+    input_price, input_tier = base(fields.get("input_mtok"))
+    output_price, output_tier = base(fields.get("output_mtok"))
+    if input_price is None or output_price is None:
+        skipped.append(f"{model.id} (not priced per input and output token)")
+        return None
+    cache_read, read_tier = base(fields.get("cache_read_mtok"))
+    cache_write, write_tier = base(fields.get("cache_write_mtok"))
+    tiers = [t for t in (input_tier, output_tier, read_tier, write_tier) if t is not None]
+    # `-latest` aliases are listed under the family name, which lookups of dated and `-latest`
+    # names fall back to
+    name = model.id[: -len("-latest")] if model.id.endswith("-latest") else model.id
+    row = {
+        "name": name,
+        "provider": provider,
+        "context_window": model.context_window,
+        "max_output_tokens": None,
+        "input": number(input_price),
+        "output": number(output_price),
+        # no cache-read price: no discount (reads cost the input price); no cache-write price:
+        # the provider bills no writes (OpenAI) beyond the input price
+        "cache_read": number(cache_read if cache_read is not None else input_price),
+        "cache_write": number(cache_write if cache_write is not None else input_price),
+    }
+    if tiers:
+        row["higher_price_from_prompt_tokens"] = min(tiers)
+    if next_change:
+        row["price_changes_on"] = next_change
+    if model.deprecated:
+        row["deprecated"] = True
+    return row
+
+
+def main():
+    day = datetime.date.fromisoformat(sys.argv[1])
+    version = importlib.metadata.version("genai-prices")
+    models = []
+    skipped = []
+    for provider in providers:
+        if provider.id not in PROVIDERS:
+            continue
+        for model in provider.models:
+            if any(c in model.id for c in ":*") or model.id.endswith("-"):
+                skipped.append(f"{model.id} (a pattern for fine-tuned models, not a model name)")
+                continue
+            row = entry(provider.id, model, day, skipped)
+            if row is not None:
+                models.append(row)
+    models.sort(key=lambda m: (m["provider"], m["name"]))
+    catalog = {
+        "version": 1,
+        "prices_taken": day.isoformat(),
+        "unit": "USD per million tokens",
+        "sources": {
+            "genai-prices": {
+                "package": f"genai-prices=={version} (PyPI, MIT, https://github.com/pydantic/genai-prices)",
+                "version": version,
+                "prices_as_of": day.isoformat(),
+                "regenerate": "cargo xtask prices",
+            },
+        },
+        "notes": (
+            "Generated by `cargo xtask prices` from the pinned genai-prices package: every OpenAI "
+            "and Anthropic model it prices per input and output token, previous generations "
+            "included, at the price in force on prices_taken (price_changes_on: a change the data "
+            "already schedules). cache_read defaults to the input price where the data has no "
+            "cache-read price, cache_write to the input price where it has no write price "
+            "(OpenAI bills none; Anthropic's is the 5-minute write). A model priced by prompt "
+            "length is listed at its base rate, which holds for prompts below "
+            "higher_price_from_prompt_tokens. max_output_tokens is not in the data (null). "
+            "Override or extend with a file named by AGENTS_MODEL_CATALOG (same format). Left "
+            "out: " + "; ".join(skipped) + "."
+        ),
+        "models": models,
+    }
+    json.dump(catalog, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
