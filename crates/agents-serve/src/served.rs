@@ -398,6 +398,24 @@ impl<S: SessionStore + Clone + Debug + 'static> ServedAgent<S> {
             .map(|state| Turn::of(session, &state)))
     }
 
+    /// For a graceful stop: waits up to `grace` for the running turns to end, then cancels
+    /// the rest (each stops at its next step boundary, its state committed) and waits up to
+    /// `grace` again for them. No turn starts afterwards.
+    pub async fn finish(&self, grace: std::time::Duration) {
+        let all_done = || async {
+            while self.running() > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        if tokio::time::timeout(grace, all_done()).await.is_err() {
+            tracing::warn!(running = self.running(), "cancelling the turns still running");
+        }
+        self.inner.shutdown.cancel();
+        if tokio::time::timeout(grace, all_done()).await.is_err() {
+            tracing::warn!(running = self.running(), "turns still running after their cancellation");
+        }
+    }
+
     /// Whether `session` runs a turn now.
     pub fn is_running(&self, session: &str) -> bool {
         self.lock().contains_key(session)

@@ -2,7 +2,8 @@
 //!
 //! - [`A2aServer`] (`agents a2a serve`): the agent card at `/.well-known/agent-card.json`
 //!   and the JSON-RPC methods `SendMessage`, `SendStreamingMessage` (server-sent events),
-//!   `GetTask` and `CancelTask` at `/`. An A2A task is a session: its id is the session's
+//!   `GetTask` and `CancelTask` at `/` (and A2A 0.3's `message/send`, `message/stream`,
+//!   `tasks/get` and `tasks/cancel`, in 0.3's shapes). An A2A task is a session: its id is the session's
 //!   name, and its `contextId` is the same, so a message that names either continues that
 //!   conversation. A run that waits for approval leaves its task `TASK_STATE_INPUT_REQUIRED`,
 //!   with the waiting calls and their fingerprints in the status message; a message on the
@@ -12,6 +13,7 @@
 //!   timeout and a cap on the text it returns.
 
 mod client;
+mod compat;
 mod server;
 mod wire;
 

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::a2a::compat;
 use crate::a2a::wire::{self, code, Incoming, State as TaskState};
 use crate::served::{ServedAgent, Turn, TurnError, TurnFuture, Verdict};
 
@@ -180,42 +181,44 @@ async fn rpc<S: SessionStore + Clone + Debug + 'static>(
         }
     };
     let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+    // A2A 0.3's names and shapes, translated to and from 1.0's.
+    let (method, params, legacy) = match compat::method(&method) {
+        Some(current) => (current.to_owned(), compat::params_in(params), true),
+        None => (method, params, false),
+    };
+    let out = |result: Result<Value, RpcError>| {
+        let result = if legacy {
+            result.map(|value| compat::result_out(&method, value))
+        } else {
+            result
+        };
+        reply(&id, result)
+    };
     let served = &shared.served;
     match method.as_str() {
-        "SendMessage" => reply(&id, send(served, &params).await),
-        "SendStreamingMessage" => stream(served, id, &params).await,
-        "GetTask" => reply(&id, get_task(served, &params).await),
-        "CancelTask" => reply(&id, cancel_task(served, &params).await),
-        "message/send" | "message/stream" | "tasks/get" | "tasks/cancel" => reply(
-            &id,
-            Err(RpcError::new(
-                code::METHOD_NOT_FOUND,
-                format!(
-                    "{method} is A2A 0.3; this server speaks A2A 1.0 (SendMessage, \
-                     SendStreamingMessage, GetTask, CancelTask)"
-                ),
-            )),
-        ),
+        "SendMessage" => out(send(served, &params).await),
+        "SendStreamingMessage" => stream(served, id.clone(), &params, legacy).await,
+        "GetTask" => out(get_task(served, &params).await),
+        "CancelTask" => out(cancel_task(served, &params).await),
         "ListTasks"
         | "SubscribeToTask"
         | "GetExtendedAgentCard"
         | "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => reply(
-            &id,
-            Err(RpcError::new(
-                code::UNSUPPORTED_OPERATION,
-                format!("{method} is not supported by this server"),
-            )),
-        ),
-        other => reply(
-            &id,
-            Err(RpcError::new(
-                code::METHOD_NOT_FOUND,
-                format!("no method {other:?}"),
-            )),
-        ),
+        | "DeleteTaskPushNotificationConfig"
+        | "tasks/resubscribe"
+        | "tasks/pushNotificationConfig/set"
+        | "tasks/pushNotificationConfig/get"
+        | "tasks/pushNotificationConfig/list"
+        | "tasks/pushNotificationConfig/delete" => out(Err(RpcError::new(
+            code::UNSUPPORTED_OPERATION,
+            format!("{method} is not supported by this server"),
+        ))),
+        other => out(Err(RpcError::new(
+            code::METHOD_NOT_FOUND,
+            format!("no method {other:?}"),
+        ))),
     }
 }
 
@@ -344,6 +347,7 @@ async fn stream<S: SessionStore + Clone + Debug + 'static>(
     served: &ServedAgent<S>,
     id: Value,
     params: &Value,
+    legacy: bool,
 ) -> Response {
     let incoming = match wire::incoming(params) {
         Ok(incoming) => incoming,
@@ -383,7 +387,7 @@ async fn stream<S: SessionStore + Clone + Debug + 'static>(
         Ok(Started::Waiting(turn)) => {
             let _ = sender.send(json!({ "task": wire::turn_task(&turn) }));
             drop(sender);
-            return sse(id, receiver);
+            return sse(id, receiver, legacy);
         }
         Err(error) => return reply(&id, Err(error)),
     };
@@ -416,11 +420,16 @@ async fn stream<S: SessionStore + Clone + Debug + 'static>(
         };
         let _ = sender.send(last);
     });
-    sse(id, receiver)
+    sse(id, receiver, legacy)
 }
 
-fn sse(id: Value, receiver: mpsc::UnboundedReceiver<Value>) -> Response {
+fn sse(id: Value, receiver: mpsc::UnboundedReceiver<Value>, legacy: bool) -> Response {
     let events = tokio_stream_of(receiver).map(move |result| {
+        let result = if legacy {
+            compat::result_out("SendStreamingMessage", result)
+        } else {
+            result
+        };
         let data = envelope(&id, Ok(result)).to_string();
         Ok::<_, Infallible>(Event::default().data(data))
     });

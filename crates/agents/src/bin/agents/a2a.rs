@@ -70,10 +70,7 @@ async fn serve<S: SessionStore + Clone + Debug + 'static>(
     args: &A2aServeArgs,
 ) -> Result<(), Error> {
     eprintln!("sessions: {}", store.describe());
-    let turns = CancellationToken::new();
-    let mut served = ServedAgent::new(agent, store)
-        .with_max_runs(args.served.max_runs)
-        .with_shutdown(turns.clone());
+    let mut served = ServedAgent::new(agent, store).with_max_runs(args.served.max_runs);
     if let Some(limit) = args.served.cost_limit {
         served = served.with_cost_limit(limit);
     }
@@ -83,35 +80,16 @@ async fn serve<S: SessionStore + Clone + Debug + 'static>(
         a2a = a2a.with_description(description);
     }
     let router = access.protect(a2a.router());
-    // The one line on stdout: the agent's address; the token, if any, on the next.
-    println!("{}", format_args!("http://{}/", access.addr()));
+    // On stdout: the agent's address, then the token (if any) on the next line.
+    println!("http://{}/", access.addr());
     if let Some(token) = access.token() {
         println!("token: {}", token.expose());
     }
     std::io::stdout().flush()?;
     let grace = args.served.grace();
-    let finishing = {
-        let served = served.clone();
-        let shutdown = shutdown.clone();
-        async move {
-            shutdown.cancelled().await;
-            if tokio::time::timeout(grace, async {
-                while served.running() > 0 {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                }
-            })
-            .await
-            .is_err()
-            {
-                eprintln!("cancelling the turns still running");
-                turns.cancel();
-            }
-        }
-    };
-    let (served_result, ()) = tokio::join!(
-        server::serve(listener, router, shutdown.clone(), grace * 2),
-        finishing
-    );
+    let served_result = server::serve(listener, router, shutdown, grace).await;
+    // Turns whose requests ended (a client that hung up, return-immediately) still run.
+    served.finish(grace).await;
     served_result?;
     eprintln!("stopped");
     Ok(())

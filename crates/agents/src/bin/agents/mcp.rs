@@ -293,19 +293,19 @@ mod serve {
         eprintln!("sessions: {}", store.describe());
         let shutdown = CancellationToken::new();
         server::cancel_on_signal(shutdown.clone())?;
-        let mut served = ServedAgent::new(agent, store)
-            .with_max_runs(args.served.max_runs)
-            .with_shutdown(shutdown.clone());
+        let mut served = ServedAgent::new(agent, store).with_max_runs(args.served.max_runs);
         if let Some(limit) = args.served.cost_limit {
             served = served.with_cost_limit(limit);
         }
-        let mut mcp = McpAgentServer::new(served);
+        let mut mcp = McpAgentServer::new(served.clone());
         if args.expose_tools {
             mcp = mcp.with_exposed_tools();
         }
         eprintln!("tools: {}", mcp.tool_names().join(", "));
+        let grace = args.served.grace();
         let Some(addr) = args.addr else {
             mcp.serve_stdio(shutdown).await?;
+            served.finish(grace).await;
             return Ok(());
         };
         let listener = server::bind(addr).await?;
@@ -316,7 +316,10 @@ mod serve {
         // The one line on stdout: the endpoint, with the token in it.
         println!("{}", access.url("/mcp"));
         std::io::stdout().flush()?;
-        server::serve(listener, router, shutdown, args.served.grace()).await?;
+        let served_result = server::serve(listener, router, shutdown, grace).await;
+        // Turns whose requests ended (a client that cancelled or hung up) still run.
+        served.finish(grace).await;
+        served_result?;
         eprintln!("stopped");
         Ok(())
     }
