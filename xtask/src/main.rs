@@ -17,8 +17,8 @@ mod local_llm;
 mod longrun;
 mod mcp;
 mod pg;
-mod restate;
 mod prices;
+mod restate;
 mod run;
 
 use run::{cargo, Step};
@@ -75,7 +75,7 @@ fn print_help() {
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          browser install Chromium and chromedriver (Debian, pinned) for the web console's browser tests\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
-         mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n  \
+         mcp-servers  install the MCP test servers and the interop clients (npm server-everything and inspector, PyPI mcp and a2a-sdk) under ~/.cache/agents-rs/mcp\n  \
          pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n  \
          restate a throwaway Restate server on 127.0.0.1 for the agents-restate tests (start | stop DIR | install)\n  \
          prices  regenerate crates/inference/data/models.json from the pinned genai-prices package [--date YYYY-MM-DD]\n"

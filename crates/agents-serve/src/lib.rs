@@ -7,6 +7,13 @@
 //!   requests and on body size.
 //! - [`console`]: [`Console`], the web console over a session store (sessions, executions
 //!   step by step, what the model saw, charts, approvals, chat with an agent).
+//! - [`served`]: [`ServedAgent`], an agent run on behalf of remote callers over a session
+//!   store (one turn per session, a bound on turns, a cost limit per turn, approvals by
+//!   fingerprint), which the two servers below share.
+//! - [`mcp_server`]: [`McpAgentServer`], the agent as an MCP server (`agents mcp serve`):
+//!   the tool `ask`, with `approve`/`reject`, over stdio or streamable HTTP.
+//! - [`a2a`]: the agent as an Agent2Agent (A2A 1.0) endpoint (`agents a2a serve`), and
+//!   [`a2a::A2aAgentTool`], a remote A2A agent as a tool.
 //! - [`server`]: bind, serve until SIGTERM, finish what is in flight.
 //!
 //! ```
@@ -24,10 +31,13 @@
 //! # });
 //! ```
 
+pub mod a2a;
 pub mod access;
 pub mod console;
 mod error;
 mod fingerprint;
+pub mod mcp_server;
+pub mod served;
 pub mod server;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -37,4 +47,6 @@ pub use access::{Access, Auth};
 pub use console::{Console, RunningTurns};
 pub use error::ServeError;
 pub use fingerprint::fingerprint;
+pub use mcp_server::McpAgentServer;
+pub use served::{Outcome, ServedAgent, Turn, TurnError, Verdict, WaitingCall};
 pub use token::{AccessToken, MIN_TOKEN_LEN};

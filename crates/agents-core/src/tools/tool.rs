@@ -246,6 +246,14 @@ impl ToolContext {
             ..Self::default()
         }
     }
+
+    /// This context with the cancellation token `cancellation` (a tool watches it to stop
+    /// early). Build contexts with `new` and the `with_*` methods: the context has fields
+    /// only the loop sets, so struct-update syntax does not compile outside this crate.
+    pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
+        self.cancellation = cancellation;
+        self
+    }
 }
 
 /// A tool the model can call.

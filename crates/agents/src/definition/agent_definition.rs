@@ -58,6 +58,10 @@ pub struct AgentDefinition {
     /// MCP servers whose tools the agent gets (see [`McpServerDefinition`](super::McpServerDefinition)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<super::McpServerDefinition>,
+    /// Remote A2A agents the agent can call as tools (see
+    /// [`A2aAgentDefinition`](super::A2aAgentDefinition)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub a2a_agents: Vec<super::A2aAgentDefinition>,
     /// Free-form data for the application.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub metadata: serde_json::Map<String, serde_json::Value>,

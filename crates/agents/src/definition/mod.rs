@@ -22,12 +22,14 @@
 //! assert!(error.to_string().starts_with("helper.yaml: `execution.max_steps`: "));
 //! ```
 
+mod a2a_agents;
 mod agent_definition;
 mod definition_error;
 mod mcp_servers;
 mod parse;
 mod registry;
 
+pub use a2a_agents::A2aAgentDefinition;
 pub use agent_definition::{
     AgentDefinition, ApprovalSettings, ErrorPolicyName, ExecutionSettings, LlmProvider,
     LlmSettings, ToolPolicy, TraceMode,

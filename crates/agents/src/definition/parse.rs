@@ -44,6 +44,7 @@ pub(super) fn parse_definition(
         })?;
     validate(&mut definition, source)?;
     super::mcp_servers::validate(&definition.mcp_servers, source)?;
+    super::a2a_agents::validate(&definition.a2a_agents, source)?;
     Ok(definition)
 }
 

@@ -13,9 +13,13 @@
 //! - `agents serve [--db URL] [--definition FILE] [--addr 127.0.0.1:PORT]`: the web console.
 //! - `agents check PATH...`: validate agent definition files.
 //! - `agents mcp tools|call`: list or call an MCP server's tools (for debugging a server).
+//! - `agents mcp serve --definition FILE [--addr 127.0.0.1:PORT]`: the agent as an MCP server.
+//! - `agents a2a serve --definition FILE --addr 127.0.0.1:PORT`: the agent as an A2A endpoint.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "serve")]
+mod a2a;
 mod approve;
 mod chat;
 mod demo;
@@ -26,6 +30,8 @@ mod render;
 mod run;
 #[cfg(feature = "serve")]
 mod serve;
+#[cfg(feature = "serve")]
+mod serving;
 mod sessions;
 mod setup;
 
@@ -75,6 +81,10 @@ enum Command {
     #[cfg(feature = "mcp")]
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Agent2Agent (A2A 1.0): serve an agent to other agents.
+    #[cfg(feature = "serve")]
+    #[command(subcommand)]
+    A2a(a2a::A2aCommand),
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -101,6 +111,8 @@ async fn main() -> std::process::ExitCode {
         Command::Sessions(args) => sessions::command(args).await,
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(*args).await,
+        #[cfg(feature = "serve")]
+        Command::A2a(command) => a2a::run(command).await,
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -28,6 +28,32 @@ pub enum McpCommand {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Serve an agent as an MCP server: the tool `ask` (`prompt`, optional `session`), with
+    /// `approve`/`reject`; over stdio, or streamable HTTP at /mcp with --addr.
+    #[cfg(feature = "serve")]
+    Serve(Box<McpServeArgs>),
+}
+
+/// `agents mcp serve ...`
+#[cfg(feature = "serve")]
+#[derive(Debug, clap::Args)]
+pub struct McpServeArgs {
+    /// Serve streamable HTTP here (at /mcp) instead of stdio. Only a loopback address may
+    /// run without a token.
+    #[arg(long)]
+    pub addr: Option<std::net::SocketAddr>,
+    /// No access token (HTTP on a loopback address only).
+    #[arg(long)]
+    pub no_auth: bool,
+    /// Also serve the agent's own tools (those that need no approval), as the definition's
+    /// tool policy permits them.
+    #[arg(long)]
+    pub expose_tools: bool,
+    /// At most this many HTTP requests are handled at once.
+    #[arg(long, default_value_t = agents::serve::access::DEFAULT_MAX_CONCURRENT)]
+    pub max_requests: usize,
+    #[command(flatten)]
+    pub served: crate::serving::ServedArgs,
 }
 
 /// Which server: exactly one of `--command` and `--url`.
@@ -95,6 +121,8 @@ impl ServerArgs {
 /// Runs `agents mcp ...`.
 pub async fn run(command: McpCommand) -> Result<(), Error> {
     match command {
+        #[cfg(feature = "serve")]
+        McpCommand::Serve(args) => serve::run(*args).await,
         McpCommand::Tools { server } => {
             let client = McpClient::connect(server.server()?).await?;
             let tools = client.list_tools().await?;
@@ -226,5 +254,73 @@ mod tests {
         );
         assert_eq!(split_command("  ").unwrap(), Vec::<String>::new());
         assert!(split_command("a 'b").is_err());
+    }
+}
+
+#[cfg(feature = "serve")]
+mod serve {
+    //! `agents mcp serve`: the agent as an MCP server (`agents::serve::McpAgentServer`). Over
+    //! stdio nothing but the protocol goes to stdout; over HTTP the endpoint's address (with
+    //! the token) is the one line on stdout, and SIGTERM stops it gracefully.
+
+    use std::fmt::Debug;
+    use std::io::Write;
+
+    use agents::prelude::*;
+    use agents::serve::{server, Access, McpAgentServer, ServedAgent};
+    use agents::sessions::SessionStore;
+
+    use super::{Error, McpServeArgs};
+    use crate::serving;
+    use crate::sessions::Store;
+
+    pub async fn run(mut args: McpServeArgs) -> Result<(), Error> {
+        if args.no_auth && args.addr.is_none() {
+            return Err("--no-auth is for HTTP (--addr); stdio has no token".into());
+        }
+        let agent = args.served.agent(false).await?;
+        match Store::open(args.served.db.as_deref()).await? {
+            Store::Sqlite(store) => serve(store, agent, &args).await,
+            Store::Postgres(store) => serve(store, agent, &args).await,
+        }
+    }
+
+    async fn serve<S: SessionStore + Clone + Debug + 'static>(
+        store: S,
+        agent: Agent,
+        args: &McpServeArgs,
+    ) -> Result<(), Error> {
+        eprintln!("sessions: {}", store.describe());
+        let shutdown = CancellationToken::new();
+        server::cancel_on_signal(shutdown.clone())?;
+        let mut served = ServedAgent::new(agent, store).with_max_runs(args.served.max_runs);
+        if let Some(limit) = args.served.cost_limit {
+            served = served.with_cost_limit(limit);
+        }
+        let mut mcp = McpAgentServer::new(served.clone());
+        if args.expose_tools {
+            mcp = mcp.with_exposed_tools();
+        }
+        eprintln!("tools: {}", mcp.tool_names().join(", "));
+        let grace = args.served.grace();
+        let Some(addr) = args.addr else {
+            mcp.serve_stdio(shutdown).await?;
+            served.finish(grace).await;
+            return Ok(());
+        };
+        let listener = server::bind(addr).await?;
+        let addr = server::local_addr(&listener)?;
+        let access =
+            Access::new(addr, serving::auth(args.no_auth)?)?.with_max_concurrent(args.max_requests);
+        let router = access.protect(mcp.router(shutdown.clone()));
+        // The one line on stdout: the endpoint, with the token in it.
+        println!("{}", access.url("/mcp"));
+        std::io::stdout().flush()?;
+        let served_result = server::serve(listener, router, shutdown, grace).await;
+        // Turns whose requests ended (a client that cancelled or hung up) still run.
+        served.finish(grace).await;
+        served_result?;
+        eprintln!("stopped");
+        Ok(())
     }
 }

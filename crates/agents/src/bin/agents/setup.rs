@@ -212,6 +212,15 @@ pub async fn prepare(
             builder = builder.with_tool_source(source);
         }
     }
+    #[cfg(feature = "serve")]
+    if let Some(definition) = settings.definition.as_ref() {
+        // Remote A2A agents, each a tool, as the tool policy permits them.
+        for entry in &definition.a2a_agents {
+            if settings.tools.permits(&entry.name) {
+                builder = builder.with_tool(entry.to_tool()?);
+            }
+        }
+    }
     if args.no_recover_tool_calls {
         builder = builder.with_content_tool_call_recovery(false);
     } else if args.recover_tool_calls {
