@@ -221,10 +221,84 @@ async fn the_interactive_prompt_asks_on_a_terminal() {
     drop(stdin);
     let out = text(&output);
     assert!(
-        out.contains("Allow write_file: ")
+        out.contains("Allow write_file (call call_w)?")
+            && out.contains("  content: hi")
             && out.contains("[y]es / [n]o / [e]dit / [a]lways for this tool"),
         "{out}"
     );
     assert!(out.contains("not in this folder"), "{out}");
     assert!(!dir.path().join("notes.txt").exists(), "{out}");
+}
+
+/// A model that writes a long file whose middle holds what a person should see before saying
+/// yes (the hidden tail of a command ran after `y` when prompts cut arguments at 200 characters).
+async fn long_write_model(content: &str) -> MockServer {
+    let server = MockServer::start().await;
+    let arguments = json!({"path": "notes.txt", "content": content}).to_string();
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(move |request: &Request| {
+            let body: Value = serde_json::from_slice(&request.body).unwrap();
+            if body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "tool")
+            {
+                completion(json!({"role": "assistant", "content": "written"}), "stop")
+            } else {
+                completion(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{
+                        "id": "call_w", "type": "function",
+                        "function": {"name": "write_file", "arguments": arguments}}]}),
+                    "tool_calls",
+                )
+            }
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn a_long_argument_shows_head_and_tail_and_yes_waits_until_all_of_it_was_viewed() {
+    let content = format!(
+        "line one\nline two\n{}\nrm -rf ~ # HIDDEN-MIDDLE\n{}\nlast line",
+        "a".repeat(2000),
+        "b".repeat(2000)
+    );
+    let server = long_write_model(&content).await;
+    let dir = tempfile::tempdir().unwrap();
+    let command = std::iter::once(env!("CARGO_BIN_EXE_agents").to_owned())
+        .chain(run_args(&server, dir.path()))
+        .chain(["--prompt".into(), "'write the notes'".into()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"y\nv\ny\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = text(&output).replace("\r\n", "\n");
+    // Real line breaks, the head and the tail, and how much is hidden.
+    assert!(out.contains("  content: line one\n    line two\n"), "{out}");
+    assert!(out.contains("characters hidden, [v]iew all"), "{out}");
+    assert!(out.contains("last line"), "{out}");
+    let refused = out
+        .find("part of the arguments is hidden: [v]iew all of them first")
+        .expect("the first y is refused");
+    let shown = out.find("HIDDEN-MIDDLE").expect("the middle is shown on v");
+    assert!(refused < shown, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        content,
+        "the second y approved the call: {out}"
+    );
 }

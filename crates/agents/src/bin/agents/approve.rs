@@ -7,7 +7,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use agents::prelude::*;
 
-use crate::render::{one_line, printable};
+use crate::render::{arguments_text, printable, printable_json};
 use crate::sessions::SessionArgs;
 
 type Error = Box<dyn std::error::Error>;
@@ -91,19 +91,31 @@ impl Approver {
         Ok(decisions)
     }
 
-    /// `Allow bash: rm -rf build? [y]es / [n]o / [e]dit / [a]lways for this tool`.
+    /// `Allow bash?`, the full arguments (escaped, with their line breaks; a long value shows
+    /// its head and tail until the person views all of it), then `[y]es / [n]o / [e]dit /
+    /// [a]lways for this tool`. `y` and `a` are refused while part of the arguments is hidden.
     fn ask(&mut self, pending: &PendingApproval) -> Result<ApprovalDecision, Error> {
         let stdin = std::io::stdin();
         let mut lines = stdin.lock();
+        let (shown, mut hidden) = arguments_text(pending.arguments(), false);
+        println!(
+            "Allow {} (call {})?\n{shown}",
+            printable(pending.tool_name()),
+            printable(pending.call_id()),
+        );
         loop {
-            print!(
-                "Allow {}: {}? [y]es / [n]o / [e]dit / [a]lways for this tool ",
-                printable(pending.tool_name()),
-                printable(&summary(pending.arguments()))
-            );
+            let view = if hidden { " / [v]iew all" } else { "" };
+            print!("[y]es / [n]o / [e]dit / [a]lways for this tool{view} ");
             std::io::stdout().flush()?;
             let answer = read_line(&mut lines)?;
             match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" | "a" | "always" if hidden => {
+                    println!("part of the arguments is hidden: [v]iew all of them first");
+                }
+                "v" | "view" => {
+                    println!("{}", arguments_text(pending.arguments(), true).0);
+                    hidden = false;
+                }
                 "y" | "yes" => return Ok(pending.approve()),
                 "n" | "no" => {
                     print!("Reason (the model reads it, empty for none): ");
@@ -122,7 +134,10 @@ impl Approver {
                     return Ok(pending.approve());
                 }
                 "e" | "edit" => {
-                    println!("Arguments now: {}", pending.arguments());
+                    println!(
+                        "Arguments now: {}",
+                        printable_json(&pending.arguments().to_string())
+                    );
                     print!("New arguments (JSON, one line): ");
                     std::io::stdout().flush()?;
                     let text = read_line(&mut lines)?;
@@ -131,7 +146,7 @@ impl Approver {
                         Err(error) => println!("not JSON ({error}); try again"),
                     }
                 }
-                _ => println!("answer y, n, e or a"),
+                _ => println!("answer y, n, e or a{}", if hidden { " (or v)" } else { "" }),
             }
         }
     }
@@ -144,19 +159,6 @@ fn read_line(lines: &mut impl BufRead) -> Result<String, Error> {
         return Err("stdin closed while waiting for an approval".into());
     }
     Ok(line)
-}
-
-/// What a person reads about a call's arguments: the one string argument (`rm -rf build`),
-/// else the JSON, on one line.
-fn summary(arguments: &serde_json::Value) -> String {
-    if let Some(object) = arguments.as_object() {
-        if object.len() == 1 {
-            if let Some(text) = object.values().next().and_then(|v| v.as_str()) {
-                return one_line(text, 200);
-            }
-        }
-    }
-    one_line(&arguments.to_string(), 200)
 }
 
 /// Decides what can be decided on a suspended run and resumes it, as often as it suspends;
@@ -214,10 +216,10 @@ pub fn pending_report(state: &AgentState, session: &str) -> String {
             None => "",
         };
         report.push_str(&format!(
-            "  {}  {} {}{verdict}\n",
+            "  {}  {}{verdict}\n{}",
             printable(pending.call_id()),
             printable(pending.tool_name()),
-            printable(&one_line(&pending.arguments().to_string(), 200)),
+            arguments_text(pending.arguments(), true).0,
         ));
     }
     report.push_str(&format!(

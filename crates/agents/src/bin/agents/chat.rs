@@ -191,7 +191,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                         state.messages().len(),
                         printable(argument)
                     ),
-                    Err(error) => println!("{}", style.error(&error.to_string())),
+                    Err(error) => println!("{}", style.error(&printable(&error.to_string()))),
                 },
                 "load" => match load(Path::new(argument)) {
                     Ok(loaded) => {
@@ -203,7 +203,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                             printable(argument)
                         );
                     }
-                    Err(error) => println!("{}", style.error(&error.to_string())),
+                    Err(error) => println!("{}", style.error(&printable(&error.to_string()))),
                 },
                 _ => println!(
                     "unknown command `/{}`; /help lists the commands",
@@ -532,7 +532,11 @@ impl Screen {
             AgentEvent::ToolCallCompleted { execution, .. } => {
                 if state.open_call.as_deref() != Some(execution.id()) {
                     close_line(&mut state, &mut out);
-                    let _ = write!(out, "{}", style.dim(&format!("  > {}", execution.name())));
+                    let _ = write!(
+                        out,
+                        "{}",
+                        style.dim(&format!("  > {}", printable(execution.name())))
+                    );
                 }
                 let millis = execution.duration().as_millis();
                 let status = match execution.error_message() {

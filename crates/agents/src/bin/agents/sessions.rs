@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use agents::prelude::*;
 use agents::sessions::{ListPage, PostgresSessionStore, Session, SessionStore, SqliteSessionStore};
 
-use crate::render::print_transcript;
+use crate::render::{print_transcript, printable, printable_json};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -210,11 +210,11 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
             for s in sessions {
                 println!(
                     "{}\tv{}\t{} messages\t{}\t{}",
-                    s.id,
+                    printable(&s.id),
                     s.version,
                     s.message_count,
                     s.updated_at.format("%Y-%m-%d %H:%M:%S"),
-                    s.title
+                    printable(&s.title)
                 );
             }
         }
@@ -228,7 +228,8 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
                 None => unknown(&name),
             })?;
             println!(
-                "session {name}: {:?}, {} step(s) in the last run",
+                "session {}: {:?}, {} step(s) in the last run",
+                printable(&name),
                 state.status(),
                 state.step_count()
             );
@@ -238,11 +239,11 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
             if !store.delete(&name).await? {
                 return Err(unknown(&name).into());
             }
-            println!("deleted session {name}");
+            println!("deleted session {}", printable(&name));
         }
         SessionsCommand::Export { name } => {
             let state = store.load(&name).await?.ok_or_else(|| unknown(&name))?;
-            println!("{}", state.to_json()?);
+            println!("{}", printable_json(&state.to_json()?));
         }
     }
     Ok(())

@@ -12,6 +12,7 @@ use agents::definition::{AgentDefinition, LlmProvider, ToolPolicy, TraceMode};
 use agents::inference::ModelCatalog;
 use agents::prelude::*;
 
+use crate::render::printable;
 use crate::run::{Driver, Provider, Trace};
 
 /// The system prompt when neither `--system` nor a definition gives one: look before you
@@ -446,23 +447,28 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Error> {
             .collect();
         if unknown.is_empty() {
             println!(
-                "ok   {} ({source}): {}",
-                definition.id, definition.description
+                "ok   {} ({}): {}",
+                printable(&definition.id),
+                printable(&source),
+                printable(&definition.description)
             );
         } else {
             println!(
-                "warn {} ({source}): capabilities the CLI does not know: {}",
-                definition.id,
-                unknown
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "warn {} ({}): capabilities the CLI does not know: {}",
+                printable(&definition.id),
+                printable(&source),
+                printable(
+                    &unknown
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             );
         }
     }
     for error in registry.errors() {
-        println!("FAIL {error}");
+        println!("FAIL {}", printable(&error.to_string()));
     }
     match registry.errors().len() {
         0 => Ok(()),
