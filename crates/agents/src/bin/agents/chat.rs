@@ -327,9 +327,12 @@ fn editor(history: Option<&Path>) -> Result<LineEditor, Error> {
 
 /// Creates an empty file readable by its owner only (what you type can be private).
 fn create_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
     }
     std::fs::OpenOptions::new()
         .write(true)
