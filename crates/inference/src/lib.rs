@@ -60,7 +60,7 @@ pub use cost::Cost;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;
-pub use http::client::HttpSettings;
+pub use http::client::{HttpSettings, DEFAULT_MAX_BODY_BYTES};
 pub use http::replay::{replay_stream, StreamFormat};
 pub use http::retry::{parse_retry_after, RetryPolicy};
 pub use http::secret::{IntoApiKey, SecretString};
