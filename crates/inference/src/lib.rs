@@ -42,6 +42,7 @@
 
 mod catalog;
 mod cost;
+mod endpoint;
 mod error;
 mod event;
 mod finish_reason;
@@ -57,6 +58,7 @@ mod usage;
 
 pub use catalog::{CatalogError, ModelCatalog, ModelInfo, MODEL_CATALOG_ENV};
 pub use cost::Cost;
+pub use endpoint::is_local_endpoint;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;

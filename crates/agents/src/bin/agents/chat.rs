@@ -524,9 +524,10 @@ impl Screen {
                     out,
                     "{}",
                     style.dim(&format!(
-                        "  > {}({}) ...",
+                        "  > {}({}){} ...",
                         printable(call.name()),
-                        one_line(&call.arguments().to_string(), 60)
+                        one_line(&call.arguments().to_string(), 60),
+                        crate::render::origin(call)
                     ))
                 );
                 state.mid_line = true;
@@ -641,10 +642,11 @@ impl Screen {
         }
         for (n, execution) in state.trace.iter().enumerate() {
             println!(
-                "{}. {}({}) {} in {} ms",
+                "{}. {}({}){} {} in {} ms",
                 n + 1,
                 printable(execution.name()),
                 one_line(&execution.arguments().to_string(), 200),
+                crate::render::origin(execution.call()),
                 if execution.has_error() {
                     "failed"
                 } else {

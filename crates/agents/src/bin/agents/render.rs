@@ -119,14 +119,25 @@ pub fn one_line(text: &str, max: usize) -> String {
     format!("{cut}...")
 }
 
+/// ` (from text)` for a call the driver recovered from the model's text rather than a native
+/// call, so that a person reading the trace sees which calls the model wrote as text.
+pub fn origin(call: &ToolCall) -> &'static str {
+    if agents::toolcalling::is_recovered_call(call) {
+        " (from text)"
+    } else {
+        ""
+    }
+}
+
 /// A printer for the events of a run: tool calls, results and answers, indented.
 pub fn print_event(event: &AgentEvent) {
     match event {
         AgentEvent::ToolCallStarted { call, .. } => {
             println!(
-                "    -> {}({})",
+                "    -> {}({}){}",
                 printable(call.name()),
-                one_line(&call.arguments().to_string(), 100)
+                one_line(&call.arguments().to_string(), 100),
+                origin(call)
             );
         }
         AgentEvent::ToolCallCompleted { execution, .. } => {

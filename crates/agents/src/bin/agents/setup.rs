@@ -92,8 +92,10 @@ pub struct AgentArgs {
     /// else synthesize in separated and digest modes and nothing in legacy mode.
     #[arg(long, value_name = "WHAT", value_parser = parse_answer_on_stop)]
     pub answer_on_stop: Option<AnswerOnStop>,
-    /// Recognise tool calls written as JSON text (small local models do this). On by default
-    /// (the definition's `llm.recover_tool_calls` can turn it off); kept for old scripts.
+    /// Recognise tool calls written as JSON text (small local models do this), under the
+    /// trust model of docs/drivers.md. Default: on when the base URL is a loopback or private
+    /// address (a local server), off for a hosted API; the definition's
+    /// `llm.recover_tool_calls` says otherwise, and this flag over both.
     #[arg(long, group = "recovery")]
     pub recover_tool_calls: bool,
     /// Never treat a reply written as JSON text as a tool call.

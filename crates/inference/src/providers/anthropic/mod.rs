@@ -169,6 +169,10 @@ impl LanguageModel for Anthropic {
     fn name(&self) -> String {
         format!("anthropic/{}", self.model)
     }
+
+    fn endpoint(&self) -> Option<String> {
+        Some(self.base_url.clone())
+    }
 }
 
 /// Builds an [`Anthropic`] client; [`build`](AnthropicBuilder::build) validates.

@@ -198,6 +198,10 @@ impl LanguageModel for OpenAiCompatible {
     fn name(&self) -> String {
         format!("openai-compatible/{}", self.model)
     }
+
+    fn endpoint(&self) -> Option<String> {
+        Some(self.base_url.clone())
+    }
 }
 
 /// Builds an [`OpenAiCompatible`]; [`build`](OpenAiCompatibleBuilder::build) validates.
