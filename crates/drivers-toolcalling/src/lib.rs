@@ -55,4 +55,4 @@ pub use recover::{
     AnnouncedCall, RecoveredCall, RecoveredKind, MAX_TEXT_CALL_BYTES, RECOVERED_ID_PREFIX,
 };
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
-pub use tool_calling_driver::ToolCallingDriver;
+pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};

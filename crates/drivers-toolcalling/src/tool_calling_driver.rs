@@ -63,6 +63,7 @@ pub struct ToolCallingDriver {
     response_format: Option<ResponseFormat>,
     streaming: bool,
     content_tool_call_recovery: bool,
+    max_calls_per_step: usize,
 }
 
 impl ToolCallingDriver {
@@ -85,6 +86,7 @@ impl ToolCallingDriver {
             response_format: None,
             streaming: false,
             content_tool_call_recovery: true,
+            max_calls_per_step: DEFAULT_MAX_CALLS_PER_STEP,
         }
     }
 
@@ -143,6 +145,13 @@ impl ToolCallingDriver {
     /// in full run.
     pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
         self.content_tool_call_recovery = enabled;
+        self
+    }
+
+    /// The most calls one reply may make (default [`DEFAULT_MAX_CALLS_PER_STEP`]): the calls
+    /// past it do not run; each gets a tool error saying so.
+    pub fn with_max_calls_per_step(mut self, max: usize) -> Self {
+        self.max_calls_per_step = max.max(1);
         self
     }
 
@@ -319,6 +328,21 @@ impl AgentDriver for ToolCallingDriver {
             let calls = with_ids(response.tool_calls(), &input, execution, step);
             response = response.with_calls(calls);
         }
+        for (position, call) in response.tool_calls().iter().enumerate() {
+            if !is_valid_tool_name(call.name()) {
+                refused.push((
+                    call.id().to_owned(),
+                    ToolFailureKind::UnknownTool,
+                    invalid_name_message(call.name(), tools),
+                ));
+            } else if position >= self.max_calls_per_step {
+                refused.push((
+                    call.id().to_owned(),
+                    ToolFailureKind::Blocked,
+                    too_many_calls_message(self.max_calls_per_step),
+                ));
+            }
+        }
         let calls = response.tool_calls();
 
         let executions = if calls.is_empty() {
@@ -408,6 +432,36 @@ const CUT_REPLY_NOTE: &str = "Note: your reply was cut off at the token limit (f
 short: one tool call at a time, or a brief answer.";
 
 /// No text and no tool calls.
+/// The default [`ToolCallingDriver::with_max_calls_per_step`]: 32 calls in one reply.
+pub const DEFAULT_MAX_CALLS_PER_STEP: usize = 32;
+
+/// Whether `name` can be a tool's name: 1 to 64 characters of `A-Z a-z 0-9 _ -` (what the
+/// providers accept). A call with any other name is refused under its id (the history stays
+/// valid) and never printed raw.
+fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn invalid_name_message(name: &str, tools: &Tools) -> String {
+    let shown: String = name.chars().take(80).collect();
+    let all: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "There is no tool named {shown:?}: a tool name is 1 to 64 characters of letters, \
+         digits, `_` and `-`. The tools are: {}.",
+        all.join(", ")
+    )
+}
+
+fn too_many_calls_message(max: usize) -> String {
+    format!(
+        "This call was not run: one reply may make at most {max} calls, and this one came \
+         after them. Send it again after reading the results of the others."
+    )
+}
+
 fn is_empty_reply(response: &InferenceResponse) -> bool {
     !response.has_tool_calls() && response.content().trim().is_empty()
 }

@@ -438,3 +438,50 @@ async fn requests_mark_the_end_of_the_persistent_conversation() {
     assert_eq!(requests[1].messages.len(), 6);
     assert_eq!(requests[1].cache_breakpoint, Some(3));
 }
+
+#[tokio::test]
+async fn a_call_with_a_name_no_tool_can_have_is_refused_under_its_id() {
+    // A pure-ASCII JSON reply whose tool name is a terminal escape sequence.
+    let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2J";
+    let model = ScriptedModel::new([InferenceResponse::with_tool_calls([
+        ToolCall::new("call_x", hostile, json!({})),
+        call("call_ok", "Paris"),
+    ])]);
+    let driver = ToolCallingDriver::new(model);
+    let state = AgentState::new().with_user_message("Weather?");
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    let executions: Vec<_> = step.tool_executions().iter().cloned().collect();
+    assert_eq!(executions.len(), 2);
+    assert_eq!(executions[0].id(), "call_x");
+    let error = executions[0].error_message().unwrap();
+    assert!(error.contains("1 to 64 characters"), "{error}");
+    // The name is quoted escaped in what the model reads.
+    assert!(
+        error.contains("\\u{1b}") && !error.contains('\u{1b}'),
+        "{error}"
+    );
+    assert_eq!(executions[1].result_text(), "Sunny, 22°C in Paris");
+    // The history stays valid: one result per call, under its id.
+    let ids: Vec<_> = step
+        .trace_messages()
+        .iter()
+        .filter_map(|m| m.tool_call_id().map(str::to_owned))
+        .collect();
+    assert_eq!(ids, ["call_x", "call_ok"]);
+}
+
+#[tokio::test]
+async fn calls_past_the_cap_of_one_reply_do_not_run() {
+    let calls: Vec<ToolCall> = (0..5).map(|i| call(&format!("c{i}"), "Oslo")).collect();
+    let model = ScriptedModel::new([InferenceResponse::with_tool_calls(calls)]);
+    let driver = ToolCallingDriver::new(model).with_max_calls_per_step(3);
+    let state = AgentState::new().with_user_message("Weather?");
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    let executions: Vec<_> = step.tool_executions().iter().cloned().collect();
+    assert_eq!(executions.len(), 5);
+    assert!(executions[..3].iter().all(|e| !e.has_error()));
+    for refused in &executions[3..] {
+        assert!(refused.error_message().unwrap().contains("at most 3 calls"));
+    }
+    assert_eq!(drivers_toolcalling::DEFAULT_MAX_CALLS_PER_STEP, 32);
+}
