@@ -63,6 +63,10 @@ pub(crate) struct Via {
     subagent: String,
     parent_call: ToolCall,
     child: AgentState,
+    /// The call's key in the subagent's state (its id, or deeper down a key of its own);
+    /// empty in states written before keys: the call's id.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    key: String,
 }
 
 /// A tool call a suspended run waits on: the call as the model made it, the hash of its
@@ -105,6 +109,7 @@ impl PendingApproval {
                     subagent: run.subagent.clone(),
                     parent_call: parent_call.clone(),
                     child: run.state.clone(),
+                    key: p.key(),
                 }),
                 decision: None,
                 ..p.clone()
@@ -126,6 +131,24 @@ impl PendingApproval {
     /// The id of the waiting call.
     pub fn call_id(&self) -> &str {
         self.call.id()
+    }
+
+    /// The key decisions name this call by: its id for the agent's own calls; for a
+    /// subagent's call, `<the calling agent's call id>/<its key in the subagent>`, so that a
+    /// subagent's call can never be taken for one of the agent's own (or another subagent's)
+    /// with the same id.
+    pub fn key(&self) -> String {
+        match &self.via {
+            Some(via) => {
+                let inner = if via.key.is_empty() {
+                    self.call.id()
+                } else {
+                    via.key.as_str()
+                };
+                format!("{}/{inner}", via.parent_call.id())
+            }
+            None => self.call.id().to_owned(),
+        }
     }
 
     /// The tool it calls.
@@ -180,7 +203,7 @@ impl PendingApproval {
 
     fn decided(&self, verdict: ApprovalVerdict) -> ApprovalDecision {
         ApprovalDecision {
-            call_id: self.call_id().to_owned(),
+            call_id: self.key(),
             arguments_hash: self.arguments_hash.to_string(),
             verdict,
         }
@@ -230,7 +253,8 @@ pub struct ApprovalDecision {
 }
 
 impl ApprovalDecision {
-    /// The call it decides.
+    /// The key of the call it decides ([`PendingApproval::key`]: the call id for the agent's
+    /// own calls).
     pub fn call_id(&self) -> &str {
         &self.call_id
     }
@@ -271,6 +295,20 @@ pub enum ApprovalError {
         /// The call.
         call_id: String,
     },
+    /// The call waiting under this key is not the one the person was shown: its fingerprint
+    /// differs (another call took the id, or its arguments changed).
+    #[error(
+        "the call waiting as `{call_id}` is not the one you were shown (its fingerprint is \
+         {actual}, you expected {expected}): look at it again before deciding"
+    )]
+    Changed {
+        /// The call's key.
+        call_id: String,
+        /// The fingerprint given.
+        expected: String,
+        /// The fingerprint of the call waiting now.
+        actual: String,
+    },
     /// Edited arguments that do not fit the tool's schema.
     #[error("the edited arguments for `{call_id}` do not fit the tool's schema ({message}); fix them and decide again")]
     InvalidArguments {
@@ -304,6 +342,54 @@ impl AgentState {
             .approvals
             .iter()
             .all(PendingApproval::is_decided)
+    }
+
+    /// The fingerprint of the waiting call `call_id` (a [key](PendingApproval::key)): 12 hex
+    /// digits of SHA-256 over the execution id, the key, the tool name and the canonical
+    /// arguments. Show it with the call; [`approve_checked`](Self::approve_checked) refuses a
+    /// call whose fingerprint is not the one shown.
+    pub fn approval_fingerprint(&self, call_id: &str) -> Option<String> {
+        let pending = self.pending(call_id).ok()?;
+        Some(approval_fingerprint(
+            self.execution().map(|e| e.id()).unwrap_or_default(),
+            pending,
+        ))
+    }
+
+    /// Checks that the call waiting as `call_id` has `fingerprint` (the one the person was
+    /// shown).
+    ///
+    /// # Errors
+    /// [`ApprovalError::UnknownCall`] or [`ApprovalError::Changed`].
+    pub fn check_fingerprint(&self, call_id: &str, fingerprint: &str) -> Result<(), ApprovalError> {
+        let actual =
+            self.approval_fingerprint(call_id)
+                .ok_or_else(|| ApprovalError::UnknownCall {
+                    call_id: call_id.to_owned(),
+                })?;
+        if actual.eq_ignore_ascii_case(fingerprint.trim()) {
+            Ok(())
+        } else {
+            Err(ApprovalError::Changed {
+                call_id: call_id.to_owned(),
+                expected: fingerprint.trim().to_owned(),
+                actual,
+            })
+        }
+    }
+
+    /// [`approve`](Self::approve), only when the call waiting as `call_id` is the one whose
+    /// `fingerprint` the person was shown.
+    ///
+    /// # Errors
+    /// [`ApprovalError::Changed`], and as [`approve`](Self::approve).
+    pub fn approve_checked(
+        self,
+        call_id: &str,
+        fingerprint: &str,
+    ) -> Result<AgentState, ApprovalError> {
+        self.check_fingerprint(call_id, fingerprint)?;
+        self.approve(call_id)
     }
 
     /// Approves the waiting call `call_id` as shown.
@@ -355,7 +441,7 @@ impl AgentState {
             .data()
             .approvals
             .iter()
-            .position(|p| p.call_id() == decision.call_id)
+            .position(|p| p.key() == decision.call_id)
             .ok_or_else(|| ApprovalError::UnknownCall {
                 call_id: decision.call_id.clone(),
             })?;
@@ -386,10 +472,21 @@ impl AgentState {
         // A subagent's call: the decision goes into the subagent's saved state (which checks
         // it again), shared by every waiting call of that subagent run.
         let routed = match &pending.via {
-            Some(via) => Some((
-                via.parent_call.id().to_owned(),
-                via.child.clone().decide(decision.clone())?,
-            )),
+            Some(via) => {
+                // In the subagent's state the call goes by its key there.
+                let inner = ApprovalDecision {
+                    call_id: if via.key.is_empty() {
+                        pending.call_id().to_owned()
+                    } else {
+                        via.key.clone()
+                    },
+                    ..decision.clone()
+                };
+                Some((
+                    via.parent_call.id().to_owned(),
+                    via.child.clone().decide(inner)?,
+                ))
+            }
             None => None,
         };
         Ok(self.edit_approvals(|approvals| {
@@ -438,7 +535,7 @@ impl AgentState {
         self.data()
             .approvals
             .iter()
-            .find(|p| p.call_id() == call_id)
+            .find(|p| p.key() == call_id)
             .ok_or_else(|| ApprovalError::UnknownCall {
                 call_id: call_id.to_owned(),
             })
@@ -556,6 +653,28 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
 
 /// `sha256:` and the hex digest of the tool name, a NUL, and the canonical JSON (keys sorted)
 /// of the arguments.
+/// The fingerprint a person is shown with a waiting call (see
+/// [`AgentState::approval_fingerprint`]): 12 hex digits of SHA-256 over `execution_id`, the
+/// call's key, its tool name and its canonical arguments, each followed by a NUL.
+pub(crate) fn approval_fingerprint(execution_id: &str, pending: &PendingApproval) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        execution_id,
+        pending.key().as_str(),
+        // the name, a NUL, the canonical arguments
+        crate::tools::signature(&pending.call).as_str(),
+    ] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
 pub(crate) fn arguments_hash(call: &ToolCall) -> String {
     let mut hasher = Sha256::new();
     // The name, a NUL, the canonical arguments: the call's signature.
@@ -584,5 +703,37 @@ mod tests {
         let d = ToolCall::new("1", "sh", json!({"a": 1, "b": {"x": [1, 2], "y": "z"}}));
         assert_ne!(arguments_hash(&a), arguments_hash(&d));
         assert!(arguments_hash(&a).starts_with("sha256:"));
+    }
+
+    #[test]
+    fn the_fingerprint_binds_execution_id_tool_and_canonical_arguments() {
+        let pending = |id: &str, name: &str, arguments: Value| {
+            PendingApproval::new(ToolCall::new(id, name, arguments), None)
+        };
+        let shown = pending("call_0", "bash", json!({"command": "ls", "cwd": "."}));
+        let fingerprint = approval_fingerprint("exec-1", &shown);
+        assert_eq!(fingerprint.len(), 12);
+        assert!(fingerprint.chars().all(|c| c.is_ascii_hexdigit()));
+        // the same call, its arguments in another order: the same fingerprint
+        let reordered = pending("call_0", "bash", json!({"cwd": ".", "command": "ls"}));
+        assert_eq!(approval_fingerprint("exec-1", &reordered), fingerprint);
+        // anything else differs: the execution, the id, the tool, the arguments
+        for (execution, other) in [
+            ("exec-2", shown.clone()),
+            (
+                "exec-1",
+                pending("call_1", "bash", json!({"command": "ls", "cwd": "."})),
+            ),
+            (
+                "exec-1",
+                pending("call_0", "sh", json!({"command": "ls", "cwd": "."})),
+            ),
+            (
+                "exec-1",
+                pending("call_0", "bash", json!({"command": "rm -rf ~", "cwd": "."})),
+            ),
+        ] {
+            assert_ne!(approval_fingerprint(execution, &other), fingerprint);
+        }
     }
 }

@@ -78,7 +78,10 @@ impl Approver {
             } else if self.reject_all {
                 pending.reject("not approved (--approve none)")
             } else if self.interactive {
-                self.ask(&pending)?
+                let fingerprint = state
+                    .approval_fingerprint(&pending.key())
+                    .unwrap_or_default();
+                self.ask(&pending, &fingerprint)?
             } else if can_wait {
                 continue;
             } else {
@@ -94,14 +97,19 @@ impl Approver {
     /// `Allow bash?`, the full arguments (escaped, with their line breaks; a long value shows
     /// its head and tail until the person views all of it), then `[y]es / [n]o / [e]dit /
     /// [a]lways for this tool`. `y` and `a` are refused while part of the arguments is hidden.
-    fn ask(&mut self, pending: &PendingApproval) -> Result<ApprovalDecision, Error> {
+    fn ask(
+        &mut self,
+        pending: &PendingApproval,
+        fingerprint: &str,
+    ) -> Result<ApprovalDecision, Error> {
         let stdin = std::io::stdin();
         let mut lines = stdin.lock();
         let (shown, mut hidden) = arguments_text(pending.arguments(), false);
         println!(
-            "Allow {} (call {})?\n{shown}",
+            "Allow {} (call {}, fingerprint {})?\n{shown}",
             printable(pending.tool_name()),
-            printable(pending.call_id()),
+            printable(&pending.key()),
+            fingerprint,
         );
         loop {
             let view = if hidden { " / [v]iew all" } else { "" };
@@ -181,7 +189,7 @@ pub async fn settle(
         for decision in decisions {
             if session.session.is_some() {
                 let call_id = decision.call_id().to_owned();
-                crate::sessions::decide(session, &call_id, move |_| decision).await?;
+                crate::sessions::decide(session, &call_id, None, move |_| decision).await?;
             } else {
                 decided = decided.decide(decision)?;
             }
@@ -215,16 +223,20 @@ pub fn pending_report(state: &AgentState, session: &str) -> String {
             Some(ApprovalVerdict::Rejected { .. }) => " (rejected)",
             None => "",
         };
+        let fingerprint = state
+            .approval_fingerprint(&pending.key())
+            .unwrap_or_default();
         report.push_str(&format!(
-            "  {}  {}{verdict}\n{}",
-            printable(pending.call_id()),
+            "  {}@{fingerprint}  {}{verdict}\n{}",
+            printable(&pending.key()),
             printable(pending.tool_name()),
             arguments_text(pending.arguments(), true).0,
         ));
     }
     report.push_str(&format!(
-        "decide with `agents approve --session {session} CALL_ID [--with JSON]` or \
-         `agents reject --session {session} CALL_ID --reason TEXT`, then continue with \
+        "decide with `agents approve --session {session} CALL_ID@FINGERPRINT [--with JSON]` or \
+         `agents reject --session {session} CALL_ID@FINGERPRINT --reason TEXT` (the fingerprint \
+         refuses a call that is not the one shown), then continue with \
          `agents run --session {session} --resume`"
     ));
     report
@@ -236,8 +248,13 @@ pub struct ApproveArgs {
     /// The session that waits.
     #[arg(long, value_name = "NAME")]
     pub session: String,
-    /// The waiting call's id (as `agents run` printed it).
+    /// The waiting call's id as `agents run` printed it, or `ID@FINGERPRINT` to refuse a
+    /// call that is not the one shown.
     pub call_id: String,
+    /// The fingerprint `agents run` printed with the call: the decision is refused when the
+    /// call waiting under the id is another one (or its arguments changed).
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub expect: Option<String>,
     /// Run the call with these arguments (JSON) instead.
     #[arg(long, value_name = "JSON")]
     pub with: Option<String>,
@@ -252,8 +269,11 @@ pub struct RejectArgs {
     /// The session that waits.
     #[arg(long, value_name = "NAME")]
     pub session: String,
-    /// The waiting call's id.
+    /// The waiting call's id, or `ID@FINGERPRINT`.
     pub call_id: String,
+    /// The fingerprint `agents run` printed with the call (see `agents approve --expect`).
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub expect: Option<String>,
     /// Why (the model reads it).
     #[arg(long)]
     pub reason: String,
@@ -275,6 +295,7 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
         &args.session,
         args.db.as_deref(),
         &args.call_id,
+        args.expect.as_deref(),
         |p| match with {
             Some(arguments) => p.approve_with(arguments),
             None => p.approve(),
@@ -286,9 +307,13 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
 /// `agents reject ...`.
 pub async fn reject(args: RejectArgs) -> Result<(), Error> {
     let reason = args.reason;
-    record(&args.session, args.db.as_deref(), &args.call_id, |p| {
-        p.reject(reason)
-    })
+    record(
+        &args.session,
+        args.db.as_deref(),
+        &args.call_id,
+        args.expect.as_deref(),
+        |p| p.reject(reason),
+    )
     .await
 }
 
@@ -297,14 +322,30 @@ async fn record(
     session: &str,
     db: Option<&str>,
     call_id: &str,
+    expect: Option<&str>,
     decide: impl FnOnce(&PendingApproval) -> ApprovalDecision,
 ) -> Result<(), Error> {
+    // `ID@FINGERPRINT` (a fingerprint is hex: an id holding `@` keeps it when no hex follows)
+    let (call_id, from_id) = match call_id.rsplit_once('@') {
+        Some((id, fp)) if !fp.is_empty() && fp.chars().all(|c| c.is_ascii_hexdigit()) => {
+            (id, Some(fp))
+        }
+        _ => (call_id, None),
+    };
+    let expect = match (expect, from_id) {
+        (Some(a), Some(b)) if !a.eq_ignore_ascii_case(b) => {
+            return Err(
+                format!("--expect {a} and {call_id}@{b} name different fingerprints").into(),
+            )
+        }
+        (a, b) => a.or(b),
+    };
     let args = SessionArgs {
         session: Some(session.to_owned()),
         resume: false,
         db: db.map(str::to_owned),
     };
-    let state = crate::sessions::decide(&args, call_id, decide).await?;
+    let state = crate::sessions::decide(&args, call_id, expect, decide).await?;
     let left = state
         .pending_approvals()
         .iter()
