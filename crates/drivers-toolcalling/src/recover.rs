@@ -250,8 +250,20 @@ pub(crate) fn calls_in_prose(
     tools: &Tools,
     prefix: &str,
 ) -> Vec<(ToolCall, String)> {
+    if tools.is_empty() {
+        return Vec::new();
+    }
+    calls_in_prose_of(content, Some(tools), prefix)
+}
+
+/// [`calls_in_prose`], of any tool name when `tools` is `None`.
+fn calls_in_prose_of(
+    content: &str,
+    tools: Option<&Tools>,
+    prefix: &str,
+) -> Vec<(ToolCall, String)> {
     let mut found = Vec::new();
-    if tools.is_empty() || content.len() > MAX_TEXT_CALL_BYTES {
+    if content.len() > MAX_TEXT_CALL_BYTES {
         return found;
     }
     let mut candidates = 0;
@@ -284,11 +296,12 @@ pub(crate) fn calls_in_prose(
         let Some(value) = parse_lenient(text) else {
             continue;
         };
-        let Some(shapes) = shapes(&value, Some(tools)) else {
+        let Some(shapes) = shapes(&value, tools) else {
             continue;
         };
         for (name, arguments) in shapes {
-            if let (Some(_), Ok(arguments)) = (tools.get(&name), arguments) {
+            let known = tools.is_none_or(|tools| tools.get(&name).is_some());
+            if let (true, Ok(arguments)) = (known, arguments) {
                 let id = format!("{prefix}{}", found.len() + 1);
                 found.push((ToolCall::new(id, name, arguments), text.to_owned()));
             }
@@ -393,8 +406,8 @@ pub fn recover_announced_call(content: &str, tools: &Tools, step: usize) -> Opti
 }
 
 /// True when `content` is, or announces, a tool call of any name rather than an answer: only
-/// calls (also cut off at the end), or prose with a call in a code fence or `<tool_call>`
-/// tags. For a reply that must be an answer (one asked for without tools), where a call
+/// calls (also cut off at the end), prose with a call in a code fence or `<tool_call>` tags,
+/// or a call written inside prose. For a reply that must be an answer (one asked for without tools), where a call
 /// means the model did not answer.
 ///
 /// ```
@@ -404,6 +417,7 @@ pub fn recover_announced_call(content: &str, tools: &Tools, step: usize) -> Opti
 /// assert!(is_tool_call_text("I'll read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```"));
 /// assert!(!is_tool_call_text("The port is 8472."));
 /// assert!(!is_tool_call_text(r#"The config is {"port": 8472}."#));
+/// assert!(is_tool_call_text(r#"Here's the result: {"name": "read_file", "arguments": {"path": "a"}}"#));
 /// ```
 pub fn is_tool_call_text(content: &str) -> bool {
     if content.len() > MAX_TEXT_CALL_BYTES {
@@ -415,7 +429,9 @@ pub fn is_tool_call_text(content: &str) -> bool {
                 .map(|(values, _)| values.iter().all(|(v, _)| call_shapes(v).is_some()))
         })
         .unwrap_or(false);
-    only_calls || first_block_call(content, None).is_some()
+    only_calls
+        || first_block_call(content, None).is_some()
+        || !calls_in_prose_of(content, None, "").is_empty()
 }
 
 /// The most bytes of a reply searched for calls written as text (1 MiB, the bound of the
