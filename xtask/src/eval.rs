@@ -722,9 +722,10 @@ fn last_message(document: &Value) -> Option<&Value> {
 }
 
 /// Whether `answer` is (or holds) a tool call written as text: a JSON object naming a tool
-/// (`name`, `tool` or `function`) with an object of arguments, or `<tool_call>` tags.
+/// (`name`, `tool` or `function`) with an object of arguments anywhere, `<tool_call>` tags,
+/// or an answer that ends announcing a call ("you can make a tool call like this:").
 fn is_unexecuted_call(answer: &str) -> bool {
-    if answer.contains("<tool_call>") {
+    if answer.contains("<tool_call>") || ends_announcing_a_call(answer) {
         return true;
     }
     answer
@@ -751,6 +752,16 @@ fn is_unexecuted_call(answer: &str) -> bool {
                 });
             named && arguments
         })
+}
+
+/// Whether the last line of `answer` announces a call that should follow it: it ends with a
+/// colon and speaks of a tool, a function or a call.
+fn ends_announcing_a_call(answer: &str) -> bool {
+    let Some(last) = answer.lines().rev().find(|l| !l.trim().is_empty()) else {
+        return false;
+    };
+    let last = last.trim().to_lowercase();
+    last.ends_with(':') && ["tool", "function", "call"].iter().any(|w| last.contains(w))
 }
 
 fn last_lines(text: &str, n: usize) -> String {
@@ -1041,6 +1052,14 @@ mod tests {
             "{\"thought\": \"x\", \"type\": \"call_tool\", \"tool\": \"list_files\", \"args\": {}}"
         ));
         assert!(!is_unexecuted_call("The port is 8472."));
+        // the held-out 1.5B answers of issue 28
+        assert!(is_unexecuted_call(
+            "To use the `list_dir` function, you can make a tool call like this:"
+        ));
+        assert!(is_unexecuted_call(
+            "Here's the result: {\"name\": \"read_file\", \"arguments\": {\"path\": \"todo.txt\"}}"
+        ));
+        assert!(!is_unexecuted_call("The files are:\n- apple\n- banana"));
         assert!(!is_unexecuted_call(
             "The file holds {\"version\": \"3.14.2\"}."
         ));
