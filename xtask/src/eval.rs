@@ -761,7 +761,10 @@ fn ends_announcing_a_call(answer: &str) -> bool {
         return false;
     };
     let last = last.trim().to_lowercase();
-    last.ends_with(':') && ["tool", "function", "call"].iter().any(|w| last.contains(w))
+    last.ends_with(':')
+        && ["tool", "function", "call"]
+            .iter()
+            .any(|w| last.contains(w))
 }
 
 fn last_lines(text: &str, n: usize) -> String {

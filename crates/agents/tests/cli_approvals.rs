@@ -337,11 +337,9 @@ async fn swapping_model() -> MockServer {
 fn waiting_call(report: &str) -> (String, String) {
     let line = report
         .lines()
-        .filter(|l| l.starts_with("  ") && l.contains("  write_file"))
-        .last()
+        .rfind(|l| l.starts_with("  ") && l.contains("  write_file"))
         .unwrap_or_else(|| panic!("no waiting call in {report}"));
     let (id, fingerprint) = line
-        .trim()
         .split_whitespace()
         .next()
         .unwrap()

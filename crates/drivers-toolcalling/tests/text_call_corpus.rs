@@ -396,3 +396,34 @@ async fn every_reply_that_is_only_a_call_still_runs() {
         .iter()
         .all(|t| corpus.contains(&format!("\"tool\": \"{t}\""))));
 }
+
+/// The adversarial shapes of issue 28 (a 2 MiB reply of `<tool_call>x</tool_call>` blocks took
+/// 11-16 s, quadratic): each is read once through the driver, rules included. Their times are
+/// in the criterion bench `recovery`; here they must simply finish (a quadratic walk over
+/// 2 MiB does not, in a debug build, within the test's time).
+#[tokio::test]
+async fn adversarial_replies_are_read_without_blowing_up() {
+    let two_mib = 2 << 20;
+    let repeat = |unit: &str| unit.repeat(two_mib / unit.len());
+    for reply in [
+        repeat("<tool_call>x</tool_call>"),
+        repeat("<tool_call>x</tool_call>\n"),
+        repeat("```\nx\n```\n"),
+        repeat("{\"name\": "),
+        repeat("{"),
+        repeat("see {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}} "),
+        // under the 1 MiB bound, so every rule looks at it
+        "<tool_call>x</tool_call>".repeat((1 << 20) / 24 - 1),
+        "see {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}} ".repeat(20_000),
+    ] {
+        let started = std::time::Instant::now();
+        let (ran, _) = run(
+            "go",
+            vec![InferenceResponse::text(&reply)],
+            &BTreeMap::new(),
+        )
+        .await;
+        assert!(ran.is_empty(), "{} bytes ran {ran:?}", reply.len());
+        eprintln!("{} bytes read in {:?}", reply.len(), started.elapsed());
+    }
+}
