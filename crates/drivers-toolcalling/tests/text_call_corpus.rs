@@ -414,7 +414,7 @@ async fn adversarial_replies_are_read_without_blowing_up() {
         repeat("see {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}} "),
         // under the 1 MiB bound, so every rule looks at it
         "<tool_call>x</tool_call>".repeat((1 << 20) / 24 - 1),
-        "see {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}} ".repeat(20_000),
+        "see {\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}} ".repeat(19_000),
     ] {
         let started = std::time::Instant::now();
         let (ran, _) = run(
