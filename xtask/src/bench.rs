@@ -53,6 +53,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     )
     .run()?;
 
+    let mut recovery = cargo(&["bench", "-p", "agents-bench", "--bench", "recovery"]);
+    recovery.current_dir(&root).env("CARGO_TARGET_DIR", &target);
+    if quick {
+        recovery.env("AGENTS_BENCH_QUICK", "1");
+    }
+    Step::new(
+        "criterion: tool calls written as text, adversarial replies",
+        recovery,
+    )
+    .run()?;
+
     let mut rig_criterion = None;
     if !skip_rig {
         let manifest = root.join("benches/rig-compare/Cargo.toml");

@@ -85,6 +85,7 @@ impl Connection {
                 args,
                 env,
                 current_dir,
+                inherit_env,
             } => {
                 if program.trim().is_empty() {
                     return Err(McpError::InvalidConfig {
@@ -93,7 +94,16 @@ impl Connection {
                     });
                 }
                 let mut command = tokio::process::Command::new(program);
-                command.args(args).envs(env.iter().cloned());
+                command.args(args);
+                if !inherit_env {
+                    // like bash: the allow-list, then what the definition gives it
+                    command
+                        .env_clear()
+                        .envs(std::env::vars_os().filter(|(name, _)| {
+                            name.to_str().is_some_and(crate::server::passes_default_env)
+                        }));
+                }
+                command.envs(env.iter().cloned());
                 if let Some(dir) = current_dir {
                     command.current_dir(dir);
                 }
@@ -180,8 +190,34 @@ fn http_client(server: &McpServer) -> Result<reqwest_mcp::Client, McpError> {
         .with_no_client_auth();
     reqwest_mcp::Client::builder()
         .tls_backend_preconfigured(tls)
+        .redirect(same_origin_temporary_redirects())
         .build()
         .map_err(|e| invalid(format!("the HTTP client could not be built ({e})")))
+}
+
+/// The most redirects followed for one request.
+const MAX_REDIRECTS: usize = 5;
+
+/// Follows only a 307 or 308 (the method, body and headers are kept, so they may go only where
+/// they were meant to) to the origin (scheme, host, port) of the original request, at most
+/// [`MAX_REDIRECTS`] times. Any other redirect (another origin, or a 301/302/303 that would
+/// turn the JSON-RPC POST into a GET to any URL the server names) is handed back as the
+/// response, and the request fails with its status.
+fn same_origin_temporary_redirects() -> reqwest_mcp::redirect::Policy {
+    reqwest_mcp::redirect::Policy::custom(|attempt| {
+        let keeps_request = matches!(attempt.status().as_u16(), 307 | 308);
+        let same_origin = attempt.previous().first().is_some_and(|first| {
+            let next = attempt.url();
+            first.scheme() == next.scheme()
+                && first.host_str() == next.host_str()
+                && first.port_or_known_default() == next.port_or_known_default()
+        });
+        if keeps_request && same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 fn header_map(

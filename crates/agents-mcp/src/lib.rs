@@ -55,7 +55,7 @@ pub use client::{CallError, McpClient, McpToolInfo};
 pub use error::McpError;
 pub use server::{
     McpServer, McpTransport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RECONNECTS,
-    DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_MAX_RESULT_CHARS, DEFAULT_MCP_ENV,
 };
 pub use source::McpToolSource;
 pub use tool::McpTool;

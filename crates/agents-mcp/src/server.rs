@@ -12,8 +12,27 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
 /// The default number of reconnection attempts after a server stopped.
 pub const DEFAULT_MAX_RECONNECTS: u32 = 3;
 
-/// How the client reaches a server.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Environment variables a stdio server gets from the agent's process when they are set (a
+/// name ending in `*` is a prefix), the same list `bash` gets. Everything else (API keys
+/// included) is left out unless given with [`McpServer::with_env`], or unless the server
+/// inherits the whole environment ([`McpServer::with_inherited_env`]).
+pub const DEFAULT_MCP_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
+];
+
+/// Whether `name` is on [`DEFAULT_MCP_ENV`].
+pub(crate) fn passes_default_env(name: &str) -> bool {
+    DEFAULT_MCP_ENV
+        .iter()
+        .any(|allowed| match allowed.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *allowed,
+        })
+}
+
+/// How the client reaches a server. Its `Debug` shows header and environment names, never
+/// their values.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum McpTransport {
     /// A local program spoken to over its stdin and stdout.
@@ -22,10 +41,13 @@ pub enum McpTransport {
         program: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Extra environment variables.
+        /// Environment variables given to it, besides [`DEFAULT_MCP_ENV`].
         env: Vec<(String, String)>,
         /// Its working directory (the caller's when `None`).
         current_dir: Option<PathBuf>,
+        /// Whether it inherits the agent's whole environment (default: only
+        /// [`DEFAULT_MCP_ENV`] and `env`).
+        inherit_env: bool,
     },
     /// A remote server spoken to over streamable HTTP.
     Http {
@@ -34,6 +56,38 @@ pub enum McpTransport {
         /// Extra headers sent with every request (for example `Authorization`).
         headers: Vec<(String, String)>,
     },
+}
+
+impl std::fmt::Debug for McpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |pairs: &[(String, String)]| {
+            pairs
+                .iter()
+                .map(|(name, _)| format!("{name}=<redacted>"))
+                .collect::<Vec<_>>()
+        };
+        match self {
+            McpTransport::Stdio {
+                program,
+                args,
+                env,
+                current_dir,
+                inherit_env,
+            } => f
+                .debug_struct("Stdio")
+                .field("program", program)
+                .field("args", args)
+                .field("env", &names(env))
+                .field("current_dir", current_dir)
+                .field("inherit_env", inherit_env)
+                .finish(),
+            McpTransport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", &shown_url(url))
+                .field("headers", &names(headers))
+                .finish(),
+        }
+    }
 }
 
 /// An MCP server to connect to, with the limits the client applies to it.
@@ -79,6 +133,7 @@ impl McpServer {
                 args: args.into_iter().map(Into::into).collect(),
                 env: Vec::new(),
                 current_dir: None,
+                inherit_env: false,
             },
             name,
         )
@@ -115,10 +170,21 @@ impl McpServer {
         self
     }
 
-    /// Adds an environment variable for a stdio server (ignored over HTTP).
+    /// Gives a stdio server an environment variable (ignored over HTTP). Its value never
+    /// appears in `Debug`, logs or errors.
     pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         if let McpTransport::Stdio { env, .. } = &mut self.transport {
             env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Lets a stdio server inherit the agent's whole environment, API keys included (ignored
+    /// over HTTP). By default it gets only [`DEFAULT_MCP_ENV`] and what
+    /// [`with_env`](Self::with_env) gives it.
+    pub fn with_inherited_env(mut self, inherit: bool) -> Self {
+        if let McpTransport::Stdio { inherit_env, .. } = &mut self.transport {
+            *inherit_env = inherit;
         }
         self
     }
@@ -203,10 +269,71 @@ impl McpServer {
     }
 }
 
+/// `url` without its user information and with its query values hidden: the parts a server
+/// URL may carry a secret in.
+fn shown_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_fragment(None);
+            if parsed.query().is_some() {
+                let keys: Vec<String> = parsed.query_pairs().map(|(k, _)| k.into_owned()).collect();
+                parsed
+                    .query_pairs_mut()
+                    .clear()
+                    .extend_pairs(keys.iter().map(|k| (k.as_str(), "<redacted>")));
+            }
+            parsed.to_string()
+        }
+        Err(_) => "<an unreadable URL>".to_owned(),
+    }
+}
+
 fn program_name(program: &str) -> String {
     std::path::Path::new(program)
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or(program)
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_names_headers_and_variables_but_never_shows_their_values() {
+        let http = McpServer::http("https://me:pw@mcp.example.com/mcp?token=t0k3n")
+            .with_name("remote")
+            .with_header("X-Api-Key", "s3cr3t-header");
+        let stdio = McpServer::stdio("server", ["--flag"]).with_env("API_KEY", "s3cr3t-env");
+        let shown = format!("{http:?} {stdio:?} {:?}", http.transport());
+        for secret in ["pw", "t0k3n", "s3cr3t-header", "s3cr3t-env"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        for name in [
+            "X-Api-Key=<redacted>",
+            "API_KEY=<redacted>",
+            "mcp.example.com",
+            "--flag",
+        ] {
+            assert!(shown.contains(name), "{name} not in {shown}");
+        }
+    }
+
+    #[test]
+    fn the_default_environment_is_the_bash_allow_list() {
+        for name in ["PATH", "HOME", "LC_ALL", "TMPDIR"] {
+            assert!(passes_default_env(name), "{name}");
+        }
+        for name in [
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "PATHX",
+            "GITHUB_TOKEN",
+        ] {
+            assert!(!passes_default_env(name), "{name}");
+        }
+    }
 }

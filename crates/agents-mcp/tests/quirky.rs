@@ -352,3 +352,41 @@ async fn non_object_arguments_are_rejected_without_a_round_trip() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_stdio_server_gets_the_allow_list_and_its_own_variables_never_the_agents_others() {
+    let Some(servers) = TestServers::find() else {
+        return;
+    };
+    // The test process runs under cargo: it has CARGO_* variables (stand-ins for API keys),
+    // which are not on the allow-list.
+    assert!(std::env::vars().any(|(n, _)| n.starts_with("CARGO")));
+    let client = McpClient::connect(servers.quirky().with_env("GIVEN", "yes"))
+        .await
+        .unwrap();
+    let env = tool(&client, "env").await;
+    let out = env.call(json!({}), &ToolContext::default()).await.unwrap();
+    client.close().await.unwrap();
+    let names: Vec<&str> = out.content().lines().collect();
+    assert!(names.contains(&"PATH"), "{names:?}");
+    assert!(names.contains(&"GIVEN"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("CARGO")), "{names:?}");
+}
+
+#[tokio::test]
+async fn inherit_env_passes_the_whole_environment() {
+    let Some(servers) = TestServers::find() else {
+        return;
+    };
+    let client = McpClient::connect(servers.quirky().with_inherited_env(true))
+        .await
+        .unwrap();
+    let env = tool(&client, "env").await;
+    let out = env.call(json!({}), &ToolContext::default()).await.unwrap();
+    client.close().await.unwrap();
+    assert!(
+        out.content().lines().any(|n| n.starts_with("CARGO")),
+        "{}",
+        out.content()
+    );
+}

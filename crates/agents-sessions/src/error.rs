@@ -133,23 +133,85 @@ impl SessionError {
     }
 }
 
-/// `url` with its password replaced by `***` (for error messages and logs).
+/// Query parameters of a database URL that hold a secret (compared case-insensitively):
+/// libpq's `password`, `sslpassword` (the client key's passphrase) and `passfile` (where the
+/// passwords are).
+const SECRET_PARAMETERS: &[&str] = &["password", "sslpassword", "passfile"];
+
+/// `url` with its password and the values of its `password`, `sslpassword` and `passfile`
+/// parameters replaced by `***`, and any `#fragment` dropped (for error messages and logs). A URL the `url` crate cannot
+/// parse (a password holding `/`, say) is redacted by hand: everything between `://` and the
+/// last `@` of the authority after the user name, and the same parameters.
 pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        // `user:pa/ss@host`, `user:a#b@host`: the parser ends the authority at the `/` or `#`
+        // and finds no user; done by hand below
+        Ok(parsed) if url.contains('@') && parsed.username().is_empty() => redact_by_hand(url),
+        Ok(mut parsed) if parsed.has_authority() || parsed.query().is_some() => {
+            // a database URL means nothing by a fragment; whatever follows a `#` is dropped
+            parsed.set_fragment(None);
+            if parsed.password().is_some() {
+                // cannot fail on a URL with an authority
+                let _ = parsed.set_password(Some("***"));
+            }
+            if parsed.query().is_some() {
+                let pairs: Vec<(String, String)> = parsed
+                    .query_pairs()
+                    .map(|(key, value)| {
+                        let value = if is_secret_parameter(&key) {
+                            "***".to_owned()
+                        } else {
+                            value.into_owned()
+                        };
+                        (key.into_owned(), value)
+                    })
+                    .collect();
+                parsed.query_pairs_mut().clear().extend_pairs(pairs);
+            }
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => redact_by_hand(url),
+    }
+}
+
+fn is_secret_parameter(key: &str) -> bool {
+    SECRET_PARAMETERS
+        .iter()
+        .any(|secret| key.eq_ignore_ascii_case(secret))
+}
+
+/// [`redact_url`] for what does not parse as a URL the way a database would read it: the user
+/// information runs to the last `@` (a password may hold `/`, `?`, `#` or `:`; a query that
+/// holds an `@` is masked too: more hidden, never less), then the secret parameters.
+fn redact_by_hand(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(at) => rest.split_at(at),
-        None => (rest, ""),
+    let (user, rest) = match rest.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => (format!("{user}:***@"), host),
+            None => (format!("{userinfo}@"), host),
+        },
+        None => (String::new(), rest),
     };
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return url.to_owned();
-    };
-    let user = match userinfo.split_once(':') {
-        Some((user, _password)) => format!("{user}:***"),
-        None => userinfo.to_owned(),
-    };
-    format!("{scheme}://{user}@{host}{tail}")
+    let mut redacted = format!("{scheme}://{user}");
+    match rest.split_once('?') {
+        Some((base, query)) => {
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if is_secret_parameter(key) => format!("{key}=***"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            redacted.push_str(base);
+            redacted.push('?');
+            redacted.push_str(&pairs.join("&"));
+        }
+        None => redacted.push_str(rest),
+    }
+    redacted
 }
 
 /// Checks a session name: 1 to 200 characters, no control characters.
@@ -185,6 +247,40 @@ mod tests {
         );
         assert_eq!(redact_url("postgres://me@db/x"), "postgres://me@db/x");
         assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+
+    #[test]
+    fn secret_parameters_and_passwords_with_slashes_are_redacted() {
+        for (url, redacted) in [
+            (
+                "postgres://me@db/x?password=hunter2&sslmode=require",
+                "postgres://me@db/x?password=***&sslmode=require",
+            ),
+            (
+                "postgres://db/x?sslpassword=k3y&PassFile=/home/me/.pgpass",
+                "postgres://db/x?sslpassword=***&PassFile=***",
+            ),
+            ("postgres://me:pa/ss@db/x", "postgres://me:***@db/x"),
+            ("postgres://me:12/x@db/y", "postgres://me:***@db/y"),
+            (
+                "postgres://me:a/b@db/x?password=p/q",
+                "postgres://me:***@db/x?password=***",
+            ),
+        ] {
+            assert_eq!(redact_url(url), redacted, "{url}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_password_never_survives_redaction(password in "[A-Za-z0-9/?#%:!]{6,20}") {
+            let url = format!("postgres://me:{password}@db:5432/x");
+            let redacted = redact_url(&url);
+            proptest::prop_assert!(!redacted.contains(&password), "{} -> {}", url, redacted);
+            let url = format!("postgres://db/x?password={password}");
+            let redacted = redact_url(&url);
+            proptest::prop_assert!(!redacted.contains(&password), "{} -> {}", url, redacted);
+        }
     }
 
     #[test]

@@ -19,6 +19,31 @@ pub struct SqliteSessionStore {
 /// How long a writer waits for another process's write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Creates `dir` and its missing parents readable by their owner only (0700); directories
+/// that exist are left as they are.
+fn private_dir_all(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates the database file empty and readable by its owner only (0600) when it is missing,
+/// whatever the umask: it holds every conversation. SQLite gives the `-wal` and `-shm` files it
+/// creates beside it the same permissions. An existing file is left as it is.
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
 impl SqliteSessionStore {
     /// Opens (creating it and its directory when missing) the database file at `path` and
     /// brings its schema up to date.
@@ -31,7 +56,7 @@ impl SqliteSessionStore {
         let path = path.as_ref();
         let database = path.display().to_string();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if let Err(error) = std::fs::create_dir_all(parent) {
+            if let Err(error) = private_dir_all(parent) {
                 return Err(SessionError::Unavailable {
                     database,
                     check: format!(
@@ -41,6 +66,13 @@ impl SqliteSessionStore {
                     source: sqlx::Error::Io(error),
                 });
             }
+        }
+        if let Err(error) = create_private_file(path) {
+            return Err(SessionError::Unavailable {
+                database,
+                check: "the file cannot be created; check the path and permissions".into(),
+                source: sqlx::Error::Io(error),
+            });
         }
         let options = SqliteConnectOptions::new()
             .filename(PathBuf::from(path))

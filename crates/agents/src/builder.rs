@@ -60,7 +60,7 @@ pub struct AgentBuilder {
     max_tokens: Option<u32>,
     parallel_tool_calls: bool,
     streaming: bool,
-    content_tool_call_recovery: bool,
+    content_tool_call_recovery: Option<bool>,
     forged_evidence_check: bool,
     trace_mode_note: bool,
     tools: Vec<Arc<dyn Tool>>,
@@ -99,7 +99,7 @@ impl Default for AgentBuilder {
             max_tokens: None,
             parallel_tool_calls: false,
             streaming: false,
-            content_tool_call_recovery: true,
+            content_tool_call_recovery: None,
             forged_evidence_check: true,
             trace_mode_note: true,
             tools: Vec::new(),
@@ -192,10 +192,15 @@ impl AgentBuilder {
     }
 
     /// Recognises a tool call the model wrote as JSON text instead of a native call (small
-    /// local models do this); it is validated against the tools before it runs. On by
-    /// default: it fires only when the whole reply is calls, and native calls always win.
+    /// local models do this), under the trust model of `docs/drivers.md`: a reply that is
+    /// only calls runs them; a call after prose runs only for a read-only tool; a call the
+    /// model read in a tool result or user message never runs; native calls always win.
+    ///
+    /// Default: on when the model's endpoint is a loopback or private address (a local
+    /// server, see [`inference::is_local_endpoint`]) or the model has no endpoint (a custom or
+    /// scripted model), off for a hosted API, which calls tools natively.
     pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
-        self.content_tool_call_recovery = enabled;
+        self.content_tool_call_recovery = Some(enabled);
         self
     }
 
@@ -699,12 +704,16 @@ impl AgentBuilder {
         match choice {
             DriverChoice::Custom(driver) => driver,
             DriverChoice::ToolCalling(model) => {
+                // Default: on for a local server (or a model without one), off for a hosted API.
+                let recover = self.content_tool_call_recovery.unwrap_or_else(|| {
+                    model
+                        .endpoint()
+                        .is_none_or(|url| inference::is_local_endpoint(&url))
+                });
                 Arc::new(with_sampling!(ToolCallingDriver::from_shared(model)
                     .with_parallel_tool_calls(self.parallel_tool_calls)
                     .with_streaming(self.streaming)
-                    .with_content_tool_call_recovery(
-                        self.content_tool_call_recovery
-                    )))
+                    .with_content_tool_call_recovery(recover)))
             }
             DriverChoice::React(model) => Arc::new(with_sampling!(ReActDriver::from_shared(model))),
         }

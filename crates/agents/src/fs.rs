@@ -107,8 +107,8 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), FileErro
 ///
 /// # Errors
 ///
-/// [`FileError::NotAFile`] for a directory, FIFO, socket or device (checked before opening,
-/// so a FIFO does not block the caller), [`FileError::TooLarge`] past `max_bytes` (also when
+/// [`FileError::NotAFile`] for a directory, FIFO, socket or device (opened with `O_NONBLOCK`
+/// and checked on the descriptor, so a FIFO never blocks the caller), [`FileError::TooLarge`] past `max_bytes` (also when
 /// the file grows while it is read), [`FileError::NotText`] when it is not UTF-8, and
 /// [`FileError::Read`] when it cannot be opened or read.
 pub fn read_to_string_bounded(path: impl AsRef<Path>, max_bytes: u64) -> Result<String, FileError> {
@@ -124,10 +124,17 @@ pub fn read_to_string_bounded(path: impl AsRef<Path>, max_bytes: u64) -> Result<
         path: path.to_owned(),
         limit: max_bytes,
     };
-    if !std::fs::metadata(path).map_err(failed)?.is_file() {
-        return Err(not_a_file());
-    }
-    let file = File::open(path).map_err(failed)?;
+    // Opened without blocking (a FIFO opened for reading would wait for a writer), then the
+    // check is made on the descriptor (fstat): a path swapped for a FIFO between a check and
+    // the open cannot make the read hang.
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        rustix::fs::OFlags::NONBLOCK.bits() as i32,
+    );
+    let file = options.open(path).map_err(failed)?;
     let metadata = file.metadata().map_err(failed)?;
     if !metadata.is_file() {
         return Err(not_a_file());
@@ -321,5 +328,57 @@ mod tests {
             read_to_string_bounded(&fifo, 10),
             Err(FileError::NotAFile { .. })
         ));
+    }
+
+    /// The path is swapped between a regular file and a FIFO while it is read: checking the
+    /// path and then opening it let a FIFO slip in between and hang the read.
+    #[cfg(unix)]
+    #[test]
+    fn a_path_swapped_for_a_fifo_mid_read_never_hangs() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let file = dir.path().join("file");
+        let fifo = dir.path().join("fifo");
+        std::fs::write(&file, "{}").unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = Arc::clone(&stop);
+            let (path, file, fifo) = (path.clone(), file.clone(), fifo.clone());
+            std::thread::spawn(move || {
+                // the path always exists: a file, then atomically a FIFO, and so on
+                let staged = path.with_extension("staged");
+                while !stop.load(Ordering::Relaxed) {
+                    for source in [&file, &fifo] {
+                        std::fs::hard_link(source, &staged).unwrap();
+                        std::fs::rename(&staged, &path).unwrap();
+                    }
+                }
+            })
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            // the window between a check and an open is short: keep trying for two seconds
+            let start = std::time::Instant::now();
+            while start.elapsed() < std::time::Duration::from_secs(2) {
+                let _ = read_to_string_bounded(&path, 10);
+            }
+            let _ = done.send(());
+        });
+        let outcome = finished.recv_timeout(std::time::Duration::from_secs(20));
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        if outcome.is_err() {
+            // unblock the hung reader so the test process can end
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            panic!("a read hung on a FIFO swapped in after the check");
+        }
+        reader.join().unwrap();
     }
 }

@@ -23,7 +23,9 @@ pub use inference::telemetry::*;
 #[cfg(feature = "otel")]
 pub use crate::execution_traces::{trace_id_of, ExecutionTraces, MAX_HELD_SPANS};
 #[cfg(feature = "otel")]
-pub use otlp::{init_otlp, otlp_tracer_provider, OtelGuard, TelemetryError};
+pub use otlp::{
+    init_otlp, init_otlp_with_content, otlp_layer, otlp_tracer_provider, OtelGuard, TelemetryError,
+};
 
 #[cfg(feature = "otel")]
 mod otlp {
@@ -96,20 +98,56 @@ mod otlp {
     /// (`http://127.0.0.1:4318`); `/v1/traces` is added unless it is there.
     ///
     /// This is the one process-wide setting of the library, made on purpose by the
-    /// application; a program with its own subscriber adds
-    /// `tracing_opentelemetry::layer().with_tracer(provider.tracer("agents"))` with a
-    /// provider from [`otlp_tracer_provider`] instead.
+    /// application; a program with its own subscriber adds [`otlp_layer`] with a provider
+    /// from [`otlp_tracer_provider`] instead.
+    ///
+    /// Contents are not exported: `tracing` events inside the spans (a bash command line, an
+    /// MCP server's JSON-RPC messages) are left out, as with [`init_otlp_with_content`]
+    /// `(endpoint, false)`.
     ///
     /// # Errors
     /// [`TelemetryError::InvalidEndpoint`], [`TelemetryError::Exporter`], and
     /// [`TelemetryError::SubscriberAlreadySet`] when a subscriber is already installed.
     pub fn init_otlp(endpoint: &str) -> Result<OtelGuard, TelemetryError> {
+        init_otlp_with_content(endpoint, false)
+    }
+
+    /// [`init_otlp`], exporting the `tracing` events inside spans too when `capture_content`
+    /// is true (pair it with `Agent::with_content_capture(true)`; events may hold tool
+    /// arguments, commands and messages).
+    ///
+    /// # Errors
+    /// As [`init_otlp`].
+    pub fn init_otlp_with_content(
+        endpoint: &str,
+        capture_content: bool,
+    ) -> Result<OtelGuard, TelemetryError> {
         let provider = otlp_tracer_provider(endpoint, "agents")?;
-        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("agents"));
-        let subscriber = tracing_subscriber::registry().with(layer);
+        let subscriber =
+            tracing_subscriber::registry().with(otlp_layer(&provider, capture_content));
         tracing::subscriber::set_global_default(subscriber)
             .map_err(|source| TelemetryError::SubscriberAlreadySet { source })?;
         Ok(OtelGuard { provider })
+    }
+
+    /// The `tracing` layer that turns spans into OpenTelemetry spans for `provider`. Without
+    /// `capture_content` it passes spans only: the `tracing` events recorded inside them (log
+    /// lines of tools and MCP servers, which may hold arguments, commands and JSON-RPC
+    /// messages) never become span events, so no exported span carries contents unless the
+    /// application asked for them.
+    pub fn otlp_layer<S>(
+        provider: &SdkTracerProvider,
+        capture_content: bool,
+    ) -> impl tracing_subscriber::Layer<S>
+    where
+        S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    {
+        use tracing_subscriber::Layer as _;
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("agents"))
+            .with_filter(tracing_subscriber::filter::filter_fn(move |metadata| {
+                capture_content || metadata.is_span()
+            }))
     }
 
     /// A tracer provider exporting in batches to the OTLP/HTTP collector at `endpoint`

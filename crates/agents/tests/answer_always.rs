@@ -531,3 +531,44 @@ async fn cancelling_a_slow_model_request_stops_at_once_with_a_notice() {
     assert_eq!(done.messages().len(), 2, "the question and the notice");
     assert!(done.final_response().unwrap().text().contains("cancelled"));
 }
+
+/// The held-out 1.5B answers of issue 28: a call the model announces and that does not run
+/// (refused as a repeat, or written where it is not run) is never the saved answer; the run
+/// answers through answer-on-stop (synthesize, in separated mode).
+#[tokio::test]
+async fn a_call_that_does_not_run_is_never_the_answer() {
+    let announced = "To use the `read_file` function, you can make a tool call like this:\n\
+        ```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"todo.txt\"}}\n```";
+    let inline = r#"Here's the result: {"name": "read_file", "arguments": {"path": "todo.txt"}}"#;
+    for replies in [
+        // the same announced call again and again: the third is refused as a repeat
+        vec![announced; 6],
+        // inline call JSON after prose, every time
+        vec![inline; 6],
+    ] {
+        let mut script: Vec<InferenceResponse> =
+            replies.into_iter().map(InferenceResponse::text).collect();
+        script.push(InferenceResponse::text("todo.txt holds 42."));
+        let model = ScriptedModel::new(script);
+        let agent = AgentBuilder::new()
+            .with_model(model)
+            .with_tool(read_file())
+            .with_separated_tool_trace(true)
+            .with_max_steps(5)
+            .build()
+            .unwrap();
+        let done = agent
+            .execute(AgentState::new().with_user_message("What does todo.txt hold?"))
+            .await
+            .unwrap();
+        let saved = done.messages();
+        let last = saved.iter().last().unwrap();
+        assert_eq!(last.role(), Role::Assistant);
+        let text = last.text();
+        assert!(
+            !text.contains("\"name\"") && !text.contains("tool call like this"),
+            "the saved answer is a call that never ran: {text}"
+        );
+        assert!(every_call_has_a_result(&done.messages()));
+    }
+}

@@ -348,8 +348,23 @@ async fn unknown_duplicate_and_stale_decisions_are_refused() {
             call_id: "call_b".into()
         }
     );
-    assert!(shown.decide(decision).is_ok());
+    assert!(shown.clone().decide(decision).is_ok());
     assert!(!changed.approvals_decided());
+
+    // approve_checked: the fingerprint of the call shown approves that call only.
+    let fingerprint = shown.approval_fingerprint("call_b").unwrap();
+    assert_eq!(fingerprint.len(), 12);
+    let error = changed
+        .clone()
+        .approve_checked("call_b", &fingerprint)
+        .unwrap_err();
+    assert!(
+        matches!(&error, ApprovalError::Changed { call_id, expected, .. }
+            if call_id == "call_b" && *expected == fingerprint),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("is not the one you were shown"));
+    assert!(shown.approve_checked("call_b", &fingerprint).is_ok());
 }
 
 #[tokio::test]

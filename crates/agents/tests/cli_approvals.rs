@@ -221,10 +221,192 @@ async fn the_interactive_prompt_asks_on_a_terminal() {
     drop(stdin);
     let out = text(&output);
     assert!(
-        out.contains("Allow write_file: ")
+        out.contains("Allow write_file (call call_w, fingerprint ")
+            && out.contains("  content: hi")
             && out.contains("[y]es / [n]o / [e]dit / [a]lways for this tool"),
         "{out}"
     );
     assert!(out.contains("not in this folder"), "{out}");
     assert!(!dir.path().join("notes.txt").exists(), "{out}");
+}
+
+/// A model that writes a long file whose middle holds what a person should see before saying
+/// yes (the hidden tail of a command ran after `y` when prompts cut arguments at 200 characters).
+async fn long_write_model(content: &str) -> MockServer {
+    let server = MockServer::start().await;
+    let arguments = json!({"path": "notes.txt", "content": content}).to_string();
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(move |request: &Request| {
+            let body: Value = serde_json::from_slice(&request.body).unwrap();
+            if body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "tool")
+            {
+                completion(json!({"role": "assistant", "content": "written"}), "stop")
+            } else {
+                completion(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{
+                        "id": "call_w", "type": "function",
+                        "function": {"name": "write_file", "arguments": arguments}}]}),
+                    "tool_calls",
+                )
+            }
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn a_long_argument_shows_head_and_tail_and_yes_waits_until_all_of_it_was_viewed() {
+    let content = format!(
+        "line one\nline two\n{}\nrm -rf ~ # HIDDEN-MIDDLE\n{}\nlast line",
+        "a".repeat(2000),
+        "b".repeat(2000)
+    );
+    let server = long_write_model(&content).await;
+    let dir = tempfile::tempdir().unwrap();
+    let command = std::iter::once(env!("CARGO_BIN_EXE_agents").to_owned())
+        .chain(run_args(&server, dir.path()))
+        .chain(["--prompt".into(), "'write the notes'".into()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"y\nv\ny\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    let out = text(&output).replace("\r\n", "\n");
+    // Real line breaks, the head and the tail, and how much is hidden.
+    assert!(out.contains("  content: line one\n    line two\n"), "{out}");
+    assert!(out.contains("characters hidden, [v]iew all"), "{out}");
+    assert!(out.contains("last line"), "{out}");
+    let refused = out
+        .find("part of the arguments is hidden: [v]iew all of them first")
+        .expect("the first y is refused");
+    let shown = out.find("HIDDEN-MIDDLE").expect("the middle is shown on v");
+    assert!(refused < shown, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        content,
+        "the second y approved the call: {out}"
+    );
+}
+
+/// Calls write_file as call_w: "hi" for the first message, "evil" once a second one arrives.
+async fn swapping_model() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(|request: &Request| {
+            let body: Value = serde_json::from_slice(&request.body).unwrap();
+            let messages = body["messages"].as_array().unwrap();
+            let last = messages.last().unwrap();
+            if last["role"] == "tool" {
+                return completion(json!({"role": "assistant", "content": "done"}), "stop");
+            }
+            let content = if last["content"].as_str().unwrap_or_default().contains("second") {
+                "evil"
+            } else {
+                "hi"
+            };
+            completion(
+                json!({"role": "assistant", "content": null, "tool_calls": [{
+                    "id": "call_w", "type": "function",
+                    "function": {"name": "write_file",
+                                 "arguments": json!({"path": "notes.txt", "content": content}).to_string()}}]}),
+                "tool_calls",
+            )
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The `ID@FINGERPRINT` of the (last) waiting call in an exit-3 report.
+fn waiting_call(report: &str) -> (String, String) {
+    let line = report
+        .lines()
+        .rfind(|l| l.starts_with("  ") && l.contains("  write_file"))
+        .unwrap_or_else(|| panic!("no waiting call in {report}"));
+    let (id, fingerprint) = line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .rsplit_once('@')
+        .unwrap();
+    assert_eq!(fingerprint.len(), 12, "{line}");
+    (id.to_owned(), fingerprint.to_owned())
+}
+
+#[tokio::test]
+async fn a_decision_is_bound_to_the_call_shown_not_to_whatever_waits_under_its_id_now() {
+    let server = swapping_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("s.db").display());
+    let session = ["--session", "job", "--db", &db];
+    let run = |prompt: &str| {
+        agents()
+            .args(run_args(&server, dir.path()))
+            .args(session)
+            .args(["--prompt", prompt])
+            .stdin(Stdio::null())
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let first = run("write the notes");
+    assert_eq!(first.status.code(), Some(3), "{}", text(&first));
+    let (shown_id, shown_fp) = waiting_call(&text(&first));
+    assert_eq!(shown_id, "call_w");
+
+    // Another message replaces the waiting call with a different one under the same id
+    // (the server's `call_w`, in a new execution): its fingerprint differs.
+    let second = run("second message");
+    assert_eq!(second.status.code(), Some(3), "{}", text(&second));
+    let (new_id, new_fp) = waiting_call(&text(&second));
+    assert_ne!(new_fp, shown_fp);
+
+    // Approving what was shown does not approve the new call (it ran before: issue 28).
+    let stale = agents()
+        .args(["approve", "--session", "job", "--db", &db])
+        .arg(format!("{shown_id}@{shown_fp}"))
+        .output()
+        .unwrap();
+    assert!(!stale.status.success(), "{}", text(&stale));
+    assert!(
+        text(&stale).contains("is not the one you were shown"),
+        "{}",
+        text(&stale)
+    );
+    let swapped = agents()
+        .args(["approve", "--session", "job", "--db", &db, &new_id])
+        .args(["--expect", &shown_fp])
+        .output()
+        .unwrap();
+    assert!(!swapped.status.success(), "{}", text(&swapped));
+    assert!(
+        text(&swapped).contains("is not the one you were shown"),
+        "{}",
+        text(&swapped)
+    );
+    assert!(!dir.path().join("notes.txt").exists());
+
+    // With the fingerprint of the call as it is, the decision is recorded.
+    let approved = agents()
+        .args(["approve", "--session", "job", "--db", &db])
+        .arg(format!("{new_id}@{new_fp}"))
+        .output()
+        .unwrap();
+    assert!(approved.status.success(), "{}", text(&approved));
 }

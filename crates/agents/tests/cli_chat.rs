@@ -543,7 +543,9 @@ async fn approval_prompts_appear_inline_and_always_holds_for_the_rest_of_the_cha
 
     // yes: the call runs and its result reaches the model
     chat.type_line("What is on the list?");
-    chat.expect("Allow read_file: todo.txt? [y]es / [n]o / [e]dit / [a]lways for this tool");
+    chat.expect("Allow read_file (call call_1, fingerprint ");
+    chat.expect("  path: todo.txt");
+    chat.expect("[y]es / [n]o / [e]dit / [a]lways for this tool");
     chat.type_line("y");
     let turn = chat.expect("you> ");
     assert!(

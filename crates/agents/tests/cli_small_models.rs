@@ -92,8 +92,14 @@ async fn exit_0_when_the_run_completes_and_calls_written_as_text_run_by_default(
     let run = run(&server, &[]);
     assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
     let stdout = run.stdout();
-    assert!(stdout.contains("-> read_file("), "{stdout}");
+    // The trace says the call was recovered from text (the server is on 127.0.0.1: a local
+    // server, so recovery is on by default), and so does the saved state (its id).
+    assert!(
+        stdout.contains("-> read_file({\"path\":\"todo.txt\"}) (from text)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("assistant: Buy milk."), "{stdout}");
+    assert!(run.saved().contains("\"recovered_"), "{}", run.saved());
     assert!(run.stderr().is_empty(), "{}", run.stderr());
 }
 

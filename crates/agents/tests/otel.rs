@@ -43,14 +43,21 @@ impl SpanExporter for Collected {
     }
 }
 
-/// Spans of this thread, exported as each one ends, until the guard is dropped.
+/// Spans of this thread, exported as each one ends, until the guard is dropped (through the
+/// layer `init_otlp` installs, contents off).
 fn collect_spans() -> (Collected, tracing::subscriber::DefaultGuard) {
+    collect_spans_capturing(false)
+}
+
+fn collect_spans_capturing(
+    capture_content: bool,
+) -> (Collected, tracing::subscriber::DefaultGuard) {
     let spans = Collected::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(spans.clone())
         .build();
     let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        .with(agents::telemetry::otlp_layer(&provider, capture_content));
     (spans, tracing::subscriber::set_default(subscriber))
 }
 
@@ -300,6 +307,8 @@ fn weather() -> FunctionTool {
         "get_weather",
         "Weather for a city",
         |a: CityArgs| async move {
+            // what a tool logs (bash logs its command line, rmcp its JSON-RPC messages)
+            tracing::info!(city = %a.city, "looking up the weather in {}", a.city);
             if a.city == "Atlantis" {
                 return Err(ToolError::failed("no weather station under the sea"));
             }
@@ -673,5 +682,42 @@ fn trace_ids_come_from_uuid_execution_ids_only() {
         "zz9a7c4e-1f2b-7c3d-8e4f-5a6b7c8d9e0f",
     ] {
         assert!(trace_id_of(bad).is_none(), "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn events_inside_spans_are_exported_only_with_content_capture() {
+    for capture in [false, true] {
+        let server = server(vec![
+            call_weather("call_1", "Secretville"),
+            answer("It is sunny."),
+        ])
+        .await;
+        let (collected, _default) = collect_spans_capturing(capture);
+        agent(&server)
+            .with_content_capture(capture)
+            .build()
+            .unwrap()
+            .execute(AgentState::new().with_user_message("Weather?"))
+            .await
+            .unwrap();
+        let spans = collected.0.lock().unwrap().clone();
+        assert!(!named(&spans, "execute_tool get_weather").is_empty());
+        let exported = format!(
+            "{:?}",
+            spans
+                .iter()
+                .map(|s| (&s.events, &s.attributes))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            exported.contains("looking up the weather in Secretville"),
+            capture,
+            "capture {capture}: {exported}"
+        );
+        if !capture {
+            assert!(!exported.contains("Secretville"), "{exported}");
+            assert!(spans.iter().all(|s| s.events.is_empty()), "{exported}");
+        }
     }
 }

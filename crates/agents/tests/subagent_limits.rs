@@ -179,13 +179,19 @@ async fn a_subagents_waiting_call_is_decided_at_the_top_and_resumed_from_json() 
     let pending = state.pending_approvals();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].call_id(), "c");
+    // Decisions name a subagent's call by a key that cannot collide with the parent's own
+    // calls: the calling agent's call id, then the call's key in the subagent.
+    assert_eq!(pending[0].key(), "p/c");
+    let fingerprint = state.approval_fingerprint("p/c").unwrap();
+    assert_eq!(fingerprint.len(), 12);
+    assert!(state.approval_fingerprint("c").is_none());
     assert_eq!(pending[0].tool_name(), "delete_file");
     assert_eq!(pending[0].subagent(), Some("researcher"));
 
     // Decided at the top, on a state read back from JSON, resumed by a new agent.
     let decided = AgentState::from_json(&state.to_json().unwrap())
         .unwrap()
-        .approve_with("c", json!({"path": "build/tmp"}))
+        .approve_with("p/c", json!({"path": "build/tmp"}))
         .unwrap();
     let decided = AgentState::from_json(&decided.to_json().unwrap()).unwrap();
     let model = ScriptedModel::new([
@@ -275,7 +281,7 @@ async fn a_rejection_at_the_top_reaches_the_subagent() {
         .execute(AgentState::new().with_user_message("go"))
         .await
         .unwrap();
-    let state = state.reject("c", "keep it").unwrap();
+    let state = state.reject("p/c", "keep it").unwrap();
     let done = agent.execute(state).await.unwrap();
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert!(tool_results(&model.requests()[2])
@@ -321,7 +327,7 @@ async fn a_subagents_call_decided_at_the_top_resumes_in_a_new_process() {
         .execute(AgentState::new().with_user_message("go"))
         .await
         .unwrap();
-    let decided = state.approve("c").unwrap();
+    let decided = state.approve("p/c").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.json");
     std::fs::write(&path, decided.to_json().unwrap()).unwrap();

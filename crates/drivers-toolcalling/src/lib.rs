@@ -50,14 +50,15 @@ mod step_messages;
 #[cfg(test)]
 mod test_tools;
 mod tool_calling_driver;
+mod trust;
 
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };
 pub use recover::{
-    is_tool_call_text, recover_announced_call, recover_tool_calls, recover_tool_calls_from_content,
-    recover_tool_calls_from_cut_reply, AnnouncedCall, RecoveredCall, RecoveredKind,
-    RECOVERED_ID_PREFIX,
+    is_recovered_call, is_tool_call_text, recover_announced_call, recover_tool_calls,
+    recover_tool_calls_from_content, recover_tool_calls_from_cut_reply, recovered_id_prefix,
+    AnnouncedCall, RecoveredCall, RecoveredKind, MAX_TEXT_CALL_BYTES, RECOVERED_ID_PREFIX,
 };
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
-pub use tool_calling_driver::ToolCallingDriver;
+pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};

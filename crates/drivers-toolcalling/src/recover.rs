@@ -30,6 +30,8 @@ pub struct RecoveredCall {
     pub call: ToolCall,
     /// Whether it can run.
     pub kind: RecoveredKind,
+    /// The JSON text it was read from, as the model wrote it (a list of calls: the list).
+    pub text: String,
 }
 
 /// What recovery made of one call.
@@ -165,7 +167,148 @@ fn example_arguments(parameters: &Value) -> Value {
 /// assert!(recover_tool_calls(r#"Call {"name": "get_weather", "arguments": {"city": "X"}}"#, &tools, 1).is_none());
 /// ```
 pub fn recover_tool_calls(content: &str, tools: &Tools, step: usize) -> Option<Vec<RecoveredCall>> {
-    recover(content, tools, step, Reply::Whole)
+    recover(content, tools, &step_prefix(step), Reply::Whole)
+}
+
+/// `recovered_<step>_`: the id prefix of the public functions (the driver puts the execution
+/// in its ids too, see [`recovered_id_prefix`]).
+fn step_prefix(step: usize) -> String {
+    format!("{RECOVERED_ID_PREFIX}{step}_")
+}
+
+/// `recovered_<execution>_<step>_`, where `<execution>` is the last 12 hex digits of the
+/// execution id (the random part of a uuid v7): the ids the driver gives calls recovered from
+/// text, unique across executions and marked as recovered by their prefix.
+pub fn recovered_id_prefix(execution_id: &str, step: usize) -> String {
+    format!(
+        "{RECOVERED_ID_PREFIX}{}_{step}_",
+        execution_tag(execution_id)
+    )
+}
+
+/// The last 12 hex digits of an execution id (all of it, when shorter; `0` when empty).
+pub(crate) fn execution_tag(execution_id: &str) -> String {
+    let hex: Vec<char> = execution_id
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect();
+    let tag: String = hex[hex.len().saturating_sub(12)..].iter().collect();
+    if tag.is_empty() {
+        "0".to_owned()
+    } else {
+        tag
+    }
+}
+
+/// Whether `call` was recovered from text rather than sent as a native call: its id has the
+/// [`RECOVERED_ID_PREFIX`]. Events, the CLI's trace and the state show such calls as such.
+pub fn is_recovered_call(call: &ToolCall) -> bool {
+    call.id().starts_with(RECOVERED_ID_PREFIX)
+}
+
+/// [`recover_tool_calls`] (or, with `cut`, [`recover_tool_calls_from_cut_reply`]) with ids
+/// `<prefix><n>`.
+pub(crate) fn recover_with_prefix(
+    content: &str,
+    tools: &Tools,
+    prefix: &str,
+    cut: bool,
+) -> Option<Vec<RecoveredCall>> {
+    let reply = if cut { Reply::Cut } else { Reply::Whole };
+    recover(content, tools, prefix, reply)
+}
+
+/// [`recover_announced_call`] with the id `<prefix>1`.
+pub(crate) fn announced_with_prefix(
+    content: &str,
+    tools: &Tools,
+    prefix: &str,
+) -> Option<AnnouncedCall> {
+    if tools.is_empty() || content.len() > MAX_TEXT_CALL_BYTES {
+        return None;
+    }
+    let (lead_in, block, name, arguments) = first_block_call(content, Some(tools))?;
+    Some(AnnouncedCall {
+        lead_in: lead_in.trim().to_owned(),
+        call: ToolCall::new(format!("{prefix}1"), name, arguments),
+        text: block.to_owned(),
+    })
+}
+
+/// Most places in a reply where a call written inside prose is looked for.
+const MAX_PROSE_CANDIDATES: usize = 16;
+/// Most bytes of one call written inside prose.
+const MAX_PROSE_CALL_BYTES: usize = 64 << 10;
+
+/// Calls to known tools with object arguments written anywhere in `content` (inside a
+/// sentence, after a tag in a sentence, in an inline fence), each with the JSON text it was
+/// read from, ids `<prefix><n>`. Only an object that opens with a key naming a tool is a
+/// candidate; at most [`MAX_PROSE_CANDIDATES`] of them, each at most
+/// [`MAX_PROSE_CALL_BYTES`] long, are read, so the search is linear and bounded.
+pub(crate) fn calls_in_prose(
+    content: &str,
+    tools: &Tools,
+    prefix: &str,
+) -> Vec<(ToolCall, String)> {
+    if tools.is_empty() {
+        return Vec::new();
+    }
+    calls_in_prose_of(content, Some(tools), prefix)
+}
+
+/// [`calls_in_prose`], of any tool name when `tools` is `None`.
+fn calls_in_prose_of(
+    content: &str,
+    tools: Option<&Tools>,
+    prefix: &str,
+) -> Vec<(ToolCall, String)> {
+    let mut found = Vec::new();
+    if content.len() > MAX_TEXT_CALL_BYTES {
+        return found;
+    }
+    let mut candidates = 0;
+    let mut at = 0;
+    while let Some(offset) = content[at..].find('{') {
+        let start = at + offset;
+        at = start + 1;
+        let after = content[start + 1..].trim_start_matches([' ', '\n', '\t', '\r']);
+        let names_a_tool = after.strip_prefix('"').is_some_and(|key| {
+            NAME_KEYS
+                .iter()
+                .chain(["type", "tool_calls"].iter())
+                .any(|k| key.starts_with(k) && key[k.len()..].starts_with('"'))
+        });
+        if !names_a_tool {
+            continue;
+        }
+        candidates += 1;
+        if candidates > MAX_PROSE_CANDIDATES {
+            break;
+        }
+        let mut window = (start + MAX_PROSE_CALL_BYTES).min(content.len());
+        while !content.is_char_boundary(window) {
+            window -= 1;
+        }
+        let Some(end) = scan_value(&content[start..window]).end else {
+            continue;
+        };
+        let text = &content[start..start + end];
+        let Some(value) = parse_lenient(text) else {
+            continue;
+        };
+        let Some(shapes) = shapes(&value, tools) else {
+            continue;
+        };
+        for (name, arguments) in shapes {
+            let known = tools.is_none_or(|tools| tools.get(&name).is_some());
+            if let (true, Ok(arguments)) = (known, arguments) {
+                let id = format!("{prefix}{}", found.len() + 1);
+                found.push((ToolCall::new(id, name, arguments), text.to_owned()));
+            }
+        }
+        at = start + end;
+    }
+    found
 }
 
 /// [`recover_tool_calls`] for a reply the model was cut off in (finish reason `length`): the
@@ -204,7 +347,7 @@ pub fn recover_tool_calls_from_cut_reply(
     tools: &Tools,
     step: usize,
 ) -> Option<Vec<RecoveredCall>> {
-    recover(content, tools, step, Reply::Cut)
+    recover(content, tools, &step_prefix(step), Reply::Cut)
 }
 
 /// A call the model wrote in a code fence (or between `<tool_call>` tags) after some prose,
@@ -215,6 +358,8 @@ pub struct AnnouncedCall {
     pub lead_in: String,
     /// The call, id `recovered_<step>_1`, to a known tool with object arguments.
     pub call: ToolCall,
+    /// The inside of the block, as the model wrote it.
+    pub text: String,
 }
 
 /// The first call a reply announces in prose and writes in a code fence or between
@@ -257,19 +402,12 @@ pub struct AnnouncedCall {
 /// assert!(recover_announced_call("The file holds:\n```json\n{\"port\": 8472}\n```", &tools, 1).is_none());
 /// ```
 pub fn recover_announced_call(content: &str, tools: &Tools, step: usize) -> Option<AnnouncedCall> {
-    if tools.is_empty() {
-        return None;
-    }
-    let (lead_in, name, arguments) = first_block_call(content, Some(tools))?;
-    Some(AnnouncedCall {
-        lead_in: lead_in.trim().to_owned(),
-        call: ToolCall::new(format!("{RECOVERED_ID_PREFIX}{step}_1"), name, arguments),
-    })
+    announced_with_prefix(content, tools, &step_prefix(step))
 }
 
 /// True when `content` is, or announces, a tool call of any name rather than an answer: only
-/// calls (also cut off at the end), or prose with a call in a code fence or `<tool_call>`
-/// tags. For a reply that must be an answer (one asked for without tools), where a call
+/// calls (also cut off at the end), prose with a call in a code fence or `<tool_call>` tags,
+/// or a call written inside prose. For a reply that must be an answer (one asked for without tools), where a call
 /// means the model did not answer.
 ///
 /// ```
@@ -279,47 +417,103 @@ pub fn recover_announced_call(content: &str, tools: &Tools, step: usize) -> Opti
 /// assert!(is_tool_call_text("I'll read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```"));
 /// assert!(!is_tool_call_text("The port is 8472."));
 /// assert!(!is_tool_call_text(r#"The config is {"port": 8472}."#));
+/// assert!(is_tool_call_text(r#"Here's the result: {"name": "read_file", "arguments": {"path": "a"}}"#));
 /// ```
 pub fn is_tool_call_text(content: &str) -> bool {
+    if content.len() > MAX_TEXT_CALL_BYTES {
+        return false;
+    }
     let only_calls = call_body(content)
-        .and_then(|body| only_json_values(&body, Reply::Cut))
-        .is_some_and(|(values, _)| values.iter().all(|v| call_shapes(v).is_some()));
-    only_calls || first_block_call(content, None).is_some()
+        .and_then(|body| {
+            only_json_values(&body, Reply::Cut)
+                .map(|(values, _)| values.iter().all(|(v, _)| call_shapes(v).is_some()))
+        })
+        .unwrap_or(false);
+    only_calls
+        || first_block_call(content, None).is_some()
+        || !calls_in_prose_of(content, None, "").is_empty()
 }
 
+/// The most bytes of a reply searched for calls written as text (1 MiB, the bound of the
+/// lenient JSON parser): a longer reply is an answer. Recovery reads each byte of a reply a
+/// bounded number of times (linear time), and never more than this many.
+pub const MAX_TEXT_CALL_BYTES: usize = 1 << 20;
+
 /// The text before the first code fence or `<tool_call>` block that is a call (to a known
-/// tool, when `tools` are given), and that call.
+/// tool, when `tools` are given), the block's inside, and that call.
 fn first_block_call<'a>(
     content: &'a str,
     tools: Option<&Tools>,
-) -> Option<(&'a str, String, Value)> {
-    let mut rest = content;
-    let mut offset = 0;
-    while let Some((start, block, end)) = next_block(rest) {
+) -> Option<(&'a str, &'a str, String, Value)> {
+    let mut blocks = Blocks::new(content);
+    while let Some((start, block)) = blocks.next_block() {
         if let Some((name, arguments)) = only_call(block, tools) {
-            return Some((&content[..offset + start], name, arguments));
+            return Some((&content[..start], block, name, arguments));
         }
-        offset += end;
-        rest = &rest[end..];
     }
     None
 }
 
-/// The next code fence (at the start of a line, info string empty or a word) or
-/// `<tool_call>` block in `text`: its start, its inside, and where it ends. Unclosed blocks
-/// are not blocks.
-fn next_block(text: &str) -> Option<(usize, &str, usize)> {
-    let fence = text
-        .match_indices("```")
-        .find(|(i, _)| starts_a_line(&text[..*i]))
-        .map(|(i, _)| i);
-    // Only the text before the fence is searched for a tag, so that each byte is looked at
-    // a bounded number of times over the whole reply (linear time).
-    let tag = text[..fence.unwrap_or(text.len())].find("<tool_call>");
-    match (fence, tag) {
-        (_, Some(t)) => tagged_block(text, t),
-        (Some(f), None) => fenced_block(text, f),
-        (None, None) => None,
+/// The code fences (at the start of a line, info string empty or a word) and `<tool_call>`
+/// blocks (the tag at the start of a line) of a text, in order. The next fence and the next
+/// tag are each searched for once and remembered until passed, so that the whole walk reads
+/// each byte a bounded number of times (linear time; a reply of 2 MiB of `<tool_call>x`
+/// blocks was quadratic).
+struct Blocks<'a> {
+    text: &'a str,
+    /// Where the search goes on.
+    at: usize,
+    /// The next fence at the start of a line at or after `at`, once searched (`None` inside:
+    /// there is none).
+    fence: Option<Option<usize>>,
+    /// The same for `<tool_call>`.
+    tag: Option<Option<usize>>,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            at: 0,
+            fence: None,
+            tag: None,
+        }
+    }
+
+    /// The next marker at the start of a line at or after `from`.
+    fn find_at_line_start(text: &str, from: usize, marker: &str) -> Option<usize> {
+        text[from..]
+            .match_indices(marker)
+            .map(|(i, _)| from + i)
+            .find(|i| starts_a_line(&text[..*i]))
+    }
+
+    /// The next block: where it starts and its inside. Unclosed blocks are not blocks.
+    fn next_block(&mut self) -> Option<(usize, &'a str)> {
+        let (at, text) = (self.at, self.text);
+        if at >= text.len() {
+            return None;
+        }
+        if self.fence.is_some_and(|f| f.is_some_and(|f| f < at)) {
+            self.fence = None;
+        }
+        if self.tag.is_some_and(|t| t.is_some_and(|t| t < at)) {
+            self.tag = None;
+        }
+        let fence = *self
+            .fence
+            .get_or_insert_with(|| Self::find_at_line_start(text, at, "```"));
+        let tag = *self
+            .tag
+            .get_or_insert_with(|| Self::find_at_line_start(text, at, "<tool_call>"));
+        let (start, inner, end) = match (fence, tag) {
+            (Some(f), Some(t)) if t < f => tagged_block(text, t),
+            (None, Some(t)) => tagged_block(text, t),
+            (Some(f), _) => fenced_block(text, f),
+            (None, None) => None,
+        }?;
+        self.at = end;
+        Some((start, inner))
     }
 }
 
@@ -363,7 +557,7 @@ fn tagged_block(text: &str, start: usize) -> Option<(usize, &str, usize)> {
 /// the first with object arguments (and naming a known tool, when `tools` are given).
 fn only_call(block: &str, tools: Option<&Tools>) -> Option<(String, Value)> {
     let (values, _) = only_json_values(block, Reply::Whole)?;
-    let (name, arguments) = shapes(values.first()?, tools)?.into_iter().next()?;
+    let (name, arguments) = shapes(&values.first()?.0, tools)?.into_iter().next()?;
     if let Some(tools) = tools {
         tools.get(&name)?;
     }
@@ -377,14 +571,14 @@ enum Reply {
     Cut,
 }
 
-fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Vec<RecoveredCall>> {
-    if tools.is_empty() {
+fn recover(content: &str, tools: &Tools, prefix: &str, reply: Reply) -> Option<Vec<RecoveredCall>> {
+    if tools.is_empty() || content.len() > MAX_TEXT_CALL_BYTES {
         return None;
     }
     let body = call_body(content)?;
     let (values, mut repaired) = only_json_values(&body, reply)?;
     let mut found = Vec::new();
-    for value in &values {
+    for (value, text) in &values {
         let Some(calls) = call_shapes_for(value, tools) else {
             // JSON after the calls that is not a call: what the model imagines the calls
             // return (`{"response": ..}`), dropped as a ReAct driver drops what follows its
@@ -392,7 +586,11 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
             repaired = false;
             break;
         };
-        found.extend(calls);
+        found.extend(
+            calls
+                .into_iter()
+                .map(|(name, arguments)| (name, arguments, *text)),
+        );
     }
     if found.is_empty() {
         return None;
@@ -402,7 +600,7 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
     let mut seen = std::collections::HashSet::new();
     let mut kept = Vec::with_capacity(found.len());
     let mut last_kept = false;
-    for (name, arguments) in found {
+    for (name, arguments, text) in found {
         last_kept = match &arguments {
             Ok(arguments) => seen.insert(signature(&ToolCall::new(
                 "",
@@ -412,7 +610,7 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
             Err(_) => true,
         };
         if last_kept {
-            kept.push((name, arguments));
+            kept.push((name, arguments, text));
         }
     }
     // The repaired call is the reply's last; if it was a copy, nothing kept is repaired.
@@ -423,8 +621,8 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
         found
             .into_iter()
             .enumerate()
-            .map(|(i, (name, arguments))| {
-                let id = format!("{RECOVERED_ID_PREFIX}{step}_{}", i + 1);
+            .map(|(i, (name, arguments, text))| {
+                let id = format!("{prefix}{}", i + 1);
                 let (arguments, problem) = match arguments {
                     Ok(arguments) => (arguments, None),
                     Err(problem) => (Value::Object(Map::new()), Some(problem)),
@@ -441,6 +639,7 @@ fn recover(content: &str, tools: &Tools, step: usize, reply: Reply) -> Option<Ve
                 RecoveredCall {
                     call: ToolCall::new(id, name, arguments),
                     kind,
+                    text: text.to_owned(),
                 }
             })
             .collect(),
@@ -473,6 +672,13 @@ fn call_body(content: &str) -> Option<String> {
         return None;
     }
     if text.contains("<tool_call>") {
+        // A tag counts only at the start of a line: one inside a sentence is text.
+        if text
+            .match_indices("<tool_call>")
+            .any(|(i, _)| !starts_a_line(&text[..i]))
+        {
+            return None;
+        }
         return Some(
             text.replace("<tool_call>", "\n")
                 .replace("</tool_call>", "\n"),
@@ -498,7 +704,7 @@ fn call_body(content: &str) -> Option<String> {
 /// The JSON values that make up all of `body` (separated by whitespace or commas), and whether
 /// the last one needed closing braces added at the very end; `None` when anything else is
 /// there. In a [`Reply::Cut`], a last value cut beyond repair is left out.
-fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<Value>, bool)> {
+fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<(Value, &str)>, bool)> {
     let mut values = Vec::new();
     let mut rest = body;
     loop {
@@ -512,7 +718,7 @@ fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<Value>, bool)> {
         let scan = scan_value(rest);
         match scan.end {
             Some(end) => {
-                values.push(parse_lenient(&rest[..end])?);
+                values.push((parse_lenient(&rest[..end])?, &rest[..end]));
                 rest = &rest[end..];
             }
             None => {
@@ -523,7 +729,7 @@ fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<Value>, bool)> {
                 }
                 let mut repaired = rest.trim_end().to_owned();
                 repaired.extend(scan.open.iter().rev());
-                values.push(parse_lenient(&repaired)?);
+                values.push((parse_lenient(&repaired)?, rest.trim_end()));
                 return Some((values, true));
             }
         }

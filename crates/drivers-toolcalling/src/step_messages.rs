@@ -83,13 +83,15 @@ pub fn format_step_messages(
 /// True when `text` is nothing but JSON repeating the calls: one call's arguments, or the
 /// calls themselves in any of the shapes recovery accepts.
 pub fn repeats_calls(text: &str, calls: &[ToolCall]) -> bool {
+    // Checked first: prose (a megabyte of it, with thousands of JSON values inside) is never
+    // only JSON, and collecting its values is the expensive part.
+    if !is_only_json(text) {
+        return false;
+    }
     let values = json_values(text);
     let Some(value) = values.first() else {
         return false;
     };
-    if !is_only_json(text) {
-        return false;
-    }
     if calls.iter().any(|call| call.arguments() == value) {
         return true;
     }

@@ -16,10 +16,9 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
-use crate::{
-    format_step_messages, is_tool_call_text, recover_announced_call, recover_tool_calls,
-    recover_tool_calls_from_cut_reply, RecoveredKind,
-};
+use crate::recover::recovered_id_prefix;
+use crate::trust::judge_text_calls;
+use crate::{format_step_messages, is_tool_call_text};
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -64,6 +63,7 @@ pub struct ToolCallingDriver {
     response_format: Option<ResponseFormat>,
     streaming: bool,
     content_tool_call_recovery: bool,
+    max_calls_per_step: usize,
 }
 
 impl ToolCallingDriver {
@@ -86,6 +86,7 @@ impl ToolCallingDriver {
             response_format: None,
             streaming: false,
             content_tool_call_recovery: true,
+            max_calls_per_step: DEFAULT_MAX_CALLS_PER_STEP,
         }
     }
 
@@ -144,6 +145,13 @@ impl ToolCallingDriver {
     /// in full run.
     pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
         self.content_tool_call_recovery = enabled;
+        self
+    }
+
+    /// The most calls one reply may make (default [`DEFAULT_MAX_CALLS_PER_STEP`]): the calls
+    /// past it do not run; each gets a tool error saying so.
+    pub fn with_max_calls_per_step(mut self, max: usize) -> Self {
+        self.max_calls_per_step = max.max(1);
         self
     }
 
@@ -315,68 +323,43 @@ impl AgentDriver for ToolCallingDriver {
         }
 
         let truncated = response.finish_reason() == FinishReason::Length;
-        // Calls answered with a tool error (how to fix them) instead of running.
+        let execution = state.execution().map(|e| e.id()).unwrap_or_default();
+        let step = tool_context.step_number;
+        // Calls answered with a tool error (how to fix them, or why they did not run) instead
+        // of running.
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
         if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
-            let recovered = if truncated {
-                recover_tool_calls_from_cut_reply(
-                    response.content(),
-                    tools,
-                    tool_context.step_number,
-                )
-            } else {
-                recover_tool_calls(response.content(), tools, tool_context.step_number)
-            };
-            if let Some(recovered) = recovered {
-                tracing::info!(
-                    calls = recovered.len(),
-                    "recovered tool calls the model wrote as text"
-                );
-                for found in &recovered {
-                    let refusal = match &found.kind {
-                        RecoveredKind::Repaired if truncated => Some((
-                            ToolFailureKind::InvalidArguments,
-                            CUT_CALL_MESSAGE.to_owned(),
-                        )),
-                        RecoveredKind::UnknownTool => found
-                            .fix_it_message(tools)
-                            .map(|m| (ToolFailureKind::UnknownTool, m)),
-                        _ => found
-                            .fix_it_message(tools)
-                            .map(|m| (ToolFailureKind::InvalidArguments, m)),
-                    };
-                    if let Some((kind, message)) = refusal {
-                        refused.push((found.call.id().to_owned(), kind, message));
-                    }
-                }
-                response = response.with_calls(recovered.into_iter().map(|r| r.call));
-                if !truncated {
-                    response = response.with_finish_reason(FinishReason::ToolCalls);
-                }
-            } else if let Some(announced) =
-                recover_announced_call(response.content(), tools, tool_context.step_number)
+            let prefix = recovered_id_prefix(execution, step);
+            if let Some(text_calls) =
+                judge_text_calls(response.content(), tools, &input, &prefix, truncated)
             {
-                // Prose, then the call in a fence: the call runs, the prose stays as the
-                // model's reasoning, and what it imagined after the call is dropped.
-                tracing::info!(
-                    tool = announced.call.name(),
-                    "recovered a tool call the model announced in prose"
-                );
+                refused = text_calls.refused;
                 response = response
-                    .with_content(announced.lead_in)
-                    .with_calls([announced.call]);
+                    .with_content(text_calls.content)
+                    .with_calls(text_calls.calls);
                 if !truncated {
                     response = response.with_finish_reason(FinishReason::ToolCalls);
                 }
             }
         }
-        if response
-            .tool_calls()
-            .iter()
-            .any(|call| call.id().is_empty())
-        {
-            let calls = with_ids(response.tool_calls(), tool_context.step_number);
+        if needs_new_ids(response.tool_calls(), &input) {
+            let calls = with_ids(response.tool_calls(), &input, execution, step);
             response = response.with_calls(calls);
+        }
+        for (position, call) in response.tool_calls().iter().enumerate() {
+            if !is_valid_tool_name(call.name()) {
+                refused.push((
+                    call.id().to_owned(),
+                    ToolFailureKind::UnknownTool,
+                    invalid_name_message(call.name(), tools),
+                ));
+            } else if position >= self.max_calls_per_step {
+                refused.push((
+                    call.id().to_owned(),
+                    ToolFailureKind::Blocked,
+                    too_many_calls_message(self.max_calls_per_step),
+                ));
+            }
         }
         let calls = response.tool_calls();
 
@@ -461,15 +444,42 @@ const EMPTY_REPLY_NUDGE: &str = "Your last reply was empty. Answer the request a
 text, or call one of the tools.";
 
 /// The tool error for a call cut off at the token limit.
-const CUT_CALL_MESSAGE: &str = "This call was cut off at the token limit before it was complete, \
-so it did not run. Send it again, complete and shorter.";
-
 /// Appended to the last tool result when the reply that asked for the calls was cut.
 const CUT_REPLY_NOTE: &str = "Note: your reply was cut off at the token limit (finish reason \
 `length`). The calls written out in full ran; a call that was cut off did not. Keep replies \
 short: one tool call at a time, or a brief answer.";
 
 /// No text and no tool calls.
+/// The default [`ToolCallingDriver::with_max_calls_per_step`]: 32 calls in one reply.
+pub const DEFAULT_MAX_CALLS_PER_STEP: usize = 32;
+
+/// Whether `name` can be a tool's name: 1 to 64 characters of `A-Z a-z 0-9 _ -` (what the
+/// providers accept). A call with any other name is refused under its id (the history stays
+/// valid) and never printed raw.
+fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn invalid_name_message(name: &str, tools: &Tools) -> String {
+    let shown: String = name.chars().take(80).collect();
+    let all: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "There is no tool named {shown:?}: a tool name is 1 to 64 characters of letters, \
+         digits, `_` and `-`. The tools are: {}.",
+        all.join(", ")
+    )
+}
+
+fn too_many_calls_message(max: usize) -> String {
+    format!(
+        "This call was not run: one reply may make at most {max} calls, and this one came \
+         after them. Send it again after reading the results of the others."
+    )
+}
+
 fn is_empty_reply(response: &InferenceResponse) -> bool {
     !response.has_tool_calls() && response.content().trim().is_empty()
 }
@@ -552,13 +562,48 @@ pub(crate) fn finish_reason_error(reason: FinishReason) -> Option<StepError> {
 
 /// The calls with an id each: providers that send none (some local servers) get
 /// `call_<step>_<n>`, unique within the execution.
-fn with_ids(calls: &[ToolCall], step: usize) -> Vec<ToolCall> {
+/// Whether a call id must be replaced: empty (a server that sends none), or already used in
+/// the conversation or the reply (servers that number their calls per reply).
+fn needs_new_ids(calls: &[ToolCall], conversation: &Messages) -> bool {
+    !calls.is_empty() && {
+        let used = used_ids(conversation);
+        let mut seen = std::collections::HashSet::new();
+        calls
+            .iter()
+            .any(|call| replaced_id(call.id(), &used) || !seen.insert(call.id()))
+    }
+}
+
+fn replaced_id(id: &str, used: &std::collections::HashSet<String>) -> bool {
+    id.is_empty() || used.contains(id)
+}
+
+/// The ids of the calls already in the conversation.
+fn used_ids(conversation: &Messages) -> std::collections::HashSet<String> {
+    conversation
+        .iter()
+        .flat_map(|m| m.tool_calls().iter().map(|c| c.id().to_owned()))
+        .collect()
+}
+
+/// The calls with unusable ids (see [`needs_new_ids`]) renamed `call_<execution>_<step>_<n>`
+/// (`<execution>` the last 12 hex digits of the execution id): unique across executions, so
+/// that an approval or a tool result can never refer to another call.
+fn with_ids(
+    calls: &[ToolCall],
+    conversation: &Messages,
+    execution: &str,
+    step: usize,
+) -> Vec<ToolCall> {
+    let used = used_ids(conversation);
+    let tag = crate::recover::execution_tag(execution);
+    let mut seen = std::collections::HashSet::new();
     calls
         .iter()
         .enumerate()
         .map(|(i, call)| {
-            if call.id().is_empty() {
-                call.clone().with_id(format!("call_{step}_{}", i + 1))
+            if replaced_id(call.id(), &used) || !seen.insert(call.id().to_owned()) {
+                call.clone().with_id(format!("call_{tag}_{step}_{}", i + 1))
             } else {
                 call.clone()
             }

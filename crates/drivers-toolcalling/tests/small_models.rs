@@ -24,12 +24,26 @@ struct City {
     city: String,
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Path {
+    /// The file.
+    path: String,
+}
+
+/// `get_weather` (a function tool: side effects, as far as the driver knows) and `read_file`
+/// (read-only).
 fn tools() -> Tools {
-    Tools::new().with(FunctionTool::new(
-        "get_weather",
-        "Current weather for a city.",
-        |args: City| async move { Ok::<_, String>(format!("Sunny in {}", args.city)) },
-    ))
+    Tools::new()
+        .with(FunctionTool::new(
+            "get_weather",
+            "Current weather for a city.",
+            |args: City| async move { Ok::<_, String>(format!("Sunny in {}", args.city)) },
+        ))
+        .with(FunctionTool::new(
+            "read_file",
+            "Reads a file.",
+            |args: Path| async move { Ok::<_, String>(format!("contents of {}", args.path)) },
+        ))
 }
 
 /// Separated-trace persistence: the trace to the execution buffer, the answer to the
@@ -94,8 +108,20 @@ async fn recovery_is_on_by_default_and_the_call_runs() {
     );
     // The model sees a real call and its result, not its own JSON text.
     let second = model.requests()[1].messages.to_transcript();
+    // Its id says it was recovered from text, with the execution in it.
+    let id = done
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .next()
+        .unwrap()
+        .id()
+        .to_owned();
+    assert!(id.starts_with("recovered_") && id.ends_with("_1_1"), "{id}");
     assert!(
-        second.contains("tool get_weather [recovered_1_1]: Sunny in Paris"),
+        second.contains(&format!("tool get_weather [{id}]: Sunny in Paris")),
         "{second}"
     );
 }
@@ -115,7 +141,6 @@ async fn with_recovery_off_a_call_written_as_text_is_the_answer() {
 #[tokio::test]
 async fn prose_that_merely_contains_json_is_the_answer() {
     for reply in [
-        format!("To get the weather I would call {PARIS_CALL}."),
         "The data is {\"city\": \"Paris\", \"temp\": 22}.".to_owned(),
         "Paris today:\n```json\n{\"city\": \"Paris\", \"temp\": 22}\n```".to_owned(),
         format!("Earlier I would have called\n```json\n{UNKNOWN_CALL}\n```"),
@@ -130,16 +155,70 @@ async fn prose_that_merely_contains_json_is_the_answer() {
 const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
 
 #[tokio::test]
+async fn a_call_inside_a_sentence_is_not_run_and_not_the_answer() {
+    // "Here's the result: {"name": "read_file", ...}" was saved as an answer by the 1.5B
+    // model: a call that does not run is never the answer. The model gets a tool result
+    // saying why, and answers next.
+    for reply in [
+        format!("To get the weather I would call {PARIS_CALL}."),
+        r#"Here's the result: {"name": "read_file", "arguments": {"path": "todo.txt"}}"#.to_owned(),
+        format!("I will ignore the injected text <tool_call>{PARIS_CALL}</tool_call> of course."),
+    ] {
+        let (done, model) = run(vec![text(&reply), text("Sunny in Paris.")]).await;
+        assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."), "{reply}");
+        let first = done.steps().next().unwrap();
+        let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
+        assert_eq!(executions.len(), 1, "{reply}");
+        assert!(executions[0].has_error(), "{reply}");
+        let error = executions[0].error_message().unwrap();
+        assert!(error.contains("was not run"), "{error}");
+        assert!(error.contains("reply with only the call"), "{error}");
+        assert!(executions[0].id().starts_with("recovered_"));
+        let second = model.requests()[1].messages.to_transcript();
+        assert!(second.contains("was not run"), "{second}");
+    }
+}
+
+#[tokio::test]
+async fn a_side_effecting_call_announced_in_prose_is_refused_with_send_it_alone() {
+    let reply = format!(
+        "I'll check the weather with `get_weather`:\n```json\n{PARIS_CALL}\n```\nThis returns it."
+    );
+    let (done, model) = run(vec![text(&reply), text(PARIS_CALL), text("Sunny.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny."));
+    let steps: Vec<_> = done.steps().collect();
+    let refused = steps[0].tool_executions().iter().next().unwrap().clone();
+    assert!(refused.has_error());
+    assert!(
+        refused
+            .error_message()
+            .unwrap()
+            .contains("only a reply that is the call alone runs it"),
+        "{:?}",
+        refused.error_message()
+    );
+    // Sent alone, as told, it runs.
+    let ran = steps[1].tool_executions().iter().next().unwrap().clone();
+    assert_eq!(ran.result_text(), "Sunny in Paris");
+    assert!(model.requests()[1]
+        .messages
+        .to_transcript()
+        .contains("was not run"));
+}
+
+#[tokio::test]
 async fn a_call_announced_in_prose_runs_and_what_follows_it_is_dropped() {
     // How Qwen2.5-Coder-1.5B writes calls (9 of 14 eval tasks saved such a reply as the
-    // answer): a sentence, the call in a fence, then what it imagines comes next.
+    // answer): a sentence, the call in a fence, then what it imagines comes next. The tool
+    // only reads, so the announced call runs.
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
     for block in [
-        format!("```json\n{PARIS_CALL}\n```"),
-        format!("<tool_call>\n{PARIS_CALL}\n</tool_call>"),
+        format!("```json\n{READ}\n```"),
+        format!("<tool_call>\n{READ}\n</tool_call>"),
     ] {
         let reply = format!(
-            "To find the weather, I'll use the `get_weather` function:\n\n{block}\n\n\
-             Then I will call:\n```json\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Rome\"}}}}\n```\n\
+            "To find the weather, I'll use the `read_file` function:\n\n{block}\n\n\
+             Then I will call:\n```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"rome.txt\"}}}}\n```\n\
              Let's assume it returns {{\"temp\": 30}}."
         );
         let (done, model) = run(vec![text(&reply), text("Sunny in Paris.")]).await;
@@ -147,16 +226,19 @@ async fn a_call_announced_in_prose_runs_and_what_follows_it_is_dropped() {
         let first = done.steps().next().unwrap();
         let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
         assert_eq!(executions.len(), 1, "only the first call runs");
-        assert_eq!(executions[0].call().arguments(), &json!({"city": "Paris"}));
-        assert_eq!(executions[0].result_text(), "Sunny in Paris");
+        assert_eq!(
+            executions[0].call().arguments(),
+            &json!({"path": "paris.txt"})
+        );
+        assert_eq!(executions[0].result_text(), "contents of paris.txt");
         // The model sees its lead-in and the result, not what it imagined after the call.
         let second = model.requests()[1].messages.to_transcript();
         assert!(
-            second.contains("I'll use the `get_weather` function:"),
+            second.contains("I'll use the `read_file` function:"),
             "{second}"
         );
         assert!(
-            !second.contains("Rome") && !second.contains("assume"),
+            !second.contains("rome") && !second.contains("assume"),
             "{second}"
         );
         assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
@@ -279,7 +361,11 @@ async fn no_two_calls_in_an_execution_share_an_id() {
         .collect();
     assert_eq!(ids.len(), 8);
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 8, "{ids:?}");
-    assert_eq!(&ids[..2], ["recovered_1_1", "recovered_1_2"]);
+    assert!(
+        ids[0].starts_with("recovered_") && ids[0].ends_with("_1_1"),
+        "{ids:?}"
+    );
+    assert!(ids[1].ends_with("_1_2"), "{ids:?}");
     // Stable through serialization.
     let reread = AgentState::from_json(&done.to_json().unwrap()).unwrap();
     let reread_ids: Vec<String> = reread
@@ -404,9 +490,21 @@ async fn a_finished_reply_with_a_broken_call_at_the_end_is_not_recovered() {
     // The same text without the cut is not only calls: prose-safety holds.
     let broken =
         format!("{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Ro");
-    let (done, model) = run(vec![text(&broken)]).await;
-    assert_eq!(model.requests().len(), 1);
-    assert!(done.steps().next().unwrap().tool_executions().is_empty());
+    // The complete call written before the broken one is among other text: not run, and not
+    // the answer either (the model is told, and answers next).
+    let (done, model) = run(vec![text(&broken), text("Sunny.")]).await;
+    assert_eq!(model.requests().len(), 2);
+    assert_eq!(answer(&done).as_deref(), Some("Sunny."));
+    let executions: Vec<_> = done
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .cloned()
+        .collect();
+    assert_eq!(executions.len(), 1);
+    assert!(executions[0].has_error());
 }
 
 #[tokio::test]

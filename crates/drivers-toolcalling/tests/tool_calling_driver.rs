@@ -346,7 +346,8 @@ async fn calls_without_ids_get_generated_ones() {
                 .or_else(|| m.tool_calls().first().map(ToolCall::id))
         })
         .collect();
-    assert_eq!(ids, vec![Some("call_1_1"), Some("call_1_1")]);
+    // `call_<execution>_<step>_<n>`: no execution was started here, so its tag is `0`.
+    assert_eq!(ids, vec![Some("call_0_1_1"), Some("call_0_1_1")]);
 }
 
 const CALL_AS_TEXT: &str =
@@ -373,11 +374,23 @@ async fn content_tool_call_recovery_runs_calls_written_as_text() {
         first.inference_response().unwrap().finish_reason(),
         FinishReason::ToolCalls
     );
-    insta::assert_snapshot!("recovered_call_messages", step_transcripts(&done));
+    // `recovered_<execution>_<step>_<n>`: the execution's part differs every run.
+    let id = first
+        .tool_executions()
+        .iter()
+        .next()
+        .unwrap()
+        .id()
+        .to_owned();
+    let tag = id.split('_').nth(1).unwrap();
+    assert_eq!(tag.len(), 12, "{id}");
+    let stable =
+        |text: String| text.replace(&format!("recovered_{tag}_"), "recovered_<execution>_");
+    insta::assert_snapshot!("recovered_call_messages", stable(step_transcripts(&done)));
     // The second request shows the model a proper tool call and result, not its JSON text.
     insta::assert_snapshot!(
         "recovered_call_second_request",
-        model.requests()[1].messages.to_transcript()
+        stable(model.requests()[1].messages.to_transcript())
     );
 }
 
@@ -465,4 +478,51 @@ async fn a_streamed_reply_names_its_model_so_the_step_can_be_priced() {
         .with_streaming(true);
     let step = one_step(&driver, &state, &StepContext::default()).await;
     assert_eq!(step.inference_response().unwrap().model(), None);
+}
+
+#[tokio::test]
+async fn a_call_with_a_name_no_tool_can_have_is_refused_under_its_id() {
+    // A pure-ASCII JSON reply whose tool name is a terminal escape sequence.
+    let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2J";
+    let model = ScriptedModel::new([InferenceResponse::with_tool_calls([
+        ToolCall::new("call_x", hostile, json!({})),
+        call("call_ok", "Paris"),
+    ])]);
+    let driver = ToolCallingDriver::new(model);
+    let state = AgentState::new().with_user_message("Weather?");
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    let executions: Vec<_> = step.tool_executions().iter().cloned().collect();
+    assert_eq!(executions.len(), 2);
+    assert_eq!(executions[0].id(), "call_x");
+    let error = executions[0].error_message().unwrap();
+    assert!(error.contains("1 to 64 characters"), "{error}");
+    // The name is quoted escaped in what the model reads.
+    assert!(
+        error.contains("\\u{1b}") && !error.contains('\u{1b}'),
+        "{error}"
+    );
+    assert_eq!(executions[1].result_text(), "Sunny, 22°C in Paris");
+    // The history stays valid: one result per call, under its id.
+    let ids: Vec<_> = step
+        .trace_messages()
+        .iter()
+        .filter_map(|m| m.tool_call_id().map(str::to_owned))
+        .collect();
+    assert_eq!(ids, ["call_x", "call_ok"]);
+}
+
+#[tokio::test]
+async fn calls_past_the_cap_of_one_reply_do_not_run() {
+    let calls: Vec<ToolCall> = (0..5).map(|i| call(&format!("c{i}"), "Oslo")).collect();
+    let model = ScriptedModel::new([InferenceResponse::with_tool_calls(calls)]);
+    let driver = ToolCallingDriver::new(model).with_max_calls_per_step(3);
+    let state = AgentState::new().with_user_message("Weather?");
+    let step = one_step(&driver, &state, &StepContext::default()).await;
+    let executions: Vec<_> = step.tool_executions().iter().cloned().collect();
+    assert_eq!(executions.len(), 5);
+    assert!(executions[..3].iter().all(|e| !e.has_error()));
+    for refused in &executions[3..] {
+        assert!(refused.error_message().unwrap().contains("at most 3 calls"));
+    }
+    assert_eq!(drivers_toolcalling::DEFAULT_MAX_CALLS_PER_STEP, 32);
 }

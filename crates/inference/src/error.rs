@@ -39,6 +39,13 @@ pub enum InferenceError {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// A response body (not streamed) was larger than the limit (`max_body_bytes`, 32 MiB by
+    /// default): it was not read further. Not retried.
+    #[error("the response body exceeded {limit} bytes; check the server, or raise the provider's `max_body_bytes` if its answers really are that large")]
+    BodyTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The provider answered with an HTTP error status.
     #[error("provider returned HTTP {status}: {message}")]
     Http {

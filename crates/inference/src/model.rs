@@ -42,6 +42,13 @@ pub trait LanguageModel: Send + Sync {
     fn name(&self) -> String {
         "model".to_owned()
     }
+
+    /// The URL of the server it talks to, when it talks to one (HTTP providers: their base
+    /// URL). Used to tell a local server from a hosted API (see
+    /// [`is_local_endpoint`](crate::is_local_endpoint)).
+    fn endpoint(&self) -> Option<String> {
+        None
+    }
 }
 
 #[async_trait]
@@ -60,6 +67,10 @@ impl<M: LanguageModel + ?Sized> LanguageModel for Arc<M> {
     fn name(&self) -> String {
         (**self).name()
     }
+
+    fn endpoint(&self) -> Option<String> {
+        (**self).endpoint()
+    }
 }
 
 #[async_trait]
@@ -77,6 +88,10 @@ impl<M: LanguageModel + ?Sized> LanguageModel for Box<M> {
 
     fn name(&self) -> String {
         (**self).name()
+    }
+
+    fn endpoint(&self) -> Option<String> {
+        (**self).endpoint()
     }
 }
 

@@ -140,7 +140,7 @@ pub fn record_error(span: &Span, error: &InferenceError) {
 
 /// A short, low-cardinality name for an inference failure: the HTTP status for provider
 /// errors (`"500"`), else `rate_limited`, `timeout`, `malformed_response`, `transport`,
-/// `configuration`, `script_exhausted`, `stream_deadline` or `event_too_large`.
+/// `configuration`, `script_exhausted`, `stream_deadline`, `event_too_large` or `body_too_large`.
 pub fn error_type(error: &InferenceError) -> String {
     match error {
         InferenceError::Http { status, .. } => status.to_string(),
@@ -152,6 +152,7 @@ pub fn error_type(error: &InferenceError) -> String {
         InferenceError::ScriptExhausted { .. } => "script_exhausted".into(),
         InferenceError::StreamDeadline { .. } => "stream_deadline".into(),
         InferenceError::EventTooLarge { .. } => "event_too_large".into(),
+        InferenceError::BodyTooLarge { .. } => "body_too_large".into(),
     }
 }
 

@@ -220,6 +220,34 @@ async fn a_ten_megabyte_line_is_refused_with_a_typed_error() {
     assert_eq!(error, Some(InferenceError::EventTooLarge { limit: 1000 }));
 }
 
+#[tokio::test]
+async fn a_body_past_the_limit_is_refused_with_a_typed_error_not_read_whole() {
+    // 33 MiB of a JSON answer, over the default 32 MiB (it was read whole: 64 MiB passed)
+    let huge = format!(
+        "{{\"id\":\"x\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{}\"}},\"finish_reason\":\"stop\"}}]}}",
+        "a".repeat(33 << 20)
+    );
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(huge, "application/json"))
+        .mount(&server)
+        .await;
+    let model = openai_for(&server.uri()).build().unwrap();
+    let error = model.complete(request()).await.unwrap_err();
+    assert_eq!(error, InferenceError::BodyTooLarge { limit: 32 << 20 });
+    assert!(!error.is_retryable());
+    assert!(error.to_string().contains("max_body_bytes"), "{error}");
+    // A lower limit applies as set, to error bodies and to JSON answers of a stream request.
+    let model = openai_for(&server.uri())
+        .max_body_bytes(1000)
+        .build()
+        .unwrap();
+    assert_eq!(
+        model.stream(request()).await.err(),
+        Some(InferenceError::BodyTooLarge { limit: 1000 })
+    );
+}
+
 /// A server that redirects every request to `target` with `status`.
 async fn redirecting_to(target: &str, status: u16) -> MockServer {
     let server = MockServer::start().await;

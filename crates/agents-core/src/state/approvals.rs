@@ -49,6 +49,51 @@ impl AgentState {
             .all(PendingApproval::is_decided)
     }
 
+    /// The fingerprint of the waiting call `call_id` (a [key](PendingApproval::key)), as
+    /// [`PendingApproval::fingerprint`] in this state's execution. Show it with the call;
+    /// [`approve_checked`](Self::approve_checked) refuses a call whose fingerprint is not the
+    /// one shown.
+    pub fn approval_fingerprint(&self, call_id: &str) -> Option<String> {
+        let pending = self.pending(call_id).ok()?;
+        Some(pending.fingerprint(self.execution().map(|e| e.id()).unwrap_or_default()))
+    }
+
+    /// Checks that the call waiting as `call_id` has `fingerprint` (the one the person was
+    /// shown; case and surrounding spaces do not matter).
+    ///
+    /// # Errors
+    /// [`ApprovalError::UnknownCall`] or [`ApprovalError::Changed`].
+    pub fn check_fingerprint(&self, call_id: &str, fingerprint: &str) -> Result<(), ApprovalError> {
+        let actual =
+            self.approval_fingerprint(call_id)
+                .ok_or_else(|| ApprovalError::UnknownCall {
+                    call_id: call_id.to_owned(),
+                })?;
+        if actual.eq_ignore_ascii_case(fingerprint.trim()) {
+            Ok(())
+        } else {
+            Err(ApprovalError::Changed {
+                call_id: call_id.to_owned(),
+                expected: fingerprint.trim().to_owned(),
+                actual,
+            })
+        }
+    }
+
+    /// [`approve`](Self::approve), only when the call waiting as `call_id` is the one whose
+    /// `fingerprint` the person was shown.
+    ///
+    /// # Errors
+    /// [`ApprovalError::Changed`], and as [`approve`](Self::approve).
+    pub fn approve_checked(
+        self,
+        call_id: &str,
+        fingerprint: &str,
+    ) -> Result<AgentState, ApprovalError> {
+        self.check_fingerprint(call_id, fingerprint)?;
+        self.approve(call_id)
+    }
+
     /// Approves the waiting call `call_id` as shown.
     ///
     /// # Errors
@@ -99,7 +144,7 @@ impl AgentState {
             .data()
             .approvals
             .iter()
-            .position(|p| p.call_id() == call_id)
+            .position(|p| p.key() == call_id)
             .ok_or_else(|| ApprovalError::UnknownCall {
                 call_id: call_id.clone(),
             })?;
@@ -127,7 +172,9 @@ impl AgentState {
         // it again), shared by every waiting call of that subagent run.
         let routed = match (pending.parent_call_id(), pending.subagent_resume()) {
             (Some(parent), Some((_, child))) => {
-                let child = child_state(&call_id, child)?.decide(decision.clone())?;
+                // In the subagent's state the call goes by its key there.
+                let inner = decision.for_key(pending.key_in_subagent());
+                let child = child_state(&call_id, child)?.decide(inner)?;
                 let child = serde_json::to_value(&child).map_err(|error| {
                     ApprovalError::CorruptSubagentState {
                         call_id: call_id.clone(),
@@ -183,7 +230,7 @@ impl AgentState {
         self.data()
             .approvals
             .iter()
-            .find(|p| p.call_id() == call_id)
+            .find(|p| p.key() == call_id)
             .ok_or_else(|| ApprovalError::UnknownCall {
                 call_id: call_id.to_owned(),
             })

@@ -23,6 +23,10 @@ pub(crate) struct Via {
     parent_call: ToolCall,
     /// The subagent's suspended state, as its document (decisions are routed into it).
     child: Value,
+    /// The call's key in the subagent's state (its id, or deeper down a key of its own);
+    /// empty in states written before keys: the call's id.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    key: String,
 }
 
 /// A tool call a suspended run waits on: the call as the model made it, the hash of its
@@ -66,6 +70,7 @@ impl PendingApproval {
                 subagent: subagent.to_owned(),
                 parent_call: parent_call.clone(),
                 child,
+                key: pending.key(),
             }),
             decision: None,
             ..pending.clone()
@@ -108,6 +113,47 @@ impl PendingApproval {
     /// The id of the waiting call.
     pub fn call_id(&self) -> &str {
         self.call.id()
+    }
+
+    /// The key decisions name this call by: its id for the agent's own calls; for a
+    /// subagent's call, `<the calling agent's call id>/<its key in the subagent>`, so that a
+    /// subagent's call can never be taken for one of the agent's own (or another subagent's)
+    /// with the same id.
+    pub fn key(&self) -> String {
+        match &self.via {
+            Some(via) => format!("{}/{}", via.parent_call.id(), self.key_in_subagent()),
+            None => self.call.id().to_owned(),
+        }
+    }
+
+    /// The call's key in the subagent's own state (its id for states written before keys).
+    pub(crate) fn key_in_subagent(&self) -> &str {
+        match &self.via {
+            Some(via) if !via.key.is_empty() => via.key.as_str(),
+            _ => self.call.id(),
+        }
+    }
+
+    /// The fingerprint a person is shown with this call in the execution `execution_id`
+    /// (API.md section 8): 12 hex digits of SHA-256 over the execution id, the call's
+    /// [key](Self::key), its tool name and its canonical arguments, NUL-separated. A decision
+    /// made on what a person saw carries it
+    /// ([`AgentState::approve_checked`](crate::state::agent_state::AgentState::approve_checked)):
+    /// another call under the same id, or changed arguments, give another fingerprint.
+    pub fn fingerprint(&self, execution_id: &str) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(execution_id.as_bytes());
+        hasher.update([0]);
+        hasher.update(self.key().as_bytes());
+        hasher.update([0]);
+        // the tool name, a NUL, the arguments as canonical JSON (keys sorted at every depth)
+        hasher.update(signature(&self.call).as_bytes());
+        hasher
+            .finalize()
+            .iter()
+            .take(6)
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
     }
 
     /// The tool it calls.
@@ -162,7 +208,7 @@ impl PendingApproval {
 
     fn decided(&self, verdict: ApprovalVerdict) -> ApprovalDecision {
         ApprovalDecision {
-            call_id: self.call_id().to_owned(),
+            call_id: self.key(),
             arguments_hash: self.arguments_hash.to_string(),
             verdict,
         }
@@ -212,9 +258,18 @@ pub struct ApprovalDecision {
 }
 
 impl ApprovalDecision {
-    /// The call it decides.
+    /// The key of the call it decides ([`PendingApproval::key`]: the call id for the agent's
+    /// own calls).
     pub fn call_id(&self) -> &str {
         &self.call_id
+    }
+
+    /// This decision, naming its call by `key` (the key the call has in a subagent's state).
+    pub(crate) fn for_key(&self, key: &str) -> Self {
+        Self {
+            call_id: key.to_owned(),
+            ..self.clone()
+        }
     }
 
     /// The hash of the arguments the person was shown.
@@ -252,6 +307,20 @@ pub enum ApprovalError {
     Stale {
         /// The call.
         call_id: String,
+    },
+    /// The call waiting under this key is not the one the person was shown: its fingerprint
+    /// differs (another call took the id, or its arguments changed).
+    #[error(
+        "the call waiting as `{call_id}` is not the one you were shown (its fingerprint is \
+         {actual}, you expected {expected}): look at it again before deciding"
+    )]
+    Changed {
+        /// The call's key.
+        call_id: String,
+        /// The fingerprint given.
+        expected: String,
+        /// The fingerprint of the call waiting now.
+        actual: String,
     },
     /// The saved state of the subagent the call belongs to cannot be read or written.
     #[error(
@@ -303,5 +372,42 @@ mod tests {
         let d = ToolCall::new("1", "sh", json!({"a": 1, "b": {"x": [1, 2], "y": "z"}}));
         assert_ne!(arguments_hash(&a), arguments_hash(&d));
         assert!(arguments_hash(&a).starts_with("sha256:"));
+    }
+
+    #[test]
+    fn the_fingerprint_binds_execution_id_tool_and_canonical_arguments() {
+        let pending = |id: &str, name: &str, arguments: Value| {
+            PendingApproval::new(ToolCall::new(id, name, arguments), None)
+        };
+        let shown = pending("call_0", "bash", json!({"command": "ls", "cwd": "."}));
+        let fingerprint = shown.fingerprint("exec-1");
+        assert_eq!(fingerprint.len(), 12);
+        assert!(fingerprint.chars().all(|c| c.is_ascii_hexdigit()));
+        // the same call, its arguments in another order: the same fingerprint
+        let reordered = pending("call_0", "bash", json!({"cwd": ".", "command": "ls"}));
+        assert_eq!(reordered.fingerprint("exec-1"), fingerprint);
+        // anything else differs: the execution, the id, the tool, the arguments
+        for (execution, other) in [
+            ("exec-2", shown.clone()),
+            (
+                "exec-1",
+                pending("call_1", "bash", json!({"command": "ls", "cwd": "."})),
+            ),
+            (
+                "exec-1",
+                pending("call_0", "sh", json!({"command": "ls", "cwd": "."})),
+            ),
+            (
+                "exec-1",
+                pending("call_0", "bash", json!({"command": "rm -rf ~", "cwd": "."})),
+            ),
+            // no ambiguity between the parts
+            (
+                "exec-1\u{0}call_0",
+                pending("", "bash", json!({"command": "ls", "cwd": "."})),
+            ),
+        ] {
+            assert_ne!(other.fingerprint(execution), fingerprint);
+        }
     }
 }

@@ -169,13 +169,24 @@ pub(crate) fn cut(text: &str, limit: usize, hint: Option<&str>) -> (String, bool
 /// note in the text.
 pub const MAX_TOOL_IMAGE_BYTES: usize = 5_000_000;
 
-/// `content` and `parts` with every part over [`MAX_TOOL_IMAGE_BYTES`] left out and a note
-/// saying so appended to the text.
+/// The most content parts one tool result carries to the model (they are sent again with
+/// every later request of the conversation); the rest are left out with a note.
+pub(crate) const MAX_TOOL_PARTS: usize = 8;
+
+/// The most bytes all the content parts of one tool result carry together; the parts past it
+/// are left out with a note.
+pub(crate) const MAX_TOOL_PARTS_BYTES: usize = 10_000_000;
+
+/// `content` and `parts` with every part over [`MAX_TOOL_IMAGE_BYTES`], past the
+/// [`MAX_TOOL_PARTS`]-th, or past [`MAX_TOOL_PARTS_BYTES`] in all left out, and a note saying
+/// so appended to the text: parts count against the tool-output bounds like text does.
 pub(crate) fn bounded_parts(
     mut content: String,
     parts: Vec<messages::ContentPart>,
 ) -> (String, Vec<messages::ContentPart>) {
-    let mut kept = Vec::with_capacity(parts.len());
+    let mut kept = Vec::with_capacity(parts.len().min(MAX_TOOL_PARTS));
+    let mut total = 0usize;
+    let mut dropped = 0usize;
     for part in parts {
         let size = match &part {
             messages::ContentPart::Text { text } => text.len(),
@@ -189,11 +200,50 @@ pub(crate) fn bounded_parts(
             content.push_str(&format!(
                 "\n[a content part of {size} bytes was left out: over the {MAX_TOOL_IMAGE_BYTES}-byte limit]"
             ));
+        } else if kept.len() >= MAX_TOOL_PARTS || total + size > MAX_TOOL_PARTS_BYTES {
+            dropped += 1;
         } else {
+            total += size;
             kept.push(part);
         }
     }
+    if dropped > 0 {
+        content.push_str(&format!(
+            "\n[{dropped} more content part(s) were left out: one result carries at most \
+             {MAX_TOOL_PARTS} parts and {MAX_TOOL_PARTS_BYTES} bytes of them]"
+        ));
+    }
     (content, kept)
+}
+
+#[cfg(test)]
+mod part_bounds {
+    use super::*;
+    use messages::ContentPart;
+
+    fn image(bytes: usize) -> ContentPart {
+        ContentPart::ImageUrl {
+            url: format!("data:image/png;base64,{}", "A".repeat(bytes)),
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn parts_count_against_a_number_and_a_total_size() {
+        let (text, kept) = bounded_parts("ok".into(), (0..20).map(|_| image(10)).collect());
+        assert_eq!(kept.len(), MAX_TOOL_PARTS);
+        assert!(
+            text.contains("12 more content part(s) were left out"),
+            "{text}"
+        );
+        // Three parts of 4 MB: the third passes the 10 MB total.
+        let (text, kept) = bounded_parts("ok".into(), (0..3).map(|_| image(4_000_000)).collect());
+        assert_eq!(kept.len(), 2);
+        assert!(text.contains("1 more content part(s)"), "{text}");
+        // Within both bounds nothing changes.
+        let (text, kept) = bounded_parts("ok".into(), vec![image(10), image(10)]);
+        assert_eq!((text.as_str(), kept.len()), ("ok", 2));
+    }
 }
 
 #[cfg(test)]

@@ -34,9 +34,15 @@ pub struct McpServerDefinition {
     /// Its arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Extra environment variables for it.
+    /// Environment variables for it. A stdio server gets only these and the variables `bash`
+    /// gets (`PATH`, `HOME`, `LANG`, ...: `agents_mcp::DEFAULT_MCP_ENV`), never the agent's API
+    /// keys, unless `inherit_env` is true.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Whether a stdio server inherits the agent's whole environment, secrets included
+    /// (default false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inherit_env: bool,
     /// Its working directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
@@ -90,11 +96,14 @@ pub(super) fn validate(
             _ => {}
         }
         if server.url.is_some()
-            && (!server.args.is_empty() || !server.env.is_empty() || server.cwd.is_some())
+            && (!server.args.is_empty()
+                || !server.env.is_empty()
+                || server.cwd.is_some()
+                || server.inherit_env)
         {
             return Err(field(
                 "args",
-                "`args`, `env` and `cwd` belong to a `command` server, not a `url` one".into(),
+                "`args`, `env`, `inherit_env` and `cwd` belong to a `command` server, not a `url` one".into(),
             ));
         }
         if server.command.is_some() && !server.headers.is_empty() {
@@ -160,6 +169,7 @@ impl McpServerDefinition {
                 if let Some(dir) = &self.cwd {
                     server = server.with_current_dir(dir);
                 }
+                server = server.with_inherited_env(self.inherit_env);
                 server
             }
             (None, Some(url)) => {

@@ -17,6 +17,9 @@ use crate::InferenceError;
 /// The most redirects followed for one request (all to the same origin).
 const MAX_REDIRECTS: usize = 10;
 
+/// The default [`HttpSettings::max_body_bytes`]: 32 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 << 20;
+
 /// Timeouts, limits and retries of an HTTP provider.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpSettings {
@@ -32,6 +35,9 @@ pub struct HttpSettings {
     pub stream_deadline: Duration,
     /// Most bytes one server-sent event may hold (default 8 MiB).
     pub max_event_bytes: usize,
+    /// Most bytes of a response body read whole (an answer to `complete`, an error body):
+    /// past it the request fails with [`InferenceError::BodyTooLarge`] (default 32 MiB).
+    pub max_body_bytes: usize,
     /// How failed attempts are retried.
     pub retry: RetryPolicy,
 }
@@ -44,6 +50,7 @@ impl Default for HttpSettings {
             stream_idle_timeout: Duration::from_secs(60),
             stream_deadline: Duration::from_secs(600),
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             retry: RetryPolicy::default(),
         }
     }
@@ -149,7 +156,7 @@ impl HttpClient {
         let work = async {
             let response = self.send(request, attempt).await?;
             let content_type = content_type(response.headers());
-            let body = response.text().await.map_err(|e| transport(&e, timeout))?;
+            let body = self.read_body(response).await?;
             if !content_type.is_empty() && !content_type.contains("json") {
                 return Err(InferenceError::malformed(
                     format!("expected a JSON answer but got content type `{content_type}`"),
@@ -174,11 +181,11 @@ impl HttpClient {
             let response = self.send(request, attempt).await?;
             let content_type = content_type(response.headers());
             if content_type.contains("json") {
-                let body = response.text().await.map_err(|e| transport(&e, timeout))?;
+                let body = self.read_body(response).await?;
                 return Ok(StreamStart::Json(body));
             }
             if !content_type.is_empty() && !content_type.contains("event-stream") {
-                let body = response.text().await.unwrap_or_default();
+                let body = self.read_body(response).await.unwrap_or_default();
                 return Err(InferenceError::malformed(
                     format!("expected an event stream but got content type `{content_type}`"),
                     &body,
@@ -244,7 +251,7 @@ impl HttpClient {
             });
         }
         let headers = response.headers().clone();
-        let body = response.text().await.unwrap_or_default();
+        let body = self.read_body(response).await.unwrap_or_default();
         let error = status_error(status.as_u16(), &headers, &body);
         tracing::debug!(status = status.as_u16(), %error, "provider returned an error status");
         Err(error)
@@ -279,6 +286,36 @@ fn same_origin_location(response: &reqwest::Response) -> Option<String> {
         && asked.host_str() == next.host_str()
         && asked.port_or_known_default() == next.port_or_known_default();
     same.then(|| next.to_string())
+}
+
+impl HttpClient {
+    /// The whole body as text (invalid UTF-8 replaced), read chunk by chunk and refused with
+    /// [`InferenceError::BodyTooLarge`] as soon as it passes `max_body_bytes`: a huge or
+    /// endless body is never held in memory.
+    async fn read_body(&self, mut response: reqwest::Response) -> Result<String, InferenceError> {
+        let limit = self.settings.max_body_bytes;
+        if response
+            .content_length()
+            .is_some_and(|length| length > limit as u64)
+        {
+            return Err(InferenceError::BodyTooLarge { limit });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport(&e, self.settings.timeout))?
+        {
+            if body.len() + chunk.len() > limit {
+                return Err(InferenceError::BodyTooLarge { limit });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(match String::from_utf8(body) {
+            Ok(text) => text,
+            Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+        })
+    }
 }
 
 /// The instant `duration` from now; a duration too long to represent (`Duration::MAX` to turn

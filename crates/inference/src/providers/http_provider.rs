@@ -289,6 +289,13 @@ macro_rules! provider_builder_options {
             self
         }
 
+        /// Most bytes of a response body read whole (default 32 MiB); past it the request
+        /// fails with `InferenceError::BodyTooLarge`.
+        pub fn max_body_bytes(mut self, max: usize) -> Self {
+            self.options.http.max_body_bytes = max;
+            self
+        }
+
         /// The retry policy.
         pub fn retry(mut self, policy: $crate::RetryPolicy) -> Self {
             self.options.http.retry = policy;

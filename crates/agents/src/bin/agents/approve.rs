@@ -7,7 +7,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use agents::prelude::*;
 
-use crate::render::{one_line, printable};
+use crate::render::{arguments_text, printable, printable_json};
 use crate::sessions::SessionArgs;
 
 type Error = Box<dyn std::error::Error>;
@@ -78,7 +78,10 @@ impl Approver {
             } else if self.reject_all {
                 pending.reject("not approved (--approve none)")
             } else if self.interactive {
-                self.ask(&pending)?
+                let fingerprint = state
+                    .approval_fingerprint(&pending.key())
+                    .unwrap_or_default();
+                self.ask(&pending, &fingerprint)?
             } else if can_wait {
                 continue;
             } else {
@@ -91,19 +94,36 @@ impl Approver {
         Ok(decisions)
     }
 
-    /// `Allow bash: rm -rf build? [y]es / [n]o / [e]dit / [a]lways for this tool`.
-    fn ask(&mut self, pending: &PendingApproval) -> Result<ApprovalDecision, Error> {
+    /// `Allow bash?`, the full arguments (escaped, with their line breaks; a long value shows
+    /// its head and tail until the person views all of it), then `[y]es / [n]o / [e]dit /
+    /// [a]lways for this tool`. `y` and `a` are refused while part of the arguments is hidden.
+    fn ask(
+        &mut self,
+        pending: &PendingApproval,
+        fingerprint: &str,
+    ) -> Result<ApprovalDecision, Error> {
         let stdin = std::io::stdin();
         let mut lines = stdin.lock();
+        let (shown, mut hidden) = arguments_text(pending.arguments(), false);
+        println!(
+            "Allow {} (call {}, fingerprint {})?\n{shown}",
+            printable(pending.tool_name()),
+            printable(&pending.key()),
+            fingerprint,
+        );
         loop {
-            print!(
-                "Allow {}: {}? [y]es / [n]o / [e]dit / [a]lways for this tool ",
-                printable(pending.tool_name()),
-                printable(&summary(pending.arguments()))
-            );
+            let view = if hidden { " / [v]iew all" } else { "" };
+            print!("[y]es / [n]o / [e]dit / [a]lways for this tool{view} ");
             std::io::stdout().flush()?;
             let answer = read_line(&mut lines)?;
             match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" | "a" | "always" if hidden => {
+                    println!("part of the arguments is hidden: [v]iew all of them first");
+                }
+                "v" | "view" => {
+                    println!("{}", arguments_text(pending.arguments(), true).0);
+                    hidden = false;
+                }
                 "y" | "yes" => return Ok(pending.approve()),
                 "n" | "no" => {
                     print!("Reason (the model reads it, empty for none): ");
@@ -122,7 +142,10 @@ impl Approver {
                     return Ok(pending.approve());
                 }
                 "e" | "edit" => {
-                    println!("Arguments now: {}", pending.arguments());
+                    println!(
+                        "Arguments now: {}",
+                        printable_json(&pending.arguments().to_string())
+                    );
                     print!("New arguments (JSON, one line): ");
                     std::io::stdout().flush()?;
                     let text = read_line(&mut lines)?;
@@ -131,7 +154,7 @@ impl Approver {
                         Err(error) => println!("not JSON ({error}); try again"),
                     }
                 }
-                _ => println!("answer y, n, e or a"),
+                _ => println!("answer y, n, e or a{}", if hidden { " (or v)" } else { "" }),
             }
         }
     }
@@ -144,19 +167,6 @@ fn read_line(lines: &mut impl BufRead) -> Result<String, Error> {
         return Err("stdin closed while waiting for an approval".into());
     }
     Ok(line)
-}
-
-/// What a person reads about a call's arguments: the one string argument (`rm -rf build`),
-/// else the JSON, on one line.
-fn summary(arguments: &serde_json::Value) -> String {
-    if let Some(object) = arguments.as_object() {
-        if object.len() == 1 {
-            if let Some(text) = object.values().next().and_then(|v| v.as_str()) {
-                return one_line(text, 200);
-            }
-        }
-    }
-    one_line(&arguments.to_string(), 200)
 }
 
 /// Decides what can be decided on a suspended run and resumes it, as often as it suspends;
@@ -179,7 +189,7 @@ pub async fn settle(
         for decision in decisions {
             if session.session.is_some() {
                 let call_id = decision.call_id().to_owned();
-                crate::sessions::decide(session, &call_id, move |_| decision).await?;
+                crate::sessions::decide(session, &call_id, None, move |_| decision).await?;
             } else {
                 decided = decided.decide(decision)?;
             }
@@ -213,16 +223,20 @@ pub fn pending_report(state: &AgentState, session: &str) -> String {
             Some(ApprovalVerdict::Rejected { .. }) => " (rejected)",
             None => "",
         };
+        let fingerprint = state
+            .approval_fingerprint(&pending.key())
+            .unwrap_or_default();
         report.push_str(&format!(
-            "  {}  {} {}{verdict}\n",
-            printable(pending.call_id()),
+            "  {}@{fingerprint}  {}{verdict}\n{}",
+            printable(&pending.key()),
             printable(pending.tool_name()),
-            printable(&one_line(&pending.arguments().to_string(), 200)),
+            arguments_text(pending.arguments(), true).0,
         ));
     }
     report.push_str(&format!(
-        "decide with `agents approve --session {session} CALL_ID [--with JSON]` or \
-         `agents reject --session {session} CALL_ID --reason TEXT`, then continue with \
+        "decide with `agents approve --session {session} CALL_ID@FINGERPRINT [--with JSON]` or \
+         `agents reject --session {session} CALL_ID@FINGERPRINT --reason TEXT` (the fingerprint \
+         refuses a call that is not the one shown), then continue with \
          `agents run --session {session} --resume`"
     ));
     report
@@ -234,8 +248,13 @@ pub struct ApproveArgs {
     /// The session that waits.
     #[arg(long, value_name = "NAME")]
     pub session: String,
-    /// The waiting call's id (as `agents run` printed it).
+    /// The waiting call's id as `agents run` printed it, or `ID@FINGERPRINT` to refuse a
+    /// call that is not the one shown.
     pub call_id: String,
+    /// The fingerprint `agents run` printed with the call: the decision is refused when the
+    /// call waiting under the id is another one (or its arguments changed).
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub expect: Option<String>,
     /// Run the call with these arguments (JSON) instead.
     #[arg(long, value_name = "JSON")]
     pub with: Option<String>,
@@ -250,8 +269,11 @@ pub struct RejectArgs {
     /// The session that waits.
     #[arg(long, value_name = "NAME")]
     pub session: String,
-    /// The waiting call's id.
+    /// The waiting call's id, or `ID@FINGERPRINT`.
     pub call_id: String,
+    /// The fingerprint `agents run` printed with the call (see `agents approve --expect`).
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub expect: Option<String>,
     /// Why (the model reads it).
     #[arg(long)]
     pub reason: String,
@@ -273,6 +295,7 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
         &args.session,
         args.db.as_deref(),
         &args.call_id,
+        args.expect.as_deref(),
         |p| match with {
             Some(arguments) => p.approve_with(arguments),
             None => p.approve(),
@@ -284,9 +307,13 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
 /// `agents reject ...`.
 pub async fn reject(args: RejectArgs) -> Result<(), Error> {
     let reason = args.reason;
-    record(&args.session, args.db.as_deref(), &args.call_id, |p| {
-        p.reject(reason)
-    })
+    record(
+        &args.session,
+        args.db.as_deref(),
+        &args.call_id,
+        args.expect.as_deref(),
+        |p| p.reject(reason),
+    )
     .await
 }
 
@@ -295,14 +322,30 @@ async fn record(
     session: &str,
     db: Option<&str>,
     call_id: &str,
+    expect: Option<&str>,
     decide: impl FnOnce(&PendingApproval) -> ApprovalDecision,
 ) -> Result<(), Error> {
+    // `ID@FINGERPRINT` (a fingerprint is hex: an id holding `@` keeps it when no hex follows)
+    let (call_id, from_id) = match call_id.rsplit_once('@') {
+        Some((id, fp)) if !fp.is_empty() && fp.chars().all(|c| c.is_ascii_hexdigit()) => {
+            (id, Some(fp))
+        }
+        _ => (call_id, None),
+    };
+    let expect = match (expect, from_id) {
+        (Some(a), Some(b)) if !a.eq_ignore_ascii_case(b) => {
+            return Err(
+                format!("--expect {a} and {call_id}@{b} name different fingerprints").into(),
+            )
+        }
+        (a, b) => a.or(b),
+    };
     let args = SessionArgs {
         session: Some(session.to_owned()),
         resume: false,
         db: db.map(str::to_owned),
     };
-    let state = crate::sessions::decide(&args, call_id, decide).await?;
+    let state = crate::sessions::decide(&args, call_id, expect, decide).await?;
     let left = state
         .pending_approvals()
         .iter()

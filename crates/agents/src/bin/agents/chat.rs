@@ -196,7 +196,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                         state.messages().len(),
                         printable(argument)
                     ),
-                    Err(error) => println!("{}", style.error(&error.to_string())),
+                    Err(error) => println!("{}", style.error(&printable(&error.to_string()))),
                 },
                 "load" => match load(Path::new(argument)) {
                     Ok(loaded) => {
@@ -208,7 +208,7 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                             printable(argument)
                         );
                     }
-                    Err(error) => println!("{}", style.error(&error.to_string())),
+                    Err(error) => println!("{}", style.error(&printable(&error.to_string()))),
                 },
                 _ => println!(
                     "unknown command `/{}`; /help lists the commands",
@@ -334,9 +334,12 @@ fn editor(history: Option<&Path>) -> Result<LineEditor, Error> {
 
 /// Creates an empty file readable by its owner only (what you type can be private).
 fn create_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
     }
     std::fs::OpenOptions::new()
         .write(true)
@@ -520,9 +523,10 @@ impl Screen {
                     out,
                     "{}",
                     style.dim(&format!(
-                        "  > {}({}) ...",
+                        "  > {}({}){} ...",
                         printable(call.name()),
-                        one_line(&call.arguments().to_string(), 60)
+                        one_line(&call.arguments().to_string(), 60),
+                        crate::render::origin(call)
                     ))
                 );
                 state.mid_line = true;
@@ -531,7 +535,11 @@ impl Screen {
             AgentEvent::ToolCallCompleted { execution, .. } => {
                 if state.open_call.as_deref() != Some(execution.id()) {
                     close_line(&mut state, &mut out);
-                    let _ = write!(out, "{}", style.dim(&format!("  > {}", execution.name())));
+                    let _ = write!(
+                        out,
+                        "{}",
+                        style.dim(&format!("  > {}", printable(execution.name())))
+                    );
                 }
                 let millis = execution.duration().as_millis();
                 let status = match execution.error_message() {
@@ -639,10 +647,11 @@ impl Screen {
         }
         for (n, execution) in state.trace.iter().enumerate() {
             println!(
-                "{}. {}({}) {} in {} ms",
+                "{}. {}({}){} {} in {} ms",
                 n + 1,
                 printable(execution.name()),
                 one_line(&execution.arguments().to_string(), 200),
+                crate::render::origin(execution.call()),
                 if execution.has_error() {
                     "failed"
                 } else {

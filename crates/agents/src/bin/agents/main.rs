@@ -96,7 +96,7 @@ async fn main() -> std::process::ExitCode {
             return match run::run(*args).await {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(error) => {
-                    eprintln!("error: {error}");
+                    eprintln!("error: {}", render::printable(&error.to_string()));
                     std::process::ExitCode::from(error.exit_code())
                 }
             }

@@ -8,6 +8,8 @@ use agents::definition::{AgentDefinition, ToolPolicy};
 use agents::mcp::{connect_all, McpClient, McpServer};
 use agents::prelude::*;
 
+use crate::render::{printable, printable_json};
+
 type Error = Box<dyn std::error::Error>;
 
 /// `agents mcp ...`
@@ -127,11 +129,14 @@ pub async fn run(command: McpCommand) -> Result<(), Error> {
             let client = McpClient::connect(server.server()?).await?;
             let tools = client.list_tools().await?;
             for tool in &tools {
-                println!("{}", tool.exposed_name);
+                println!("{}", printable(&tool.exposed_name));
                 if !tool.description.is_empty() {
-                    println!("  {}", tool.description.replace('\n', "\n  "));
+                    println!("  {}", printable(&tool.description).replace('\n', "\n  "));
                 }
-                println!("  parameters: {}", tool.input_schema);
+                println!(
+                    "  parameters: {}",
+                    printable_json(&tool.input_schema.to_string())
+                );
             }
             println!("{} tool(s)", tools.len());
             client.close().await?;
@@ -147,10 +152,12 @@ pub async fn run(command: McpCommand) -> Result<(), Error> {
             client.close().await?;
             match outcome {
                 Ok(result) if !result.is_error => {
-                    println!("{}", result.text);
+                    println!("{}", printable(&result.text));
                     Ok(())
                 }
-                Ok(result) => Err(format!("the tool reported an error: {}", result.text).into()),
+                Ok(result) => {
+                    Err(format!("the tool reported an error: {}", printable(&result.text)).into())
+                }
                 Err(error) => Err(error.into()),
             }
         }

@@ -37,6 +37,77 @@ fn needs_escape(c: char) -> bool {
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// JSON text (as `serde_json` writes it) with the characters [`printable`] escapes written as
+/// JSON escapes (`\u009b`), so the output is still the same JSON value and no terminal control
+/// character reaches the screen (`serde_json` escapes only U+0000 to U+001F itself).
+pub fn printable_json(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(needs_escape) {
+        return Cow::Borrowed(json);
+    }
+    let mut shown = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if needs_escape(c) {
+            let _ = write!(shown, "\\u{:04x}", u32::from(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// Characters of one argument value an approval prompt shows before asking to view the rest:
+/// the first [`SHOWN_HEAD`] and the last [`SHOWN_TAIL`].
+pub const SHOWN_HEAD: usize = 600;
+/// See [`SHOWN_HEAD`].
+pub const SHOWN_TAIL: usize = 300;
+
+/// A call's arguments as a person deciding on it reads them: one `name: value` per argument,
+/// string values with their real line breaks (each continuation line indented), other values as
+/// JSON, everything escaped by [`printable`]. With `full` false a value longer than
+/// `SHOWN_HEAD + SHOWN_TAIL` characters shows its head and tail around a line
+/// `... N characters hidden, [v]iew all ...`; the second value says whether anything was hidden.
+pub fn arguments_text(arguments: &serde_json::Value, full: bool) -> (String, bool) {
+    let mut text = String::new();
+    let mut hidden = false;
+    let mut one = |name: Option<&str>, value: &serde_json::Value, text: &mut String| {
+        let raw = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        };
+        let count = raw.chars().count();
+        let shown = if !full && count > SHOWN_HEAD + SHOWN_TAIL {
+            hidden = true;
+            let head: String = raw.chars().take(SHOWN_HEAD).collect();
+            let tail: String = raw.chars().skip(count - SHOWN_TAIL).collect();
+            format!(
+                "{head}\n... {} characters hidden, [v]iew all ...\n{tail}",
+                count - SHOWN_HEAD - SHOWN_TAIL
+            )
+        } else {
+            raw
+        };
+        let shown = printable(&shown).replace('\n', "\n    ");
+        match name {
+            Some(name) => {
+                let _ = writeln!(text, "  {}: {shown}", printable(name));
+            }
+            None => {
+                let _ = writeln!(text, "  {shown}");
+            }
+        }
+    };
+    match arguments.as_object() {
+        Some(object) if !object.is_empty() => {
+            for (name, value) in object {
+                one(Some(name), value, &mut text);
+            }
+        }
+        Some(_) => text.push_str("  (no arguments)\n"),
+        None => one(None, arguments, &mut text),
+    }
+    (text, hidden)
+}
+
 /// At most `max` characters of `text` on one line, with `...` when cut.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -48,14 +119,25 @@ pub fn one_line(text: &str, max: usize) -> String {
     format!("{cut}...")
 }
 
+/// ` (from text)` for a call the driver recovered from the model's text rather than a native
+/// call, so that a person reading the trace sees which calls the model wrote as text.
+pub fn origin(call: &ToolCall) -> &'static str {
+    if agents::toolcalling::is_recovered_call(call) {
+        " (from text)"
+    } else {
+        ""
+    }
+}
+
 /// A printer for the events of a run: tool calls, results and answers, indented.
 pub fn print_event(event: &AgentEvent) {
     match event {
         AgentEvent::ToolCallStarted { call, .. } => {
             println!(
-                "    -> {}({})",
+                "    -> {}({}){}",
                 printable(call.name()),
-                one_line(&call.arguments().to_string(), 100)
+                one_line(&call.arguments().to_string(), 100),
+                origin(call)
             );
         }
         AgentEvent::ToolCallCompleted { execution, .. } => {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use agents::prelude::*;
 use agents::sessions::{ListPage, PostgresSessionStore, Session, SessionStore, SqliteSessionStore};
 
-use crate::render::print_transcript;
+use crate::render::{print_transcript, printable, printable_json};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -159,11 +159,14 @@ async fn drive<S: SessionStore + Clone + std::fmt::Debug + 'static>(
     Ok(session.send(prompt).await?)
 }
 
-/// Records a decision on the waiting call `call_id` of the session `args` names: `make`
-/// decides on the call as the session stores it (so a call that changed is refused).
+/// Records a decision on the waiting call `call_id` (a key, see `PendingApproval::key`) of
+/// the session `args` names: `make` decides on the call as the session stores it (so a call
+/// whose arguments changed is refused), and with `expect` only when the call's fingerprint is
+/// the one the person was shown.
 pub async fn decide(
     args: &SessionArgs,
     call_id: &str,
+    expect: Option<&str>,
     make: impl FnOnce(&PendingApproval) -> ApprovalDecision,
 ) -> Result<AgentState, Error> {
     let name = args
@@ -171,8 +174,8 @@ pub async fn decide(
         .as_deref()
         .ok_or("--session NAME is required")?;
     match Store::open(args.db.as_deref()).await? {
-        Store::Sqlite(store) => decide_in(&store, name, call_id, make).await,
-        Store::Postgres(store) => decide_in(&store, name, call_id, make).await,
+        Store::Sqlite(store) => decide_in(&store, name, call_id, expect, make).await,
+        Store::Postgres(store) => decide_in(&store, name, call_id, expect, make).await,
     }
 }
 
@@ -180,6 +183,7 @@ async fn decide_in<S: SessionStore + Clone + std::fmt::Debug + 'static>(
     store: &S,
     name: &str,
     call_id: &str,
+    expect: Option<&str>,
     make: impl FnOnce(&PendingApproval) -> ApprovalDecision,
 ) -> Result<AgentState, Error> {
     let state = store
@@ -189,8 +193,11 @@ async fn decide_in<S: SessionStore + Clone + std::fmt::Debug + 'static>(
     let pending = state
         .pending_approvals()
         .into_iter()
-        .find(|p| p.call_id() == call_id)
+        .find(|p| p.key() == call_id)
         .ok_or_else(|| format!("session `{name}` has no call `{call_id}` waiting for approval"))?;
+    if let Some(fingerprint) = expect {
+        state.check_fingerprint(call_id, fingerprint)?;
+    }
     Ok(Session::for_decisions(store, name)
         .decide(make(&pending))
         .await?)
@@ -210,11 +217,11 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
             for s in sessions {
                 println!(
                     "{}\tv{}\t{} messages\t{}\t{}",
-                    s.id,
+                    printable(&s.id),
                     s.version,
                     s.message_count,
                     s.updated_at.format("%Y-%m-%d %H:%M:%S"),
-                    s.title
+                    printable(&s.title)
                 );
             }
         }
@@ -228,7 +235,8 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
                 None => unknown(&name),
             })?;
             println!(
-                "session {name}: {:?}, {} step(s) in the last run",
+                "session {}: {:?}, {} step(s) in the last run",
+                printable(&name),
                 state.status(),
                 state.step_count()
             );
@@ -238,11 +246,11 @@ pub async fn command(args: SessionsArgs) -> Result<(), Error> {
             if !store.delete(&name).await? {
                 return Err(unknown(&name).into());
             }
-            println!("deleted session {name}");
+            println!("deleted session {}", printable(&name));
         }
         SessionsCommand::Export { name } => {
             let state = store.load(&name).await?.ok_or_else(|| unknown(&name))?;
-            println!("{}", state.to_json()?);
+            println!("{}", printable_json(&state.to_json()?));
         }
     }
     Ok(())

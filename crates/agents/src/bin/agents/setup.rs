@@ -12,6 +12,7 @@ use agents::definition::{AgentDefinition, LlmProvider, ToolPolicy, TraceMode};
 use agents::inference::ModelCatalog;
 use agents::prelude::*;
 
+use crate::render::printable;
 use crate::run::{Driver, Provider, Trace};
 
 /// The system prompt when neither `--system` nor a definition gives one: look before you
@@ -95,8 +96,10 @@ pub struct AgentArgs {
     /// else synthesize in separated and digest modes and nothing in legacy mode.
     #[arg(long, value_name = "WHAT", value_parser = parse_answer_on_stop)]
     pub answer_on_stop: Option<AnswerOnStop>,
-    /// Recognise tool calls written as JSON text (small local models do this). On by default
-    /// (the definition's `llm.recover_tool_calls` can turn it off); kept for old scripts.
+    /// Recognise tool calls written as JSON text (small local models do this), under the
+    /// trust model of docs/drivers.md. Default: on when the base URL is a loopback or private
+    /// address (a local server), off for a hosted API; the definition's
+    /// `llm.recover_tool_calls` says otherwise, and this flag over both.
     #[arg(long, group = "recovery")]
     pub recover_tool_calls: bool,
     /// Never treat a reply written as JSON text as a tool call.
@@ -469,23 +472,28 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Error> {
             .collect();
         if unknown.is_empty() {
             println!(
-                "ok   {} ({source}): {}",
-                definition.id, definition.description
+                "ok   {} ({}): {}",
+                printable(&definition.id),
+                printable(&source),
+                printable(&definition.description)
             );
         } else {
             println!(
-                "warn {} ({source}): capabilities the CLI does not know: {}",
-                definition.id,
-                unknown
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "warn {} ({}): capabilities the CLI does not know: {}",
+                printable(&definition.id),
+                printable(&source),
+                printable(
+                    &unknown
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             );
         }
     }
     for error in registry.errors() {
-        println!("FAIL {error}");
+        println!("FAIL {}", printable(&error.to_string()));
     }
     match registry.errors().len() {
         0 => Ok(()),

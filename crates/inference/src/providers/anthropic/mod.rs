@@ -144,6 +144,10 @@ impl LanguageModel for Anthropic {
     fn name(&self) -> String {
         self.inner.name()
     }
+
+    fn endpoint(&self) -> Option<String> {
+        Some(self.inner.base_url.clone())
+    }
 }
 
 /// The messages protocol: `x-api-key` and `anthropic-version`, `/v1/messages`, the body of

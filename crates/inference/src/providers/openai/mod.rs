@@ -173,6 +173,10 @@ impl LanguageModel for OpenAiCompatible {
     fn name(&self) -> String {
         self.inner.name()
     }
+
+    fn endpoint(&self) -> Option<String> {
+        Some(self.inner.base_url.clone())
+    }
 }
 
 /// The chat completions protocol: `Authorization: Bearer`, `/chat/completions`, the body of

@@ -109,12 +109,12 @@ pub(crate) fn text_of(content: Option<&Value>) -> String {
     }
 }
 
-fn tool_call_from_openai(index: usize, call: &Value) -> Result<ToolCall, InferenceError> {
+fn tool_call_from_openai(_index: usize, call: &Value) -> Result<ToolCall, InferenceError> {
     let id = call
         .get("id")
         .and_then(Value::as_str)
         .filter(|id| !id.is_empty())
-        .map_or_else(|| format!("call_{index}"), str::to_owned);
+        .map_or_else(String::new, str::to_owned);
     let function = call.get("function").unwrap_or(call);
     let name = function
         .get("name")
@@ -164,7 +164,7 @@ mod tests {
         let response = parse_response(&body.to_string()).unwrap();
         assert_eq!(
             response.tool_calls()[0],
-            ToolCall::new("call_0", "f", json!({"a": 1}))
+            ToolCall::new("", "f", json!({"a": 1}))
         );
         assert_eq!(response.finish_reason(), FinishReason::ToolCalls);
     }

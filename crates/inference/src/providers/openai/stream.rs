@@ -96,10 +96,11 @@ impl OpenAiStreamDecoder {
                 .unwrap_or(position);
             let function = call.get("function");
             let string = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-            let mut id = string(call.get("id")).filter(|id| !id.is_empty());
-            if self.known_calls.insert(index) && id.is_none() {
-                id = Some(format!("call_{index}"));
-            }
+            // A server that sends no id gets none made up here: an id like `call_0` would be
+            // the same in every reply; the agent's driver gives such calls ids unique across
+            // executions.
+            self.known_calls.insert(index);
+            let id = string(call.get("id")).filter(|id| !id.is_empty());
             let arguments_delta = match function.and_then(|f| f.get("arguments")) {
                 Some(Value::String(text)) => text.clone(),
                 Some(Value::Null) | None => String::new(),
