@@ -286,7 +286,8 @@ async fn a_three_turn_chat_with_a_tool_call_trace_reset_save_and_load() {
     chat.type_line("What is on the list?");
     let turn = chat.expect("you> ");
     assert!(
-        turn.contains(r#"> read_file({"path":"todo.txt"}) ... ok ("#),
+        // marked as recovered from text, so a person knows the model did not call it natively
+        turn.contains(r#"> read_file({"path":"todo.txt"}) (from text) ... ok ("#),
         "{turn}"
     );
     assert!(
@@ -653,7 +654,8 @@ async fn a_call_written_as_text_is_shown_once_as_the_tool_line() {
         "the call is shown once, as the tool line: {turn}"
     );
     assert!(
-        turn.contains(r#"> read_file({"path":"todo.txt"}) ... ok ("#),
+        // marked as recovered from text, so a person knows the model did not call it natively
+        turn.contains(r#"> read_file({"path":"todo.txt"}) (from text) ... ok ("#),
         "{turn}"
     );
     assert!(

@@ -257,7 +257,9 @@ async fn a_subagents_suspended_state_lives_in_the_approvals_and_version_4_still_
     outcome["suspended"] = json!({"subagent": "researcher", "state": child});
     let v4 = AgentState::from_json(&document.to_string()).unwrap();
     assert_eq!(v4.pending_approvals()[0].subagent(), Some("researcher"));
-    let decided = v4.approve("c").unwrap();
+    // A subagent's call is decided by its key: the calling agent's call id, then its own.
+    assert_eq!(v4.pending_approvals()[0].key(), "p/c");
+    let decided = v4.approve("p/c").unwrap();
     let model = ScriptedModel::new([
         InferenceResponse::text("child: deleted build"),
         InferenceResponse::text("parent done"),
