@@ -28,6 +28,7 @@ fn commit(encoder: &mut StateEncoder, state: &AgentState) -> Commit {
         title: String::new(),
         message_count: state.messages().len() as u64,
         committed_at: chrono::Utc::now(),
+        lease: None,
     }
 }
 

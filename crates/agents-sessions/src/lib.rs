@@ -38,6 +38,7 @@
 //! ```
 
 mod error;
+mod lease;
 mod memory;
 mod postgres;
 mod session;
@@ -46,12 +47,13 @@ mod sqlite;
 mod store;
 
 pub use error::{redact_url, validate_name, SessionError};
+pub use lease::{this_host, DEFAULT_LEASE_TTL};
 pub use memory::MemorySessionStore;
 pub use postgres::PostgresSessionStore;
 pub use session::{AgentSessionExt, Session};
 pub use sql::SCHEMA_VERSION;
 pub use sqlite::SqliteSessionStore;
 pub use store::{
-    checksum, decode_rows, Commit, ListPage, Loaded, Prune, SessionStore, SessionSummary,
-    VersionRows,
+    checksum, decode_rows, Commit, Lease, LeaseHolder, LeaseRequest, ListPage, Loaded, Prune,
+    SessionStore, SessionSummary, VersionRows,
 };

@@ -9,6 +9,7 @@ use inference::InferenceResponse;
 use messages::Message;
 use tokio_util::sync::CancellationToken;
 
+use crate::lease::{HeldLease, LeasePolicy};
 use crate::store::title_of;
 use crate::{Commit, SessionError, SessionStore};
 
@@ -35,6 +36,8 @@ impl AgentSessionExt for Agent {
             store: store.clone(),
             id: id.into(),
             cancellation: CancellationToken::new(),
+            stop: CancellationToken::new(),
+            lease: LeasePolicy::default(),
         }
     }
 }
@@ -51,6 +54,8 @@ pub struct Session<S> {
     store: S,
     id: String,
     cancellation: CancellationToken,
+    stop: CancellationToken,
+    lease: LeasePolicy,
 }
 
 impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
@@ -100,6 +105,37 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
         self
     }
 
+    /// This session, stopping gracefully when `token` is cancelled (on SIGTERM, say): the step
+    /// in progress finishes and is committed, the lease is given back, and the run is left
+    /// `InProgress` for [`Session::resume`] (unlike [`Session::with_cancellation`], which ends
+    /// the run as cancelled).
+    pub fn with_graceful_stop(mut self, token: CancellationToken) -> Self {
+        self.stop = token;
+        self
+    }
+
+    /// How long this session's lease lasts unless renewed (default
+    /// [`DEFAULT_LEASE_TTL`](crate::DEFAULT_LEASE_TTL), 30 s; renewed every third of it while a
+    /// step runs). A runner that dies is taken over after this long by a runner on another
+    /// host, at once by one on the same host.
+    pub fn with_lease_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.lease.ttl = ttl;
+        self
+    }
+
+    /// Whether a runner that finds the session busy (another runner holds its lease) waits for
+    /// it instead of failing with [`SessionError::Busy`] (default: it fails).
+    pub fn waiting_for_lease(mut self, wait: bool) -> Self {
+        self.lease.wait = wait;
+        self
+    }
+
+    /// Takes the session's lease (see [`SessionStore::acquire_lease`]).
+    async fn take_lease(&self) -> Result<HeldLease<S>, SessionError> {
+        crate::validate_name(&self.id)?;
+        HeldLease::take(&self.store, &self.id, self.agent.clock(), &self.lease).await
+    }
+
     /// Loads the conversation (a new one when the session does not exist), appends `message`
     /// as a user message (committed), runs the agent step by step, committing after every
     /// step, and returns the final state.
@@ -109,11 +145,16 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     /// and decide); the store's errors; [`SessionError::Agent`] when the loop cannot run the
     /// state.
     pub async fn send(&self, message: impl Into<Message>) -> Result<AgentState, SessionError> {
-        crate::validate_name(&self.id)?;
-        let position = self.load_or_new().await?;
-        let state = position.state.clone().with_user_message(message);
-        let position = self.commit(position, state).await?;
-        self.drive(position).await
+        let lease = self.take_lease().await?;
+        let token = lease.token();
+        lease
+            .run(async {
+                let position = self.load_or_new().await?;
+                let state = position.state.clone().with_user_message(message);
+                let position = self.commit(position, state, token).await?;
+                self.drive(position, token).await
+            })
+            .await
     }
 
     /// Continues a run that a crash (or a stop) left `InProgress`, or a suspended run whose
@@ -126,8 +167,14 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     /// [`SessionError::NotFound`] when the session does not exist; otherwise as
     /// [`Session::send`].
     pub async fn resume(&self) -> Result<AgentState, SessionError> {
-        let position = self.load().await?;
-        self.drive(position).await
+        let lease = self.take_lease().await?;
+        let token = lease.token();
+        lease
+            .run(async {
+                let position = self.load().await?;
+                self.drive(position, token).await
+            })
+            .await
     }
 
     /// Advances the session by exactly one step (load, [`Agent::step_with`], commit) and
@@ -137,11 +184,17 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     /// # Errors
     /// As [`Session::resume`]; on [`SessionError::Conflict`] another worker took the step.
     pub async fn step(&self) -> Result<AgentState, SessionError> {
-        let position = self.load().await?;
-        if !position.state.is_runnable() {
-            return Ok(position.state);
-        }
-        Ok(self.step_once(position).await?.state)
+        let lease = self.take_lease().await?;
+        let token = lease.token();
+        lease
+            .run(async {
+                let position = self.load().await?;
+                if !position.state.is_runnable() {
+                    return Ok(position.state);
+                }
+                Ok(self.step_once(position, token).await?.state)
+            })
+            .await
     }
 
     /// Records a person's decision on a call the suspended run waits on (made on a
@@ -156,17 +209,20 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
         &self,
         decision: agents_core::ApprovalDecision,
     ) -> Result<AgentState, SessionError> {
-        let position = self.load().await?;
-        let state =
-            position
-                .state
-                .clone()
-                .decide(decision)
-                .map_err(|source| SessionError::Approval {
-                    session: self.id.clone(),
-                    source,
+        let lease = self.take_lease().await?;
+        let token = lease.token();
+        lease
+            .run(async {
+                let position = self.load().await?;
+                let state = position.state.clone().decide(decision).map_err(|source| {
+                    SessionError::Approval {
+                        session: self.id.clone(),
+                        source,
+                    }
                 })?;
-        Ok(self.commit(position, state).await?.state)
+                Ok(self.commit(position, state, token).await?.state)
+            })
+            .await
     }
 
     async fn load(&self) -> Result<Position, SessionError> {
@@ -193,19 +249,21 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
         }
     }
 
-    async fn drive(&self, mut position: Position) -> Result<AgentState, SessionError> {
-        while position.state.is_runnable() {
-            position = self.step_once(position).await?;
+    /// Steps and commits while the run can go on (and no graceful stop was asked for).
+    async fn drive(&self, mut position: Position, lease: u64) -> Result<AgentState, SessionError> {
+        while position.state.is_runnable() && !self.stop.is_cancelled() {
+            position = self.step_once(position, lease).await?;
         }
         Ok(position.state)
     }
 
     /// One step with the store's journal for the version it will commit, then the commit.
-    async fn step_once(&self, position: Position) -> Result<Position, SessionError> {
+    async fn step_once(&self, position: Position, lease: u64) -> Result<Position, SessionError> {
         let journal = Arc::new(StoreJournal {
             store: self.store.clone(),
             id: self.id.clone(),
             version: position.version + 1,
+            lease,
         });
         let options = StepOptions::new()
             .with_cancellation(self.cancellation.clone())
@@ -214,7 +272,7 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
             .agent
             .step_with(position.state.clone(), &options)
             .await?;
-        self.commit(position, next).await
+        self.commit(position, next, lease).await
     }
 
     /// Commits `state` after `position`. A commit whose acknowledgement was lost (the write
@@ -224,6 +282,7 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
         &self,
         mut position: Position,
         state: AgentState,
+        lease: u64,
     ) -> Result<Position, SessionError> {
         let delta = position
             .encoder
@@ -237,7 +296,8 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
             title: title_of(&state),
             delta,
             commit_id: uuid::Uuid::now_v7().to_string(),
-            committed_at: chrono::Utc::now(),
+            committed_at: self.agent.clock().now(),
+            lease: Some(lease),
         };
         let expected = position.version;
         match self.store.write(&self.id, expected, &commit).await {
@@ -272,6 +332,8 @@ struct StoreJournal<S> {
     store: S,
     id: String,
     version: u64,
+    /// The lease's fencing token: an entry is written only while the lease is held.
+    lease: u64,
 }
 
 impl<S: SessionStore> StoreJournal<S> {
@@ -295,7 +357,7 @@ impl<S: SessionStore> StoreJournal<S> {
     async fn put<T: serde::Serialize>(&self, key: &str, value: &T) -> Result<(), JournalError> {
         let body = serde_json::to_string(value).map_err(JournalError::write)?;
         self.store
-            .journal_put(&self.id, self.version, key, &body)
+            .journal_put(&self.id, self.version, key, &body, Some(self.lease))
             .await
             .map_err(JournalError::write)
     }

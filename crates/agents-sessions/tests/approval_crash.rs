@@ -23,8 +23,8 @@ use agents_core::{
     ToolCallPresenceCheck,
 };
 use agents_sessions::{
-    AgentSessionExt, Commit, ListPage, Prune, SessionError, SessionStore, SessionSummary,
-    SqliteSessionStore, VersionRows,
+    AgentSessionExt, Commit, Lease, LeaseHolder, LeaseRequest, ListPage, Prune, SessionError,
+    SessionStore, SessionSummary, SqliteSessionStore, VersionRows,
 };
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
@@ -127,8 +127,30 @@ impl SessionStore for Crashing {
         v: u64,
         key: &str,
         body: &str,
+        lease: Option<u64>,
     ) -> Result<(), SessionError> {
-        self.inner.journal_put(id, v, key, body).await
+        self.inner.journal_put(id, v, key, body, lease).await
+    }
+    async fn acquire_lease(&self, id: &str, request: &LeaseRequest) -> Result<Lease, SessionError> {
+        self.inner.acquire_lease(id, request).await
+    }
+    async fn renew_lease(
+        &self,
+        id: &str,
+        lease: &Lease,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Lease, SessionError> {
+        self.inner.renew_lease(id, lease, expires_at).await
+    }
+    async fn release_lease(&self, id: &str, lease: &Lease) -> Result<(), SessionError> {
+        self.inner.release_lease(id, lease).await
+    }
+    async fn lease_holder(
+        &self,
+        id: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<LeaseHolder>, SessionError> {
+        self.inner.lease_holder(id, now).await
     }
 }
 

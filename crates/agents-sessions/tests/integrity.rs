@@ -17,6 +17,7 @@ async fn commit_states(store: &dyn SessionStore, id: &str, count: usize) {
             title: String::new(),
             message_count: 0,
             committed_at: chrono::Utc::now(),
+            lease: None,
         };
         store.write(id, i as u64, &commit).await.unwrap();
     }
