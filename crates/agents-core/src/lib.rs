@@ -67,6 +67,7 @@ mod cost;
 mod driver;
 mod errors;
 mod events;
+mod group_watchdog;
 mod journal;
 mod processing;
 mod state;
@@ -96,6 +97,7 @@ pub use errors::{
     error_chain, AgentError, ErrorContext, ErrorHandlingDecision, ErrorPolicy, ErrorType,
 };
 pub use events::{AgentEvent, AgentEvents, EventSource};
+pub use group_watchdog::GroupWatchdog;
 pub use journal::{JournalError, StepJournal};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,

@@ -48,7 +48,7 @@ impl AgentSessionExt for Agent {
 /// Each step runs with a journal in the store: the model reply and every finished tool call
 /// are recorded as they happen, so a step re-run after a crash ([`Session::resume`]) reuses
 /// the reply and runs only the calls that had not finished.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Session<S> {
     agent: Agent,
     store: S,
@@ -220,6 +220,47 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
                         source,
                     }
                 })?;
+                Ok(self.commit(position, state, token).await?.state)
+            })
+            .await
+    }
+
+    /// Like [`Session::decide`], but the decision is made by `make` on the waiting call
+    /// `call_id` as the session stores it when this runner holds the lease (so a call that
+    /// changed meanwhile is the one decided on, or refused).
+    ///
+    /// # Errors
+    /// [`SessionError::Approval`] with [`UnknownCall`](agents_core::ApprovalError::UnknownCall)
+    /// when the session waits on no such call; otherwise as [`Session::decide`].
+    pub async fn decide_with(
+        &self,
+        call_id: &str,
+        make: impl FnOnce(&agents_core::PendingApproval) -> agents_core::ApprovalDecision,
+    ) -> Result<AgentState, SessionError> {
+        let lease = self.take_lease().await?;
+        let token = lease.token();
+        lease
+            .run(async {
+                let position = self.load().await?;
+                let refused = |source| SessionError::Approval {
+                    session: self.id.clone(),
+                    source,
+                };
+                let pending = position
+                    .state
+                    .pending_approvals()
+                    .into_iter()
+                    .find(|p| p.call_id() == call_id)
+                    .ok_or_else(|| {
+                        refused(agents_core::ApprovalError::UnknownCall {
+                            call_id: call_id.to_owned(),
+                        })
+                    })?;
+                let state = position
+                    .state
+                    .clone()
+                    .decide(make(&pending))
+                    .map_err(refused)?;
                 Ok(self.commit(position, state, token).await?.state)
             })
             .await

@@ -149,6 +149,20 @@ impl PendingApproval {
         &self.arguments_hash
     }
 
+    /// `Err` with a reason when a decision was made but the call is not the one it was made
+    /// on: the stored hash is not the hash of the stored arguments (a document edited or
+    /// damaged after the decision). Checked when a state is loaded.
+    fn check_decision(&self) -> Result<(), String> {
+        if self.decision.is_some() && *self.arguments_hash != arguments_hash(&self.call) {
+            return Err(format!(
+                "the decided call `{}` does not match the arguments its decision was made on \
+                 (the document was changed after the decision); it is refused",
+                self.call.id()
+            ));
+        }
+        Ok(())
+    }
+
     /// The decision made on it, if any.
     pub fn decision(&self) -> Option<&ApprovalVerdict> {
         self.decision.as_ref()
@@ -556,6 +570,26 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
 
 /// `sha256:` and the hex digest of the tool name, a NUL, and the canonical JSON (keys sorted)
 /// of the arguments.
+/// Refuses loaded `approvals` (at `path`) holding a decision whose call changed since it was
+/// made: a decision is authority to run a call.
+///
+/// # Errors
+/// [`StateError::InvalidField`] naming the approval.
+pub(crate) fn check_decisions(
+    approvals: &[PendingApproval],
+    path: &str,
+) -> Result<(), super::StateError> {
+    for (i, approval) in approvals.iter().enumerate() {
+        approval
+            .check_decision()
+            .map_err(|message| super::StateError::InvalidField {
+                path: format!("{path}[{i}]"),
+                message,
+            })?;
+    }
+    Ok(())
+}
+
 pub(crate) fn arguments_hash(call: &ToolCall) -> String {
     let mut hasher = Sha256::new();
     // The name, a NUL, the canonical arguments: the call's signature.
@@ -584,5 +618,43 @@ mod tests {
         let d = ToolCall::new("1", "sh", json!({"a": 1, "b": {"x": [1, 2], "y": "z"}}));
         assert_ne!(arguments_hash(&a), arguments_hash(&d));
         assert!(arguments_hash(&a).starts_with("sha256:"));
+    }
+
+    /// A decision is authority to run a call: a document whose decided call was changed
+    /// afterwards (arguments edited, hash left as it was) is refused on load, naming the
+    /// approval, as a whole document and as session rows; undecided and untouched ones load.
+    #[test]
+    fn a_decided_call_edited_after_the_decision_is_refused_on_load() {
+        let call = ToolCall::new("c1", "bash", json!({"command": "ls build"}));
+        let waiting = AgentState::new()
+            .with_user_message("clean up")
+            .suspended(vec![PendingApproval::new(call, None)]);
+        let decided = waiting.clone().approve("c1").unwrap();
+        let json = decided.to_json().unwrap();
+        assert_eq!(AgentState::from_json(&json).unwrap(), decided);
+
+        let tampered = json.replace("ls build", "rm -rf ~");
+        assert_ne!(tampered, json);
+        let error = AgentState::from_json(&tampered).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("approvals[0]"), "{text}");
+        assert!(
+            text.contains("does not match the arguments its decision was made on"),
+            "{text}"
+        );
+        // The same edit on an undecided call is just another call to decide on.
+        let undecided = waiting.to_json().unwrap().replace("ls build", "rm -rf ~");
+        let loaded = AgentState::from_json(&undecided).unwrap();
+        assert!(!loaded.approvals_decided());
+
+        // Session rows: the head carries the approvals.
+        let mut encoder = crate::incremental::StateEncoder::new();
+        let delta = encoder.encode(&decided).unwrap();
+        let messages: Vec<&str> = delta.messages.iter().map(String::as_str).collect();
+        let steps: Vec<&str> = delta.steps.iter().map(|(_, s)| s.as_str()).collect();
+        assert!(crate::incremental::decode(&messages, &steps, &delta.head).is_ok());
+        let head = delta.head.replace("ls build", "rm -rf ~");
+        let error = crate::incremental::decode(&messages, &steps, &head).unwrap_err();
+        assert!(error.to_string().contains("head.approvals[0]"), "{error}");
     }
 }

@@ -179,17 +179,13 @@ pub async fn settle(
         for decision in decisions {
             if session.session.is_some() {
                 let call_id = decision.call_id().to_owned();
-                crate::sessions::decide(session, &call_id, move |_| decision).await?;
+                crate::sessions::decide(session, &call_id, move |_| decision.clone()).await?;
             } else {
                 decided = decided.decide(decision)?;
             }
         }
         if session.session.is_some() {
-            let resume = SessionArgs {
-                session: session.session.clone(),
-                resume: true,
-                db: session.db.clone(),
-            };
+            let resume = session.resuming();
             done = crate::sessions::run(agent, &resume, None, cancellation.clone()).await?;
         } else {
             done = agent
@@ -242,6 +238,10 @@ pub struct ApproveArgs {
     /// The session database (as for `agents run`).
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// When another process is running the session, wait for it instead of exiting with
+    /// code 4.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `agents reject --session NAME CALL_ID --reason TEXT`.
@@ -258,6 +258,10 @@ pub struct RejectArgs {
     /// The session database (as for `agents run`).
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// When another process is running the session, wait for it instead of exiting with
+    /// code 4.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `agents approve ...`.
@@ -272,9 +276,10 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
     record(
         &args.session,
         args.db.as_deref(),
+        args.wait,
         &args.call_id,
-        |p| match with {
-            Some(arguments) => p.approve_with(arguments),
+        |p| match &with {
+            Some(arguments) => p.approve_with(arguments.clone()),
             None => p.approve(),
         },
     )
@@ -284,9 +289,13 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
 /// `agents reject ...`.
 pub async fn reject(args: RejectArgs) -> Result<(), Error> {
     let reason = args.reason;
-    record(&args.session, args.db.as_deref(), &args.call_id, |p| {
-        p.reject(reason)
-    })
+    record(
+        &args.session,
+        args.db.as_deref(),
+        args.wait,
+        &args.call_id,
+        |p| p.reject(reason.clone()),
+    )
     .await
 }
 
@@ -294,13 +303,15 @@ pub async fn reject(args: RejectArgs) -> Result<(), Error> {
 async fn record(
     session: &str,
     db: Option<&str>,
+    wait: bool,
     call_id: &str,
-    decide: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+    decide: impl Fn(&PendingApproval) -> ApprovalDecision,
 ) -> Result<(), Error> {
     let args = SessionArgs {
         session: Some(session.to_owned()),
-        resume: false,
         db: db.map(str::to_owned),
+        wait,
+        ..SessionArgs::default()
     };
     let state = crate::sessions::decide(&args, call_id, decide).await?;
     let left = state
