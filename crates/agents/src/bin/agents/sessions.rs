@@ -255,11 +255,10 @@ async fn decide_in<S: SessionStore + Clone + std::fmt::Debug + 'static>(
         other => other,
     };
     match decided {
-        Err(agents::sessions::SessionError::Approval { source, .. })
-            if matches!(source, agents::core::ApprovalError::UnknownCall { .. }) =>
-        {
-            Err(format!("session `{name}` has no call `{call_id}` waiting for approval").into())
-        }
+        Err(agents::sessions::SessionError::Approval {
+            source: agents::core::ApprovalError::UnknownCall { .. },
+            ..
+        }) => Err(format!("session `{name}` has no call `{call_id}` waiting for approval").into()),
         other => Ok(other?),
     }
 }
