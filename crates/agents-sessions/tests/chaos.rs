@@ -647,7 +647,7 @@ async fn races(db: &str, label: &str) {
     let (mut refused, mut waited_out) = (0, 0);
     for round in 0..count {
         let mut run = Run::new(db, "race");
-        run.pause_ms = Some(150);
+        run.pause_ms = Some(50);
         let mut a = run.command(None, None);
         let mut b = run.command(None, None);
         let (a, b) = (a.spawn().unwrap(), b.spawn().unwrap());
