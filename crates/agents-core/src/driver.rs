@@ -7,7 +7,7 @@ use inference::ToolSchema;
 use messages::Messages;
 use tokio_util::sync::CancellationToken;
 
-use crate::journal::StepJournal;
+use crate::journal::{CallIntent, JournalError, StepJournal};
 use crate::{
     AgentError, AgentEvent, AgentEvents, AgentState, AgentStep, ApprovalPolicy, CachedContext,
     Clock, PreviousCalls, SystemClock, ToolCallLimits, ToolContext, ToolExecution, ToolExecutions,
@@ -49,6 +49,9 @@ pub struct StepContext {
     /// [`run_tool_calls`](Self::run_tool_calls) does not run them (each gets a placeholder
     /// result, [`ToolFailureKind::AwaitingApproval`]) and the loop suspends the run.
     pub approval: ApprovalPolicy,
+    /// The calls a person approved that run now (a resumed run's): one that a crash
+    /// interrupted after it started is asked for again rather than reported interrupted.
+    pub reapproval: ApprovalPolicy,
 }
 
 impl Default for StepContext {
@@ -71,6 +74,7 @@ impl StepContext {
             journal: None,
             capture_content: false,
             approval: ApprovalPolicy::default(),
+            reapproval: ApprovalPolicy::default(),
         }
     }
 
@@ -317,8 +321,14 @@ impl StepContext {
     /// This context with no call held for approval (the held ones are set aside already, or
     /// were decided).
     pub(crate) fn without_approvals(&self) -> Self {
+        let reapproval = if self.approval.is_empty() {
+            self.reapproval.clone()
+        } else {
+            self.approval.clone()
+        };
         Self {
             approval: ApprovalPolicy::default(),
+            reapproval,
             ..self.clone()
         }
     }
@@ -343,16 +353,17 @@ impl StepContext {
         };
         let journal = journal.as_ref();
         if parallel {
-            return futures::future::try_join_all(
-                calls
-                    .iter()
-                    .map(|call| journaled_call(journal, executor, call, tools, tool_context)),
-            )
+            return futures::future::try_join_all(calls.iter().enumerate().map(|(index, call)| {
+                self.journaled_call(journal, executor, index, call, tools, tool_context)
+            }))
             .await;
         }
         let mut executions = Vec::with_capacity(calls.len());
-        for call in calls {
-            executions.push(journaled_call(journal, executor, call, tools, tool_context).await?);
+        for (index, call) in calls.iter().enumerate() {
+            executions.push(
+                self.journaled_call(journal, executor, index, call, tools, tool_context)
+                    .await?,
+            );
         }
         Ok(executions)
     }
@@ -369,37 +380,105 @@ impl StepContext {
             clock: Arc::clone(&self.clock),
             capture_content: self.capture_content,
             resumed: None,
+            execution_id: state.execution().map(|e| Arc::from(e.id())),
+            call_id: None,
         }
     }
-}
 
-/// One call through the journal: its recorded execution, or a fresh run recorded as soon as it
-/// finishes.
-async fn journaled_call(
-    journal: &dyn StepJournal,
-    executor: &dyn ToolExecutor,
-    call: &messages::ToolCall,
-    tools: &Tools,
-    tool_context: &ToolContext,
-) -> Result<ToolExecution, AgentError> {
-    if let Some(execution) = journal.recorded_tool_result(call.id()).await? {
-        tracing::debug!(
-            call_id = call.id(),
-            "reusing the tool result recorded before an interruption"
-        );
-        return Ok(execution);
+    /// One call through the journal (it is the `index`-th of the calls the step runs
+    /// through it): its recorded execution; or, when an interrupted run started it and did not
+    /// finish it, a run again (read-only and idempotent tools), a placeholder asking a person
+    /// again (a call that ran on a person's approval) or an "interrupted" result; or a fresh
+    /// run, its intent recorded before it starts and its result as soon as it finishes.
+    async fn journaled_call(
+        &self,
+        journal: &dyn StepJournal,
+        executor: &dyn ToolExecutor,
+        index: usize,
+        call: &messages::ToolCall,
+        tools: &Tools,
+        tool_context: &ToolContext,
+    ) -> Result<ToolExecution, AgentError> {
+        let mut intent = CallIntent::new(index, call);
+        let key = intent.key();
+        if let Some(execution) = journal.recorded_tool_result(&key).await? {
+            if !intent.same_call(&CallIntent::new(index, execution.call())) {
+                return Err(JournalError::mismatch(format!(
+                    "the result recorded for call `{}` at position {index} is of another call \
+                     (`{}`)",
+                    call.id(),
+                    execution.name()
+                ))
+                .into());
+            }
+            tracing::debug!(
+                call_id = call.id(),
+                "reusing the tool result recorded before an interruption"
+            );
+            return Ok(execution);
+        }
+        if let Some(started) = journal.recorded_intent(&key).await? {
+            if !intent.same_call(&started) {
+                return Err(JournalError::mismatch(format!(
+                    "the intent recorded for call `{}` at position {index} is of another call \
+                     (`{}`)",
+                    call.id(),
+                    started.name
+                ))
+                .into());
+            }
+            let rerun = tools
+                .get(call.name())
+                .is_some_and(|tool| tool.effects().is_retry_safe());
+            tracing::warn!(
+                call_id = call.id(),
+                tool = call.name(),
+                attempt = started.attempt,
+                rerun,
+                "a call an interrupted run started and did not finish"
+            );
+            self.events
+                .emit_tool_event_with(tool_context, || crate::ToolEvent::Interrupted {
+                    call: call.clone(),
+                    rerun,
+                });
+            if !rerun {
+                let now = self.clock.now();
+                if self.reapproval.requires(call) {
+                    // Not recorded: the person decides again, and the decision starts afresh.
+                    return Ok(ToolExecution::failure(
+                        call.clone(),
+                        ToolFailureKind::AwaitingApproval,
+                        crate::AWAITING_APPROVAL_MESSAGE,
+                        now,
+                        now,
+                    ));
+                }
+                let execution = ToolExecution::failure(
+                    call.clone(),
+                    ToolFailureKind::Interrupted,
+                    crate::journal::INTERRUPTED_MESSAGE,
+                    now,
+                    now,
+                );
+                journal.record_tool_result(&key, &execution).await?;
+                return Ok(execution);
+            }
+            intent.attempt = started.attempt.saturating_add(1);
+        }
+        journal.record_intent(&intent).await?;
+        let executions = executor
+            .execute(std::slice::from_ref(call), tools, tool_context, false)
+            .await;
+        let Some(execution) = executions.iter().next().cloned() else {
+            return Err(AgentError::driver(format!(
+                "the tool executor returned no execution for call `{}`",
+                call.id()
+            )));
+        };
+        journal.record_tool_result(&key, &execution).await?;
+        Ok(execution)
     }
-    let executions = executor
-        .execute(std::slice::from_ref(call), tools, tool_context, false)
-        .await;
-    let Some(execution) = executions.iter().next().cloned() else {
-        return Err(AgentError::driver(format!(
-            "the tool executor returned no execution for call `{}`",
-            call.id()
-        )));
-    };
-    journal.record_tool_result(&execution).await?;
-    Ok(execution)
 }
 
 /// Produces the next step: calls the model, runs the tools it asks for (through `executor`)

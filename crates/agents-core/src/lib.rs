@@ -98,7 +98,7 @@ pub use errors::{
 };
 pub use events::{AgentEvent, AgentEvents, EventSource};
 pub use group_watchdog::GroupWatchdog;
-pub use journal::{JournalError, StepJournal};
+pub use journal::{CallIntent, JournalError, StepJournal, INTERRUPTED_MESSAGE};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };
@@ -112,10 +112,10 @@ pub use tokio_util::sync::CancellationToken;
 pub use tools::{
     arguments_schema, clean_schema, closest_names, signature, validate_arguments, AfterToolHook,
     BeforeToolHook, DefaultToolExecutor, FunctionTool, PreviousCalls, Tool, ToolCallLimits,
-    ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution, ToolExecutions,
-    ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome, ToolOutput, ToolSource,
-    Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT,
-    MAX_TOOL_IMAGE_BYTES,
+    ToolContext, ToolEffects, ToolError, ToolEvent, ToolEventListener, ToolExecution,
+    ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome,
+    ToolOutput, ToolSource, Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT,
+    DEFAULT_TOOL_TIMEOUT, MAX_TOOL_IMAGE_BYTES,
 };
 
 /// The persistent conversation section.

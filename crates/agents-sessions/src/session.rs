@@ -306,9 +306,28 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
             version: position.version + 1,
             lease,
         });
-        let options = StepOptions::new()
-            .with_cancellation(self.cancellation.clone())
-            .with_journal(journal);
+        let mut options = StepOptions::new().with_cancellation(self.cancellation.clone());
+        if position.state.execution().is_none() {
+            // The step starts an execution: its id is journaled, so that a re-run of the step
+            // starts the same execution and tools get the same idempotency keys.
+            let version = position.version + 1;
+            let id = match self
+                .store
+                .journal_get(&self.id, version, "execution")
+                .await?
+            {
+                Some(id) => id,
+                None => {
+                    let id = uuid::Uuid::now_v7().to_string();
+                    self.store
+                        .journal_put(&self.id, version, "execution", &id, Some(lease))
+                        .await?;
+                    id
+                }
+            };
+            options = options.with_execution_id(id);
+        }
+        let options = options.with_journal(journal);
         let next = self
             .agent
             .step_with(position.state.clone(), &options)
@@ -414,15 +433,26 @@ impl<S: SessionStore + std::fmt::Debug> StepJournal for StoreJournal<S> {
         self.put(&format!("reply:{key}"), reply).await
     }
 
-    async fn recorded_tool_result(
+    async fn recorded_intent(
         &self,
-        call_id: &str,
-    ) -> Result<Option<ToolExecution>, JournalError> {
-        self.get(&format!("tool:{call_id}")).await
+        key: &str,
+    ) -> Result<Option<agents_core::CallIntent>, JournalError> {
+        self.get(&format!("intent:{key}")).await
     }
 
-    async fn record_tool_result(&self, execution: &ToolExecution) -> Result<(), JournalError> {
-        self.put(&format!("tool:{}", execution.call().id()), execution)
-            .await
+    async fn record_intent(&self, intent: &agents_core::CallIntent) -> Result<(), JournalError> {
+        self.put(&format!("intent:{}", intent.key()), intent).await
+    }
+
+    async fn recorded_tool_result(&self, key: &str) -> Result<Option<ToolExecution>, JournalError> {
+        self.get(&format!("tool:{key}")).await
+    }
+
+    async fn record_tool_result(
+        &self,
+        key: &str,
+        execution: &ToolExecution,
+    ) -> Result<(), JournalError> {
+        self.put(&format!("tool:{key}"), execution).await
     }
 }

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use agents_core::{
     Agent, AgentState, AgentStatus, ContinuationCriteria, FunctionTool, StepsLimit,
-    ToolCallPresenceCheck,
+    ToolCallPresenceCheck, ToolEffects,
 };
 use agents_sessions::{
     AgentSessionExt, Commit, Lease, LeaseHolder, LeaseRequest, ListPage, PostgresSessionStore,
@@ -51,7 +51,7 @@ use serde_json::json;
 const ROUNDS: usize = 3;
 const ANSWER: &str = "all rounds done";
 /// What a call interrupted after its intent gets instead of a result (the start of it).
-const INTERRUPTED: &str = "this call was interrupted";
+const INTERRUPTED: &str = "This call was interrupted";
 
 // ----- the child ---------------------------------------------------------------------------
 
@@ -244,21 +244,31 @@ fn agent(points: &Arc<Failpoints>, dir: &Path, tool_pause: Duration) -> Agent {
     };
     let put = {
         let points = Arc::clone(points);
-        let dir = dir.join("puts");
-        FunctionTool::new(
+        let dir = dir.to_owned();
+        FunctionTool::with_context(
             "put",
             "Stores a value under the call's idempotency key (idempotent).",
-            move |args: Value| {
+            move |args: Value, context: agents_core::ToolContext| {
                 let points = Arc::clone(&points);
                 let dir = dir.clone();
                 async move {
                     points.op("tool run");
-                    std::fs::create_dir_all(&dir).unwrap();
-                    std::fs::write(dir.join(format!("r{}-put", args.value)), "stored").unwrap();
+                    let key = context.idempotency_key().unwrap_or_default();
+                    // Every run writes the key it got: a run again must get the same one.
+                    let mut keys = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(dir.join("put-keys"))
+                        .unwrap();
+                    writeln!(keys, "r{} {key}", args.value).unwrap();
+                    std::fs::create_dir_all(dir.join("puts")).unwrap();
+                    std::fs::write(dir.join("puts").join(format!("r{}-put", args.value)), &key)
+                        .unwrap();
                     Ok::<_, String>(format!("stored {}", args.value))
                 }
             },
         )
+        .with_effects(ToolEffects::Idempotent)
     };
     let read = {
         let points = Arc::clone(points);
@@ -273,6 +283,7 @@ fn agent(points: &Arc<Failpoints>, dir: &Path, tool_pause: Duration) -> Agent {
                 }
             },
         )
+        .with_effects(ToolEffects::ReadOnly)
     };
     Agent::new(
         ToolCallingDriver::new(Planner {
@@ -519,6 +530,20 @@ async fn check(run: &Run, point: &str) -> usize {
                 "{point}: the idempotent call {id} took effect"
             );
         }
+    }
+    // Every run of an idempotent call got the same idempotency key (execution id and call id).
+    let keys = std::fs::read_to_string(run.dir.path().join("put-keys")).unwrap_or_default();
+    let mut by_call: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for line in keys.lines() {
+        let (call, key) = line.split_once(' ').unwrap();
+        assert!(key.ends_with(&format!(":{call}-put")), "{point}: key {key}");
+        by_call.entry(call).or_default().push(key);
+    }
+    for (call, keys) in &by_call {
+        assert!(
+            keys.windows(2).all(|pair| pair[0] == pair[1]),
+            "{point}: {call} got different idempotency keys: {keys:?}"
+        );
     }
     // No fork: each version's messages start with the previous version's.
     let mut previous: Option<AgentState> = None;

@@ -133,7 +133,7 @@ impl Agent {
             _ => return Ok(state),
         }
         let state = if state.execution().is_none() {
-            match self.start(state) {
+            match self.start(state, options) {
                 Started::Running(state) => state,
                 Started::Stopped(state, reason) => {
                     return Ok(self.finish(state, reason, token).await)
@@ -246,8 +246,12 @@ impl Agent {
     // ----- the parts of a step, in the order they happen ---------------------------------------
 
     /// Starts an execution; the criteria may stop it before its first step.
-    fn start(&self, state: AgentState) -> Started {
-        let execution = Execution::new(crate::clock::new_id(), self.clock.now());
+    fn start(&self, state: AgentState, options: &StepOptions) -> Started {
+        let id = options
+            .execution_id
+            .clone()
+            .unwrap_or_else(crate::clock::new_id);
+        let execution = Execution::new(id, self.clock.now());
         let state = run_state_hooks(&self.hooks.before_execution, state.started(execution));
         self.events.emit_with(|| AgentEvent::ExecutionStarted {
             source: EventSource::execution(&state),
@@ -780,6 +784,7 @@ pub const CONTEXT_WINDOW_WARNING: f64 = 0.8;
 pub struct StepOptions {
     cancellation: CancellationToken,
     journal: Option<Arc<dyn crate::StepJournal>>,
+    execution_id: Option<Arc<str>>,
 }
 
 impl StepOptions {
@@ -797,6 +802,15 @@ impl StepOptions {
     /// These options with this journal.
     pub fn with_journal(mut self, journal: Arc<dyn crate::StepJournal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// These options with the id an execution this step starts gets (default: a fresh uuid
+    /// v7). A durable store that re-runs an interrupted step passes the id the first run used,
+    /// so that the execution, and every tool's
+    /// [`idempotency key`](crate::ToolContext::idempotency_key), are the same.
+    pub fn with_execution_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.execution_id = Some(id.into());
         self
     }
 }
@@ -838,6 +852,7 @@ impl<'a> Terminal<'a> {
             journal: self.options.journal.clone(),
             capture_content: self.agent.telemetry.capture_content,
             approval: self.agent.approval.clone(),
+            reapproval: crate::ApprovalPolicy::default(),
         }
     }
 

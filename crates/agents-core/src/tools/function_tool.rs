@@ -50,6 +50,7 @@ pub struct FunctionTool {
     description: String,
     parameters: Value,
     handler: Arc<Handler>,
+    effects: crate::tools::effects::ToolEffects,
 }
 
 impl FunctionTool {
@@ -101,6 +102,7 @@ impl FunctionTool {
             description: description.into(),
             parameters: arguments_schema::<Args>(),
             handler: Arc::new(handler),
+            effects: crate::tools::effects::ToolEffects::default(),
         }
     }
 
@@ -128,6 +130,7 @@ impl FunctionTool {
             description: description.into(),
             parameters,
             handler: Arc::new(handler),
+            effects: crate::tools::effects::ToolEffects::default(),
         }
     }
 
@@ -135,6 +138,16 @@ impl FunctionTool {
     /// descriptions; arguments are still deserialized into the closure's type).
     pub fn with_parameters(mut self, parameters: Value) -> Self {
         self.parameters = parameters;
+        self
+    }
+
+    /// A copy that declares these effects (default
+    /// [`ToolEffects::SideEffecting`](crate::ToolEffects::SideEffecting)): say
+    /// [`ReadOnly`](crate::ToolEffects::ReadOnly) or
+    /// [`Idempotent`](crate::ToolEffects::Idempotent) when it is true, so that a call a crash
+    /// interrupted runs again on resume instead of being reported as interrupted.
+    pub fn with_effects(mut self, effects: crate::tools::effects::ToolEffects) -> Self {
+        self.effects = effects;
         self
     }
 }
@@ -151,6 +164,10 @@ impl Tool for FunctionTool {
 
     fn parameters(&self) -> Value {
         self.parameters.clone()
+    }
+
+    fn effects(&self) -> crate::tools::effects::ToolEffects {
+        self.effects
     }
 
     // Written out rather than `async fn`: the handler's boxed future is the call's future, so a

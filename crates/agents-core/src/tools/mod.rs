@@ -3,6 +3,7 @@
 
 mod closest;
 mod default_executor;
+mod effects;
 mod execution;
 mod executor;
 mod function_tool;
@@ -15,6 +16,7 @@ mod tool;
 
 pub use closest::closest_names;
 pub use default_executor::{DefaultToolExecutor, ToolEventListener, DEFAULT_TOOL_TIMEOUT};
+pub use effects::ToolEffects;
 pub use execution::{ToolExecution, ToolExecutions, ToolFailureKind, ToolOutcome};
 pub use executor::{ToolEvent, ToolExecutor};
 pub use function_tool::FunctionTool;

@@ -199,6 +199,10 @@ pub struct ToolContext {
     /// The decided state of the suspended subagent this call resumes (set by the loop when
     /// a call that waited on a subagent's approvals runs again; `None` otherwise).
     pub resumed: Option<Arc<crate::AgentState>>,
+    /// The id of the execution the call belongs to (set by the loop).
+    pub execution_id: Option<Arc<str>>,
+    /// The id of the call being run (set by the executor for each call).
+    pub call_id: Option<Arc<str>>,
 }
 
 impl Default for ToolContext {
@@ -212,6 +216,8 @@ impl Default for ToolContext {
             clock: Arc::new(SystemClock),
             capture_content: false,
             resumed: None,
+            execution_id: None,
+            call_id: None,
         }
     }
 }
@@ -222,6 +228,25 @@ impl ToolContext {
         Self {
             agent_id: agent_id.into(),
             ..Self::default()
+        }
+    }
+
+    /// This context for the call `call_id`.
+    pub fn for_call(&self, call_id: &str) -> Self {
+        Self {
+            call_id: Some(Arc::from(call_id)),
+            ..self.clone()
+        }
+    }
+
+    /// A key unique to this call and stable when the call runs again after a crash (the
+    /// execution id and the call id): a tool that calls an API passes it on (an
+    /// `Idempotency-Key` header, say) so that a second run changes nothing, and can then
+    /// declare itself [`Idempotent`](crate::ToolEffects::Idempotent). `None` outside a run.
+    pub fn idempotency_key(&self) -> Option<String> {
+        match (&self.execution_id, &self.call_id) {
+            (Some(execution), Some(call)) => Some(format!("{execution}:{call}")),
+            _ => None,
         }
     }
 }
@@ -237,6 +262,14 @@ pub trait Tool: Send + Sync {
 
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
+
+    /// What running it does to the world (default
+    /// [`SideEffecting`](crate::ToolEffects::SideEffecting)). After a crash, a call that
+    /// started and never finished runs again only when this is read-only or idempotent; any
+    /// other gets an "interrupted" result and the model decides.
+    fn effects(&self) -> crate::tools::effects::ToolEffects {
+        crate::tools::effects::ToolEffects::SideEffecting
+    }
 
     /// Runs the tool.
     ///
