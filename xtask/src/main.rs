@@ -62,7 +62,7 @@ fn print_help() {
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          chaos   the kill test at scale: SIGKILL at every I/O operation and at random, on SQLite and Postgres\n          \
-         (--kills N per store, default 10000; --races N, default 100; CI runs 200 and 100)\n  \
+         (--kills N per store, default 10000; --races N, default 100; --jobs N; CI runs 200 and 100)\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
          mcp-servers  install the MCP test servers (npm server-everything, PyPI mcp) under ~/.cache/agents-rs/mcp\n  \
          pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n"

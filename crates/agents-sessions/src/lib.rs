@@ -1,5 +1,8 @@
-//! Durable sessions: a conversation committed after every step, resumed after a crash without
-//! running a finished tool again, and served by any number of processes without forking.
+//! Durable sessions: a conversation committed after every step, run by one process at a time
+//! (a lease with a fencing token), resumed after a crash without running a finished tool again,
+//! and served by any number of processes without forking. After a crash, tools run
+//! **effectively once when read-only or idempotent, at most once and then asked about
+//! otherwise**: see [`Session`].
 //!
 //! - [`SessionStore`]: where sessions live. [`SqliteSessionStore`] (embedded, the default:
 //!   `open(path)` or `in_memory()`), [`PostgresSessionStore`] (`connect(url)`, for many

@@ -43,11 +43,18 @@ impl AgentSessionExt for Agent {
 }
 
 /// An agent on a stored conversation: every step is loaded, run with
-/// [`Agent::step_with`] and committed (one version per step) before the next begins.
+/// [`Agent::step_with`] and committed (one version per step) before the next begins, by one
+/// runner at a time (each run takes the session's lease; a second runner gets
+/// [`SessionError::Busy`]).
 ///
-/// Each step runs with a journal in the store: the model reply and every finished tool call
-/// are recorded as they happen, so a step re-run after a crash ([`Session::resume`]) reuses
-/// the reply and runs only the calls that had not finished.
+/// Each step runs with a journal in the store: the model reply, each call's intent before it
+/// runs and its result when it finishes are recorded as they happen, so a step re-run after a
+/// crash ([`Session::resume`]) reuses the reply and the finished calls. What a crash cannot
+/// repeat: tools are run **effectively once when read-only or idempotent** (a call interrupted
+/// while it ran runs again, with the same
+/// [`idempotency key`](agents_core::ToolContext::idempotency_key)) and **at most once, then
+/// asked about, otherwise** (the model is told the interrupted call may or may not have taken
+/// effect; a call that needed approval is asked for again). See `docs/sessions.md`.
 #[derive(Clone, Debug)]
 pub struct Session<S> {
     agent: Agent,
@@ -160,8 +167,10 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     /// Continues a run that a crash (or a stop) left `InProgress`, or a suspended run whose
     /// waiting calls are all decided ([`Session::decide`]), step by step, and returns the
     /// final state; a finished run, or one still waiting for a decision, comes back unchanged.
-    /// An approved call runs exactly once: its result is journaled before the commit, so a
-    /// crash after it ran reuses the result.
+    /// An approved call runs at most once: its intent is journaled before it runs and its
+    /// result before the commit, so a crash after it finished reuses the result, and a crash
+    /// while it ran suspends the run on it again (the person decides again) unless its tool is
+    /// read-only or idempotent.
     ///
     /// # Errors
     /// [`SessionError::NotFound`] when the session does not exist; otherwise as

@@ -14,8 +14,8 @@
 //! number of steps is the uninterrupted run's. Also: two runners started together on one
 //! session: one runs, one is refused (exit code 4), nothing doubled.
 //!
-//! `CHAOS_KILLS` (default 200) kill points per store, `CHAOS_RACES` (default 100) races;
-//! `cargo xtask chaos` runs 10,000. SQLite always; Postgres with `AGENTS_TEST_POSTGRES_URL`
+//! `CHAOS_KILLS` (default 200) kill points per store, `CHAOS_RACES` (default 100) races,
+//! `CHAOS_JOBS` (default 1) runs at once; `cargo xtask chaos` runs 10,000. SQLite always; Postgres with `AGENTS_TEST_POSTGRES_URL`
 //! (required when `CI=true`).
 #![allow(
     clippy::unwrap_used,
@@ -235,8 +235,9 @@ fn agent(points: &Arc<Failpoints>, dir: &Path, tool_pause: Duration) -> Agent {
                         .append(true)
                         .open(&path)
                         .unwrap();
+                    // No fsync: a killed process's writes survive in the page cache (this test
+                    // kills processes, not machines).
                     writeln!(file, "r{}-ledger", args.entry).unwrap();
-                    file.sync_all().unwrap();
                     Ok::<_, String>(format!("entry {} written", args.entry))
                 }
             },
@@ -474,6 +475,15 @@ struct Tally {
     interrupted: usize,
 }
 
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.runs += other.runs;
+        self.kills += other.kills;
+        self.children += other.children;
+        self.interrupted += other.interrupted;
+    }
+}
+
 /// The checks after a completed run; returns how many calls surfaced as interrupted.
 async fn check(run: &Run, point: &str) -> usize {
     let store = open(&run.db).await;
@@ -601,57 +611,115 @@ impl Rng {
     }
 }
 
-async fn kill_points(db: &str, label: &str) {
+/// One enumerated run: killed at operation `n` (1-based), then resumed until done.
+fn enumerated_run(
+    db: &str,
+    label: &str,
+    n: usize,
+    op: &str,
+    rt: &tokio::runtime::Runtime,
+) -> Tally {
+    let run = Run::new(db, "enumerated");
+    let point = format!("{label}: kill at operation {n} ({op})");
+    assert_eq!(run.child(Some(n)), Ended::Killed, "{point}");
+    let children = 1 + run.finish();
+    Tally {
+        runs: 1,
+        kills: 1,
+        children,
+        interrupted: rt.block_on(check(&run, &point)),
+    }
+}
+
+/// One run with random kills (up to four, in resumed runs too; a third with a lease renewed
+/// every 20 ms while the ledger pauses), then resumed until done. `killed` counts the kills
+/// as they happen (shared by the workers).
+fn random_run(
+    db: &str,
+    label: &str,
+    ops: usize,
+    rng: &mut Rng,
+    killed: &AtomicUsize,
+    rt: &tokio::runtime::Runtime,
+) -> Tally {
+    let mut run = Run::new(db, "random");
+    if rng.below(3) == 0 {
+        run.ttl_ms = Some(60);
+        run.pause_ms = Some(25);
+    }
+    let mut tally = Tally {
+        runs: 1,
+        ..Tally::default()
+    };
+    let mut kills = Vec::new();
+    let mut done = false;
+    for _ in 0..1 + rng.below(4) {
+        let at = 1 + rng.below(ops + 4);
+        kills.push(at);
+        tally.children += 1;
+        match run.child(Some(at)) {
+            Ended::Killed => {
+                tally.kills += 1;
+                killed.fetch_add(1, Ordering::SeqCst);
+            }
+            Ended::Completed => {
+                done = true;
+                break;
+            }
+            Ended::Busy => panic!("{label}: a lone runner was refused"),
+        }
+    }
+    if !done {
+        tally.children += run.finish();
+    }
+    tally.interrupted = rt.block_on(check(&run, &format!("{label}: random kills at {kills:?}")));
+    tally
+}
+
+/// Every operation of an uninterrupted run killed once, then random kills until `CHAOS_KILLS`
+/// (default 200), by `CHAOS_JOBS` workers at once (default 1).
+fn kill_points(db: &str, label: &str) {
     let started = Instant::now();
     let ops = trace(db);
     let total = env_count("CHAOS_KILLS", 200);
-    let mut tally = Tally::default();
-    let mut by_op: BTreeMap<String, usize> = BTreeMap::new();
-    // Every operation of an uninterrupted run, one kill each, then resumed.
-    for (n, op) in ops.iter().enumerate() {
-        let run = Run::new(db, "enumerated");
-        let point = format!("{label}: kill at operation {} ({op})", n + 1);
-        assert_eq!(run.child(Some(n + 1)), Ended::Killed, "{point}");
-        tally.children += 1 + run.finish();
-        tally.kills += 1;
-        tally.runs += 1;
-        *by_op.entry(op.clone()).or_default() += 1;
-        tally.interrupted += check(&run, &point).await;
-    }
-    // Random kills on top: several per run, in resumed runs too, some with a lease renewed
-    // every few milliseconds while a tool pauses.
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ label.len() as u64);
-    while tally.kills < total {
-        let mut run = Run::new(db, "random");
-        if rng.below(3) == 0 {
-            run.ttl_ms = Some(60);
-            run.pause_ms = Some(25);
-        }
-        let mut kills = Vec::new();
-        let budget = 1 + rng.below(4);
-        let mut done = false;
-        for _ in 0..budget {
-            let at = 1 + rng.below(ops.len() + 4);
-            kills.push(at);
-            tally.children += 1;
-            match run.child(Some(at)) {
-                Ended::Killed => tally.kills += 1,
-                Ended::Completed => {
-                    done = true;
-                    break;
+    let jobs = env_count("CHAOS_JOBS", 1).max(1);
+    let next = AtomicUsize::new(0);
+    let killed = AtomicUsize::new(0);
+    let tally = std::sync::Mutex::new(Tally::default());
+    std::thread::scope(|scope| {
+        for worker in 0..jobs {
+            let (ops, next, killed, tally) = (&ops, &next, &killed, &tally);
+            scope.spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                let mut rng =
+                    Rng(0x9e37_79b9_7f4a_7c15 ^ ((worker as u64 + 1) << 32) ^ label.len() as u64);
+                loop {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    let done = if let Some(op) = ops.get(n) {
+                        killed.fetch_add(1, Ordering::SeqCst);
+                        enumerated_run(db, label, n + 1, op, &rt)
+                    } else if killed.load(Ordering::SeqCst) < total {
+                        random_run(db, label, ops.len(), &mut rng, killed, &rt)
+                    } else {
+                        break;
+                    };
+                    tally.lock().unwrap().add(&done);
                 }
-                Ended::Busy => panic!("{label}: a lone runner was refused"),
-            }
+            });
         }
-        if !done {
-            tally.children += run.finish();
-        }
-        tally.runs += 1;
-        tally.interrupted += check(&run, &format!("{label}: random kills at {kills:?}")).await;
+    });
+    let tally = tally.into_inner().unwrap();
+    let mut by_op: BTreeMap<&str, usize> = BTreeMap::new();
+    for op in &ops {
+        *by_op.entry(op).or_default() += 1;
     }
     eprintln!(
         "chaos {label}: {} kill points ({} enumerated: {}; the rest random), {} runs, {} \
-         processes, {} calls surfaced as interrupted, 0 effects applied twice, 0 forks; {:.1} s",
+         processes, {} calls surfaced as interrupted, 0 effects applied twice, 0 forks; {:.1} s \
+         with {jobs} worker(s)",
         tally.kills,
         ops.len(),
         by_op
@@ -664,6 +732,7 @@ async fn kill_points(db: &str, label: &str) {
         tally.interrupted,
         started.elapsed().as_secs_f64()
     );
+    assert!(tally.kills >= total, "{label}: {} kill points", tally.kills);
 }
 
 async fn races(db: &str, label: &str) {
@@ -715,15 +784,15 @@ fn postgres() -> Option<String> {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chaos_sqlite_kill_points() {
-    kill_points("sqlite", "sqlite").await;
+#[test]
+fn chaos_sqlite_kill_points() {
+    kill_points("sqlite", "sqlite");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chaos_postgres_kill_points() {
+#[test]
+fn chaos_postgres_kill_points() {
     if let Some(url) = postgres() {
-        kill_points(&url, "postgres").await;
+        kill_points(&url, "postgres");
     }
 }
 

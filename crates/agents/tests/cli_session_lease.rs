@@ -2,7 +2,9 @@
 //! OpenAI-compatible server whose model runs one bash command and then answers: a second
 //! `agents run --session` (and `agents approve`) on a session in use exits 4 naming the
 //! holder, `--wait` waits for it; SIGTERM finishes and commits the step in progress and
-//! exits 143, `--resume` finishes the run; SIGKILL leaves no bash process running.
+//! exits 143, `--resume` finishes the run; SIGKILL leaves no bash process running, and
+//! `--resume` takes the dead runner's session at once and tells the model the interrupted
+//! call may or may not have taken effect instead of running it again.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 

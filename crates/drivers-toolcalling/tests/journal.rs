@@ -312,3 +312,44 @@ async fn a_repeated_call_id_in_one_reply_gets_its_own_result_and_a_foreign_resul
     );
     assert_eq!(keys.lock().unwrap().len(), 2, "nothing ran");
 }
+
+#[tokio::test]
+async fn an_interrupted_call_that_ran_on_approval_is_asked_for_again() {
+    let (tool, keys) = counting_tool(ToolEffects::SideEffecting);
+    let reply = InferenceResponse::with_tool_calls([ToolCall::new("c1", "count", json!({"n": 1}))]);
+    let agent = Agent::new(ToolCallingDriver::new(ScriptedModel::new([reply])))
+        .with_tool(tool.clone())
+        .with_approval_required(["count"]);
+    let waiting = agent
+        .step(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(waiting.status(), agents_core::AgentStatus::Suspended);
+    let approved = waiting.approve("c1").unwrap();
+
+    // The approved call starts, and the process dies before its result is recorded.
+    let journal = Arc::new(MemoryJournal::default());
+    let options = StepOptions::new().with_journal(journal.clone());
+    agent.step_with(approved.clone(), &options).await.unwrap();
+    assert_eq!(keys.lock().unwrap().len(), 1);
+    journal.results.lock().unwrap().clear();
+
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&events);
+    let agent = Agent::new(ToolCallingDriver::new(ScriptedModel::new([])))
+        .with_tool(tool)
+        .with_approval_required(["count"])
+        .on_event(move |event: &AgentEvent| seen.lock().unwrap().push(event.clone()));
+    let asked = agent.step_with(approved, &options).await.unwrap();
+    assert_eq!(
+        keys.lock().unwrap().len(),
+        1,
+        "not run again without a new decision"
+    );
+    assert_eq!(asked.status(), agents_core::AgentStatus::Suspended);
+    let pending = asked.pending_approvals();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call_id(), "c1");
+    assert!(!pending[0].is_decided(), "the person decides again");
+    assert_eq!(interrupted_events(&events.lock().unwrap()), vec![false]);
+}
