@@ -1,8 +1,9 @@
 //! Crashes for real: a child process (this test binary again) runs a multi-step, multi-tool
 //! session on a SQLite file against a scripted model and tools that append a line to a file;
-//! it kills itself with SIGKILL at a chosen point (before a model reply, between tool
-//! results, before a commit, after a commit). A new process resumes. For every point the
-//! final conversation equals an uninterrupted run's and every tool's line appears once.
+//! it kills itself with SIGKILL at a chosen point (before a model reply, while a tool runs,
+//! before a commit, after a commit). A new process resumes. For every point the final
+//! conversation equals an uninterrupted run's and every tool's line appears once (the tool is
+//! idempotent, so a call interrupted while it ran runs again; `chaos.rs` covers the others).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -226,16 +227,22 @@ async fn crash_child() {
             if kill.is_some_and(|k| k.what == "tool" && k.at == n) {
                 die();
             }
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)
-                .unwrap();
-            writeln!(file, "{}", args.line).unwrap();
-            file.sync_all().unwrap();
+            // Idempotent: a line already written is not written again (so a call a crash
+            // interrupted runs again on resume).
+            let written = std::fs::read_to_string(&log).unwrap_or_default();
+            if !written.lines().any(|line| line == args.line) {
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .unwrap();
+                writeln!(file, "{}", args.line).unwrap();
+                file.sync_all().unwrap();
+            }
             Ok::<_, String>(format!("wrote {}", args.line))
         }
-    });
+    })
+    .with_effects(agents_core::ToolEffects::Idempotent);
     let model = Planner {
         kill: kill.clone(),
         calls: AtomicUsize::new(0),
