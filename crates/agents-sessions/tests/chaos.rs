@@ -15,7 +15,7 @@
 //! session: one runs, one is refused (exit code 4), nothing doubled.
 //!
 //! `CHAOS_KILLS` (default 200) kill points per store, `CHAOS_RACES` (default 100) races,
-//! `CHAOS_JOBS` (default 1) runs at once; `cargo xtask chaos` runs 10,000. SQLite always; Postgres with `AGENTS_TEST_POSTGRES_URL`
+//! `CHAOS_JOBS` (default 2) runs at once; `cargo xtask chaos` runs 10,000. SQLite always; Postgres with `AGENTS_TEST_POSTGRES_URL`
 //! (required when `CI=true`).
 #![allow(
     clippy::unwrap_used,
@@ -677,12 +677,12 @@ fn random_run(
 }
 
 /// Every operation of an uninterrupted run killed once, then random kills until `CHAOS_KILLS`
-/// (default 200), by `CHAOS_JOBS` workers at once (default 1).
+/// (default 200), by `CHAOS_JOBS` workers at once (default 2).
 fn kill_points(db: &str, label: &str) {
     let started = Instant::now();
     let ops = trace(db);
     let total = env_count("CHAOS_KILLS", 200);
-    let jobs = env_count("CHAOS_JOBS", 1).max(1);
+    let jobs = env_count("CHAOS_JOBS", 2).max(1);
     let next = AtomicUsize::new(0);
     let killed = AtomicUsize::new(0);
     let tally = std::sync::Mutex::new(Tally::default());
