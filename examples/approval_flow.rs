@@ -1,6 +1,6 @@
 //! Human approval: a call to a tool that needs a person's decision suspends the run; the
 //! suspended state can be saved (JSON, or a session), shown, decided and resumed, in this
-//! process or another. The approved call runs exactly once; a rejection reaches the model.
+//! process or another. The approved call runs once (at most once across crashes); a rejection reaches the model.
 //!
 //! Run with `cargo run --example approval_flow`. Needs nothing (a scripted model).
 //! See docs/approvals.md; the CLI does the same with `--require-approval` and a prompt.

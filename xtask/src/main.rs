@@ -9,6 +9,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod bench_peers;
 mod browser;
+mod chaos;
 mod deny;
 mod e2e;
 mod eval;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(&args[1..]),
         "bench-peers" => bench_peers::run(&args[1..]),
         "browser" => browser::install(),
+        "chaos" => chaos::run(&args[1..]),
         "e2e" => e2e::run(),
         "fuzz" => fuzz::run(&args[1..]),
         "eval" => eval::run(&args[1..]),
@@ -74,6 +76,8 @@ fn print_help() {
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          browser install Chromium and chromedriver (Debian, pinned) for the web console's browser tests\n  \
+         chaos   the kill test at scale: SIGKILL at every I/O operation and at random, on SQLite and Postgres\n          \
+         (--kills N per store, default 10000; --races N, default 100; --jobs N; CI runs 200 and 100)\n  \
          fuzz    fuzz targets of fuzz/ with cargo-fuzz: [target] [--seconds N per target, default 60]\n  \
          mcp-servers  install the MCP test servers and the interop clients (npm server-everything and inspector, PyPI mcp and a2a-sdk) under ~/.cache/agents-rs/mcp\n  \
          pg      a throwaway Postgres on 127.0.0.1 for the session tests (start | stop DIR | nothing: until Enter)\n  \

@@ -42,6 +42,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// Starts a cluster and prints its URL and directory.
 fn start() -> Result<PathBuf, String> {
+    start_cluster().map(|(_, dir)| dir)
+}
+
+/// Starts a cluster, prints its URL and directory and returns them (stop it with [`stop`]).
+pub fn start_cluster() -> Result<(String, PathBuf), String> {
     if !Path::new(BIN).join("initdb").exists() {
         return Err(format!(
             "{BIN}/initdb not found: install Postgres 15 (apt-get install -y \
@@ -97,14 +102,15 @@ fn start() -> Result<PathBuf, String> {
         .ok()
         .and_then(|text| text.lines().next().map(str::to_owned))
         .unwrap_or_default();
-    println!("AGENTS_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:{port}/postgres");
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    println!("AGENTS_TEST_POSTGRES_URL={url}");
     println!("AGENTS_TEST_POSTGRES_DIR={}", dir.display());
     eprintln!("postgres pid {pid}, log {log}");
-    Ok(dir)
+    Ok((url, dir))
 }
 
 /// Stops the cluster in `dir` and removes `dir`.
-fn stop(dir: &Path) -> Result<(), String> {
+pub fn stop(dir: &Path) -> Result<(), String> {
     let data = dir.join("data");
     if data.join("postmaster.pid").exists() {
         let data_arg = data.display().to_string();

@@ -1,7 +1,9 @@
 //! Criterion benches of durable sessions: the cost of committing one step at 10, 1,000 and
 //! 10,000 messages of history (SQLite file in WAL mode; Postgres when
-//! `AGENTS_TEST_POSTGRES_URL` is set), the load time of a 10,000-message session, and (printed)
-//! the bytes stored per message.
+//! `AGENTS_TEST_POSTGRES_URL` is set); the store traffic of a step with one tool call, before
+//! (reply and result journaled, commit) and after (under a lease: reply, the call's intent and
+//! result journaled and the commit, each checking the fencing token); the load time of a
+//! 10,000-message session, and (printed) the bytes stored per message.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -13,7 +15,9 @@ use agents_bench::state_with_history;
 use agents_core::incremental::StateEncoder;
 use agents_core::testing::with_recorded_step;
 use agents_core::{AgentState, AgentStep, StepParts};
-use agents_sessions::{Commit, PostgresSessionStore, SessionStore, SqliteSessionStore};
+use agents_sessions::{
+    Commit, LeaseRequest, PostgresSessionStore, SessionStore, SqliteSessionStore,
+};
 mod common;
 
 use common::{config, runtime};
@@ -67,6 +71,67 @@ fn bench_commits(c: &mut Criterion, backend: &str, store: &dyn SessionStore) {
     group.finish();
 }
 
+/// What a step journals for a model reply or a call (the size of a small tool execution).
+const JOURNAL_BODY: &str = r#"{"call":{"id":"call_1","name":"read_file","arguments":{"path":"notes/todo.txt"}},"outcome":{"status":"success","content":"1. buy milk\n2. call the plumber\n3. write the report"},"started_at":"2026-11-26T03:00:00Z","completed_at":"2026-11-26T03:00:00.002Z"}"#;
+
+/// Per iteration: the store traffic of a step with one tool call. `fenced`: under a lease, with
+/// the call's intent (after this change); otherwise the reply and result journaled and the
+/// commit, no lease (before).
+fn bench_step_with_call(c: &mut Criterion, backend: &str, store: &dyn SessionStore, fenced: bool) {
+    let rt = runtime();
+    let label = if fenced { "after" } else { "before" };
+    let mut group = c.benchmark_group(format!("sessions/step_with_call/{label}"));
+    for len in [10usize, 1_000, 10_000] {
+        let id = format!("bench-call-{label}-{backend}-{len}-{}", std::process::id());
+        let lease = fenced.then(|| {
+            let request = LeaseRequest {
+                owner: "bench".into(),
+                pid: std::process::id(),
+                host: "bench".into(),
+                now: chrono::Utc::now(),
+                ttl: std::time::Duration::from_secs(3600),
+                take_over: None,
+            };
+            rt.block_on(store.acquire_lease(&id, &request))
+                .unwrap()
+                .token
+        });
+        let mut encoder = StateEncoder::new();
+        let mut state = state_with_history(len);
+        let mut first = commit(&mut encoder, &state);
+        first.lease = lease;
+        let mut version = rt.block_on(store.write(&id, 0, &first)).unwrap();
+        let mut i = 0;
+        group.bench_function(BenchmarkId::new(backend, len), |b| {
+            b.iter(|| {
+                i += 1;
+                let next = version + 1;
+                rt.block_on(async {
+                    store
+                        .journal_put(&id, next, "reply:reply", JOURNAL_BODY, lease)
+                        .await
+                        .unwrap();
+                    if fenced {
+                        store
+                            .journal_put(&id, next, "intent:0:call_1", JOURNAL_BODY, lease)
+                            .await
+                            .unwrap();
+                    }
+                    store
+                        .journal_put(&id, next, "tool:0:call_1", JOURNAL_BODY, lease)
+                        .await
+                        .unwrap();
+                });
+                state = next_step(std::mem::take(&mut state), i);
+                let mut step = commit(&mut encoder, &state);
+                step.lease = lease;
+                version = rt.block_on(store.write(&id, version, &step)).unwrap();
+            });
+        });
+    }
+    group.finish();
+}
+
 fn sessions(c: &mut Criterion) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
@@ -74,10 +139,16 @@ fn sessions(c: &mut Criterion) {
         .block_on(SqliteSessionStore::open(dir.path().join("bench.db")))
         .unwrap();
     bench_commits(c, "sqlite_wal", &sqlite);
+    for fenced in [false, true] {
+        bench_step_with_call(c, "sqlite_wal", &sqlite, fenced);
+    }
     match std::env::var("AGENTS_TEST_POSTGRES_URL") {
         Ok(url) => {
             let postgres = rt.block_on(PostgresSessionStore::connect(&url)).unwrap();
             bench_commits(c, "postgres", &postgres);
+            for fenced in [false, true] {
+                bench_step_with_call(c, "postgres", &postgres, fenced);
+            }
         }
         Err(_) => eprintln!(
             "SKIPPED: Postgres commit benches (set AGENTS_TEST_POSTGRES_URL, e.g. from `cargo xtask pg`)"

@@ -250,17 +250,21 @@ impl StepContext {
             self.decided,
         );
         let report = |event: ToolEvent| self.events.emit_tool_event(tool_context, event);
-        let scope = ToolScope {
-            tools,
-            context: tool_context,
-            limits: self.tool_limits,
-            approval: &self.approval,
-            batch: &batch,
-            report: &report,
+        let run = |(position, call): (usize, &messages::ToolCall)| {
+            let scope = ToolScope {
+                tools,
+                context: tool_context,
+                limits: self.tool_limits,
+                approval: &self.approval,
+                batch: &batch,
+                report: &report,
+                position,
+            };
+            let call = call.clone();
+            async move { self.tool_layers.run(call, &scope, executor).await }
         };
-        let run = |call: &messages::ToolCall| self.tool_layers.run(call.clone(), &scope, executor);
         let executions: Vec<ToolExecution> = if parallel && calls.len() > 1 {
-            let runs = calls.iter().map(run);
+            let runs = calls.iter().enumerate().map(run);
             match executor.max_concurrency() {
                 Some(limit) => {
                     futures::stream::iter(runs)
@@ -272,7 +276,7 @@ impl StepContext {
             }
         } else {
             let mut executions = Vec::with_capacity(calls.len());
-            for call in calls {
+            for call in calls.iter().enumerate() {
                 executions.push(run(call).await?);
             }
             executions
@@ -301,6 +305,8 @@ impl StepContext {
             clock: Arc::clone(&self.clock),
             capture_content: self.capture_content,
             resumed: None,
+            execution_id: state.execution().map(|e| Arc::from(e.id())),
+            call_id: None,
             held: Arc::clone(&self.held),
         }
     }

@@ -10,9 +10,15 @@
 //!   ([`StepContext::journaled_inference`](crate::StepContext::journaled_inference)): a recorded
 //!   reply is reused with its tool call ids, otherwise the reply is recorded before the step
 //!   goes on;
-//! - [`StepContext::run_tool_calls`](crate::StepContext::run_tool_calls) asks it for each call's
-//!   result: a recorded result is reused, otherwise the call runs and its result is recorded
-//!   as soon as it finishes.
+//! - the tool-call onion's [`JournalCalls`](crate::tools::JournalCalls) layer asks it for each
+//!   call's result: a recorded result is reused (only for the same place in the step's calls,
+//!   id, tool name and arguments), otherwise the call's intent is recorded (durably, before the
+//!   call runs), then the call runs and its result is recorded as soon as it finishes;
+//! - a call whose intent is recorded but whose result is not was started by an interrupted run
+//!   and may or may not have taken effect: it runs again only when its tool is read-only or
+//!   idempotent ([`ToolEffects`](crate::ToolEffects)); any other gets the result
+//!   [`INTERRUPTED_MESSAGE`] (the model decides), or, when it ran on a person's approval, is
+//!   asked for again. Either way a `ToolCallInterrupted` event says so.
 //!
 //! A journal belongs to one step of one run; the store that provides it forgets its entries
 //! when the step commits.
@@ -20,17 +26,21 @@
 //! The loop goes through two methods, [`StepJournal::journaled_reply`] and
 //! [`StepJournal::journaled_tool_call`]: "do this action durably, or give back what it gave
 //! the first time". A store keeps records under keys, and their default implementations are
-//! built from the four record methods (look up, else act and record). A durable-execution
-//! engine whose journal is a log of actions replayed in order (Restate's `ctx.run`) cannot
-//! answer "is `key` recorded?" without taking a place in that log, so it implements the two
-//! action methods itself.
+//! built from the record methods (look up, else record the intent, act and record). A
+//! durable-execution engine whose journal is a log of actions replayed in order (Restate's
+//! `ctx.run`) cannot answer "is `key` recorded?" without taking a place in that log, so it
+//! implements the two action methods itself, with the same rules.
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use inference::InferenceResponse;
+use messages::ToolCall;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::records::agent_error::AgentError;
 use crate::records::tool_execution::ToolExecution;
+use crate::signature::signature;
 
 /// The model call a journal runs when it holds no reply for it (see
 /// [`StepJournal::journaled_reply`]).
@@ -39,6 +49,83 @@ pub type InferenceAction<'a> = BoxFuture<'a, Result<InferenceResponse, AgentErro
 /// The tool call a journal runs when it holds no result for it (see
 /// [`StepJournal::journaled_tool_call`]).
 pub type ToolCallAction<'a> = BoxFuture<'a, Result<ToolExecution, AgentError>>;
+
+/// The result a call gets when a crash interrupted it after it started and its tool is not
+/// read-only or idempotent (so it is not run again).
+pub const INTERRUPTED_MESSAGE: &str = "This call was interrupted and may or may not have taken \
+     effect: the process running it stopped after the call started and before its result was \
+     recorded, and it was not run again. Check whether it took effect before doing it again.";
+
+/// The intent to run one tool call, recorded before it runs: where it is among the calls
+/// its step runs (`index`), which call it is, and how many times it was started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallIntent {
+    /// Its position among the calls of the step.
+    pub index: usize,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The SHA-256 of the call's signature (name and canonical arguments).
+    pub signature: String,
+    /// 1 for the first start; one more for each start again after a crash.
+    pub attempt: u32,
+}
+
+impl CallIntent {
+    /// The first start of `call` at `index`.
+    pub fn new(index: usize, call: &ToolCall) -> Self {
+        let digest = Sha256::digest(signature(call).as_bytes());
+        Self {
+            index,
+            call_id: call.id().to_owned(),
+            name: call.name().to_owned(),
+            signature: digest.iter().map(|byte| format!("{byte:02x}")).collect(),
+            attempt: 1,
+        }
+    }
+
+    /// The journal key of the call: its position and id (so a provider that repeats an id in
+    /// one reply gets two entries).
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.index, self.call_id)
+    }
+
+    /// Whether `other` records the same call (position, id, name and arguments).
+    pub fn same_call(&self, other: &CallIntent) -> bool {
+        self.index == other.index
+            && self.call_id == other.call_id
+            && self.name == other.name
+            && self.signature == other.signature
+    }
+}
+
+/// What becomes of a call an interrupted run started and did not finish (decided by the
+/// [`JournalCalls`](crate::tools::JournalCalls) layer from the tool's effects and the approval
+/// policy, applied by the journal).
+#[derive(Clone, Debug)]
+pub enum OnInterrupted {
+    /// Run it again (its tool is read-only or idempotent): attempt + 1.
+    RunAgain,
+    /// Do not run it; `execution` is its result. `record`: keep that result in the journal
+    /// (an "interrupted" result surfaces once), or not (a call asked for again: the person's
+    /// new decision starts afresh).
+    Answer {
+        /// The call's result.
+        execution: ToolExecution,
+        /// Whether the journal records it.
+        record: bool,
+    },
+}
+
+/// A call as the journal gave it back.
+#[derive(Clone, Debug)]
+pub struct JournaledCall {
+    /// The call's execution: recorded earlier, run now, or the interrupted call's answer.
+    pub execution: ToolExecution,
+    /// `true` when an interrupted run had started the call and not finished it.
+    pub interrupted: bool,
+}
 
 /// The record of a step in progress: the model replies and finished tool calls of a step, kept
 /// so that a re-run of the step after a crash reuses them instead of doing them again.
@@ -58,20 +145,34 @@ pub trait StepJournal: Send + Sync + std::fmt::Debug {
     /// A [`JournalError`] when it could not be recorded; the step fails.
     async fn record_reply(&self, key: &str, reply: &InferenceResponse) -> Result<(), JournalError>;
 
-    /// The recorded result of the tool call `call_id`, if any.
+    /// The intent recorded under `key` ([`CallIntent::key`]), if any.
     ///
     /// # Errors
     /// A [`JournalError`] when the journal cannot be read.
-    async fn recorded_tool_result(
-        &self,
-        call_id: &str,
-    ) -> Result<Option<ToolExecution>, JournalError>;
+    async fn recorded_intent(&self, key: &str) -> Result<Option<CallIntent>, JournalError>;
 
-    /// Records a finished tool call, durably.
+    /// Records that the call `intent` describes is about to run, durably (in a small commit of
+    /// its own) before it runs.
+    ///
+    /// # Errors
+    /// A [`JournalError`] when it could not be recorded; the call does not run.
+    async fn record_intent(&self, intent: &CallIntent) -> Result<(), JournalError>;
+
+    /// The recorded result of the call under `key` ([`CallIntent::key`]), if any.
+    ///
+    /// # Errors
+    /// A [`JournalError`] when the journal cannot be read.
+    async fn recorded_tool_result(&self, key: &str) -> Result<Option<ToolExecution>, JournalError>;
+
+    /// Records a finished tool call under `key`, durably.
     ///
     /// # Errors
     /// A [`JournalError`] when it could not be recorded.
-    async fn record_tool_result(&self, execution: &ToolExecution) -> Result<(), JournalError>;
+    async fn record_tool_result(
+        &self,
+        key: &str,
+        execution: &ToolExecution,
+    ) -> Result<(), JournalError>;
 
     /// The model reply for the inference the driver names `key`: the one recorded by an
     /// interrupted run of the step, else `infer`'s, recorded durably before it is returned.
@@ -98,29 +199,73 @@ pub trait StepJournal: Send + Sync + std::fmt::Debug {
         Ok(reply)
     }
 
-    /// The execution of the tool call `call`: the one recorded by an interrupted run of the
-    /// step, else `run`'s, recorded durably as soon as it finishes.
+    /// The execution of the call `intent` describes: the one recorded by an interrupted run
+    /// of the step; else, when that run started the call and did not finish it, what
+    /// `on_interrupted` says; else `run`'s, its intent recorded before it starts and its result
+    /// as soon as it finishes.
     ///
-    /// The default looks it up with [`recorded_tool_result`](Self::recorded_tool_result) and
-    /// records a fresh one with [`record_tool_result`](Self::record_tool_result).
+    /// The default is built from the record methods.
     ///
     /// # Errors
-    /// `run`'s error (an executor that returned nothing), or the journal's.
+    /// `run`'s error, the journal's, or a [`JournalError`] when the entry at the call's place
+    /// is of another call (another tool or other arguments): it is not used.
     async fn journaled_tool_call(
         &self,
-        call: &messages::ToolCall,
+        intent: &CallIntent,
+        on_interrupted: OnInterrupted,
         run: ToolCallAction<'_>,
-    ) -> Result<ToolExecution, AgentError> {
-        if let Some(execution) = self.recorded_tool_result(call.id()).await? {
+    ) -> Result<JournaledCall, AgentError> {
+        let key = intent.key();
+        if let Some(execution) = self.recorded_tool_result(&key).await? {
+            if !intent.same_call(&CallIntent::new(intent.index, execution.call())) {
+                return Err(JournalError::mismatch(format!(
+                    "the result recorded for call `{}` at position {} is of another call (`{}`)",
+                    intent.call_id,
+                    intent.index,
+                    execution.name()
+                ))
+                .into());
+            }
             tracing::debug!(
-                call_id = call.id(),
+                call_id = intent.call_id,
                 "reusing the tool result recorded before an interruption"
             );
-            return Ok(execution);
+            return Ok(JournaledCall {
+                execution,
+                interrupted: false,
+            });
         }
+        let mut next = intent.clone();
+        let mut interrupted = false;
+        if let Some(started) = self.recorded_intent(&key).await? {
+            if !intent.same_call(&started) {
+                return Err(JournalError::mismatch(format!(
+                    "the intent recorded for call `{}` at position {} is of another call (`{}`)",
+                    intent.call_id, intent.index, started.name
+                ))
+                .into());
+            }
+            interrupted = true;
+            match on_interrupted {
+                OnInterrupted::RunAgain => next.attempt = started.attempt.saturating_add(1),
+                OnInterrupted::Answer { execution, record } => {
+                    if record {
+                        self.record_tool_result(&key, &execution).await?;
+                    }
+                    return Ok(JournaledCall {
+                        execution,
+                        interrupted,
+                    });
+                }
+            }
+        }
+        self.record_intent(&next).await?;
         let execution = run.await?;
-        self.record_tool_result(&execution).await?;
-        Ok(execution)
+        self.record_tool_result(&key, &execution).await?;
+        Ok(JournaledCall {
+            execution,
+            interrupted,
+        })
     }
 }
 
@@ -143,6 +288,15 @@ impl JournalError {
         }
     }
 
+    /// A journal entry that records another call than the one at its place (another tool or
+    /// other arguments): it is not used, and the step fails rather than guess.
+    pub fn mismatch(detail: String) -> Self {
+        Self {
+            action: "trusted",
+            source: detail.into(),
+        }
+    }
+
     /// A failure to write the journal, caused by `source`.
     pub fn write(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self {
@@ -152,10 +306,8 @@ impl JournalError {
     }
 }
 
-impl From<JournalError> for crate::records::agent_error::AgentError {
+impl From<JournalError> for AgentError {
     fn from(error: JournalError) -> Self {
-        crate::records::agent_error::AgentError::Driver(crate::records::agent_error::error_chain(
-            &error,
-        ))
+        AgentError::Driver(crate::records::agent_error::error_chain(&error))
     }
 }

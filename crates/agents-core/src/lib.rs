@@ -66,6 +66,7 @@ mod continuation;
 mod driver;
 mod errors;
 mod events;
+mod group_watchdog;
 mod ids;
 mod journal;
 mod processing;
@@ -103,8 +104,12 @@ pub use errors::error_context::ErrorContext;
 pub use errors::error_policy::ErrorPolicy;
 pub use events::agent_event::{AgentEvent, EventSource};
 pub use events::agent_events::AgentEvents;
+pub use group_watchdog::GroupWatchdog;
 pub use ids::{IdSource, SequentialIds, UuidV7Ids};
-pub use journal::{InferenceAction, JournalError, StepJournal, ToolCallAction};
+pub use journal::{
+    CallIntent, InferenceAction, JournalError, JournaledCall, OnInterrupted, StepJournal,
+    ToolCallAction, INTERRUPTED_MESSAGE,
+};
 pub use processing::{
     InlineProcessor, Next, StateProcessor, StateProcessors, StepFuture, StepTerminal,
 };

@@ -347,6 +347,7 @@ async fn events_report_start_and_completion_of_each_call() {
                 )
             }
             ToolEvent::Blocked { call, reason } => format!("blocked {} {reason}", call.id()),
+            ToolEvent::Interrupted { call, rerun } => format!("interrupted {} {rerun}", call.id()),
         };
         sink.lock().unwrap().push(line);
     });

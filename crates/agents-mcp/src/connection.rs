@@ -71,6 +71,8 @@ impl ClientHandler for Handler {
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Handler>,
     pub(crate) pid: Option<u32>,
+    /// Kills a stdio server's process group if this process dies (dropped with the session).
+    _watchdog: Option<agents_core::GroupWatchdog>,
 }
 
 impl Connection {
@@ -119,11 +121,25 @@ impl Connection {
                         source,
                     })?;
                 let pid = transport.id();
+                // If this process dies (even by SIGKILL), the server's group dies with it.
+                let watchdog = pid.and_then(|pid| {
+                    agents_core::GroupWatchdog::join(pid)
+                        .map_err(|error| {
+                            tracing::warn!(server = %server.name, %error,
+                                "no watchdog for the server's process group: it may outlive \
+                                 this process if this process is killed");
+                        })
+                        .ok()
+                });
                 if let Some(stderr) = stderr {
                     tokio::spawn(log_stderr(server.name.clone(), stderr));
                 }
                 let service = handshake(server, handler.serve(transport)).await?;
-                Ok(Self { service, pid })
+                Ok(Self {
+                    service,
+                    pid,
+                    _watchdog: watchdog,
+                })
             }
             McpTransport::Http { url, headers } => {
                 let client = http_client(server)?;
@@ -132,7 +148,11 @@ impl Connection {
                     .reinit_on_expired_session(true);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 let service = handshake(server, handler.serve(transport)).await?;
-                Ok(Self { service, pid: None })
+                Ok(Self {
+                    service,
+                    pid: None,
+                    _watchdog: None,
+                })
             }
         }
     }

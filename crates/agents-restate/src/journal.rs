@@ -12,14 +12,14 @@
 //!
 //! Tool calls take two entries: an intent (call id, tool, argument signature) and then the
 //! result. A replay that finds the intent but no result knows the call was interrupted in
-//! flight: a call of a tool declared retry-safe runs again, any other gets a tool result
-//! saying it may or may not have taken effect (issue 29's rule), so nothing runs twice
-//! silently.
+//! flight, and applies the rule the tool-call onion's `JournalCalls` layer gives
+//! ([`OnInterrupted`]: a read-only or idempotent tool runs again, a call that ran on a person's
+//! approval is asked for again, any other gets [`INTERRUPTED_MESSAGE`]), the same rule as the
+//! session store's journal, so nothing runs twice silently.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::future::OptionFuture;
@@ -35,21 +35,15 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+#[cfg(doc)]
+use agents_core::INTERRUPTED_MESSAGE;
 use agents_core::{
-    AgentError, Clock, InferenceAction, JournalError, StepJournal, ToolCallAction, ToolExecution,
-    ToolFailureKind,
+    AgentError, CallIntent, InferenceAction, JournalError, JournaledCall, OnInterrupted,
+    StepJournal, ToolCallAction, ToolExecution,
 };
-
-/// What a call interrupted in flight (its intent journaled, its result not) reads when its
-/// tool is not retry-safe.
-pub const INTERRUPTED_MESSAGE: &str = "this call was interrupted (the service stopped while it \
-    ran) and may or may not have taken effect; check before calling it again";
 
 /// The status code Restate gives a cancelled invocation's awaited futures.
 const CANCELLED: u16 = 409;
-
-/// Which tool calls may run again after an interruption (read-only or idempotent tools).
-pub type RetrySafe = Arc<dyn Fn(&messages::ToolCall) -> bool + Send + Sync>;
 
 /// One durable action the step asks [`drive`] to put in Restate's journal.
 pub(crate) struct ActionRequest {
@@ -78,8 +72,6 @@ enum Outcome {
 /// Made per invocation by the session object ([`journal_channel`]).
 pub(crate) struct RestateJournal {
     requests: mpsc::UnboundedSender<ActionRequest>,
-    clock: Arc<dyn Clock>,
-    retry_safe: RetrySafe,
     model_retry: RunRetryPolicy,
 }
 
@@ -91,15 +83,11 @@ impl std::fmt::Debug for RestateJournal {
 
 /// A journal for one invocation and the receiving end [`drive`] serves.
 pub(crate) fn journal_channel(
-    clock: Arc<dyn Clock>,
-    retry_safe: RetrySafe,
     model_retry: RunRetryPolicy,
 ) -> (RestateJournal, mpsc::UnboundedReceiver<ActionRequest>) {
     let (requests, receiver) = mpsc::unbounded_channel();
     let journal = RestateJournal {
         requests,
-        clock,
-        retry_safe,
         model_retry,
     };
     (journal, receiver)
@@ -213,14 +201,26 @@ impl StepJournal for RestateJournal {
         Err(JournalError::write(WholeActionsOnly))
     }
 
+    async fn recorded_intent(&self, _key: &str) -> Result<Option<CallIntent>, JournalError> {
+        Err(JournalError::read(WholeActionsOnly))
+    }
+
+    async fn record_intent(&self, _intent: &CallIntent) -> Result<(), JournalError> {
+        Err(JournalError::write(WholeActionsOnly))
+    }
+
     async fn recorded_tool_result(
         &self,
-        _call_id: &str,
+        _key: &str,
     ) -> Result<Option<ToolExecution>, JournalError> {
         Err(JournalError::read(WholeActionsOnly))
     }
 
-    async fn record_tool_result(&self, _execution: &ToolExecution) -> Result<(), JournalError> {
+    async fn record_tool_result(
+        &self,
+        _key: &str,
+        _execution: &ToolExecution,
+    ) -> Result<(), JournalError> {
         Err(JournalError::write(WholeActionsOnly))
     }
 
@@ -244,64 +244,64 @@ impl StepJournal for RestateJournal {
 
     async fn journaled_tool_call(
         &self,
-        call: &messages::ToolCall,
+        intent: &CallIntent,
+        on_interrupted: OnInterrupted,
         run: ToolCallAction<'_>,
-    ) -> Result<ToolExecution, AgentError> {
-        let intent = json!({
-            "call_id": call.id(),
-            "tool": call.name(),
-            "signature": agents_core::tools::signature(call),
+    ) -> Result<JournaledCall, AgentError> {
+        let expected = json!({
+            "index": intent.index,
+            "call_id": intent.call_id,
+            "tool": intent.name,
+            "signature": intent.signature,
         });
         let recorded = self
-            .act(format!("intent {}", call.id()), None, async {
-                Ok(intent.clone())
+            .act(format!("intent {}", intent.key()), None, async {
+                Ok(expected.clone())
             })
             .await?;
-        if recorded.value != intent {
+        if recorded.value != expected {
             // The journal holds another call at this position: the step is not the one that
             // wrote it (a changed agent or a non-deterministic driver). Going on could pair a
             // result with the wrong call.
             return Err(JournalError::read(Mismatch {
-                expected: intent,
+                expected,
                 found: recorded.value,
             })
             .into());
         }
         let interrupted = !recorded.ran_now;
-        let retry_safe = (self.retry_safe)(call);
-        let clock = Arc::clone(&self.clock);
+        let call_id = intent.call_id.clone();
+        let tool = intent.name.clone();
         let acted = self
-            .act(
-                format!("tool {} {}", call.name(), call.id()),
-                None,
-                async move {
-                    if interrupted && !retry_safe {
-                        tracing::warn!(
-                            call_id = call.id(),
-                            tool = call.name(),
-                            "a call interrupted in flight is reported, not run again"
-                        );
-                        let now = clock.now();
-                        return Ok(ToolExecution::failure(
-                            call.clone(),
-                            ToolFailureKind::Failed,
-                            INTERRUPTED_MESSAGE,
-                            now,
-                            now,
-                        ));
-                    }
-                    if interrupted {
+            .act(format!("tool {tool} {}", intent.key()), None, async move {
+                if !interrupted {
+                    return run.await;
+                }
+                match on_interrupted {
+                    OnInterrupted::RunAgain => {
                         tracing::info!(
-                            call_id = call.id(),
-                            tool = call.name(),
+                            call_id,
+                            tool,
                             "a retry-safe call interrupted in flight runs again"
                         );
+                        run.await
                     }
-                    run.await
-                },
-            )
+                    // Journaled either way: a replay meets its entries in the same order.
+                    OnInterrupted::Answer { execution, .. } => {
+                        tracing::warn!(
+                            call_id,
+                            tool,
+                            "a call interrupted in flight is not run again"
+                        );
+                        Ok(execution)
+                    }
+                }
+            })
             .await?;
-        Ok(acted.value)
+        Ok(JournaledCall {
+            execution: acted.value,
+            interrupted,
+        })
     }
 }
 

@@ -56,9 +56,9 @@ mod serve;
 pub mod testing;
 mod wire;
 
+pub use agents_core::INTERRUPTED_MESSAGE;
 pub use client::{register_deployment, SessionClient, OBJECT_NAME};
 pub use error::RestateError;
-pub use journal::{RetrySafe, INTERRUPTED_MESSAGE};
 pub use object::AgentSession;
 pub use restate_sdk::context::RunRetryPolicy;
 pub use serve::{endpoint, serve};

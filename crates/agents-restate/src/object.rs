@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use agents_core::{Agent, AgentState, AgentStatus, StepOptions};
 use messages::Message;
 
-use crate::journal::{drive, journal_channel, RetrySafe};
+use crate::journal::{drive, journal_channel};
 use crate::wire::{
     ApproveRequest, Decision, ExpireRequest, RejectRequest, SendReply, SendRequest, WaitingCall,
 };
@@ -54,7 +54,6 @@ pub struct AgentSession {
     name: String,
     agent: Arc<Agent>,
     approval_timeout: Option<Duration>,
-    retry_safe: RetrySafe,
     model_retry: RunRetryPolicy,
     identity_keys: Vec<String>,
 }
@@ -68,7 +67,6 @@ impl AgentSession {
             name: crate::client::OBJECT_NAME.to_owned(),
             agent,
             approval_timeout: Some(Duration::from_secs(24 * 60 * 60)),
-            retry_safe: Arc::new(|_| false),
             model_retry: RunRetryPolicy::new()
                 .initial_delay(Duration::from_millis(500))
                 .exponentiation_factor(2.0)
@@ -110,19 +108,6 @@ impl AgentSession {
     /// rejected (`None`: forever).
     pub fn with_approval_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.approval_timeout = timeout;
-        self
-    }
-
-    /// The tools whose calls may run again when a crash interrupted them in flight
-    /// (read-only or idempotent tools); every other interrupted call gets a tool result
-    /// saying it may or may not have taken effect.
-    pub fn with_retry_safe_tools<I, S>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let names: std::collections::BTreeSet<String> = names.into_iter().map(Into::into).collect();
-        self.retry_safe = Arc::new(move |call| names.contains(call.name()));
         self
     }
 
@@ -325,11 +310,7 @@ impl AgentSession {
         ctx: &ObjectContext<'_>,
         state: AgentState,
     ) -> Result<AgentState, Interrupted> {
-        let (journal, requests) = journal_channel(
-            Arc::clone(self.agent.clock()),
-            Arc::clone(&self.retry_safe),
-            self.model_retry.clone(),
-        );
+        let (journal, requests) = journal_channel(self.model_retry.clone());
         let token = CancellationToken::new();
         let options = StepOptions::new()
             .with_journal(Arc::new(journal))

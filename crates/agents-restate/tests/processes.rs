@@ -17,8 +17,8 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agents_core::AgentStatus;
-use agents_restate::{register_deployment, AgentSession, SessionClient, INTERRUPTED_MESSAGE};
+use agents_core::{AgentStatus, ToolEffects, INTERRUPTED_MESSAGE};
+use agents_restate::{register_deployment, AgentSession, SessionClient};
 
 use common::{agent_killing, read_lines, restate, unique_name, Instance, KillAt, Planner};
 
@@ -43,14 +43,17 @@ async fn service_child() {
     });
     let mut model = Planner::new();
     model.log = Some(dir.join("model.log"));
-    let mut agent = agent_killing(model, dir.join("ledger"), kill);
+    // A retry-safe append declares itself idempotent: an interrupted call of it runs again.
+    let effects = if std::env::var("RESTATE_CHILD_RETRY_SAFE").is_ok() {
+        ToolEffects::Idempotent
+    } else {
+        ToolEffects::SideEffecting
+    };
+    let mut agent = agent_killing(model, dir.join("ledger"), kill, effects);
     if std::env::var("RESTATE_CHILD_APPROVAL").is_ok() {
         agent = agent.with_approval_required(["append"]);
     }
-    let mut session = AgentSession::new(Arc::new(agent)).with_name(name);
-    if std::env::var("RESTATE_CHILD_RETRY_SAFE").is_ok() {
-        session = session.with_retry_safe_tools(["append"]);
-    }
+    let session = AgentSession::new(Arc::new(agent)).with_name(name);
     let listener = bind(port).await;
     let _instance = Instance::on(session, listener);
     std::future::pending::<()>().await;

@@ -22,6 +22,34 @@ pub enum SessionError {
         /// The version the store holds.
         found: u64,
     },
+    /// Another runner holds the session's lease: it is running a step of this session now.
+    /// Nothing was done; wait for it (or until its lease expires) and try again.
+    #[error(
+        "session {session} is being run by another process (pid {pid} on {host}, since {since}); \
+         wait for it to finish or try again after its lease expires at {expires_at}",
+        pid = holder.pid,
+        host = holder.host,
+        since = holder.since.format("%Y-%m-%d %H:%M:%S UTC"),
+        expires_at = holder.expires_at.format("%H:%M:%S UTC")
+    )]
+    Busy {
+        /// The session.
+        session: String,
+        /// Who holds its lease.
+        holder: crate::LeaseHolder,
+    },
+    /// This runner's lease was taken over (it expired, and another runner took the session) or
+    /// released: the journal entry or commit it tried was refused and nothing was written.
+    #[error(
+        "session `{session}`: this runner no longer holds the session's lease (token {token}); \
+         another runner took it over after it expired, so nothing more was written"
+    )]
+    LeaseLost {
+        /// The session.
+        session: String,
+        /// The token this runner held.
+        token: u64,
+    },
     /// The session name cannot be used.
     #[error("invalid session name {name:?}: {reason}")]
     InvalidName {
@@ -130,6 +158,11 @@ impl SessionError {
     /// Whether this is a [`SessionError::Conflict`] (reload and retry).
     pub fn is_conflict(&self) -> bool {
         matches!(self, SessionError::Conflict { .. })
+    }
+
+    /// Whether another runner holds the session ([`SessionError::Busy`]).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, SessionError::Busy { .. })
     }
 }
 

@@ -1,5 +1,8 @@
-//! Durable sessions: a conversation committed after every step, resumed after a crash without
-//! running a finished tool again, and served by any number of processes without forking.
+//! Durable sessions: a conversation committed after every step, run by one process at a time
+//! (a lease with a fencing token), resumed after a crash without running a finished tool again,
+//! and served by any number of processes without forking. After a crash, tools run
+//! **effectively once when read-only or idempotent, at most once and then asked about
+//! otherwise**: see [`Session`].
 //!
 //! - [`SessionStore`]: where sessions live. [`SqliteSessionStore`] (embedded, the default:
 //!   `open(path)` or `in_memory()`), [`PostgresSessionStore`] (`connect(url)`, for many
@@ -38,6 +41,7 @@
 //! ```
 
 mod error;
+mod lease;
 mod memory;
 mod postgres;
 mod session;
@@ -46,12 +50,13 @@ mod sqlite;
 mod store;
 
 pub use error::{redact_url, validate_name, SessionError};
+pub use lease::{this_host, DEFAULT_LEASE_TTL};
 pub use memory::MemorySessionStore;
 pub use postgres::PostgresSessionStore;
 pub use session::{AgentSessionExt, Session};
 pub use sql::SCHEMA_VERSION;
 pub use sqlite::SqliteSessionStore;
 pub use store::{
-    checksum, decode_rows, Commit, ExecutionVersions, ListPage, Loaded, Prune, SessionStore,
-    SessionSummary, VersionRows,
+    checksum, decode_rows, Commit, ExecutionVersions, Lease, LeaseHolder, LeaseRequest, ListPage,
+    Loaded, Prune, SessionStore, SessionSummary, VersionRows,
 };

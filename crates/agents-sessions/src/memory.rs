@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 
 use crate::store::{checksum, verified};
 use crate::{
-    Commit, ExecutionVersions, ListPage, Prune, SessionError, SessionStore, SessionSummary,
-    VersionRows,
+    Commit, ExecutionVersions, Lease, LeaseHolder, LeaseRequest, ListPage, Prune, SessionError,
+    SessionStore, SessionSummary, VersionRows,
 };
 
 /// Sessions kept in memory (lost with the store): the same behaviour as the databases (the
@@ -18,6 +18,17 @@ use crate::{
 #[derive(Clone, Debug, Default)]
 pub struct MemorySessionStore {
     sessions: Arc<Mutex<HashMap<String, Stored>>>,
+    /// Leases live apart from sessions: a session that does not exist yet can be leased, and
+    /// deleting a session keeps its lease's token counting up.
+    leases: Arc<Mutex<HashMap<String, StoredLease>>>,
+}
+
+#[derive(Debug)]
+struct StoredLease {
+    token: u64,
+    holder: LeaseHolder,
+    /// Expired or released (released: `expires_at` is the epoch).
+    expires_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Default)]
@@ -57,6 +68,30 @@ impl MemorySessionStore {
 
     fn sessions(&self) -> MutexGuard<'_, HashMap<String, Stored>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn leases(&self) -> MutexGuard<'_, HashMap<String, StoredLease>> {
+        self.leases.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `Ok` when the lease of `id` in `leases` has `token` and was not released.
+    fn fence(
+        leases: &HashMap<String, StoredLease>,
+        id: &str,
+        token: Option<u64>,
+    ) -> Result<(), SessionError> {
+        let Some(token) = token else { return Ok(()) };
+        let held = leases
+            .get(id)
+            .is_some_and(|l| l.token == token && l.expires_at > DateTime::UNIX_EPOCH);
+        if held {
+            Ok(())
+        } else {
+            Err(SessionError::LeaseLost {
+                session: id.to_owned(),
+                token,
+            })
+        }
     }
 }
 
@@ -114,6 +149,9 @@ impl SessionStore for MemorySessionStore {
 
     async fn write(&self, id: &str, expected: u64, commit: &Commit) -> Result<u64, SessionError> {
         crate::validate_name(id)?;
+        // The lease lock is held to the end, as the databases hold the lease row's lock.
+        let leases = self.leases();
+        Self::fence(&leases, id, commit.lease)?;
         let mut sessions = self.sessions();
         let found = sessions.get(id).map_or(0, |s| s.version);
         if found != expected {
@@ -294,12 +332,99 @@ impl SessionStore for MemorySessionStore {
         version: u64,
         key: &str,
         body: &str,
+        lease: Option<u64>,
     ) -> Result<(), SessionError> {
+        let leases = self.leases();
+        Self::fence(&leases, id, lease)?;
         self.sessions()
             .entry(id.to_owned())
             .or_default()
             .journal
             .insert((version, key.to_owned()), (body.to_owned(), checksum(body)));
         Ok(())
+    }
+
+    async fn acquire_lease(&self, id: &str, request: &LeaseRequest) -> Result<Lease, SessionError> {
+        crate::validate_name(id)?;
+        let mut leases = self.leases();
+        let expires_at = crate::lease::expiry(request.now, request.ttl);
+        let token = match leases.get(id) {
+            None => 1,
+            Some(held)
+                if held.expires_at <= request.now || request.take_over == Some(held.token) =>
+            {
+                held.token + 1
+            }
+            Some(held) => {
+                return Err(SessionError::Busy {
+                    session: id.to_owned(),
+                    holder: held.holder.clone(),
+                })
+            }
+        };
+        leases.insert(
+            id.to_owned(),
+            StoredLease {
+                token,
+                holder: LeaseHolder {
+                    pid: request.pid,
+                    host: request.host.clone(),
+                    since: request.now,
+                    expires_at,
+                    token,
+                },
+                expires_at,
+            },
+        );
+        Ok(Lease {
+            token,
+            owner: request.owner.clone(),
+            expires_at,
+        })
+    }
+
+    async fn renew_lease(
+        &self,
+        id: &str,
+        lease: &Lease,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Lease, SessionError> {
+        let mut leases = self.leases();
+        match leases.get_mut(id) {
+            Some(held) if held.token == lease.token && held.expires_at > DateTime::UNIX_EPOCH => {
+                held.expires_at = expires_at;
+                held.holder.expires_at = expires_at;
+                Ok(Lease {
+                    expires_at,
+                    ..lease.clone()
+                })
+            }
+            _ => Err(SessionError::LeaseLost {
+                session: id.to_owned(),
+                token: lease.token,
+            }),
+        }
+    }
+
+    async fn release_lease(&self, id: &str, lease: &Lease) -> Result<(), SessionError> {
+        if let Some(held) = self.leases().get_mut(id) {
+            if held.token == lease.token {
+                held.expires_at = DateTime::UNIX_EPOCH;
+                held.holder.expires_at = DateTime::UNIX_EPOCH;
+            }
+        }
+        Ok(())
+    }
+
+    async fn lease_holder(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LeaseHolder>, SessionError> {
+        Ok(self
+            .leases()
+            .get(id)
+            .filter(|held| held.expires_at > now)
+            .map(|held| held.holder.clone()))
     }
 }

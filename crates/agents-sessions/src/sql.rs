@@ -8,10 +8,10 @@
 //! the loser then finds the new version and gets [`SessionError::Conflict`].
 
 /// The newest schema this library writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The migrations, in order: `MIGRATIONS[i]` takes a database from schema `i` to `i + 1`.
-pub(crate) const MIGRATIONS: [&[&str]; 3] = [
+pub(crate) const MIGRATIONS: [&[&str]; 4] = [
     // 1: sessions, their heads, message table and step records.
     &[
         "CREATE TABLE sessions (
@@ -67,6 +67,15 @@ pub(crate) const MIGRATIONS: [&[&str]; 3] = [
         "ALTER TABLE sessions ADD COLUMN cost_usd DOUBLE PRECISION",
         "ALTER TABLE session_heads ADD COLUMN execution_id TEXT NOT NULL DEFAULT ''",
     ],
+    // 4: one runner per session (a lease with a fencing token; expires_at 0 = released).
+    &["CREATE TABLE session_leases (
+            session_id TEXT PRIMARY KEY,
+            token BIGINT NOT NULL,
+            owner TEXT NOT NULL,
+            pid BIGINT NOT NULL,
+            host TEXT NOT NULL,
+            acquired_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL)"],
 ];
 
 pub(crate) const CREATE_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS agents_sessions_schema (
@@ -137,6 +146,27 @@ pub(crate) const PRUNE_STEPS: &str = "DELETE FROM session_steps
           AND t.version > session_steps.version AND t.version <= $2)";
 pub(crate) const JOURNAL_GET: &str = "SELECT body, checksum FROM session_journal
     WHERE session_id = $1 AND version = $2 AND key = $3";
+/// Grants the lease when it is free, expired or released (`expires_at <= now`), or its token
+/// is the one the asker found dead ($7); returns the new token, or no row when it is held.
+/// One statement: the conflicting row is locked while its condition is judged.
+pub(crate) const ACQUIRE_LEASE: &str = "INSERT INTO session_leases
+    (session_id, token, owner, pid, host, acquired_at, expires_at)
+    VALUES ($1, 1, $2, $3, $4, $5, $6)
+    ON CONFLICT (session_id) DO UPDATE SET token = session_leases.token + 1,
+        owner = excluded.owner, pid = excluded.pid, host = excluded.host,
+        acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+    WHERE session_leases.expires_at <= excluded.acquired_at OR session_leases.token = $7
+    RETURNING token";
+pub(crate) const LEASE_HOLDER: &str = "SELECT pid, host, acquired_at, expires_at, token
+    FROM session_leases WHERE session_id = $1 AND expires_at > $2";
+pub(crate) const RENEW_LEASE: &str = "UPDATE session_leases SET expires_at = $3
+    WHERE session_id = $1 AND token = $2 AND expires_at > 0";
+pub(crate) const RELEASE_LEASE: &str = "UPDATE session_leases SET expires_at = 0
+    WHERE session_id = $1 AND token = $2";
+/// The fence: matches (and locks, until the transaction ends) the lease row only while it
+/// has the writer's token and was not released.
+pub(crate) const FENCE: &str = "UPDATE session_leases SET expires_at = expires_at
+    WHERE session_id = $1 AND token = $2 AND expires_at > 0";
 pub(crate) const JOURNAL_PUT: &str = "INSERT INTO session_journal
     (session_id, version, key, body, checksum) VALUES ($1, $2, $3, $4, $5)
     ON CONFLICT (session_id, version, key) DO UPDATE SET body = excluded.body,
@@ -235,6 +265,21 @@ macro_rules! sql_store {
                     tracing::info!(database = %self.database, version, "session schema migrated");
                 }
                 tx.commit().await.map_err(failed)
+            }
+
+            /// Whether the session's lease still has `token` (and was not released); locks
+            /// the lease row until `tx` ends, so a runner taking it over waits for it.
+            async fn fenced(
+                tx: &mut sqlx::Transaction<'static, $db>,
+                id: &str,
+                token: u64,
+            ) -> Result<bool, sqlx::Error> {
+                let fenced = sqlx::query($crate::sql::FENCE)
+                    .bind(id)
+                    .bind($crate::sql::int(token))
+                    .execute(&mut **tx)
+                    .await?;
+                Ok(fenced.rows_affected() == 1)
             }
 
             async fn begin(&self) -> Result<sqlx::Transaction<'static, $db>, sqlx::Error> {
@@ -355,6 +400,15 @@ macro_rules! sql_store {
                 let next = expected + 1;
                 let now = commit.committed_at.timestamp_millis();
                 let mut tx = self.begin().await.map_err(failed)?;
+                if let Some(token) = commit.lease {
+                    if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
+                        tx.rollback().await.map_err(failed)?;
+                        return Err($crate::SessionError::LeaseLost {
+                            session: id.to_owned(),
+                            token,
+                        });
+                    }
+                }
                 let (statement, versions) = if expected == 0 {
                     ($crate::sql::INSERT_SESSION, None)
                 } else {
@@ -646,21 +700,158 @@ macro_rules! sql_store {
                 version: u64,
                 key: &str,
                 body: &str,
+                lease: Option<u64>,
             ) -> Result<(), $crate::SessionError> {
-                sqlx::query($crate::sql::JOURNAL_PUT)
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "recording the step journal of",
+                    session: id.to_owned(),
+                    source,
+                };
+                let put = sqlx::query($crate::sql::JOURNAL_PUT)
                     .bind(id)
                     .bind($crate::sql::int(version))
                     .bind(key)
                     .bind(body)
-                    .bind($crate::checksum(body))
+                    .bind($crate::checksum(body));
+                let Some(token) = lease else {
+                    put.execute(&self.pool).await.map_err(failed)?;
+                    return Ok(());
+                };
+                let mut tx = self.begin().await.map_err(failed)?;
+                if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
+                    tx.rollback().await.map_err(failed)?;
+                    return Err($crate::SessionError::LeaseLost {
+                        session: id.to_owned(),
+                        token,
+                    });
+                }
+                put.execute(&mut *tx).await.map_err(failed)?;
+                tx.commit().await.map_err(failed)
+            }
+
+            async fn acquire_lease(
+                &self,
+                id: &str,
+                request: &$crate::LeaseRequest,
+            ) -> Result<$crate::Lease, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::{int, uint};
+                $crate::validate_name(id)?;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "taking the lease of",
+                    session: id.to_owned(),
+                    source,
+                };
+                let now = request.now.timestamp_millis();
+                let expires_at = $crate::lease::expiry(request.now, request.ttl);
+                let granted = sqlx::query($crate::sql::ACQUIRE_LEASE)
+                    .bind(id)
+                    .bind(&request.owner)
+                    .bind(i64::from(request.pid))
+                    .bind(&request.host)
+                    .bind(now)
+                    .bind(expires_at.timestamp_millis())
+                    .bind(request.take_over.map_or(-1, int))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(failed)?;
+                if let Some(row) = granted {
+                    return Ok($crate::Lease {
+                        token: uint(row.try_get(0).map_err(failed)?),
+                        owner: request.owner.clone(),
+                        expires_at,
+                    });
+                }
+                match self.lease_holder(id, request.now).await? {
+                    Some(holder) => Err($crate::SessionError::Busy {
+                        session: id.to_owned(),
+                        holder,
+                    }),
+                    // Released between the two statements: ask again (once; a runner that
+                    // is refused again is told who holds it then).
+                    None => Box::pin(self.acquire_lease(id, request)).await,
+                }
+            }
+
+            async fn renew_lease(
+                &self,
+                id: &str,
+                lease: &$crate::Lease,
+                expires_at: chrono::DateTime<chrono::Utc>,
+            ) -> Result<$crate::Lease, $crate::SessionError> {
+                let renewed = sqlx::query($crate::sql::RENEW_LEASE)
+                    .bind(id)
+                    .bind($crate::sql::int(lease.token))
+                    .bind(expires_at.timestamp_millis())
                     .execute(&self.pool)
                     .await
                     .map_err(|source| $crate::SessionError::Database {
-                        operation: "recording the step journal of",
+                        operation: "renewing the lease of",
+                        session: id.to_owned(),
+                        source,
+                    })?;
+                if renewed.rows_affected() != 1 {
+                    return Err($crate::SessionError::LeaseLost {
+                        session: id.to_owned(),
+                        token: lease.token,
+                    });
+                }
+                Ok($crate::Lease {
+                    expires_at,
+                    ..lease.clone()
+                })
+            }
+
+            async fn release_lease(
+                &self,
+                id: &str,
+                lease: &$crate::Lease,
+            ) -> Result<(), $crate::SessionError> {
+                sqlx::query($crate::sql::RELEASE_LEASE)
+                    .bind(id)
+                    .bind($crate::sql::int(lease.token))
+                    .execute(&self.pool)
+                    .await
+                    .map_err(|source| $crate::SessionError::Database {
+                        operation: "releasing the lease of",
                         session: id.to_owned(),
                         source,
                     })?;
                 Ok(())
+            }
+
+            async fn lease_holder(
+                &self,
+                id: &str,
+                now: chrono::DateTime<chrono::Utc>,
+            ) -> Result<Option<$crate::LeaseHolder>, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::sql::uint;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "reading the lease of",
+                    session: id.to_owned(),
+                    source,
+                };
+                let Some(row) = sqlx::query($crate::sql::LEASE_HOLDER)
+                    .bind(id)
+                    .bind(now.timestamp_millis())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(failed)?
+                else {
+                    return Ok(None);
+                };
+                let millis = |at: i64| {
+                    chrono::DateTime::from_timestamp_millis(at).unwrap_or_default()
+                };
+                Ok(Some($crate::LeaseHolder {
+                    pid: u32::try_from(row.try_get::<i64, _>(0).map_err(failed)?)
+                        .unwrap_or_default(),
+                    host: row.try_get(1).map_err(failed)?,
+                    since: millis(row.try_get(2).map_err(failed)?),
+                    expires_at: millis(row.try_get(3).map_err(failed)?),
+                    token: uint(row.try_get(4).map_err(failed)?),
+                }))
             }
         }
     };

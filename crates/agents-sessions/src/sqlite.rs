@@ -74,6 +74,24 @@ impl SqliteSessionStore {
                 source: sqlx::Error::Io(error),
             });
         }
+        // Two processes opening a new database at once: switching it to WAL (and the first
+        // migration) can find it locked without waiting for the busy timeout; try again
+        // until the busy timeout has passed.
+        let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            match Self::open_once(path, &database).await {
+                Err(error) if is_locked(&error) && tokio::time::Instant::now() < deadline => {
+                    tracing::debug!(%database, "the new session database is locked; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn open_once(path: &Path, database: &str) -> Result<Self, SessionError> {
         let options = SqliteConnectOptions::new()
             .filename(PathBuf::from(path))
             .create_if_missing(true)
@@ -86,11 +104,14 @@ impl SqliteSessionStore {
             .connect_with(options)
             .await
             .map_err(|source| SessionError::Unavailable {
-                database: database.clone(),
+                database: database.to_owned(),
                 check: "check that the file and its directory are writable by this user".into(),
                 source,
             })?;
-        let store = Self { pool, database };
+        let store = Self {
+            pool,
+            database: database.to_owned(),
+        };
         store.migrate().await.map_err(|error| match error {
             SessionError::Database { source, .. } => SessionError::Unavailable {
                 database: store.database.clone(),
@@ -132,6 +153,22 @@ impl SqliteSessionStore {
         };
         store.migrate().await?;
         Ok(store)
+    }
+}
+
+/// Whether `error` is SQLite's "database is locked" (SQLITE_BUSY, SQLITE_LOCKED).
+fn is_locked(error: &SessionError) -> bool {
+    let source = match error {
+        SessionError::Unavailable { source, .. } | SessionError::Database { source, .. } => source,
+        _ => return false,
+    };
+    match source {
+        // The primary code is the low byte of the extended one.
+        sqlx::Error::Database(error) => error
+            .code()
+            .and_then(|code| code.parse::<u32>().ok())
+            .is_some_and(|code| matches!(code & 0xff, 5 | 6)),
+        _ => false,
     }
 }
 

@@ -44,6 +44,11 @@ pub struct Commit {
     pub cost_usd: Option<f64>,
     /// The execution this commit belongs to (`None` before the first step).
     pub execution_id: Option<String>,
+    /// The fencing token of the lease the writer holds ([`SessionStore::acquire_lease`]):
+    /// the commit fails with [`SessionError::LeaseLost`] unless the session's lease still has
+    /// this token and was not released. `None` writes without a lease (importing, tests, a
+    /// single-writer tool of your own); [`Session`](crate::Session) always passes its token.
+    pub lease: Option<u64>,
 }
 
 impl Commit {
@@ -60,6 +65,7 @@ impl Commit {
             usage: state.usage(),
             cost_usd: state.cost().usd(),
             execution_id: state.execution().map(|execution| execution.id().to_owned()),
+            lease: None,
         }
     }
 }
@@ -159,6 +165,51 @@ pub struct Loaded {
     pub encoder: StateEncoder,
 }
 
+/// What a runner asks for when it takes a session's lease ([`SessionStore::acquire_lease`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseRequest {
+    /// Who asks: unique to this runner and this run (a uuid).
+    pub owner: String,
+    /// The runner's process id (shown to a runner that is refused).
+    pub pid: u32,
+    /// The runner's host name (shown to a runner that is refused).
+    pub host: String,
+    /// Now, by the runner's clock.
+    pub now: DateTime<Utc>,
+    /// How long the lease lasts unless renewed.
+    pub ttl: std::time::Duration,
+    /// Take the lease even though it is held, if its token is this one: the runner found its
+    /// holder dead (a process of this host that no longer exists).
+    pub take_over: Option<u64>,
+}
+
+/// A lease held on a session: while it is held, no other runner can take it, and every commit
+/// and journal entry of the holder carries its fencing `token`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// The fencing token: larger than every token the session's lease had before.
+    pub token: u64,
+    /// Who holds it (the request's owner).
+    pub owner: String,
+    /// When it expires unless renewed.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Who holds a session's lease (what a refused runner is told).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// The holder's process id.
+    pub pid: u32,
+    /// The holder's host name.
+    pub host: String,
+    /// When it took the lease.
+    pub since: DateTime<Utc>,
+    /// When its lease expires unless renewed.
+    pub expires_at: DateTime<Utc>,
+    /// The lease's fencing token.
+    pub token: u64,
+}
+
 /// Where sessions live. Every implementation passes the crate's conformance suite.
 ///
 /// A session is a sequence of versions, one per commit; each commit carries the version it
@@ -186,7 +237,9 @@ pub trait SessionStore: Send + Sync {
     /// is 0), in one transaction, and forgets the session's journal. Returns the new version.
     ///
     /// # Errors
-    /// [`SessionError::Conflict`] when the session is not at `expected` (nothing is written).
+    /// [`SessionError::Conflict`] when the session is not at `expected` (nothing is written);
+    /// [`SessionError::LeaseLost`] when `commit.lease` is not the session's lease token
+    /// (nothing is written).
     async fn write(&self, id: &str, expected: u64, commit: &Commit) -> Result<u64, SessionError>;
 
     /// The commit id of `version` of session `id`, if that version exists.
@@ -236,17 +289,61 @@ pub trait SessionStore: Send + Sync {
     ) -> Result<Option<String>, SessionError>;
 
     /// Records the journal entry `key` of the step that will become `version` of session
-    /// `id` (durably, before returning).
+    /// `id` (durably, before returning). With a `lease` token, only while the session's lease
+    /// still has that token (checked and written in one transaction).
     ///
     /// # Errors
-    /// [`SessionError::Database`] when the write fails.
+    /// [`SessionError::LeaseLost`] when the lease has another token or was released (nothing
+    /// is written); [`SessionError::Database`] when the write fails.
     async fn journal_put(
         &self,
         id: &str,
         version: u64,
         key: &str,
         body: &str,
+        lease: Option<u64>,
     ) -> Result<(), SessionError>;
+
+    /// Takes the lease of session `id` for `request.ttl` (the session need not exist yet), in a
+    /// short transaction of its own: granted when nobody holds it, when the holder's lease
+    /// expired or was released, or when `request.take_over` names the holder's token. Each
+    /// grant has a larger fencing token than the one before.
+    ///
+    /// # Errors
+    /// [`SessionError::Busy`] naming the holder when another runner holds it;
+    /// [`SessionError::Database`] when the query fails.
+    async fn acquire_lease(&self, id: &str, request: &LeaseRequest) -> Result<Lease, SessionError>;
+
+    /// Extends a held lease to `expires_at` (a short transaction of its own). A lease that
+    /// expired but that nobody took over is renewed.
+    ///
+    /// # Errors
+    /// [`SessionError::LeaseLost`] when another runner took the lease over (or it was
+    /// released); [`SessionError::Database`].
+    async fn renew_lease(
+        &self,
+        id: &str,
+        lease: &Lease,
+        expires_at: DateTime<Utc>,
+    ) -> Result<Lease, SessionError>;
+
+    /// Gives a held lease back, so the next runner need not wait for it to expire. Releasing
+    /// a lease that was taken over does nothing.
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn release_lease(&self, id: &str, lease: &Lease) -> Result<(), SessionError>;
+
+    /// Who holds the lease of session `id` now, if anyone (an expired or released lease is
+    /// held by nobody; `now` is the asker's clock).
+    ///
+    /// # Errors
+    /// [`SessionError::Database`] when the query fails.
+    async fn lease_holder(
+        &self,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LeaseHolder>, SessionError>;
 
     /// The latest state of session `id`; `Ok(None)` when there is no such session.
     ///

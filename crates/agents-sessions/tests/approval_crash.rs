@@ -3,7 +3,9 @@
 //! own process; another child resumes and is killed with SIGKILL at a chosen point (before the
 //! approved tool runs, after it ran and before the commit, after the commit); a last child
 //! resumes to the end. The approved tool's line is in the file exactly once at every point, and
-//! the call the step ran before suspending is never run again.
+//! the call the step ran before suspending is never run again. A kill while the approved call
+//! runs (its intent recorded, its result not) makes the resume ask the person again; the call
+//! runs after the second approval.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -23,8 +25,8 @@ use agents_core::{
     ToolCallPresenceCheck,
 };
 use agents_sessions::{
-    AgentSessionExt, Commit, ListPage, Prune, SessionError, SessionStore, SessionSummary,
-    SqliteSessionStore, VersionRows,
+    AgentSessionExt, Commit, Lease, LeaseHolder, LeaseRequest, ListPage, Prune, SessionError,
+    SessionStore, SessionSummary, SqliteSessionStore, VersionRows,
 };
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
@@ -134,8 +136,30 @@ impl SessionStore for Crashing {
         v: u64,
         key: &str,
         body: &str,
+        lease: Option<u64>,
     ) -> Result<(), SessionError> {
-        self.inner.journal_put(id, v, key, body).await
+        self.inner.journal_put(id, v, key, body, lease).await
+    }
+    async fn acquire_lease(&self, id: &str, request: &LeaseRequest) -> Result<Lease, SessionError> {
+        self.inner.acquire_lease(id, request).await
+    }
+    async fn renew_lease(
+        &self,
+        id: &str,
+        lease: &Lease,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Lease, SessionError> {
+        self.inner.renew_lease(id, lease, expires_at).await
+    }
+    async fn release_lease(&self, id: &str, lease: &Lease) -> Result<(), SessionError> {
+        self.inner.release_lease(id, lease).await
+    }
+    async fn lease_holder(
+        &self,
+        id: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<LeaseHolder>, SessionError> {
+        self.inner.lease_holder(id, now).await
     }
 }
 
@@ -193,6 +217,10 @@ async fn approval_child() {
             let state = session.send("write the lines").await.unwrap();
             assert_eq!(state.status(), AgentStatus::Suspended);
         }
+        Ok("resume-asks-again") => {
+            let state = session.resume().await.unwrap();
+            assert_eq!(state.status(), AgentStatus::Suspended);
+        }
         _ => {
             let state = session.resume().await.unwrap();
             assert_eq!(state.stop_reason(), Some(StopReason::Completed));
@@ -227,6 +255,22 @@ async fn load(dir: &Path) -> AgentState {
     store(dir).await.load("approve").await.unwrap().unwrap()
 }
 
+/// Approves the call the session waits on, in this process.
+async fn approve_danger(dir: &Path) {
+    let suspended = load(dir).await;
+    assert_eq!(suspended.status(), AgentStatus::Suspended);
+    let pending = suspended.pending_approvals();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].call_id(), "danger");
+    assert!(!pending[0].is_decided());
+    let store = store(dir).await;
+    agent(dir)
+        .session(&store, "approve")
+        .decide(pending[0].approve())
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn an_approved_call_runs_exactly_once_across_processes_and_kills() {
     // Resume writes: 1 = the approval step (the approved call ran), 2 = the answer.
@@ -243,21 +287,17 @@ async fn an_approved_call_runs_exactly_once_across_processes_and_kills() {
         assert_eq!(lines(dir), ["safe"], "{point:?}: only the free call ran");
 
         // The decision, made in this process on what the session shows.
-        let suspended = load(dir).await;
-        assert_eq!(suspended.status(), AgentStatus::Suspended);
-        let pending = suspended.pending_approvals();
-        assert_eq!(pending.len(), 1);
-        assert_eq!(pending[0].call_id(), "danger");
-        let store = store(dir).await;
-        agent(dir)
-            .session(&store, "approve")
-            .decide(pending[0].approve())
-            .await
-            .unwrap();
+        approve_danger(dir).await;
 
         if let Some(point) = point {
             let status = run_child(dir, "resume", Some(point));
             assert_eq!(status.signal(), Some(9), "{point}: the child was killed");
+        }
+        if point == Some("before-tool") {
+            // Killed while the approved call ran: not run again without a new decision.
+            assert!(run_child(dir, "resume-asks-again", None).success());
+            assert_eq!(lines(dir), ["safe"], "not run again");
+            approve_danger(dir).await;
         }
         assert!(
             run_child(dir, "resume", None).success(),

@@ -13,8 +13,8 @@ use agents_core::incremental::StateEncoder;
 use agents_core::testing::ScriptedDriver;
 use agents_core::{Agent, AgentState, AgentStatus};
 use agents_sessions::{
-    AgentSessionExt, Commit, ListPage, MemorySessionStore, PostgresSessionStore, Prune,
-    SessionError, SessionStore, SqliteSessionStore,
+    AgentSessionExt, Commit, LeaseRequest, ListPage, MemorySessionStore, PostgresSessionStore,
+    Prune, SessionError, SessionStore, SqliteSessionStore,
 };
 use inference::InferenceResponse;
 
@@ -288,6 +288,190 @@ async fn listing_fields_and_executions<S: SessionStore + Clone + Debug + 'static
         .is_empty());
 }
 
+fn lease_request(owner: &str, now: chrono::DateTime<chrono::Utc>) -> LeaseRequest {
+    LeaseRequest {
+        owner: owner.into(),
+        pid: 4242,
+        host: "host-a".into(),
+        now,
+        ttl: std::time::Duration::from_secs(30),
+        take_over: None,
+    }
+}
+
+/// One runner at a time: a held lease refuses the next runner (naming the holder), an expired
+/// or released one is taken over with a larger token, and every journal entry and commit of a
+/// runner whose lease was taken over is refused with nothing written.
+async fn leases_fence_journal_and_commits(store: &dyn SessionStore) {
+    let id = unique("lease");
+    let t0 = chrono::Utc::now();
+    let first = store
+        .acquire_lease(&id, &lease_request("a", t0))
+        .await
+        .unwrap();
+    let busy = store
+        .acquire_lease(&id, &lease_request("b", t0 + chrono::Duration::seconds(1)))
+        .await
+        .unwrap_err();
+    match &busy {
+        SessionError::Busy { holder, .. } => {
+            assert_eq!((holder.pid, holder.host.as_str()), (4242, "host-a"));
+            assert_eq!(holder.token, first.token);
+            assert_eq!(holder.since.timestamp_millis(), t0.timestamp_millis());
+        }
+        other => panic!("expected Busy, got {other}"),
+    }
+    assert!(
+        busy.to_string()
+            .contains("is being run by another process (pid 4242 on host-a"),
+        "{busy}"
+    );
+    let holder = store.lease_holder(&id, t0).await.unwrap().unwrap();
+    assert_eq!(holder.token, first.token);
+
+    // The holder writes under its token.
+    let mut encoder = StateEncoder::new();
+    let state = AgentState::new().with_user_message("one");
+    let mut commit = commit_of(&mut encoder, &state);
+    commit.lease = Some(first.token);
+    assert_eq!(store.write(&id, 0, &commit).await.unwrap(), 1);
+    store
+        .journal_put(&id, 2, "k", "\"a\"", Some(first.token))
+        .await
+        .unwrap();
+
+    // Renewing moves the expiry; then the lease expires and another runner takes it over.
+    let renewed = store
+        .renew_lease(&id, &first, t0 + chrono::Duration::seconds(40))
+        .await
+        .unwrap();
+    let still = store
+        .acquire_lease(&id, &lease_request("b", t0 + chrono::Duration::seconds(35)))
+        .await
+        .unwrap_err();
+    assert!(still.is_busy(), "{still}");
+    let second = store
+        .acquire_lease(&id, &lease_request("b", t0 + chrono::Duration::seconds(41)))
+        .await
+        .unwrap();
+    assert!(second.token > renewed.token, "fencing tokens grow");
+
+    // The old holder is fenced off: no journal entry, no commit, no renewal.
+    let lost = store
+        .journal_put(&id, 2, "k", "\"stale\"", Some(first.token))
+        .await
+        .unwrap_err();
+    assert!(matches!(lost, SessionError::LeaseLost { .. }), "{lost}");
+    assert_eq!(
+        store.journal_get(&id, 2, "k").await.unwrap().as_deref(),
+        Some("\"a\""),
+        "nothing written by a fenced runner"
+    );
+    let stale = state.clone().with_user_message("stale");
+    let mut commit = commit_of(&mut encoder.clone(), &stale);
+    commit.lease = Some(first.token);
+    let lost = store.write(&id, 1, &commit).await.unwrap_err();
+    assert!(matches!(lost, SessionError::LeaseLost { .. }), "{lost}");
+    assert_eq!(store.load(&id).await.unwrap().unwrap(), state);
+    let lost = store
+        .renew_lease(&id, &first, t0 + chrono::Duration::seconds(90))
+        .await
+        .unwrap_err();
+    assert!(matches!(lost, SessionError::LeaseLost { .. }), "{lost}");
+    // Releasing a lease that was taken over does nothing.
+    store.release_lease(&id, &first).await.unwrap();
+    assert!(store
+        .acquire_lease(&id, &lease_request("c", t0 + chrono::Duration::seconds(42)))
+        .await
+        .unwrap_err()
+        .is_busy());
+
+    // The new holder commits; after it releases, its own token is refused too and a third
+    // runner takes the lease at once.
+    let mut commit = commit_of(&mut encoder, &stale);
+    commit.lease = Some(second.token);
+    assert_eq!(store.write(&id, 1, &commit).await.unwrap(), 2);
+    store.release_lease(&id, &second).await.unwrap();
+    assert!(store.lease_holder(&id, t0).await.unwrap().is_none());
+    let lost = store
+        .journal_put(&id, 3, "k", "\"late\"", Some(second.token))
+        .await
+        .unwrap_err();
+    assert!(matches!(lost, SessionError::LeaseLost { .. }), "{lost}");
+    let third = store
+        .acquire_lease(&id, &lease_request("c", t0 + chrono::Duration::seconds(43)))
+        .await
+        .unwrap();
+    assert!(third.token > second.token);
+
+    // A holder found dead is taken over by naming its token, before it expires.
+    let mut take_over = lease_request("d", t0 + chrono::Duration::seconds(44));
+    take_over.take_over = Some(third.token);
+    let fourth = store.acquire_lease(&id, &take_over).await.unwrap();
+    assert!(fourth.token > third.token);
+    // Naming a token that is no longer the holder's takes nothing.
+    let mut late = lease_request("e", t0 + chrono::Duration::seconds(45));
+    late.take_over = Some(third.token);
+    assert!(store.acquire_lease(&id, &late).await.unwrap_err().is_busy());
+}
+
+/// Many runners ask for one lease at once: exactly one gets it.
+async fn racing_runners_one_gets_the_lease<S: SessionStore + Clone + 'static>(store: &S) {
+    for round in 0..5 {
+        let id = unique("lease-race");
+        let now = chrono::Utc::now();
+        let runners = (0..6).map(|r| {
+            let store = store.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                store
+                    .acquire_lease(&id, &lease_request(&format!("r{r}"), now))
+                    .await
+            })
+        });
+        let results = futures::future::join_all(runners).await;
+        let granted = results
+            .iter()
+            .filter(|r| r.as_ref().unwrap().is_ok())
+            .count();
+        assert_eq!(
+            granted, 1,
+            "round {round}: exactly one runner gets the lease"
+        );
+        for result in results {
+            if let Err(error) = result.unwrap() {
+                assert!(error.is_busy(), "{error}");
+            }
+        }
+    }
+}
+
+/// A second runner on a session in use is refused before it does anything; a session releases
+/// its lease when its run ends.
+async fn a_second_runner_is_refused<S: SessionStore + Clone + Debug + 'static>(store: &S) {
+    let id = unique("busy");
+    let agent = Agent::new(ScriptedDriver::new([InferenceResponse::text("one")]));
+    let chat = agent.session(store, id.clone());
+    chat.send("hi").await.unwrap();
+    let held = store
+        .acquire_lease(&id, &lease_request("other", chrono::Utc::now()))
+        .await
+        .unwrap();
+    let error = chat.resume().await.unwrap_err();
+    assert!(error.is_busy(), "{error}");
+    let error = chat.send("again").await.unwrap_err();
+    assert!(error.is_busy(), "{error}");
+    assert_eq!(store.load_latest(&id).await.unwrap().unwrap().version, 2);
+    store.release_lease(&id, &held).await.unwrap();
+    let stored = store.load(&id).await.unwrap().unwrap();
+    assert_eq!(chat.resume().await.unwrap(), stored);
+    // The run released its lease: another runner takes it at once.
+    assert!(store
+        .acquire_lease(&id, &lease_request("after", chrono::Utc::now()))
+        .await
+        .is_ok());
+}
+
 macro_rules! conformance {
     ($module:ident, $make:expr) => {
         mod $module {
@@ -333,6 +517,24 @@ macro_rules! conformance {
             async fn listing_fields_and_executions() {
                 let Some(store) = $make.await else { return };
                 super::listing_fields_and_executions(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn leases_fence_journal_and_commits() {
+                let Some(store) = $make.await else { return };
+                super::leases_fence_journal_and_commits(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn racing_runners_one_gets_the_lease() {
+                let Some(store) = $make.await else { return };
+                super::racing_runners_one_gets_the_lease(&store).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_second_runner_is_refused() {
+                let Some(store) = $make.await else { return };
+                super::a_second_runner_is_refused(&store).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -384,3 +586,30 @@ conformance!(memory_store, memory());
 conformance!(sqlite_in_memory, sqlite_memory());
 conformance!(sqlite_file_wal, sqlite_file());
 conformance!(postgres_store, postgres());
+
+/// A new database file another opener holds locked (as a second process creating it at the
+/// same moment does) is opened once the lock goes, by the busy timeout or, for the "database is
+/// locked" SQLite reports without waiting (seen once in the 10,000-point chaos run, when two
+/// processes created one file), by `open` trying again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_sqlite_file_locked_by_another_opener_is_opened_when_the_lock_goes() {
+    use sqlx::{Connection, Executor};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fresh.db");
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let mut holder = sqlx::SqliteConnection::connect_with(&options)
+        .await
+        .unwrap();
+    holder.execute("BEGIN EXCLUSIVE").await.unwrap();
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        holder.execute("COMMIT").await.unwrap();
+        holder.close().await.unwrap();
+    });
+    let store = SqliteSessionStore::open(&path).await;
+    release.await.unwrap();
+    let store = store.unwrap();
+    assert!(store.load("nobody").await.unwrap().is_none());
+}

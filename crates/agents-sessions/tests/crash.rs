@@ -1,8 +1,9 @@
 //! Crashes for real: a child process (this test binary again) runs a multi-step, multi-tool
 //! session on a SQLite file against a scripted model and tools that append a line to a file;
-//! it kills itself with SIGKILL at a chosen point (before a model reply, between tool
-//! results, before a commit, after a commit). A new process resumes. For every point the
-//! final conversation equals an uninterrupted run's and every tool's line appears once.
+//! it kills itself with SIGKILL at a chosen point (before a model reply, while a tool runs,
+//! before a commit, after a commit). A new process resumes. For every point the final
+//! conversation equals an uninterrupted run's and every tool's line appears once (the tool is
+//! idempotent, so a call interrupted while it ran runs again; `chaos.rs` covers the others).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -22,8 +23,8 @@ use agents_core::{
     ToolCallPresenceCheck,
 };
 use agents_sessions::{
-    AgentSessionExt, Commit, ListPage, Prune, SessionError, SessionStore, SessionSummary,
-    SqliteSessionStore, VersionRows,
+    AgentSessionExt, Commit, Lease, LeaseHolder, LeaseRequest, ListPage, Prune, SessionError,
+    SessionStore, SessionSummary, SqliteSessionStore, VersionRows,
 };
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
@@ -185,8 +186,30 @@ impl SessionStore for Crashing {
         v: u64,
         key: &str,
         body: &str,
+        lease: Option<u64>,
     ) -> Result<(), SessionError> {
-        self.inner.journal_put(id, v, key, body).await
+        self.inner.journal_put(id, v, key, body, lease).await
+    }
+    async fn acquire_lease(&self, id: &str, request: &LeaseRequest) -> Result<Lease, SessionError> {
+        self.inner.acquire_lease(id, request).await
+    }
+    async fn renew_lease(
+        &self,
+        id: &str,
+        lease: &Lease,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Lease, SessionError> {
+        self.inner.renew_lease(id, lease, expires_at).await
+    }
+    async fn release_lease(&self, id: &str, lease: &Lease) -> Result<(), SessionError> {
+        self.inner.release_lease(id, lease).await
+    }
+    async fn lease_holder(
+        &self,
+        id: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<LeaseHolder>, SessionError> {
+        self.inner.lease_holder(id, now).await
     }
 }
 
@@ -211,16 +234,22 @@ async fn crash_child() {
             if kill.is_some_and(|k| k.what == "tool" && k.at == n) {
                 die();
             }
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)
-                .unwrap();
-            writeln!(file, "{}", args.line).unwrap();
-            file.sync_all().unwrap();
+            // Idempotent: a line already written is not written again (so a call a crash
+            // interrupted runs again on resume).
+            let written = std::fs::read_to_string(&log).unwrap_or_default();
+            if !written.lines().any(|line| line == args.line) {
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .unwrap();
+                writeln!(file, "{}", args.line).unwrap();
+                file.sync_all().unwrap();
+            }
             Ok::<_, String>(format!("wrote {}", args.line))
         }
-    });
+    })
+    .with_effects(agents_core::ToolEffects::Idempotent);
     let model = Planner {
         kill: kill.clone(),
         calls: AtomicUsize::new(0),

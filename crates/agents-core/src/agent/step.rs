@@ -148,7 +148,7 @@ impl Agent {
             _ => return Ok(state),
         }
         let state = if state.execution().is_none() {
-            match self.start(state) {
+            match self.start(state, options) {
                 Started::Running(state) => state,
                 Started::Stopped(state, reason) => {
                     return Ok(self.finish(state, reason, token).await)
@@ -261,8 +261,12 @@ impl Agent {
     // ----- the parts of a step, in the order they happen ---------------------------------------
 
     /// Starts an execution; the criteria may stop it before its first step.
-    fn start(&self, state: AgentState) -> Started {
-        let execution = Execution::new(self.ids.new_id(), self.clock.now());
+    fn start(&self, state: AgentState, options: &StepOptions) -> Started {
+        let id = match &options.execution_id {
+            Some(id) => Arc::clone(id),
+            None => self.ids.new_id(),
+        };
+        let execution = Execution::new(id, self.clock.now());
         let state = run_state_hooks(&self.hooks.before_execution, state.started(execution));
         self.events.emit_with(|| AgentEvent::ExecutionStarted {
             source: EventSource::execution(&state),
@@ -804,6 +808,7 @@ pub const CONTEXT_WINDOW_WARNING: f64 = 0.8;
 pub struct StepOptions {
     cancellation: CancellationToken,
     journal: Option<Arc<dyn crate::journal::StepJournal>>,
+    execution_id: Option<Arc<str>>,
 }
 
 impl StepOptions {
@@ -821,6 +826,15 @@ impl StepOptions {
     /// These options with this journal.
     pub fn with_journal(mut self, journal: Arc<dyn crate::journal::StepJournal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// These options with the id an execution this step starts gets (default: one from the
+    /// agent's [`IdSource`](crate::IdSource)). A durable store that re-runs an interrupted
+    /// step passes the id the first run used, so that the execution, and every tool's
+    /// [`idempotency key`](crate::ToolContext::idempotency_key), are the same.
+    pub fn with_execution_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.execution_id = Some(id.into());
         self
     }
 }

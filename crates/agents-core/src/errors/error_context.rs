@@ -42,13 +42,13 @@ impl ErrorContext {
         let Some(step) = state.current_step() else {
             return Self::none();
         };
-        if !step.has_errors() {
+        if !judged(step) {
             return Self::none();
         }
         let (error_type, message, tool_name) = first_error(step);
         let steps: Vec<&AgentStep> = state.steps().collect();
-        let consecutive = steps.iter().rev().take_while(|s| s.has_errors()).count();
-        let total = steps.iter().filter(|s| s.has_errors()).count();
+        let consecutive = steps.iter().rev().take_while(|s| judged(s)).count();
+        let total = steps.iter().filter(|s| judged(s)).count();
         Self {
             error_type,
             consecutive_failures: saturating_u32(consecutive),
@@ -59,8 +59,23 @@ impl ErrorContext {
     }
 }
 
+/// Whether `step` has an error the policy judges. A call a crash interrupted
+/// ([`ToolFailureKind::Interrupted`](crate::ToolFailureKind::Interrupted)) is not one: its
+/// result tells the model it may or may not have taken effect, and the model decides.
+fn judged(step: &AgentStep) -> bool {
+    !step.errors().is_empty() || judged_tool_errors(step).next().is_some()
+}
+
+fn judged_tool_errors(
+    step: &AgentStep,
+) -> impl Iterator<Item = &crate::records::tool_execution::ToolExecution> {
+    step.tool_executions().errors().filter(|e| {
+        e.failure_kind() != Some(crate::records::tool_execution::ToolFailureKind::Interrupted)
+    })
+}
+
 fn first_error(step: &AgentStep) -> (ErrorType, Option<String>, Option<String>) {
-    if let Some(execution) = step.tool_executions().errors().next() {
+    if let Some(execution) = judged_tool_errors(step).next() {
         return (
             ErrorType::Tool,
             execution.error_message().map(str::to_owned),

@@ -167,6 +167,18 @@ pub enum AgentEvent {
         /// The execution record.
         execution: ToolExecution,
     },
+    /// A call that a crash interrupted after it started was found when its step ran again:
+    /// it runs again (`rerun`, its tool being read-only or idempotent) or its result tells the
+    /// model it may or may not have taken effect (a call that needed approval is asked for
+    /// again).
+    ToolCallInterrupted {
+        /// Who.
+        source: EventSource,
+        /// The call.
+        call: ToolCall,
+        /// Whether it runs again.
+        rerun: bool,
+    },
     /// A before-tool hook refused a call.
     ToolCallBlocked {
         /// Who.
@@ -247,6 +259,7 @@ impl AgentEvent {
             | AgentEvent::ToolCallStarted { source, .. }
             | AgentEvent::ToolCallCompleted { source, .. }
             | AgentEvent::ToolCallBlocked { source, .. }
+            | AgentEvent::ToolCallInterrupted { source, .. }
             | AgentEvent::ContinuationEvaluated { source, .. }
             | AgentEvent::TokenUsage { source, .. }
             | AgentEvent::AnsweredOnStop { source, .. }
@@ -280,6 +293,7 @@ impl AgentEvent {
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolCallCompleted { .. } => "tool_call_completed",
             AgentEvent::ToolCallBlocked { .. } => "tool_call_blocked",
+            AgentEvent::ToolCallInterrupted { .. } => "tool_call_interrupted",
             AgentEvent::ContinuationEvaluated { .. } => "continuation_evaluated",
             AgentEvent::TokenUsage { .. } => "token_usage",
             AgentEvent::AnsweredOnStop { .. } => "answered_on_stop",
@@ -297,6 +311,11 @@ impl AgentEvent {
             ToolEvent::Completed { execution } => {
                 AgentEvent::ToolCallCompleted { source, execution }
             }
+            ToolEvent::Interrupted { call, rerun } => AgentEvent::ToolCallInterrupted {
+                source,
+                call,
+                rerun,
+            },
             ToolEvent::Blocked { call, reason } => AgentEvent::ToolCallBlocked {
                 source,
                 call,

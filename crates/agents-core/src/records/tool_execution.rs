@@ -31,6 +31,9 @@ pub enum ToolFailureKind {
     AwaitingApproval,
     /// A person rejected the call (or the run was cancelled while it waited); it did not run.
     NotApproved,
+    /// A crash interrupted the call after it started: it may or may not have taken effect,
+    /// and it was not run again (its tool is not read-only or idempotent).
+    Interrupted,
 }
 
 /// The outcome of one tool call.

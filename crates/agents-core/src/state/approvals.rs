@@ -22,6 +22,7 @@ use crate::state::agent_state::AgentState;
 use crate::state::pending_approval::{
     ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval,
 };
+use crate::state::state_error::StateError;
 use crate::state::suspended_run::SuspendedRun;
 
 impl AgentState {
@@ -374,4 +375,66 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
             .map(|m| replacement(m).unwrap_or_else(|| m.clone()))
             .collect(),
     )
+}
+
+/// Refuses loaded `approvals` (at `path`) holding a decision whose call changed since it was
+/// made: a decision is authority to run a call.
+///
+/// # Errors
+/// [`StateError::InvalidField`] naming the approval.
+pub(crate) fn check_decisions(approvals: &[PendingApproval], path: &str) -> Result<(), StateError> {
+    for (i, approval) in approvals.iter().enumerate() {
+        approval
+            .check_decision()
+            .map_err(|message| StateError::InvalidField {
+                path: format!("{path}[{i}]"),
+                message,
+            })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::pending_approval::PendingApproval;
+    use serde_json::json;
+
+    /// A decision is authority to run a call: a document whose decided call was changed
+    /// afterwards (arguments edited, hash left as it was) is refused on load, naming the
+    /// approval, as a whole document and as session rows; undecided and untouched ones load.
+    #[test]
+    fn a_decided_call_edited_after_the_decision_is_refused_on_load() {
+        let call = ToolCall::new("c1", "bash", json!({"command": "ls build"}));
+        let waiting = AgentState::new()
+            .with_user_message("clean up")
+            .suspended(vec![PendingApproval::new(call, None)]);
+        let decided = waiting.clone().approve("c1").unwrap();
+        let json = decided.to_json().unwrap();
+        assert_eq!(AgentState::from_json(&json).unwrap(), decided);
+
+        let tampered = json.replace("ls build", "rm -rf ~");
+        assert_ne!(tampered, json);
+        let error = AgentState::from_json(&tampered).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("approvals[0]"), "{text}");
+        assert!(
+            text.contains("does not match the arguments its decision was made on"),
+            "{text}"
+        );
+        // The same edit on an undecided call is just another call to decide on.
+        let undecided = waiting.to_json().unwrap().replace("ls build", "rm -rf ~");
+        let loaded = AgentState::from_json(&undecided).unwrap();
+        assert!(!loaded.approvals_decided());
+
+        // Session rows: the head carries the approvals.
+        let mut encoder = crate::state::incremental::StateEncoder::new();
+        let delta = encoder.encode(&decided).unwrap();
+        let messages: Vec<&str> = delta.messages.iter().map(String::as_str).collect();
+        let steps: Vec<&str> = delta.steps.iter().map(|(_, s)| s.as_str()).collect();
+        assert!(crate::state::incremental::decode(&messages, &steps, &delta.head).is_ok());
+        let head = delta.head.replace("ls build", "rm -rf ~");
+        let error = crate::state::incremental::decode(&messages, &steps, &head).unwrap_err();
+        assert!(error.to_string().contains("head.approvals[0]"), "{error}");
+    }
 }

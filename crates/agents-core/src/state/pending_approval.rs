@@ -177,6 +177,20 @@ impl PendingApproval {
         &self.arguments_hash
     }
 
+    /// `Err` with a reason when a decision was made but the call is not the one it was made
+    /// on: the stored hash is not the hash of the stored arguments (a document edited or
+    /// damaged after the decision). Checked when a state is loaded.
+    pub(crate) fn check_decision(&self) -> Result<(), String> {
+        if self.decision.is_some() && *self.arguments_hash != arguments_hash(&self.call) {
+            return Err(format!(
+                "the decided call `{}` does not match the arguments its decision was made on \
+                 (the document was changed after the decision); it is refused",
+                self.call.id()
+            ));
+        }
+        Ok(())
+    }
+
     /// The decision made on it, if any.
     pub fn decision(&self) -> Option<&ApprovalVerdict> {
         self.decision.as_ref()

@@ -208,6 +208,7 @@ impl DefaultToolExecutor {
             approval: &approval,
             batch: &batch,
             report: &report,
+            position: 0,
         };
         let execution = match layers.run(call.clone(), &scope, &unhooked).await {
             Ok(execution) => execution,
@@ -309,6 +310,7 @@ impl DefaultToolExecutor {
             }
         }
 
+        let context = &context.for_call(call.id());
         let mut run = AssertUnwindSafe(tool.call(call.arguments().clone(), context)).catch_unwind();
         // The tool first, polled once here: a call that finishes at once needs no timer and
         // never registers with the cancellation token (the token was checked just above), and

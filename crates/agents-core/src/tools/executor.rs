@@ -21,6 +21,15 @@ pub enum ToolEvent {
         /// The execution record.
         execution: ToolExecution,
     },
+    /// A call that a crash interrupted after it started (its intent is in the journal, its
+    /// result is not) was found on resume: it runs again (`rerun`: its tool is read-only or
+    /// idempotent), or its result says it may or may not have taken effect.
+    Interrupted {
+        /// The call.
+        call: ToolCall,
+        /// Whether it runs again.
+        rerun: bool,
+    },
     /// A before-hook refused a call.
     Blocked {
         /// The refused call.

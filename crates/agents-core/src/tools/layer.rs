@@ -133,6 +133,8 @@ pub struct ToolScope<'a> {
     pub(crate) approval: &'a ApprovalPolicy,
     pub(crate) batch: &'a CallBatch,
     pub(crate) report: &'a (dyn Fn(ToolEvent) + Send + Sync),
+    /// The call's position among the calls of its batch (journal entries are keyed by it).
+    pub(crate) position: usize,
 }
 
 impl<'a> ToolScope<'a> {
@@ -175,6 +177,12 @@ impl<'a> ToolScope<'a> {
     /// they run even though the approval policy holds them.
     pub fn is_decided(&self) -> bool {
         self.batch.decided
+    }
+
+    /// The call's position among the calls of its batch (the step's calls, in the order the
+    /// model made them).
+    pub fn position(&self) -> usize {
+        self.position
     }
 
     /// Reports a tool event to the agent's listeners.

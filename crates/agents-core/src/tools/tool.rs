@@ -203,6 +203,10 @@ pub struct ToolContext {
     /// The decided state of the suspended subagent this call resumes (set by the loop when
     /// a call that waited on a subagent's approvals runs again; `None` otherwise).
     pub resumed: Option<Arc<crate::state::agent_state::AgentState>>,
+    /// The id of the execution the call belongs to (set by the loop).
+    pub execution_id: Option<Arc<str>>,
+    /// The id of the call being run (set by the executor for each call).
+    pub call_id: Option<Arc<str>>,
     /// Where a call that waits on a subagent's approvals leaves the subagent's suspended run
     /// for the loop (which keeps it in the state's approvals, not in the tool execution).
     pub(crate) held: HeldRuns,
@@ -233,6 +237,8 @@ impl Default for ToolContext {
             clock: Arc::new(SystemClock),
             capture_content: false,
             resumed: None,
+            execution_id: None,
+            call_id: None,
             held: HeldRuns::default(),
         }
     }
@@ -253,6 +259,25 @@ impl ToolContext {
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
         self.cancellation = cancellation;
         self
+    }
+
+    /// This context for the call `call_id`.
+    pub fn for_call(&self, call_id: &str) -> Self {
+        Self {
+            call_id: Some(Arc::from(call_id)),
+            ..self.clone()
+        }
+    }
+
+    /// A key unique to this call and stable when the call runs again after a crash (the
+    /// execution id and the call id): a tool that calls an API passes it on (an
+    /// `Idempotency-Key` header, say) so that a second run changes nothing, and can then
+    /// declare itself [`Idempotent`](crate::ToolEffects::Idempotent). `None` outside a run.
+    pub fn idempotency_key(&self) -> Option<String> {
+        match (&self.execution_id, &self.call_id) {
+            (Some(execution), Some(call)) => Some(format!("{execution}:{call}")),
+            _ => None,
+        }
     }
 }
 

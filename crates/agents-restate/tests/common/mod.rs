@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use agents_core::{
     Agent, AgentState, AnswerOnStop, ContinuationCriteria, ErrorPolicy, FunctionTool, StepsLimit,
-    ToolCallPresenceCheck,
+    ToolCallPresenceCheck, ToolEffects,
 };
 use agents_restate::{register_deployment, serve, AgentSession, SessionClient};
 use async_trait::async_trait;
@@ -172,11 +172,18 @@ pub enum KillAt {
 /// The agent the tests serve: the planner, `append` (writes its line to `ledger`), `wait`
 /// (sleeps, or stops when the run is cancelled, noting both in the ledger).
 pub fn agent(model: Planner, ledger: PathBuf) -> Agent {
-    agent_killing(model, ledger, None)
+    agent_killing(model, ledger, None, ToolEffects::SideEffecting)
 }
 
 /// [`agent`] whose `append` dies at `kill`.
-pub fn agent_killing(model: Planner, ledger: PathBuf, kill: Option<KillAt>) -> Agent {
+/// `append_effects`: what the append tool declares (a retry-safe one runs again after a
+/// crash interrupted it; any other is reported interrupted).
+pub fn agent_killing(
+    model: Planner,
+    ledger: PathBuf,
+    kill: Option<KillAt>,
+    append_effects: ToolEffects,
+) -> Agent {
     let append_ledger = ledger.clone();
     let append = FunctionTool::new(
         "append",
@@ -199,7 +206,8 @@ pub fn agent_killing(model: Planner, ledger: PathBuf, kill: Option<KillAt>) -> A
                 Ok::<_, String>(format!("wrote {}", args.line))
             }
         },
-    );
+    )
+    .with_effects(append_effects);
     let wait = FunctionTool::with_context(
         "wait",
         "Waits.",

@@ -306,7 +306,16 @@ impl BashTool {
                 self.working_dir.display()
             ))
         })?;
-        // From here on, dropping this future kills the group and stops the readers.
+        // From here on, dropping this future kills the group and stops the readers; and if
+        // this process dies (even by SIGKILL), the watchdog kills the group.
+        let _watchdog = child.id().and_then(|pid| {
+            agents_core::GroupWatchdog::join(pid)
+                .map_err(|error| {
+                    // The group is already gone (the command exited at once), or no `sh`.
+                    tracing::debug!(%error, "no watchdog for the bash command's process group");
+                })
+                .ok()
+        });
         let mut group = ProcessGroup::new(child.id());
         let pipes = escape::PipeIds::of(child.stdout.as_ref(), child.stderr.as_ref());
         let (stop, stopped) = watch::channel(false);

@@ -189,17 +189,13 @@ pub async fn settle(
         for decision in decisions {
             if session.session.is_some() {
                 let call_id = decision.call_id().to_owned();
-                crate::sessions::decide(session, &call_id, None, move |_| decision).await?;
+                crate::sessions::decide(session, &call_id, None, move |_| decision.clone()).await?;
             } else {
                 decided = decided.decide(decision)?;
             }
         }
         if session.session.is_some() {
-            let resume = SessionArgs {
-                session: session.session.clone(),
-                resume: true,
-                db: session.db.clone(),
-            };
+            let resume = session.resuming();
             done = crate::sessions::run(agent, &resume, None, cancellation.clone()).await?;
         } else {
             done = agent
@@ -261,6 +257,10 @@ pub struct ApproveArgs {
     /// The session database (as for `agents run`).
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// When another process is running the session, wait for it instead of exiting with
+    /// code 4.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `agents reject --session NAME CALL_ID --reason TEXT`.
@@ -280,6 +280,10 @@ pub struct RejectArgs {
     /// The session database (as for `agents run`).
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// When another process is running the session, wait for it instead of exiting with
+    /// code 4.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `agents approve ...`.
@@ -294,10 +298,11 @@ pub async fn approve(args: ApproveArgs) -> Result<(), Error> {
     record(
         &args.session,
         args.db.as_deref(),
+        args.wait,
         &args.call_id,
         args.expect.as_deref(),
-        |p| match with {
-            Some(arguments) => p.approve_with(arguments),
+        |p| match &with {
+            Some(arguments) => p.approve_with(arguments.clone()),
             None => p.approve(),
         },
     )
@@ -310,9 +315,10 @@ pub async fn reject(args: RejectArgs) -> Result<(), Error> {
     record(
         &args.session,
         args.db.as_deref(),
+        args.wait,
         &args.call_id,
         args.expect.as_deref(),
-        |p| p.reject(reason),
+        |p| p.reject(reason.clone()),
     )
     .await
 }
@@ -321,9 +327,10 @@ pub async fn reject(args: RejectArgs) -> Result<(), Error> {
 async fn record(
     session: &str,
     db: Option<&str>,
+    wait: bool,
     call_id: &str,
     expect: Option<&str>,
-    decide: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+    decide: impl Fn(&PendingApproval) -> ApprovalDecision,
 ) -> Result<(), Error> {
     // `ID@FINGERPRINT` (a fingerprint is hex: an id holding `@` keeps it when no hex follows)
     let (call_id, from_id) = match call_id.rsplit_once('@') {
@@ -342,8 +349,9 @@ async fn record(
     };
     let args = SessionArgs {
         session: Some(session.to_owned()),
-        resume: false,
         db: db.map(str::to_owned),
+        wait,
+        ..SessionArgs::default()
     };
     let state = crate::sessions::decide(&args, call_id, expect, decide).await?;
     let left = state

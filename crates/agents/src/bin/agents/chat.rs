@@ -45,6 +45,10 @@ pub struct ChatArgs {
     /// `$XDG_DATA_HOME/agents/sessions.db`).
     #[arg(long, value_name = "URL", requires = "session")]
     pub db: Option<String>,
+    /// When another process is running the session, wait for it at each turn instead of
+    /// failing the turn.
+    #[arg(long, requires = "session")]
+    pub wait: bool,
     /// The line editor's history file (default: `$XDG_DATA_HOME/agents/chat_history`).
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
@@ -99,8 +103,9 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
         .clone()
         .map(|name| crate::sessions::SessionArgs {
             session: Some(name),
-            resume: false,
             db: args.db.clone(),
+            wait: args.wait,
+            ..crate::sessions::SessionArgs::default()
         });
     let mut state = match &session {
         Some(session) => crate::sessions::load(session).await?,
@@ -239,7 +244,17 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
             // Calls waiting for approval are asked for here and the turn goes on.
             crate::approve::settle(agent, approver, session_args, done, &token).await
         };
-        match until_ctrl_c(&token, turn).await {
+        let terminate = session_args.graceful_stop.clone();
+        let done = until_ctrl_c(&token, (&terminate, session.is_some()), turn).await;
+        if terminate.is_cancelled() {
+            editor.save();
+            if let Ok(done) = &done {
+                screen.end_turn(done, &done.execution_usage());
+            }
+            eprintln!("stopped by SIGTERM");
+            std::process::exit(143);
+        }
+        match done {
             Ok(done) => {
                 let usage = done.execution_usage();
                 total += usage;

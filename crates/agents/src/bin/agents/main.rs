@@ -118,6 +118,11 @@ async fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {}", render::error_report(error.as_ref()));
+            // Another process runs the session (`agents approve|reject`): the same code as
+            // `agents run`'s.
+            if sessions::is_busy(error.as_ref()) {
+                return std::process::ExitCode::from(4);
+            }
             std::process::ExitCode::FAILURE
         }
     }

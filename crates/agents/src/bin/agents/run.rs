@@ -112,8 +112,18 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   2    bad usage or configuration (options, definition file, state file, endpoint settings)
   3    waiting for approval (a --session run): the waiting calls are printed; decide with
        `agents approve|reject --session NAME CALL_ID`, then `agents run --session NAME --resume`
+  4    session busy: another process is running --session NAME (its pid, host and start are
+       printed); nothing was done. `--wait` waits for it instead
   130  cancelled with Ctrl-C (the conversation is saved first with --state or --session; a
-       second Ctrl-C exits at once)";
+       second Ctrl-C exits at once)
+  143  stopped by SIGTERM: a --session run finishes and commits the step in progress, gives
+       the session back and stops (continue with --resume); a run without a session is
+       cancelled as by Ctrl-C. A second signal exits at once
+
+Sessions and tools: one process runs a session at a time (a lease). A tool call that a crash
+interrupted runs again on --resume only if the tool is read-only or idempotent; any other is
+not run twice: the model is told it may or may not have taken effect (effectively once for
+idempotent tools, at most once and then ask for the rest; see docs/sessions.md)";
 
 /// How `agents run` ended.
 #[derive(Debug)]
@@ -126,6 +136,10 @@ pub enum RunError {
     Cancelled(String),
     /// The run waits for a person's decision (exit code 3).
     Waiting,
+    /// Another process is running the session (exit code 4).
+    Busy(String),
+    /// SIGTERM stopped the run (exit code 143).
+    Terminated(String),
 }
 
 impl RunError {
@@ -136,6 +150,8 @@ impl RunError {
             RunError::Failed(_) => 1,
             RunError::Cancelled(_) => 130,
             RunError::Waiting => 3,
+            RunError::Busy(_) => 4,
+            RunError::Terminated(_) => 143,
         }
     }
 }
@@ -144,11 +160,22 @@ impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Usage(error) => write!(f, "{error}"),
-            RunError::Failed(message) | RunError::Cancelled(message) => f.write_str(message),
+            RunError::Failed(message)
+            | RunError::Cancelled(message)
+            | RunError::Busy(message)
+            | RunError::Terminated(message) => f.write_str(message),
             RunError::Waiting => f.write_str(
                 "the run waits for approval; decide with `agents approve` or `agents reject`",
             ),
         }
+    }
+}
+
+/// A failed session run: exit code 4 when another process runs the session, else 1.
+fn session_failed(error: &(dyn std::error::Error + 'static)) -> RunError {
+    match error.downcast_ref::<agents::sessions::SessionError>() {
+        Some(busy) if busy.is_busy() => RunError::Busy(crate::sessions::busy_line(busy)),
+        _ => RunError::Failed(one_line(&error.to_string(), 300)),
     }
 }
 
@@ -193,11 +220,13 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         println!("user: {}", printable(prompt));
     }
     let token = CancellationToken::new();
+    let terminate = args.session.graceful_stop.clone();
+    let graceful = args.session.session.is_some();
     let turn = async {
-        let done = if args.session.session.is_some() {
+        let done = if graceful {
             crate::sessions::run(&agent, &args.session, args.prompt.as_deref(), token.clone())
                 .await
-                .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))?
+                .map_err(|e| session_failed(e.as_ref()))?
         } else {
             agent
                 .execute_cancellable(state.with_user_message(prompt), token.clone())
@@ -211,9 +240,9 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         let mut approver = crate::approve::Approver::new(&args.approval);
         crate::approve::settle(&agent, &mut approver, &args.session, done, &token)
             .await
-            .map_err(|e| RunError::Failed(one_line(&e.to_string(), 300)))
+            .map_err(|e| session_failed(e.as_ref()))
     };
-    let done = until_ctrl_c(&token, turn).await;
+    let done = until_ctrl_c(&token, (&terminate, graceful), turn).await;
     spinner.stop();
     let done = done?;
     if text {
@@ -238,6 +267,18 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
         if text {
             println!("conversation saved to {}", path.display());
         }
+    }
+    if terminate.is_cancelled() {
+        let name = args.session.session.as_deref().unwrap_or_default();
+        return Err(RunError::Terminated(if graceful && done.is_runnable() {
+            format!(
+                "stopped by SIGTERM after committing the step in progress; continue with \
+                 `agents run --session {} --resume`",
+                printable(name)
+            )
+        } else {
+            "stopped by SIGTERM".to_owned()
+        }));
     }
     if cancelled(&done) {
         return Err(RunError::Cancelled(
@@ -275,23 +316,46 @@ pub fn print_answer(done: &AgentState, streamed: bool) {
 
 /// Awaits `turn`; the first Ctrl-C cancels `token` (the turn then ends with every tool call
 /// answered and a notice in the conversation), a second one exits the process with 130 at
-/// once. Without a signal handler (it could not be installed) the turn just runs.
-pub async fn until_ctrl_c<F: std::future::Future>(token: &CancellationToken, turn: F) -> F::Output {
+/// once. The first SIGTERM cancels `terminate`: a session run (`graceful`) finishes and
+/// commits its step and stops, anything else is cancelled as by Ctrl-C; a second signal exits
+/// with 143 at once (a session's journal keeps what the step did). Without signal handlers
+/// (they could not be installed) the turn just runs.
+pub async fn until_ctrl_c<F: std::future::Future>(
+    token: &CancellationToken,
+    (terminate, graceful): (&CancellationToken, bool),
+    turn: F,
+) -> F::Output {
     use tokio::signal::unix::{signal, SignalKind};
     let mut turn = std::pin::pin!(turn);
-    let Ok(mut interrupts) = signal(SignalKind::interrupt()) else {
+    let (Ok(mut interrupts), Ok(mut terms)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return turn.await;
     };
     loop {
         tokio::select! {
             done = &mut turn => return done,
             Some(()) = interrupts.recv() => {
-                if token.is_cancelled() {
+                if token.is_cancelled() || terminate.is_cancelled() {
                     eprintln!("\ninterrupted again: exiting");
                     std::process::exit(130);
                 }
                 eprintln!("\ncancelling (Ctrl-C again to exit at once)...");
                 token.cancel();
+            }
+            Some(()) = terms.recv() => {
+                if token.is_cancelled() || terminate.is_cancelled() {
+                    eprintln!("\nterminated again: exiting");
+                    std::process::exit(143);
+                }
+                if graceful {
+                    eprintln!("\nSIGTERM: finishing the step in progress, then stopping...");
+                } else {
+                    eprintln!("\nSIGTERM: cancelling...");
+                    token.cancel();
+                }
+                terminate.cancel();
             }
         }
     }

@@ -24,6 +24,28 @@ pub struct SessionArgs {
     /// `$XDG_DATA_HOME/agents/sessions.db`).
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+    /// When another process is running the session, wait for it to finish instead of exiting
+    /// with code 4.
+    #[arg(long, requires = "session")]
+    pub wait: bool,
+    /// Cancelled on SIGTERM: the session finishes and commits the step in progress, gives its
+    /// lease back and stops, leaving the run for `--resume` (not an option: set by the signal
+    /// handler).
+    #[arg(skip)]
+    pub graceful_stop: CancellationToken,
+}
+
+impl SessionArgs {
+    /// The same session, resumed (for a run that continues after a decision).
+    pub fn resuming(&self) -> Self {
+        Self {
+            session: self.session.clone(),
+            resume: true,
+            db: self.db.clone(),
+            wait: self.wait,
+            graceful_stop: self.graceful_stop.clone(),
+        }
+    }
 }
 
 /// `agents sessions ...`.
@@ -137,26 +159,61 @@ pub async fn run(
         .ok_or("--session NAME is required")?;
     match Store::open(args.db.as_deref()).await? {
         Store::Sqlite(store) => {
-            let session = agent.session(&store, name).with_cancellation(cancellation);
-            drive(session, args.resume, prompt).await
+            let session = agent
+                .session(&store, name)
+                .with_cancellation(cancellation)
+                .with_graceful_stop(args.graceful_stop.clone());
+            drive(session, args, prompt).await
         }
         Store::Postgres(store) => {
-            let session = agent.session(&store, name).with_cancellation(cancellation);
-            drive(session, args.resume, prompt).await
+            let session = agent
+                .session(&store, name)
+                .with_cancellation(cancellation)
+                .with_graceful_stop(args.graceful_stop.clone());
+            drive(session, args, prompt).await
         }
     }
 }
 
 async fn drive<S: SessionStore + Clone + std::fmt::Debug + 'static>(
     session: Session<S>,
-    resume: bool,
+    args: &SessionArgs,
     prompt: Option<&str>,
 ) -> Result<AgentState, Error> {
-    if resume {
-        return Ok(session.resume().await?);
+    if !args.resume && prompt.is_none() {
+        return Err("a prompt is required (or --resume)".into());
     }
-    let prompt = prompt.ok_or("a prompt is required (or --resume)")?;
-    Ok(session.send(prompt).await?)
+    let once = |session: &Session<S>| {
+        let session = session.clone();
+        async move {
+            match prompt {
+                Some(prompt) if !args.resume => session.send(prompt).await,
+                _ => session.resume().await,
+            }
+        }
+    };
+    match once(&session).await {
+        Err(error) if error.is_busy() && args.wait => {
+            eprintln!("{}; waiting for it (--wait)", printable(&busy_line(&error)));
+            Ok(once(&session.waiting_for_lease(true)).await?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// "session s1 is being run by another process (pid 12, host, since ...)": the first clause of
+/// a [`SessionError::Busy`](agents::sessions::SessionError::Busy) message.
+pub fn busy_line(error: &agents::sessions::SessionError) -> String {
+    let text = error.to_string();
+    text.split_once("; ")
+        .map_or(text.clone(), |(first, _)| first.to_owned())
+}
+
+/// Whether `error` says another process is running the session (exit code 4).
+pub fn is_busy(error: &(dyn std::error::Error + 'static)) -> bool {
+    error
+        .downcast_ref::<agents::sessions::SessionError>()
+        .is_some_and(agents::sessions::SessionError::is_busy)
 }
 
 /// Records a decision on the waiting call `call_id` (a key, see `PendingApproval::key`) of
@@ -167,15 +224,15 @@ pub async fn decide(
     args: &SessionArgs,
     call_id: &str,
     expect: Option<&str>,
-    make: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+    make: impl Fn(&PendingApproval) -> ApprovalDecision,
 ) -> Result<AgentState, Error> {
     let name = args
         .session
         .as_deref()
         .ok_or("--session NAME is required")?;
     match Store::open(args.db.as_deref()).await? {
-        Store::Sqlite(store) => decide_in(&store, name, call_id, expect, make).await,
-        Store::Postgres(store) => decide_in(&store, name, call_id, expect, make).await,
+        Store::Sqlite(store) => decide_in(&store, name, call_id, expect, make, args.wait).await,
+        Store::Postgres(store) => decide_in(&store, name, call_id, expect, make, args.wait).await,
     }
 }
 
@@ -184,23 +241,30 @@ async fn decide_in<S: SessionStore + Clone + std::fmt::Debug + 'static>(
     name: &str,
     call_id: &str,
     expect: Option<&str>,
-    make: impl FnOnce(&PendingApproval) -> ApprovalDecision,
+    make: impl Fn(&PendingApproval) -> ApprovalDecision,
+    wait: bool,
 ) -> Result<AgentState, Error> {
-    let state = store
-        .load(name)
-        .await?
-        .ok_or_else(|| format!("there is no session `{name}`"))?;
-    let pending = state
-        .pending_approvals()
-        .into_iter()
-        .find(|p| p.key() == call_id)
-        .ok_or_else(|| format!("session `{name}` has no call `{call_id}` waiting for approval"))?;
-    if let Some(fingerprint) = expect {
-        state.check_fingerprint(call_id, fingerprint)?;
+    if store.load(name).await?.is_none() {
+        return Err(format!("there is no session `{name}`").into());
     }
-    Ok(Session::for_decisions(store, name)
-        .decide(make(&pending))
-        .await?)
+    let session = Session::for_decisions(store, name);
+    let decided = match session.decide_with(call_id, expect, &make).await {
+        Err(error) if error.is_busy() && wait => {
+            eprintln!("{}; waiting for it (--wait)", printable(&busy_line(&error)));
+            session
+                .waiting_for_lease(true)
+                .decide_with(call_id, expect, &make)
+                .await
+        }
+        other => other,
+    };
+    match decided {
+        Err(agents::sessions::SessionError::Approval {
+            source: agents::core::ApprovalError::UnknownCall { .. },
+            ..
+        }) => Err(format!("session `{name}` has no call `{call_id}` waiting for approval").into()),
+        other => Ok(other?),
+    }
 }
 
 /// `agents sessions ...`.
