@@ -286,8 +286,7 @@ async fn a_three_turn_chat_with_a_tool_call_trace_reset_save_and_load() {
     chat.type_line("What is on the list?");
     let turn = chat.expect("you> ");
     assert!(
-        // marked as recovered from text, so a person knows the model did not call it natively
-        turn.contains(r#"> read_file({"path":"todo.txt"}) (from text) ... ok ("#),
+        turn.contains(r#"> read_file({"path":"todo.txt"}) ... ok ("#),
         "{turn}"
     );
     assert!(

@@ -242,7 +242,8 @@ async fn an_interrupted_idempotent_call_runs_again_with_the_same_idempotency_key
 #[tokio::test]
 async fn a_repeated_call_id_in_one_reply_gets_its_own_result_and_a_foreign_result_is_refused() {
     let (tool, keys) = counting_tool(ToolEffects::SideEffecting);
-    // A provider that repeats an id within one reply.
+    // A provider that repeats an id within one reply (the driver renames the second after the
+    // execution, so a re-run must keep the execution's id, as sessions do).
     let reply = InferenceResponse::with_tool_calls([
         ToolCall::new("dup", "count", json!({"n": 1})),
         ToolCall::new("dup", "count", json!({"n": 2})),
@@ -254,7 +255,9 @@ async fn a_repeated_call_id_in_one_reply_gets_its_own_result_and_a_foreign_resul
     let first = agent
         .step_with(
             state.clone(),
-            &StepOptions::new().with_journal(journal.clone()),
+            &StepOptions::new()
+                .with_journal(journal.clone())
+                .with_execution_id("exec-1"),
         )
         .await
         .unwrap();
@@ -273,7 +276,9 @@ async fn a_repeated_call_id_in_one_reply_gets_its_own_result_and_a_foreign_resul
     let rerun = agent
         .step_with(
             state.clone(),
-            &StepOptions::new().with_journal(journal.clone()),
+            &StepOptions::new()
+                .with_journal(journal.clone())
+                .with_execution_id("exec-1"),
         )
         .await
         .unwrap();
@@ -292,14 +297,23 @@ async fn a_repeated_call_id_in_one_reply_gets_its_own_result_and_a_foreign_resul
 
     // A journal whose entry at a place records another call is not trusted.
     let foreign = journal.results.lock().unwrap()["0:dup"].clone();
-    journal
+    let second = journal
         .results
         .lock()
         .unwrap()
-        .insert("1:dup".into(), foreign);
+        .keys()
+        .find(|key| key.starts_with("1:"))
+        .cloned()
+        .unwrap();
+    journal.results.lock().unwrap().insert(second, foreign);
     let agent = Agent::new(ToolCallingDriver::new(ScriptedModel::new([]))).with_tool(tool);
     let refused = agent
-        .step_with(state, &StepOptions::new().with_journal(journal))
+        .step_with(
+            state,
+            &StepOptions::new()
+                .with_journal(journal)
+                .with_execution_id("exec-1"),
+        )
         .await
         .unwrap();
     let step = refused.current_step().unwrap();
