@@ -94,7 +94,10 @@ async fn bad_prompts_and_names_are_refused_before_anything_runs() {
         let name = served
             .ask(bad, "hi", CancellationToken::new(), |_| {})
             .await;
-        assert!(matches!(name, Err(TurnError::Session(_))), "{bad:?}: {name:?}");
+        assert!(
+            matches!(name, Err(TurnError::Session(_))),
+            "{bad:?}: {name:?}"
+        );
     }
     for good in ["mcp-0190a1b2-c3d4", "a2a:task.1", "me@work_2"] {
         agents_serve::served::validate_session(good).unwrap();

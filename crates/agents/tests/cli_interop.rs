@@ -9,7 +9,12 @@
 //! `~/.cache/agents-rs/mcp`). Without them these tests skip loudly; with `CI=true` they fail.
 
 #![cfg(feature = "serve")]
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    missing_docs
+)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -80,6 +80,39 @@ pub(super) fn validate(agents: &[A2aAgentDefinition], source: &str) -> Result<()
     Ok(())
 }
 
+#[cfg(feature = "serve")]
+impl A2aAgentDefinition {
+    /// The tool that calls this agent, with `${NAME}` in the token expanded from the
+    /// environment.
+    ///
+    /// # Errors
+    /// A message naming an environment variable that is not set, or a URL the client refuses.
+    pub fn to_tool(&self) -> Result<agents_serve::a2a::A2aAgentTool, String> {
+        let token = match &self.token {
+            Some(token) => Some(
+                super::expand_env(token, |name| std::env::var(name).ok()).map_err(|name| {
+                    format!(
+                        "a2a_agents `{}`: the token names the environment variable `{name}`, which is not set",
+                        self.name
+                    )
+                })?,
+            ),
+            None => None,
+        };
+        let mut remote = agents_serve::a2a::A2aRemote::new(self.name.clone(), self.url.clone());
+        remote.token = token.filter(|t| !t.is_empty());
+        remote.description = self.description.clone();
+        if let Some(seconds) = self.timeout {
+            remote.timeout = std::time::Duration::from_secs(seconds);
+        }
+        if let Some(max) = self.max_chars {
+            remote.max_chars = max;
+        }
+        agents_serve::a2a::A2aAgentTool::new(remote)
+            .map_err(|e| format!("a2a_agents `{}`: {e}", self.name))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::AgentDefinition;
@@ -115,38 +148,5 @@ mod tests {
         assert!(error.contains("timeout"), "{error}");
         let error = parse("  - name: a\n    url: http://x/\n    retries: 3\n").unwrap_err();
         assert!(error.contains("retries"), "{error}");
-    }
-}
-
-#[cfg(feature = "serve")]
-impl A2aAgentDefinition {
-    /// The tool that calls this agent, with `${NAME}` in the token expanded from the
-    /// environment.
-    ///
-    /// # Errors
-    /// A message naming an environment variable that is not set, or a URL the client refuses.
-    pub fn to_tool(&self) -> Result<agents_serve::a2a::A2aAgentTool, String> {
-        let token = match &self.token {
-            Some(token) => Some(
-                super::expand_env(token, |name| std::env::var(name).ok()).map_err(|name| {
-                    format!(
-                        "a2a_agents `{}`: the token names the environment variable `{name}`, which is not set",
-                        self.name
-                    )
-                })?,
-            ),
-            None => None,
-        };
-        let mut remote = agents_serve::a2a::A2aRemote::new(self.name.clone(), self.url.clone());
-        remote.token = token.filter(|t| !t.is_empty());
-        remote.description = self.description.clone();
-        if let Some(seconds) = self.timeout {
-            remote.timeout = std::time::Duration::from_secs(seconds);
-        }
-        if let Some(max) = self.max_chars {
-            remote.max_chars = max;
-        }
-        agents_serve::a2a::A2aAgentTool::new(remote)
-            .map_err(|e| format!("a2a_agents `{}`: {e}", self.name))
     }
 }
