@@ -306,7 +306,7 @@ impl<S: SessionStore + Clone + Debug + 'static> ServedAgent<S> {
         if chars > MAX_PROMPT_CHARS {
             return Err(TurnError::PromptTooLong { chars });
         }
-        agents_sessions::validate_name(session)?;
+        validate_session(session)?;
         let slot = self.take_slot(session, &cancel)?;
         if let Some(state) = self.inner.store.load(session).await? {
             if state.status() == AgentStatus::Suspended {
@@ -343,7 +343,7 @@ impl<S: SessionStore + Clone + Debug + 'static> ServedAgent<S> {
         cancel: CancellationToken,
         on_event: impl Fn(&AgentEvent) + Send + Sync + 'static,
     ) -> Result<Turn, TurnError> {
-        agents_sessions::validate_name(session)?;
+        validate_session(session)?;
         let _slot = self.take_slot(session, &cancel)?;
         let Some(state) = self.inner.store.load(session).await? else {
             return Err(TurnError::NotFound {
@@ -389,7 +389,7 @@ impl<S: SessionStore + Clone + Debug + 'static> ServedAgent<S> {
     /// # Errors
     /// The store's.
     pub async fn status(&self, session: &str) -> Result<Option<Turn>, TurnError> {
-        agents_sessions::validate_name(session)?;
+        validate_session(session)?;
         Ok(self
             .inner
             .store
@@ -522,6 +522,38 @@ fn execution_id(state: &AgentState) -> String {
         .unwrap_or_default()
 }
 
+/// Checks a session name a remote caller gave: the store's rules
+/// ([`agents_sessions::validate_name`]), and at most 128 ASCII letters, digits, `-`, `_`,
+/// `.`, `:` and `@`, starting with a letter or a digit. The name comes back in URLs, logs and
+/// the console, so nothing path-like (`../x`, `a/b`), no spaces, quotes or markup.
+///
+/// # Errors
+/// [`SessionError::InvalidName`] saying what is wrong.
+pub fn validate_session(session: &str) -> Result<(), SessionError> {
+    agents_sessions::validate_name(session)?;
+    let invalid = |reason| SessionError::InvalidName {
+        name: session.chars().take(60).collect(),
+        reason,
+    };
+    if session.len() > 128 {
+        return Err(invalid("a served session name has at most 128 characters"));
+    }
+    if !session.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err(invalid(
+            "a served session name starts with an ASCII letter or digit",
+        ));
+    }
+    if !session
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@'))
+    {
+        return Err(invalid(
+            "a served session name holds only ASCII letters, digits, '-', '_', '.', ':' and '@'",
+        ));
+    }
+    Ok(())
+}
+
 /// A fresh session name: `prefix` and a time-ordered uuid.
 pub fn new_session(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::now_v7())
@@ -552,6 +584,14 @@ fn outcome(state: &AgentState) -> Outcome {
         AgentStatus::Suspended => Outcome::Waiting {
             calls: waiting_calls(state),
         },
+        // The loop finishes a cancelled run `Failed` with `user_requested`: for the caller
+        // it stopped on request (A2A `canceled`, not `failed`), and the session goes on.
+        AgentStatus::Failed if state.stop_reason() == Some(StopReason::UserRequested) => {
+            Outcome::Stopped {
+                reason: StopReason::UserRequested.as_str().to_owned(),
+                text,
+            }
+        }
         AgentStatus::Failed => Outcome::Failed {
             message: state
                 .steps()

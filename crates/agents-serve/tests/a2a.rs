@@ -229,6 +229,18 @@ async fn malformed_requests_get_json_rpc_errors() {
             json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": 3}}),
             -32602,
         ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"parts": [{"text": "x"}], "contextId": "a/b"}}}),
+            -32602,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "../etc"}}),
+            -32602,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "CancelTask", "params": {"id": "<b>x</b>"}}),
+            -32602,
+        ),
     ] {
         let (_, text) = rpc_raw(&app, &body.to_string()).await;
         let reply: Value = serde_json::from_str(&text).unwrap();

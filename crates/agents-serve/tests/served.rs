@@ -79,10 +79,29 @@ async fn bad_prompts_and_names_are_refused_before_anything_runs() {
         .ask("s", &long, CancellationToken::new(), |_| {})
         .await;
     assert!(matches!(long, Err(TurnError::PromptTooLong { .. })));
-    let name = served
-        .ask("../x", "hi", CancellationToken::new(), |_| {})
-        .await;
-    assert!(matches!(name, Err(TurnError::Session(_))), "{name:?}");
+    for bad in [
+        "../x",
+        "..",
+        "a/b",
+        "a\\b",
+        ".hidden",
+        "two words",
+        "<script>",
+        "\"quoted\"",
+        "caf\u{e9}",
+        "",
+    ] {
+        let name = served
+            .ask(bad, "hi", CancellationToken::new(), |_| {})
+            .await;
+        assert!(
+            matches!(name, Err(TurnError::Session(_))),
+            "{bad:?}: {name:?}"
+        );
+    }
+    for good in ["mcp-0190a1b2-c3d4", "a2a:task.1", "me@work_2"] {
+        agents_serve::served::validate_session(good).unwrap();
+    }
     assert_eq!(served.running(), 0);
     assert!(served.store().load("s").await.unwrap().is_none());
 }

@@ -205,16 +205,19 @@ async fn titled(store: &dyn SessionStore, id: &str, text: &str) {
 
 async fn search_by_title(store: &dyn SessionStore) {
     let tag = unique("tag").to_ascii_lowercase();
-    let ids: Vec<String> = (0..5).map(|i| unique(&format!("search-{i}"))).collect();
+    let ids: Vec<String> = (0..6).map(|i| unique(&format!("search-{i}"))).collect();
     let titles = [
         format!("{tag} report 100% done"),
         format!("{tag} report 1000 done"),
         format!("{tag} a_b"),
         format!("{tag} axb"),
+        format!("{tag} c:\\temp_1"),
         "unrelated".to_owned(),
     ];
     for (id, title) in ids.iter().zip(&titles) {
         titled(store, id, title).await;
+        // `updated_at` counts milliseconds: apart, so "newest first" is one order.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
     }
     let found = |text: String| async move {
         let mut ids: Vec<String> = store
@@ -233,14 +236,19 @@ async fn search_by_title(store: &dyn SessionStore) {
         [titles[0].clone()]
     );
     assert_eq!(found(format!("{tag} a_b")).await, [titles[2].clone()]);
+    // So is the escape character: `\_` is those two characters, not an escaped `_`.
+    assert_eq!(found(format!("{tag} c:\\temp_")).await, [titles[4].clone()]);
+    assert!(found("\\_".to_owned()).await.is_empty());
+    assert!(found(format!("{tag}%report")).await.is_empty());
     // ASCII case is ignored; only matching titles come back, newest first, paged.
-    assert_eq!(found(tag.to_ascii_uppercase()).await.len(), 4);
+    assert_eq!(found(tag.to_ascii_uppercase()).await.len(), 5);
     let page = store
         .list(ListPage::new(1, 2).matching(tag.clone()))
         .await
         .unwrap();
     assert_eq!(page.len(), 2);
-    assert_eq!(page[0].title, titles[2]);
+    assert_eq!(page[0].title, titles[3]);
+    assert_eq!(page[1].title, titles[2]);
     assert!(found(format!("{tag} nothing like it")).await.is_empty());
 }
 

@@ -113,3 +113,7 @@ pub struct GettingStartedDoctests;
 #[doc = include_str!("../../../docs/answer-on-stop.md")]
 #[cfg(doctest)]
 pub struct AnswerOnStopDoctests;
+
+#[doc = include_str!("../../../docs/interop.md")]
+#[cfg(all(doctest, feature = "serve"))]
+pub struct InteropDoctests;

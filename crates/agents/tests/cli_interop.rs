@@ -9,7 +9,12 @@
 //! `~/.cache/agents-rs/mcp`). Without them these tests skip loudly; with `CI=true` they fail.
 
 #![cfg(feature = "serve")]
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    missing_docs
+)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -154,9 +159,9 @@ fn completion(body: &Value, message: Value, finish: &str) -> ResponseTemplate {
             "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}});
         events.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
-        return ResponseTemplate::new(200)
-            .insert_header("content-type", "text/event-stream")
-            .set_body_string(events);
+        // `set_body_raw`, not `set_body_string`: wiremock's string body forces `text/plain`
+        // over any content-type header, and the provider rightly refuses a stream sent so.
+        return ResponseTemplate::new(200).set_body_raw(events, "text/event-stream");
     }
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "c", "object": "chat.completion", "model": "mock",
@@ -495,14 +500,17 @@ async fn the_a2a_tool_calls_our_a2a_server_and_an_a2a_sdk_agent_with_a_timeout()
 
     let caller = caller_model().await;
     let caller_definition = dir.path().join("caller.yaml");
+    // `ignore_tool_errors`: the model reads the slow agent's timeout and answers anyway.
     std::fs::write(
         &caller_definition,
         format!(
             "version: 1
 id: caller
 name: caller
+description: Asks the remote agents
 system_prompt: You delegate.
 llm: {{ provider: openai, model: mock, base_url: '{}/v1' }}
+execution: {{ error_policy: ignore_tool_errors }}
 capabilities: [files]
 a2a_agents:
   - name: helper

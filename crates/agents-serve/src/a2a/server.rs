@@ -223,12 +223,14 @@ async fn rpc<S: SessionStore + Clone + Debug + 'static>(
 }
 
 fn task_id(params: &Value) -> Result<String, RpcError> {
-    params
+    let id = params
         .get("id")
         .and_then(Value::as_str)
         .filter(|id| !id.is_empty())
-        .map(str::to_owned)
-        .ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "params.id (the task id) is missing"))
+        .ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "params.id (the task id) is missing"))?;
+    crate::served::validate_session(id)
+        .map_err(|e| RpcError::new(code::INVALID_PARAMS, format!("params.id: {e}")))?;
+    Ok(id.to_owned())
 }
 
 fn turn_error(error: TurnError) -> RpcError {

@@ -117,8 +117,7 @@ impl A2aAgentDefinition {
 mod tests {
     use super::super::AgentDefinition;
 
-    const BASE: &str =
-        "version: 1\nname: a\nllm: {provider: openai, model: m}\nsystem_prompt: hi\n";
+    const BASE: &str = "version: 1\nid: a\nname: A\ndescription: d\nllm: {provider: openai, model: m}\nsystem_prompt: hi\n";
 
     fn parse(section: &str) -> Result<AgentDefinition, String> {
         AgentDefinition::from_yaml_str(&format!("{BASE}a2a_agents:\n{section}"), "a.yaml")

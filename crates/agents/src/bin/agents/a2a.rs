@@ -5,7 +5,6 @@
 //! for the grace period, cancel the rest (each step is committed).
 
 use std::fmt::Debug;
-use std::io::Write;
 use std::net::SocketAddr;
 
 use agents::prelude::*;
@@ -81,11 +80,11 @@ async fn serve<S: SessionStore + Clone + Debug + 'static>(
     }
     let router = access.protect(a2a.router());
     // On stdout: the agent's address, then the token (if any) on the next line.
-    println!("http://{}/", access.addr());
+    let mut announcement = format!("http://{}/\n", access.addr());
     if let Some(token) = access.token() {
-        println!("token: {}", token.expose());
+        announcement.push_str(&format!("token: {}\n", token.expose()));
     }
-    std::io::stdout().flush()?;
+    serving::announce(&announcement)?;
     let grace = args.served.grace();
     let served_result = server::serve(listener, router, shutdown, grace).await;
     // Turns whose requests ended (a client that hung up, return-immediately) still run.

@@ -271,7 +271,6 @@ mod serve {
     //! the token) is the one line on stdout, and SIGTERM stops it gracefully.
 
     use std::fmt::Debug;
-    use std::io::Write;
 
     use agents::prelude::*;
     use agents::serve::{server, Access, McpAgentServer, ServedAgent};
@@ -321,8 +320,7 @@ mod serve {
             Access::new(addr, serving::auth(args.no_auth)?)?.with_max_concurrent(args.max_requests);
         let router = access.protect(mcp.router(shutdown.clone()));
         // The one line on stdout: the endpoint, with the token in it.
-        println!("{}", access.url("/mcp"));
-        std::io::stdout().flush()?;
+        serving::announce(&format!("{}\n", access.url("/mcp")))?;
         let served_result = server::serve(listener, router, shutdown, grace).await;
         // Turns whose requests ended (a client that cancelled or hung up) still run.
         served.finish(grace).await;

@@ -6,7 +6,6 @@
 //! turns finish (for the grace period), then cancel what is left (each step is committed).
 
 use std::fmt::Debug;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -120,8 +119,7 @@ async fn serve<S: SessionStore + Clone + Debug + 'static>(
     let (router, turns) = console.build();
     let router = access.protect(router);
     // The one line on stdout: the address to open, with the token in it.
-    println!("{}", access.url("/"));
-    std::io::stdout().flush()?;
+    crate::serving::announce(&format!("{}\n", access.url("/")))?;
     let grace = Duration::from_secs(args.grace_seconds);
     server::serve(listener, router, shutdown, grace).await?;
     turns.finish(grace).await;

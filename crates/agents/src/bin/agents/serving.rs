@@ -94,3 +94,24 @@ pub fn auth(no_auth: bool) -> Result<Auth, Error> {
         _ => Auth::Token(AccessToken::random()),
     })
 }
+
+/// Prints what a server announces on stdout (its address, its token) in one write, so a
+/// reader that takes the first line and closes the pipe cannot break the second; a stdout
+/// nobody reads any more (a broken pipe) is said on stderr and the server goes on serving.
+///
+/// # Errors
+/// Any other failure to write stdout.
+pub fn announce(text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            eprintln!("stdout is closed; serving on");
+            Ok(())
+        }
+        result => Ok(result?),
+    }
+}
