@@ -22,7 +22,6 @@ use crate::state::agent_state::AgentState;
 use crate::state::pending_approval::{
     ApprovalDecision, ApprovalError, ApprovalVerdict, PendingApproval,
 };
-use crate::state::state_error::StateError;
 use crate::state::suspended_run::SuspendedRun;
 
 impl AgentState {
@@ -375,23 +374,6 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
             .map(|m| replacement(m).unwrap_or_else(|| m.clone()))
             .collect(),
     )
-}
-
-/// Refuses loaded `approvals` (at `path`) holding a decision whose call changed since it was
-/// made: a decision is authority to run a call.
-///
-/// # Errors
-/// [`StateError::InvalidField`] naming the approval.
-pub(crate) fn check_decisions(approvals: &[PendingApproval], path: &str) -> Result<(), StateError> {
-    for (i, approval) in approvals.iter().enumerate() {
-        approval
-            .check_decision()
-            .map_err(|message| StateError::InvalidField {
-                path: format!("{path}[{i}]"),
-                message,
-            })?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

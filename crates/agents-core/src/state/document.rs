@@ -215,7 +215,7 @@ impl Document {
     }
 
     fn into_state(self) -> Result<AgentState, StateError> {
-        crate::state::approvals::check_decisions(&self.approvals, "approvals")?;
+        crate::state::pending_approval::check_decisions(&self.approvals, "approvals")?;
         // The table: the store's messages in section order (shared with the store), then the
         // step messages.
         let mut table: Vec<Arc<Message>> = self

@@ -247,7 +247,7 @@ pub fn decode(
         executions.push(record.into_execution(&table, &path)?);
     }
     let executions: StepExecutions = executions.into_iter().collect();
-    crate::state::approvals::check_decisions(&head.approvals, "head.approvals")?;
+    crate::state::pending_approval::check_decisions(&head.approvals, "head.approvals")?;
     let encoder = StateEncoder {
         table: Table::with_entries(table),
         steps: executions.clone(),

@@ -10,6 +10,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::signature::signature;
+use crate::state::state_error::StateError;
 
 /// The tool result a call has while it waits for a person's decision.
 pub const AWAITING_APPROVAL_MESSAGE: &str =
@@ -369,6 +370,23 @@ pub(crate) fn arguments_hash(call: &ToolCall) -> String {
         hex.push_str(&format!("{byte:02x}"));
     }
     hex
+}
+
+/// Refuses loaded `approvals` (at `path`) holding a decision whose call changed since it was
+/// made: a decision is authority to run a call.
+///
+/// # Errors
+/// [`StateError::InvalidField`] naming the approval.
+pub(crate) fn check_decisions(approvals: &[PendingApproval], path: &str) -> Result<(), StateError> {
+    for (i, approval) in approvals.iter().enumerate() {
+        approval
+            .check_decision()
+            .map_err(|message| StateError::InvalidField {
+                path: format!("{path}[{i}]"),
+                message,
+            })?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

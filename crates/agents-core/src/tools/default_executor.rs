@@ -1,6 +1,5 @@
 //! `DefaultToolExecutor`: runs a step's tool calls with hooks, validation, timeouts and events.
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -348,7 +347,7 @@ impl DefaultToolExecutor {
                 )
             }
             Ok(Err(panic)) => {
-                let message = panic_message(panic.as_ref());
+                let message = crate::tools::panics::panic_message(panic.as_ref());
                 tracing::error!(tool = name, %message, "tool panicked");
                 failure(
                     ToolFailureKind::Panicked,
@@ -469,14 +468,4 @@ fn unknown_tool_message(name: &str, tools: &Tools) -> String {
 
 fn invalid_arguments_message(name: &str, problem: &str) -> String {
     format!("invalid arguments for `{name}`: {problem}")
-}
-
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "unknown panic payload".to_owned()
-    }
 }

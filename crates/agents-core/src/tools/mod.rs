@@ -13,6 +13,7 @@ pub(crate) mod hook;
 pub(crate) mod layer;
 pub(crate) mod layers;
 pub(crate) mod limits;
+pub(crate) mod panics;
 pub(crate) mod registry;
 pub(crate) mod source;
 pub(crate) mod stack;

@@ -97,7 +97,7 @@ fn panicked(
         "a{} {when}-tool hook panicked on the call to `{}`: {}",
         if when == "after" { "n" } else { "" },
         call.name(),
-        crate::tools::default_executor::panic_message(panic)
+        crate::tools::panics::panic_message(panic)
     );
     tracing::error!(tool = call.name(), %message, "tool hook panicked");
     scope.refusal(call, ToolFailureKind::Panicked, message)

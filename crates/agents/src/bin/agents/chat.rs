@@ -26,7 +26,8 @@ use rustyline::{Editor, Helper};
 
 use crate::markdown::MarkdownStream;
 use crate::render::{cost_text, one_line, printable, tokens_text};
-use crate::run::{cancelled, load_state, until_ctrl_c, Trace};
+use crate::run::{cancelled, load_state, until_ctrl_c};
+use crate::setup::Trace;
 use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Settings};
 use held_calls::HeldCalls;
 

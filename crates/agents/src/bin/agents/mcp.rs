@@ -1,11 +1,9 @@
-//! `agents mcp`: look at an MCP server from the command line (for debugging a server), and
-//! connect a definition's `mcp_servers` for `agents run`.
+//! `agents mcp`: look at an MCP server from the command line (for debugging a server); a
+//! definition's `mcp_servers` are connected by `setup.rs`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use agents::definition::{AgentDefinition, ToolPolicy};
-use agents::mcp::{connect_all, McpClient, McpServer};
+use agents::mcp::{McpClient, McpServer};
 use agents::prelude::*;
 
 use crate::render::{printable, printable_json};
@@ -162,51 +160,6 @@ pub async fn run(command: McpCommand) -> Result<(), Error> {
             }
         }
     }
-}
-
-/// The definition's `mcp_servers` as tool sources (a server's list is fetched again after it
-/// announces a change), offering the tools its tool policy permits; the clients stay
-/// connected as long as the sources live. Two servers offering one name, or a server offering
-/// the name of one of `taken` (the agent's own tools), is an error here, at the start.
-pub async fn definition_tool_sources(
-    definition: Option<&AgentDefinition>,
-    policy: &ToolPolicy,
-    taken: &[&str],
-) -> Result<Vec<Arc<dyn ToolSource>>, Error> {
-    let Some(definition) = definition else {
-        return Ok(Vec::new());
-    };
-    if definition.mcp_servers.is_empty() {
-        return Ok(Vec::new());
-    }
-    let servers = definition
-        .mcp_servers
-        .iter()
-        .map(|s| s.to_server())
-        .collect::<Result<Vec<_>, _>>()?;
-    let (clients, tools) = connect_all(servers).await?;
-    if let Some(tool) = tools
-        .iter()
-        .find(|t| policy.permits(t.name()) && taken.contains(&t.name()))
-    {
-        return Err(format!(
-            "an MCP server offers `{}`, which is also one of the agent's own tools: give the server a `prefix` in `mcp_servers`",
-            tool.name()
-        )
-        .into());
-    }
-    let policy = Arc::new(policy.clone());
-    Ok(clients
-        .iter()
-        .map(|client| {
-            let policy = Arc::clone(&policy);
-            Arc::new(
-                client
-                    .tool_source()
-                    .with_filter(move |name| policy.permits(name)),
-            ) as Arc<dyn ToolSource>
-        })
-        .collect())
 }
 
 /// Splits a command line into words: whitespace separates, '…' and "…" group, \ escapes.

@@ -8,39 +8,6 @@ use serde_json::{json, Value};
 use crate::render::{one_line, print_event, print_transcript, printable, usage_line};
 use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Prepared, Settings};
 
-/// Which wire protocol the endpoint speaks.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum Provider {
-    /// OpenAI chat completions (OpenAI, vLLM, llama.cpp, Ollama, LM Studio).
-    Openai,
-    /// Anthropic messages.
-    Anthropic,
-}
-
-/// How the agent talks to the model.
-#[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]
-pub enum Driver {
-    /// The model's native tool calls (default).
-    #[default]
-    Toolcalling,
-    /// The ReAct protocol: Thought / Action / Observation written as text.
-    React,
-}
-
-/// What of the tool trace persists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Trace {
-    /// Everything persists.
-    Legacy,
-    /// Only questions and answers persist.
-    Separated,
-    /// Questions, answers and a short digest of the tool calls persist.
-    Digest,
-    /// Every tool call and result persists, but outputs older than the last few turns
-    /// (`--masked-executions`, default 2) become short placeholders (observation masking).
-    Masked,
-}
-
 /// What `agents run` prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {

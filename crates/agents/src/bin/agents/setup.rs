@@ -10,10 +10,10 @@ use agents::capabilities::{
 };
 use agents::definition::{AgentDefinition, LlmProvider, ToolPolicy, TraceMode};
 use agents::inference::ModelCatalog;
+use agents::mcp::connect_all;
 use agents::prelude::*;
 
 use crate::render::printable;
-use crate::run::{Driver, Provider, Trace};
 
 /// The system prompt when neither `--system` nor a definition gives one: look before you
 /// answer. Judged with `cargo xtask eval` over all its tasks, not tuned to any one.
@@ -205,12 +205,8 @@ pub async fn prepare(
             .map(|t| t.name().to_owned())
             .collect();
         let taken: Vec<&str> = taken.iter().map(String::as_str).collect();
-        let sources = crate::mcp::definition_tool_sources(
-            settings.definition.as_ref(),
-            &settings.tools,
-            &taken,
-        )
-        .await?;
+        let sources =
+            definition_tool_sources(settings.definition.as_ref(), &settings.tools, &taken).await?;
         for source in sources {
             builder = builder.with_tool_source(source);
         }
@@ -499,4 +495,82 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Error> {
         0 => Ok(()),
         n => Err(format!("{n} definition file(s) are invalid").into()),
     }
+}
+
+/// Which wire protocol the endpoint speaks.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Provider {
+    /// OpenAI chat completions (OpenAI, vLLM, llama.cpp, Ollama, LM Studio).
+    Openai,
+    /// Anthropic messages.
+    Anthropic,
+}
+
+/// How the agent talks to the model.
+#[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]
+pub enum Driver {
+    /// The model's native tool calls (default).
+    #[default]
+    Toolcalling,
+    /// The ReAct protocol: Thought / Action / Observation written as text.
+    React,
+}
+
+/// What of the tool trace persists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Trace {
+    /// Everything persists.
+    Legacy,
+    /// Only questions and answers persist.
+    Separated,
+    /// Questions, answers and a short digest of the tool calls persist.
+    Digest,
+    /// Every tool call and result persists, but outputs older than the last few turns
+    /// (`--masked-executions`, default 2) become short placeholders (observation masking).
+    Masked,
+}
+
+/// The definition's `mcp_servers` as tool sources (a server's list is fetched again after it
+/// announces a change), offering the tools its tool policy permits; the clients stay
+/// connected as long as the sources live. Two servers offering one name, or a server offering
+/// the name of one of `taken` (the agent's own tools), is an error here, at the start.
+pub async fn definition_tool_sources(
+    definition: Option<&AgentDefinition>,
+    policy: &ToolPolicy,
+    taken: &[&str],
+) -> Result<Vec<Arc<dyn ToolSource>>, Error> {
+    let Some(definition) = definition else {
+        return Ok(Vec::new());
+    };
+    if definition.mcp_servers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let servers = definition
+        .mcp_servers
+        .iter()
+        .map(|s| s.to_server())
+        .collect::<Result<Vec<_>, _>>()?;
+    let (clients, tools) = connect_all(servers).await?;
+    if let Some(tool) = tools
+        .iter()
+        .find(|t| policy.permits(t.name()) && taken.contains(&t.name()))
+    {
+        return Err(format!(
+            "an MCP server offers `{}`, which is also one of the agent's own tools: give the server a `prefix` in `mcp_servers`",
+            tool.name()
+        )
+        .into());
+    }
+    let policy = Arc::new(policy.clone());
+    Ok(clients
+        .iter()
+        .map(|client| {
+            let policy = Arc::clone(&policy);
+            Arc::new(
+                client
+                    .tool_source()
+                    .with_filter(move |name| policy.permits(name)),
+            ) as Arc<dyn ToolSource>
+        })
+        .collect())
 }
