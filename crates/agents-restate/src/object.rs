@@ -310,12 +310,22 @@ impl AgentSession {
         ctx: &ObjectContext<'_>,
         state: AgentState,
     ) -> Result<AgentState, Interrupted> {
+        let number = state.step_count() + 1;
+        // A step that starts an execution makes its id: journaled once, so a replay of the
+        // step gets the same execution id, and every tool the same idempotency key.
+        let execution_id = if state.execution().is_none() {
+            Some(journaled_id(ctx, &format!("execution id at step {number}")).await?)
+        } else {
+            None
+        };
         let (journal, requests) = journal_channel(self.model_retry.clone());
         let token = CancellationToken::new();
-        let options = StepOptions::new()
+        let mut options = StepOptions::new()
             .with_journal(Arc::new(journal))
             .with_cancellation(token.clone());
-        let number = state.step_count() + 1;
+        if let Some(id) = execution_id {
+            options = options.with_execution_id(id);
+        }
         let stepped = drive(
             ctx,
             requests,
@@ -426,6 +436,18 @@ fn decide(state: AgentState, call_id: &str, decision: Decision) -> Result<AgentS
 
 /// Journals `state` (a replay gets the first attempt's document back instead of the one it
 /// computed) and makes it the object's state.
+/// A fresh uuid v7, journaled under `name`: a replay gets the one the first attempt made.
+async fn journaled_id(ctx: &ObjectContext<'_>, name: &str) -> Result<String, Interrupted> {
+    let journaled = ctx
+        .run(|| async { Ok(uuid::Uuid::now_v7().to_string()) })
+        .name(name.to_owned())
+        .await;
+    match journaled {
+        Ok(id) => Ok(id),
+        Err(error) => Err(Interrupted::Failed(error.into())),
+    }
+}
+
 async fn checkpoint(
     ctx: &ObjectContext<'_>,
     name: &str,

@@ -256,6 +256,18 @@ async fn killed_before_the_effect_a_retry_safe_call_runs_again_once() {
     assert_eq!((before, after), (2, 2), "no model reply asked for twice");
     let b_result = call_result(&state, "call_1");
     assert_eq!(b_result, "wrote b");
+    // Both starts of b, before and after the kill, got one idempotency key: the execution id
+    // is journaled, not made again by the new process.
+    let keys: Vec<String> = read_lines(&dir.path().join("ledger.keys"))
+        .into_iter()
+        .filter(|line| line.starts_with("b "))
+        .collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert_eq!(keys[0], keys[1], "the same key on the replay");
+    assert!(
+        keys[0].ends_with(":call_1"),
+        "execution id and call id: {keys:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

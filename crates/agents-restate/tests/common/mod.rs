@@ -185,13 +185,19 @@ pub fn agent_killing(
     append_effects: ToolEffects,
 ) -> Agent {
     let append_ledger = ledger.clone();
-    let append = FunctionTool::new(
+    let append = FunctionTool::with_context(
         "append",
         "Appends a line to the ledger.",
-        move |args: Line| {
+        move |args: Line, context: agents_core::ToolContext| {
             let ledger = append_ledger.clone();
             let kill = kill.clone();
             async move {
+                // Every start of the call writes its idempotency key (the same on a replay).
+                let key = context.idempotency_key().unwrap_or_default();
+                append_line(
+                    &ledger.with_extension("keys"),
+                    &format!("{} {key}", args.line),
+                );
                 let marker = ledger.with_extension("killed");
                 let first = !marker.exists();
                 if first && matches!(&kill, Some(KillAt::Before(line)) if *line == args.line) {
