@@ -256,3 +256,47 @@ async fn decisions_name_the_call_and_its_current_fingerprint() {
         "decided once: {again:?}"
     );
 }
+
+/// A session another process is running (it holds the session's lease) is not run a second
+/// time by the server: the turn fails at once saying who holds it, and the model is not asked.
+#[tokio::test]
+async fn a_session_another_runner_holds_is_refused_not_run_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemorySessionStore::new();
+    let served = ServedAgent::new(
+        testing::scripted_agent(vec![InferenceResponse::text("one")], dir.path(), Duration::ZERO),
+        store.clone(),
+    );
+    // Another runner, on another host, holds s1's lease for a minute.
+    store
+        .acquire_lease(
+            "s1",
+            &agents_sessions::LeaseRequest {
+                owner: "another-runner".into(),
+                pid: 4242,
+                host: "elsewhere".into(),
+                now: chrono::Utc::now(),
+                ttl: Duration::from_secs(60),
+                take_over: None,
+            },
+        )
+        .await
+        .unwrap();
+    let refused = served
+        .ask("s1", "hello", CancellationToken::new(), |_| {})
+        .await;
+    let text = match refused {
+        Err(error) => error.to_string(),
+        Ok(turn) => format!("{:?}", turn.outcome),
+    };
+    assert!(
+        text.contains("another process") && text.contains("elsewhere"),
+        "{text}"
+    );
+    // The scripted model still holds its one answer: another session gets it.
+    let turn = served
+        .ask("s2", "hello", CancellationToken::new(), |_| {})
+        .await
+        .unwrap();
+    assert_eq!(turn.outcome, Outcome::Answered { text: "one".into() });
+}
