@@ -264,7 +264,11 @@ async fn a_session_another_runner_holds_is_refused_not_run_twice() {
     let dir = tempfile::tempdir().unwrap();
     let store = MemorySessionStore::new();
     let served = ServedAgent::new(
-        testing::scripted_agent(vec![InferenceResponse::text("one")], dir.path(), Duration::ZERO),
+        testing::scripted_agent(
+            vec![InferenceResponse::text("one")],
+            dir.path(),
+            Duration::ZERO,
+        ),
         store.clone(),
     );
     // Another runner, on another host, holds s1's lease for a minute.

@@ -3,7 +3,7 @@
 //! system prompt and history, many users).
 //!
 //! ```text
-//! bench-scale [--max-workers N] [--seconds S] [--history H] [--out DIR]
+//! bench-scale [--max-workers N] [--seconds S] [--history H] [--agent-per-worker] [--out DIR]
 //! ```
 //!
 //! Each worker is an OS thread with its own current-thread runtime, looping two-step runs
@@ -12,7 +12,9 @@
 //! 1, 2, 4, ... up to `N` (default: the machine's cores), and `N` itself. A run is
 //! `agent.execute(start.clone().with_user_message(..))`, where `start` holds `H` messages
 //! (default 100): built per worker (own state) or built once and cloned by every worker
-//! (shared state). Prints a table and writes `DIR/scale.json` (default `target/bench`).
+//! (shared state). With `--agent-per-worker` every worker builds its own `Agent` instead of
+//! cloning one (a diagnostic: what sharing the agent's `Arc`s costs across cores). Prints a
+//! table and writes `DIR/scale.json` (default `target/bench`).
 //! Needs no network and no file of the repository: copy the release binary anywhere.
 // A benchmark binary: it prints its table.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -31,6 +33,7 @@ struct Options {
     max_workers: usize,
     seconds: f64,
     history: usize,
+    agent_per_worker: bool,
     out: PathBuf,
 }
 
@@ -40,6 +43,7 @@ fn parse() -> Result<Options, String> {
         max_workers: cores,
         seconds: 2.0,
         history: 100,
+        agent_per_worker: false,
         out: PathBuf::from("target/bench"),
     };
     let mut args = std::env::args().skip(1);
@@ -52,9 +56,10 @@ fn parse() -> Result<Options, String> {
             "--seconds" => options.seconds = value()?.parse().map_err(|_| "--seconds S")?,
             "--history" => options.history = value()?.parse().map_err(|_| "--history H")?,
             "--out" => options.out = PathBuf::from(value()?),
+            "--agent-per-worker" => options.agent_per_worker = true,
             "--help" | "-h" => {
                 return Err("usage: bench-scale [--max-workers N] [--seconds S] \
-                            [--history H] [--out DIR]"
+                            [--history H] [--agent-per-worker] [--out DIR]"
                     .into())
             }
             other => return Err(format!("unknown argument `{other}`")),
@@ -92,6 +97,7 @@ fn start_state(history_len: usize) -> AgentState {
 /// (called once per worker). Returns (runs, elapsed).
 fn measure(
     agent: &Agent,
+    per_worker: bool,
     workers: usize,
     seconds: f64,
     start: &(dyn Fn() -> AgentState + Sync),
@@ -101,7 +107,11 @@ fn measure(
     let results = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
-                let agent = agent.clone();
+                let agent = if per_worker {
+                    self::agent()
+                } else {
+                    agent.clone()
+                };
                 let barrier = Arc::clone(&barrier);
                 let state = start();
                 scope.spawn(move || -> Result<(u64, Duration), String> {
@@ -168,8 +178,14 @@ fn run() -> Result<(), String> {
     let own = move || start_state(history_len);
     let shared_start = move || shared.clone();
     println!(
-        "bench-scale: 2-step runs of one Agent, {} history messages, {:.1} s per point, {cores} cores",
-        options.history, options.seconds
+        "bench-scale: 2-step runs of {}, {} history messages, {:.1} s per point, {cores} cores",
+        if options.agent_per_worker {
+            "an Agent per worker"
+        } else {
+            "one Agent"
+        },
+        options.history,
+        options.seconds
     );
     println!(
         "{:>8} {:>14} {:>8} {:>14} {:>8} {:>13}",
@@ -178,8 +194,20 @@ fn run() -> Result<(), String> {
     let mut rows = Vec::new();
     let mut base = (0.0f64, 0.0f64);
     for workers in worker_counts(options.max_workers) {
-        let (own_runs, own_time) = measure(&agent, workers, options.seconds, &own)?;
-        let (shared_runs, shared_time) = measure(&agent, workers, options.seconds, &shared_start)?;
+        let (own_runs, own_time) = measure(
+            &agent,
+            options.agent_per_worker,
+            workers,
+            options.seconds,
+            &own,
+        )?;
+        let (shared_runs, shared_time) = measure(
+            &agent,
+            options.agent_per_worker,
+            workers,
+            options.seconds,
+            &shared_start,
+        )?;
         let own_rate = own_runs as f64 / own_time.as_secs_f64();
         let shared_rate = shared_runs as f64 / shared_time.as_secs_f64();
         if workers == 1 {
@@ -206,6 +234,7 @@ fn run() -> Result<(), String> {
         "benchmark": "scale",
         "cores": cores,
         "history_messages": options.history,
+        "agent_per_worker": options.agent_per_worker,
         "seconds_per_point": options.seconds,
         "rows": rows,
     });
