@@ -145,6 +145,29 @@ impl SessionClient {
         let body = ApproveRequest {
             call_id: call_id.to_owned(),
             arguments,
+            fingerprint: None,
+        };
+        self.call::<_, Option<Value>>(session, &["approve"], Some(&body))
+            .await
+            .map(drop)
+    }
+
+    /// Approves the waiting call `call_id` of `session` only if it is the one whose
+    /// `fingerprint` ([`WaitingCall::fingerprint`]) the person was shown.
+    ///
+    /// # Errors
+    /// A [`RestateError`]: 409 when the waiting call changed (its fingerprint is another), 404
+    /// when no such call waits.
+    pub async fn approve_checked(
+        &self,
+        session: &str,
+        call_id: &str,
+        fingerprint: &str,
+    ) -> Result<(), RestateError> {
+        let body = ApproveRequest {
+            call_id: call_id.to_owned(),
+            arguments: None,
+            fingerprint: Some(fingerprint.to_owned()),
         };
         self.call::<_, Option<Value>>(session, &["approve"], Some(&body))
             .await
@@ -164,6 +187,7 @@ impl SessionClient {
         let body = RejectRequest {
             call_id: call_id.to_owned(),
             reason: reason.to_owned(),
+            fingerprint: None,
         };
         self.call::<_, Option<Value>>(session, &["reject"], Some(&body))
             .await

@@ -185,6 +185,7 @@ impl AgentSession {
             return Ok(Json(Vec::new()));
         };
         let state = decode_state(document)?;
+        let execution = state.execution().map(|e| e.id()).unwrap_or_default();
         Ok(Json(
             state
                 .pending_approvals()
@@ -195,6 +196,7 @@ impl AgentSession {
                     tool_name: pending.tool_name().to_owned(),
                     arguments: pending.arguments().clone(),
                     arguments_hash: pending.arguments_hash().to_owned(),
+                    fingerprint: pending.fingerprint(execution),
                 })
                 .collect(),
         ))
@@ -209,6 +211,7 @@ impl AgentSession {
         request: Json<ApproveRequest>,
     ) -> HandlerResult<()> {
         let Json(request) = request;
+        check_shown(&ctx, &request.call_id, request.fingerprint.as_deref()).await?;
         let awakeable = waiting_awakeable(&ctx, &request.call_id).await?;
         ctx.resolve_awakeable(
             &awakeable,
@@ -227,6 +230,7 @@ impl AgentSession {
         request: Json<RejectRequest>,
     ) -> HandlerResult<()> {
         let Json(request) = request;
+        check_shown(&ctx, &request.call_id, request.fingerprint.as_deref()).await?;
         let awakeable = waiting_awakeable(&ctx, &request.call_id).await?;
         ctx.resolve_awakeable(
             &awakeable,
@@ -476,6 +480,35 @@ async fn checkpoint(
     };
     ctx.set(STATE, Json(document));
     Ok(state)
+}
+
+/// With `fingerprint` (the one a person was shown), a terminal error (409) unless the call
+/// waiting as `call_id` in the stored state still has it: a decision binds to what was shown.
+async fn check_shown(
+    ctx: &SharedObjectContext<'_>,
+    call_id: &str,
+    fingerprint: Option<&str>,
+) -> HandlerResult<()> {
+    let Some(fingerprint) = fingerprint else {
+        return Ok(());
+    };
+    let Some(Json(document)) = ctx.get::<Json<Value>>(STATE).await? else {
+        return Err(TerminalError::new_with_code(
+            404,
+            format!("no call `{call_id}` waits for a decision: the session has no state"),
+        )
+        .into());
+    };
+    let state = decode_state(document)?;
+    state
+        .check_fingerprint(call_id, fingerprint)
+        .map_err(|error| {
+            let code = match error {
+                agents_core::ApprovalError::UnknownCall { .. } => 404,
+                _ => 409,
+            };
+            TerminalError::new_with_code(code, error.to_string()).into()
+        })
 }
 
 /// The awakeable of the waiting call `call_id`, or a terminal error saying no such call waits.

@@ -54,6 +54,11 @@ pub struct WaitingCall {
     pub arguments: Value,
     /// The hash of those arguments (see `PendingApproval::arguments_hash`).
     pub arguments_hash: String,
+    /// The fingerprint to show with the call (`PendingApproval::fingerprint`: 12 hex digits
+    /// over the execution id, the call, the tool and its arguments); a decision that carries
+    /// it is refused when the waiting call is no longer the one shown.
+    #[serde(default)]
+    pub fingerprint: String,
 }
 
 /// The input of `approve`.
@@ -65,6 +70,10 @@ pub struct ApproveRequest {
     /// Arguments to run the call with instead of the ones shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// The fingerprint the person was shown ([`WaitingCall::fingerprint`]): with it, a call that
+    /// changed since is refused instead of approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 /// The input of `reject`.
@@ -75,6 +84,9 @@ pub struct RejectRequest {
     pub call_id: String,
     /// Why; the model reads it.
     pub reason: String,
+    /// The fingerprint the person was shown ([`WaitingCall::fingerprint`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 /// A decision on one waiting call, as it travels through the call's awakeable.

@@ -91,7 +91,16 @@ async fn approvals_and_rejections_through_the_ingress_decide_the_waiting_calls()
     let invocation = client.send_later("a1", "lines a b").await.unwrap();
     let first = waiting_call(&client, "a1").await;
     assert_eq!(first, "call_0");
-    client.approve("a1", &first, None).await.unwrap();
+    // A decision binds to what was shown: a fingerprint of another call is refused, the one
+    // the listing showed is accepted.
+    let shown = client.pending_approvals("a1").await.unwrap()[0]
+        .fingerprint
+        .clone();
+    assert_eq!(shown.len(), 12, "{shown}");
+    let stale = client.approve_checked("a1", &first, "000000000000").await;
+    let error = stale.unwrap_err().to_string();
+    assert!(error.contains("not the one you were shown"), "{error}");
+    client.approve_checked("a1", &first, &shown).await.unwrap();
     // The second call waits in its own suspension.
     let mut second = waiting_call(&client, "a1").await;
     while second == first {

@@ -149,7 +149,9 @@ pub fn append_line(path: &Path, line: &str) {
         .append(true)
         .open(path)
         .unwrap();
-    writeln!(file, "{line}").unwrap();
+    // One write per line: concurrent appenders (the scale test's 40 invocations) must not
+    // interleave a line and its newline.
+    file.write_all(format!("{line}\n").as_bytes()).unwrap();
     file.sync_all().unwrap();
 }
 
