@@ -493,7 +493,7 @@ fn with_refusals(
     source: &EventSource,
     context: &StepContext,
 ) -> ToolExecutions {
-    let now = chrono::Utc::now();
+    let now = context.clock.now();
     calls
         .iter()
         .filter_map(|call| {

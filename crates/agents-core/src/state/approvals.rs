@@ -202,11 +202,20 @@ impl AgentState {
     /// tool result (so the history stays valid for every provider) and the execution
     /// finishes `Failed` with stop reason `user_requested`. A state that is not suspended
     /// comes back unchanged. A new user message on a suspended state does this first.
+    ///
+    /// The "not approved" results are stamped with the time the suspended step completed (by
+    /// the agent's clock), not the system clock: a state holds no clock, and the calls ended
+    /// without running.
     pub fn cancel_pending(self) -> AgentState {
         if self.status() != AgentStatus::Suspended {
             return self;
         }
-        let now = chrono::Utc::now();
+        let now = self
+            .step_executions()
+            .last()
+            .map(|step| step.completed_at())
+            .or_else(|| self.execution().map(|execution| execution.started_at()))
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::UNIX_EPOCH);
         let executions: ToolExecutions = self
             .data()
             .approvals
