@@ -155,17 +155,55 @@ async fn use_skills_shows_the_list_to_the_model_and_loads_on_demand() {
         "{second:#?}"
     );
 
-    // the list is added once, not again on the next turn
+    // The list is configuration: it is in every request's prefix, after the system prompt,
+    // and never in the conversation a session stores.
     let again = agent
         .execute(done.with_user_message("And again?"))
         .await
         .unwrap();
-    let lists = again
-        .messages()
+    assert!(
+        !again
+            .messages()
+            .iter()
+            .any(|m| m.text().contains("Available skills:")),
+        "the list is not state"
+    );
+    for request in model.requests() {
+        let texts: Vec<String> = request.messages.iter().map(|m| m.text()).collect();
+        assert_eq!(texts[0], "You are helpful.", "{texts:#?}");
+        assert!(texts[1].contains("Available skills:"), "{texts:#?}");
+        assert_eq!(
+            texts
+                .iter()
+                .filter(|t| t.contains("Available skills:"))
+                .count(),
+            1,
+            "{texts:#?}"
+        );
+    }
+
+    // A conversation an older version saved with the list in it loses that copy.
+    let old = AgentState::new()
+        .with_messages(vec![Message::system(
+            "<skills>\nAvailable skills:\n- [gone]: an old skill\n</skills>",
+        )
+        .with_metadata(agents::capabilities::SKILLS_LIST_KEY, true)])
+        .with_user_message("Hello");
+    let model = ScriptedModel::new([InferenceResponse::text("Hi.")]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_capability(UseSkills::new(dir.path()))
+        .build()
+        .unwrap();
+    let done = agent.execute(old).await.unwrap();
+    assert!(!done.messages().iter().any(|m| m.text().contains("[gone]")));
+    let sent: Vec<String> = model.requests()[0]
+        .messages
         .iter()
-        .filter(|m| m.text().contains("Available skills:"))
-        .count();
-    assert_eq!(lists, 1);
+        .map(|m| m.text())
+        .collect();
+    assert!(!sent.iter().any(|t| t.contains("[gone]")), "{sent:#?}");
+    assert!(sent.iter().any(|t| t.contains("[pdf]")), "{sent:#?}");
 }
 
 #[tokio::test]

@@ -31,5 +31,7 @@ pub use metadata::{
     ListMetadataTool, MetadataPolicy, PersistMetadata, ReadMetadataTool, StoreMetadataTool,
     UseMetadataTools,
 };
-pub use skills::{LoadSkillTool, ShowSkillsList, Skill, SkillError, SkillLibrary, UseSkills};
+pub use skills::{
+    LoadSkillTool, ShowSkillsList, Skill, SkillError, SkillLibrary, UseSkills, SKILLS_LIST_KEY,
+};
 pub use tool_registry::{ToolRegistryTool, UseToolRegistry};

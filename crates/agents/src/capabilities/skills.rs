@@ -391,8 +391,11 @@ impl Tool for LoadSkillTool {
     }
 }
 
-/// Before each step, makes sure the conversation starts with a system message listing the
-/// skills (added once; it persists with the conversation).
+/// Before each step, adds a system message listing the skills to the request prefix (the
+/// cached context), after the system prompt. The list is configuration, not conversation: it
+/// is never written into the state, so a restored conversation sees the library as it is now,
+/// and the request prefix stays the same from step to step (prompt caches keep it). A list an
+/// older version wrote into `messages` (marked [`SKILLS_LIST_KEY`]) is taken out.
 #[derive(Clone, Debug)]
 pub struct ShowSkillsList {
     library: Arc<SkillLibrary>,
@@ -423,18 +426,24 @@ impl StateProcessor for ShowSkillsList {
 
     async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError> {
         let messages = state.messages();
-        let shown = messages
+        let state = if messages
             .iter()
-            .any(|m| m.metadata().get(SKILLS_LIST_KEY).is_some());
-        let state = if shown {
-            state
-        } else {
-            let list = Message::system(self.text()).with_metadata(SKILLS_LIST_KEY, true);
-            let all = Messages::from(vec![list]).concat(&messages);
-            let store = state.store().section(DEFAULT_SECTION).set(all);
+            .any(|m| m.metadata().get(SKILLS_LIST_KEY).is_some())
+        {
+            let kept: Messages = messages
+                .iter()
+                .filter(|m| m.metadata().get(SKILLS_LIST_KEY).is_none())
+                .cloned()
+                .collect();
+            let store = state.store().section(DEFAULT_SECTION).set(kept);
             state.with_store(store)
+        } else {
+            state
         };
-        next.run(state).await
+        let list = Message::system(self.text()).with_metadata(SKILLS_LIST_KEY, true);
+        let mut context = next.cached_context().clone();
+        context.messages = context.messages.concat(&Messages::from(vec![list]));
+        next.with_cached_context(Arc::new(context)).run(state).await
     }
 }
 
