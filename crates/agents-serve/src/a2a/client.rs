@@ -82,8 +82,11 @@ impl A2aAgentTool {
                 url: remote.url.clone(),
             });
         }
+        // The call's timeout is the tool's (`tokio::time::timeout` around the whole exchange,
+        // one message for the model); the client's own is a second later, a backstop that never
+        // races it.
         let http = reqwest::Client::builder()
-            .timeout(remote.timeout)
+            .timeout(remote.timeout + Duration::from_secs(1))
             .build()
             .map_err(|e| A2aClientError::Client(e.to_string()))?;
         let description = remote.description.clone().unwrap_or_else(|| {
@@ -170,7 +173,16 @@ impl A2aAgentTool {
             .json(&body)
             .send()
             .await
-            .map_err(|e| ToolError::failed(format!("the agent did not answer: {e}")))?;
+            .map_err(|e| {
+                if e.is_timeout() {
+                    ToolError::failed(format!(
+                        "the agent did not answer within {} seconds",
+                        self.remote.timeout.as_secs()
+                    ))
+                } else {
+                    ToolError::failed(format!("the agent did not answer: {e}"))
+                }
+            })?;
         let status = response.status();
         let reply: Value = response.json().await.map_err(|e| {
             ToolError::failed(format!("the agent's answer ({status}) is not JSON: {e}"))
