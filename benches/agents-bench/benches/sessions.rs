@@ -48,8 +48,14 @@ fn next_step(state: AgentState, i: usize) -> AgentState {
 }
 
 /// Per iteration: one step recorded, encoded and committed (one transaction).
-fn bench_commits(c: &mut Criterion, backend: &str, store: &dyn SessionStore) {
-    let rt = runtime();
+/// `rt` is the runtime the store was opened in: a pool's connections belong to the runtime
+/// that opened them, and die with it.
+fn bench_commits(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    backend: &str,
+    store: &dyn SessionStore,
+) {
     let mut group = c.benchmark_group("sessions/commit");
     for len in [10usize, 1_000, 10_000] {
         let id = format!("bench-{backend}-{len}-{}", std::process::id());
@@ -77,8 +83,13 @@ const JOURNAL_BODY: &str = r#"{"call":{"id":"call_1","name":"read_file","argumen
 /// Per iteration: the store traffic of a step with one tool call. `fenced`: under a lease, with
 /// the call's intent (after this change); otherwise the reply and result journaled and the
 /// commit, no lease (before).
-fn bench_step_with_call(c: &mut Criterion, backend: &str, store: &dyn SessionStore, fenced: bool) {
-    let rt = runtime();
+fn bench_step_with_call(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    backend: &str,
+    store: &dyn SessionStore,
+    fenced: bool,
+) {
     let label = if fenced { "after" } else { "before" };
     let mut group = c.benchmark_group(format!("sessions/step_with_call/{label}"));
     for len in [10usize, 1_000, 10_000] {
@@ -138,16 +149,16 @@ fn sessions(c: &mut Criterion) {
     let sqlite = rt
         .block_on(SqliteSessionStore::open(dir.path().join("bench.db")))
         .unwrap();
-    bench_commits(c, "sqlite_wal", &sqlite);
+    bench_commits(c, &rt, "sqlite_wal", &sqlite);
     for fenced in [false, true] {
-        bench_step_with_call(c, "sqlite_wal", &sqlite, fenced);
+        bench_step_with_call(c, &rt, "sqlite_wal", &sqlite, fenced);
     }
     match std::env::var("AGENTS_TEST_POSTGRES_URL") {
         Ok(url) => {
             let postgres = rt.block_on(PostgresSessionStore::connect(&url)).unwrap();
-            bench_commits(c, "postgres", &postgres);
+            bench_commits(c, &rt, "postgres", &postgres);
             for fenced in [false, true] {
-                bench_step_with_call(c, "postgres", &postgres, fenced);
+                bench_step_with_call(c, &rt, "postgres", &postgres, fenced);
             }
         }
         Err(_) => eprintln!(
