@@ -85,7 +85,8 @@ pub mod testing;
 
 pub use agent::agent::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES};
 pub use agent::hooks::{StateHook, StopDecision, StopHook};
-pub use agent::step::{StepOptions, CONTEXT_WINDOW_WARNING};
+pub use agent::pricing::CONTEXT_WINDOW_WARNING;
+pub use agent::step_options::StepOptions;
 pub use cached_context::CachedContext;
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
 pub use continuation::criteria::callable_criterion::{criterion_fn, CallableCriterion};

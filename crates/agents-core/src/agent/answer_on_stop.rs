@@ -12,6 +12,16 @@ use crate::records::decision::StopReason;
 use crate::records::tool_execution::ToolFailureKind;
 use crate::state::agent_state::AgentState;
 
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::agent::Agent;
+use crate::agent::step_options::StepOptions;
+use crate::agent::terminal::Terminal;
+use crate::events::agent_event::{AgentEvent, EventSource};
+use crate::records::cost::RunCost;
+
 impl AnswerOnStop {
     /// The snake_case name (as in YAML definitions and the CLI).
     pub fn as_str(self) -> &'static str {
@@ -112,6 +122,72 @@ fn excerpt(text: &str, chars: usize) -> String {
     match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
+    }
+}
+
+impl Agent {
+    /// Appends an answer when the execution stops without one: synthesized by the model
+    /// without tools, or a notice (always a notice on cancellation).
+    pub(super) async fn answer_on_stop(
+        &self,
+        state: AgentState,
+        reason: StopReason,
+        token: &CancellationToken,
+    ) -> AgentState {
+        let mode = if reason == StopReason::UserRequested {
+            AnswerOnStop::Notice
+        } else {
+            self.answer_on_stop
+        };
+        let answered = state
+            .current_step()
+            .is_some_and(|step| step.final_response().is_some());
+        if mode == AnswerOnStop::Nothing || answered {
+            return state;
+        }
+        let mut path = AnswerOnStop::Notice;
+        let mut answer = None;
+        let mut usage = inference::Usage::default();
+        let mut cost = RunCost::zero();
+        if mode == AnswerOnStop::Synthesize {
+            let options = StepOptions::new().with_cancellation(token.clone());
+            let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
+            let input = synthesis_input(&state, context.prompt_messages(&state), reason);
+            let input = self.cached_context.messages.concat(&input);
+            match self.driver.answer_without_tools(input, &context).await {
+                Ok(Some(response)) => {
+                    // An empty reply is no answer (a notice follows), but its tokens count.
+                    usage = response.usage();
+                    cost = RunCost::of_response(&response, &self.telemetry.catalog);
+                    if !response.content().trim().is_empty() {
+                        path = AnswerOnStop::Synthesize;
+                        answer = Some(marked(
+                            Message::assistant(response.content().trim()),
+                            reason,
+                            AnswerOnStop::Synthesize,
+                        ));
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => tracing::warn!(
+                    target: "agents_core::agent",
+                    error = %crate::records::agent_error::error_chain(&error),
+                    "synthesizing an answer on stop failed; appending a notice"
+                ),
+            }
+        }
+        let answer = answer.unwrap_or_else(|| notice(&state, reason));
+        let store = state
+            .store()
+            .section(crate::state::sections::DEFAULT_SECTION)
+            .append(answer);
+        let state = state.with_store(store).with_added_usage(usage, cost);
+        self.events.emit_with(|| AgentEvent::AnsweredOnStop {
+            source: EventSource::execution(&state),
+            stop_reason: reason,
+            path,
+        });
+        state
     }
 }
 

@@ -4,5 +4,10 @@
 #[allow(clippy::module_inception)]
 pub(crate) mod agent;
 pub(crate) mod answer_on_stop;
+pub(crate) mod approval_resume;
 pub(crate) mod hooks;
+pub(crate) mod pricing;
 pub(crate) mod step;
+pub(crate) mod step_options;
+pub(crate) mod terminal;
+pub(crate) mod verdict;
