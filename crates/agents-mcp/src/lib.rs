@@ -39,6 +39,7 @@
 //!   agent given [`McpClient::tool_source`] (`with_tool_source`) offers the new list from its
 //!   next step on.
 
+mod calls;
 mod client;
 mod connection;
 pub mod convert;
@@ -51,7 +52,8 @@ pub mod testing;
 mod tool;
 mod toolset;
 
-pub use client::{CallError, McpClient, McpToolInfo};
+pub use calls::{CallError, McpToolInfo};
+pub use client::McpClient;
 pub use error::McpError;
 pub use server::{
     McpServer, McpTransport, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RECONNECTS,

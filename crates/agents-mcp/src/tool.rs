@@ -6,7 +6,7 @@ use agents_core::{Tool, ToolContext, ToolEffects, ToolError, ToolOutput};
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::client::{ClientInner, McpToolInfo};
+use crate::calls::{ClientInner, McpToolInfo};
 
 /// A server's tool, callable by the model.
 ///

@@ -1,13 +1,11 @@
 //! `AgentDefinition`: the parsed contents of one agent definition file (YAML, version 1).
 
-use std::path::Path;
 use std::time::Duration;
 
 use agents_core::{AnswerOnStop, ErrorPolicy};
 use agents_processing::TraceRetention;
 use serde::{Deserialize, Serialize};
 
-use super::parse;
 use super::DefinitionError;
 use crate::AgentBuilder;
 
@@ -194,28 +192,6 @@ impl ApprovalSettings {
 }
 
 impl AgentDefinition {
-    /// Parses and validates a definition; `source` names it in errors (usually the file path).
-    ///
-    /// # Errors
-    /// [`DefinitionError::Syntax`] for malformed YAML, [`DefinitionError::Field`] naming the
-    /// field for unknown, missing, mistyped or invalid values.
-    pub fn from_yaml_str(yaml: &str, source: &str) -> Result<Self, DefinitionError> {
-        parse::parse_definition(yaml, source)
-    }
-
-    /// Reads, parses and validates a definition file.
-    ///
-    /// # Errors
-    /// [`DefinitionError::Io`] when the file cannot be read, else as [`Self::from_yaml_str`].
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, DefinitionError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| DefinitionError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::from_yaml_str(&text, &path.display().to_string())
-    }
-
     /// The definition as YAML (round-trips through [`Self::from_yaml_str`]).
     ///
     /// # Errors

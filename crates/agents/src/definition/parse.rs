@@ -1,7 +1,33 @@
 //! Strict parsing: serde for shape and types (with the failing field's path), then the checks
 //! serde cannot express (version, non-empty strings, positive limits).
 
+use std::path::Path;
+
 use super::{AgentDefinition, DefinitionError};
+
+impl AgentDefinition {
+    /// Parses and validates a definition; `source` names it in errors (usually the file path).
+    ///
+    /// # Errors
+    /// [`DefinitionError::Syntax`] for malformed YAML, [`DefinitionError::Field`] naming the
+    /// field for unknown, missing, mistyped or invalid values.
+    pub fn from_yaml_str(yaml: &str, source: &str) -> Result<Self, DefinitionError> {
+        parse_definition(yaml, source)
+    }
+
+    /// Reads, parses and validates a definition file.
+    ///
+    /// # Errors
+    /// [`DefinitionError::Io`] when the file cannot be read, else as [`Self::from_yaml_str`].
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, DefinitionError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| DefinitionError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_yaml_str(&text, &path.display().to_string())
+    }
+}
 
 /// Parses and validates one definition.
 pub(super) fn parse_definition(
