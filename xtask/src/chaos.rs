@@ -5,7 +5,9 @@
 //! runs at once (default twice the cores), and two runners are started together on one session
 //! `--races N` times (default 100). SQLite, and
 //! Postgres at `AGENTS_TEST_POSTGRES_URL` or on a throwaway cluster it starts and stops.
-//! Each store's line of numbers is what `docs/sessions.md` quotes.
+//! Each store's line of numbers is what `docs/sessions.md` quotes. The test runs as a release
+//! build: the children are processes started by the thousand, and a debug build's start-up and
+//! database code made a Postgres kill point cost about 0.8 s instead of about 0.06 s.
 
 use crate::pg;
 use crate::run::{cargo, Step};
@@ -45,6 +47,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for store in ["chaos_sqlite", "chaos_postgres"] {
         let mut command = cargo(&[
             "test",
+            "--release",
             "-p",
             "agents-sessions",
             "--test",
