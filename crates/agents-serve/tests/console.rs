@@ -669,3 +669,265 @@ async fn the_console_behind_its_access_rules_needs_the_token() {
         .unwrap()
         .contains("HttpOnly; SameSite=Strict"));
 }
+
+/// Another runner (on another host) takes `id`'s lease for a minute, as `agents run` would.
+async fn lease_elsewhere(store: &MemorySessionStore, id: &str) -> agents_sessions::Lease {
+    store
+        .acquire_lease(
+            id,
+            &agents_sessions::LeaseRequest {
+                owner: "another-runner".into(),
+                pid: 4242,
+                host: "elsewhere".into(),
+                now: chrono::Utc::now(),
+                ttl: Duration::from_secs(60),
+                take_over: None,
+            },
+        )
+        .await
+        .unwrap()
+}
+
+/// Who holds `id`'s lease now, as `(pid, host)`.
+async fn lease_holder(store: &MemorySessionStore, id: &str) -> Option<(u32, String)> {
+    store
+        .lease_holder(id, chrono::Utc::now())
+        .await
+        .unwrap()
+        .map(|holder| (holder.pid, holder.host))
+}
+
+fn this_process() -> Option<(u32, String)> {
+    Some((std::process::id(), agents_sessions::this_host()))
+}
+
+/// A message on a session another process runs is refused before anything runs, saying who
+/// runs it (to the script as JSON, to a plain form as a page); the model is not asked, and
+/// the console goes on serving other sessions.
+#[tokio::test]
+async fn chat_on_a_session_another_runner_holds_is_refused_naming_the_holder() {
+    let f = fixture().await;
+    let agent = testing::chatty_agent("from the console", 1, &f.seeded.dir, Duration::ZERO);
+    let (app, turns) = Console::new(f.store.clone()).with_agent(agent).build();
+    let id = f.seeded.finished.clone();
+    let before = f.store.load(&id).await.unwrap().unwrap();
+    lease_elsewhere(&f.store, &id).await;
+    let csrf = field(&page(&app, &format!("/sessions/{id}")).await, "csrf");
+    let uri = format!("/sessions/{id}/messages");
+
+    let response = post(&app, &uri, &[("csrf", &csrf), ("text", "hello?")], true).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
+    let message = body["error"].as_str().unwrap();
+    assert!(
+        message.contains("being run by another process")
+            && message.contains("pid 4242 on elsewhere"),
+        "{message}"
+    );
+    let response = post(&app, &uri, &[("csrf", &csrf), ("text", "hello?")], false).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    assert!(text(response)
+        .await
+        .contains("being run by another process (pid 4242 on elsewhere"));
+
+    assert_eq!(turns.count(), 0, "no turn started");
+    assert_eq!(f.store.load(&id).await.unwrap().unwrap(), before);
+    let idle = text(get(&app, &format!("/sessions/{id}/events")).await).await;
+    assert!(idle.contains("event: idle"));
+    // The scripted model still holds its one answer: a new session gets it.
+    let response = post(
+        &app,
+        "/sessions",
+        &[("csrf", &csrf), ("text", "a new one")],
+        true,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
+    wait_until_idle(&turns).await;
+    let state = f
+        .store
+        .load(body["session"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(state.final_response().unwrap().text(), "from the console");
+}
+
+/// A slow call of the tool `slow`, then `answer`.
+fn slow_agent(gate: &testing::Gate, dir: &std::path::Path, answer: &str) -> agents_core::Agent {
+    testing::scripted_agent(
+        [
+            inference::InferenceResponse::with_tool_calls([messages::ToolCall::new(
+                "call_slow",
+                "slow",
+                serde_json::json!({}),
+            )]),
+            inference::InferenceResponse::text(answer),
+        ],
+        dir,
+        Duration::ZERO,
+    )
+    .with_tool(gate.tool("slow"))
+}
+
+async fn entered(gate: &testing::Gate) {
+    tokio::time::timeout(Duration::from_secs(10), gate.entered())
+        .await
+        .expect("the slow tool was called");
+}
+
+/// While a console turn is inside a slow tool call it holds the session's lease. A shutdown
+/// refuses new turns at once but waits for the running one: it finishes, its answer is
+/// committed, and then its lease is given back.
+#[tokio::test]
+async fn shutdown_waits_for_a_running_turn_which_finishes_under_its_lease_then_releases_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemorySessionStore::new();
+    let gate = testing::Gate::new();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (app, turns) = Console::new(store.clone())
+        .with_agent(slow_agent(&gate, dir.path(), "slow work done"))
+        .with_shutdown(shutdown.clone())
+        .build();
+    let csrf = field(&page(&app, "/").await, "csrf");
+    let send = |id: &str| format!("/sessions/{id}/messages");
+    let response = post(
+        &app,
+        &send("slow-1"),
+        &[("csrf", &csrf), ("text", "go")],
+        true,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    entered(&gate).await;
+    assert_eq!(lease_holder(&store, "slow-1").await, this_process());
+
+    shutdown.cancel();
+    for id in ["slow-1", "another"] {
+        let response = post(&app, &send(id), &[("csrf", &csrf), ("text", "more")], true).await;
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "{id}");
+        let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
+        assert!(
+            body["error"].as_str().unwrap().contains("shutting down"),
+            "{body}"
+        );
+    }
+    let finishing = tokio::spawn({
+        let turns = turns.clone();
+        async move { turns.finish(Duration::from_secs(30)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!finishing.is_finished(), "the shutdown waits for the turn");
+    assert_eq!(lease_holder(&store, "slow-1").await, this_process());
+
+    gate.open();
+    tokio::time::timeout(Duration::from_secs(10), finishing)
+        .await
+        .expect("the shutdown finished once the turn did")
+        .unwrap();
+    assert_eq!(turns.count(), 0);
+    let state = store.load("slow-1").await.unwrap().unwrap();
+    assert_eq!(state.status(), AgentStatus::Completed);
+    assert_eq!(state.final_response().unwrap().text(), "slow work done");
+    assert_eq!(lease_holder(&store, "slow-1").await, None, "released");
+    assert!(store.load("another").await.unwrap().is_none(), "never ran");
+}
+
+/// A turn still running when the grace period ends is cancelled: its state is committed
+/// (stopped on request, the conversation usable) and its lease given back, even though its
+/// tool call never returns on its own.
+#[tokio::test]
+async fn a_turn_still_running_after_the_grace_is_cancelled_and_its_lease_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemorySessionStore::new();
+    let gate = testing::Gate::new();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (app, turns) = Console::new(store.clone())
+        .with_agent(slow_agent(&gate, dir.path(), "never said"))
+        .with_shutdown(shutdown.clone())
+        .build();
+    let csrf = field(&page(&app, "/").await, "csrf");
+    let response = post(
+        &app,
+        "/sessions/stuck/messages",
+        &[("csrf", &csrf), ("text", "go")],
+        true,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    entered(&gate).await;
+    shutdown.cancel();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        turns.finish(Duration::from_millis(100)),
+    )
+    .await
+    .expect("the cancelled turn stopped");
+    let state = store.load("stuck").await.unwrap().unwrap();
+    assert_eq!(
+        state.stop_reason(),
+        Some(agents_core::StopReason::UserRequested)
+    );
+    assert_eq!(lease_holder(&store, "stuck").await, None, "released");
+}
+
+/// Approving from the console takes the session's lease like any runner: refused (naming the
+/// holder, nothing decided) while another process holds it; once free, the decision is
+/// recorded and the resumed run holds the lease through its tool call, then gives it back.
+#[tokio::test]
+async fn approving_from_the_console_decides_and_resumes_under_the_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemorySessionStore::new();
+    let gate = testing::Gate::new();
+    let agent =
+        slow_agent(&gate, dir.path(), "approved work done").with_approval_required(["slow"]);
+    let (app, turns) = Console::new(store.clone()).with_agent(agent).build();
+    let csrf = field(&page(&app, "/").await, "csrf");
+    let response = post(
+        &app,
+        "/sessions/gated/messages",
+        &[("csrf", &csrf), ("text", "go")],
+        true,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    wait_until_idle(&turns).await;
+    assert_eq!(
+        store.load("gated").await.unwrap().unwrap().status(),
+        AgentStatus::Suspended
+    );
+    assert_eq!(lease_holder(&store, "gated").await, None);
+    let (csrf, call, print) = decision_fields(&app, "gated").await;
+    let approve = [
+        ("csrf", csrf.as_str()),
+        ("call_id", call.as_str()),
+        ("fingerprint", print.as_str()),
+        ("action", "approve"),
+    ];
+
+    let other = lease_elsewhere(&store, "gated").await;
+    let response = post(&app, "/sessions/gated/approvals", &approve, false).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    assert!(text(response)
+        .await
+        .contains("being run by another process (pid 4242 on elsewhere"));
+    let state = store.load("gated").await.unwrap().unwrap();
+    assert!(
+        !state.pending_approvals()[0].is_decided(),
+        "nothing decided"
+    );
+    assert_eq!(turns.count(), 0);
+
+    store.release_lease("gated", &other).await.unwrap();
+    let response = post(&app, "/sessions/gated/approvals", &approve, false).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    entered(&gate).await;
+    assert_eq!(lease_holder(&store, "gated").await, this_process());
+    gate.open();
+    wait_until_idle(&turns).await;
+    let state = store.load("gated").await.unwrap().unwrap();
+    assert_eq!(state.status(), AgentStatus::Completed);
+    assert_eq!(state.final_response().unwrap().text(), "approved work done");
+    assert_eq!(lease_holder(&store, "gated").await, None);
+}

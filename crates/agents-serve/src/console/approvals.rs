@@ -111,7 +111,7 @@ pub(crate) async fn decide<S: SessionStore + Clone + Debug + 'static>(
     Form(form): Form<DecisionForm>,
 ) -> Response {
     if !console.csrf.accepts(form.csrf.as_deref(), &headers) {
-        return csrf_refused();
+        return csrf_refused(&headers);
     }
     let state = match console.store.load(&id).await {
         Ok(Some(state)) => state,
@@ -180,7 +180,7 @@ pub(crate) async fn decide<S: SessionStore + Clone + Debug + 'static>(
                     .runs
                     .start(agent, &console.store, &id, Turn::Resume, &console.shutdown)
             {
-                return not_started(&reason);
+                return not_started(&reason, &headers);
             }
         }
     }
