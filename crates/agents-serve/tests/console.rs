@@ -931,3 +931,44 @@ async fn approving_from_the_console_decides_and_resumes_under_the_lease() {
     assert_eq!(state.final_response().unwrap().text(), "approved work done");
     assert_eq!(lease_holder(&store, "gated").await, None);
 }
+
+/// Once the server is shutting down, a decision that would resume the run is refused before
+/// it is recorded: nothing is decided and the tool does not run.
+#[tokio::test]
+async fn a_decision_after_shutdown_began_is_refused_and_not_recorded() {
+    let f = fixture().await;
+    let agent = testing::scripted_agent(
+        [inference::InferenceResponse::text("The note is written.")],
+        &f.seeded.dir,
+        Duration::ZERO,
+    );
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (app, turns) = Console::new(f.store.clone())
+        .with_agent(agent)
+        .with_shutdown(shutdown.clone())
+        .build();
+    let id = f.seeded.waiting.clone();
+    let (csrf, call, print) = decision_fields(&app, &id).await;
+    shutdown.cancel();
+    let response = post(
+        &app,
+        &format!("/sessions/{id}/approvals"),
+        &[
+            ("csrf", &csrf),
+            ("call_id", &call),
+            ("fingerprint", &print),
+            ("action", "approve"),
+        ],
+        false,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text(response).await.contains("shutting down"));
+    assert_eq!(turns.count(), 0);
+    let state = f.store.load(&id).await.unwrap().unwrap();
+    assert!(
+        !state.pending_approvals()[0].is_decided(),
+        "nothing decided"
+    );
+    assert!(!f.seeded.dir.join("approved.txt").exists());
+}

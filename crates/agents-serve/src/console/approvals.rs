@@ -19,7 +19,7 @@ use serde::Deserialize;
 use crate::console::chat::{csrf_refused, not_started};
 use crate::console::format::{json, session_path};
 use crate::console::layout::{error, store_error};
-use crate::console::runs::Turn;
+use crate::console::runs::{NotStarted, Turn};
 use crate::console::state::ConsoleState;
 use crate::fingerprint::fingerprint;
 
@@ -112,6 +112,11 @@ pub(crate) async fn decide<S: SessionStore + Clone + Debug + 'static>(
 ) -> Response {
     if !console.csrf.accepts(form.csrf.as_deref(), &headers) {
         return csrf_refused(&headers);
+    }
+    // With an agent a decision may resume the run, which a stopping server does not start:
+    // refuse before recording it, so that the page's answer says what happened.
+    if console.agent.is_some() && console.shutdown.is_cancelled() {
+        return not_started(&NotStarted::ShuttingDown, &headers);
     }
     let state = match console.store.load(&id).await {
         Ok(Some(state)) => state,
