@@ -11,7 +11,7 @@ use agents_core::{
     ToolError,
 };
 use agents_processing::{standard_processors, TraceRetention};
-use agents_sessions::{AgentSessionExt, SessionError, SessionStore};
+use agents_sessions::{AgentSessionExt, Lease, LeaseRequest, SessionError, SessionStore};
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
 use futures::StreamExt;
@@ -287,4 +287,26 @@ impl Gate {
     pub fn open(&self) {
         self.open.notify_one();
     }
+}
+
+/// Takes the lease of session `id` for a minute as another runner would (`agents run` on the
+/// host `elsewhere`, pid 4242), so a test can see what a server does with a session it may
+/// not run.
+///
+/// # Errors
+/// The store's ([`SessionError::Busy`] when another runner holds it already).
+pub async fn lease_elsewhere<S: SessionStore>(store: &S, id: &str) -> Result<Lease, SessionError> {
+    store
+        .acquire_lease(
+            id,
+            &LeaseRequest {
+                owner: "another-runner".into(),
+                pid: 4242,
+                host: "elsewhere".into(),
+                now: chrono::Utc::now(),
+                ttl: Duration::from_secs(60),
+                take_over: None,
+            },
+        )
+        .await
 }

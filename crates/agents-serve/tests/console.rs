@@ -670,24 +670,6 @@ async fn the_console_behind_its_access_rules_needs_the_token() {
         .contains("HttpOnly; SameSite=Strict"));
 }
 
-/// Another runner (on another host) takes `id`'s lease for a minute, as `agents run` would.
-async fn lease_elsewhere(store: &MemorySessionStore, id: &str) -> agents_sessions::Lease {
-    store
-        .acquire_lease(
-            id,
-            &agents_sessions::LeaseRequest {
-                owner: "another-runner".into(),
-                pid: 4242,
-                host: "elsewhere".into(),
-                now: chrono::Utc::now(),
-                ttl: Duration::from_secs(60),
-                take_over: None,
-            },
-        )
-        .await
-        .unwrap()
-}
-
 /// Who holds `id`'s lease now, as `(pid, host)`.
 async fn lease_holder(store: &MemorySessionStore, id: &str) -> Option<(u32, String)> {
     store
@@ -711,7 +693,7 @@ async fn chat_on_a_session_another_runner_holds_is_refused_naming_the_holder() {
     let (app, turns) = Console::new(f.store.clone()).with_agent(agent).build();
     let id = f.seeded.finished.clone();
     let before = f.store.load(&id).await.unwrap().unwrap();
-    lease_elsewhere(&f.store, &id).await;
+    testing::lease_elsewhere(&f.store, &id).await.unwrap();
     let csrf = field(&page(&app, &format!("/sessions/{id}")).await, "csrf");
     let uri = format!("/sessions/{id}/messages");
 
@@ -754,9 +736,23 @@ async fn chat_on_a_session_another_runner_holds_is_refused_naming_the_holder() {
     assert_eq!(state.final_response().unwrap().text(), "from the console");
 }
 
-/// A slow call of the tool `slow`, then `answer`.
-fn slow_agent(gate: &testing::Gate, dir: &std::path::Path, answer: &str) -> agents_core::Agent {
-    testing::scripted_agent(
+/// A console whose agent makes one slow call of the tool `slow` (held at `gate`), then
+/// answers `answer`; with `approval`, the call waits for a person's approval first.
+struct SlowConsole {
+    store: MemorySessionStore,
+    gate: testing::Gate,
+    shutdown: tokio_util::sync::CancellationToken,
+    app: Router,
+    turns: agents_serve::RunningTurns,
+    csrf: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn slow_console(answer: &str, approval: bool) -> SlowConsole {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemorySessionStore::new();
+    let gate = testing::Gate::new();
+    let mut agent = testing::scripted_agent(
         [
             inference::InferenceResponse::with_tool_calls([messages::ToolCall::new(
                 "call_slow",
@@ -765,16 +761,48 @@ fn slow_agent(gate: &testing::Gate, dir: &std::path::Path, answer: &str) -> agen
             )]),
             inference::InferenceResponse::text(answer),
         ],
-        dir,
+        dir.path(),
         Duration::ZERO,
     )
-    .with_tool(gate.tool("slow"))
+    .with_tool(gate.tool("slow"));
+    if approval {
+        agent = agent.with_approval_required(["slow"]);
+    }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (app, turns) = Console::new(store.clone())
+        .with_agent(agent)
+        .with_shutdown(shutdown.clone())
+        .build();
+    let csrf = field(&page(&app, "/").await, "csrf");
+    SlowConsole {
+        store,
+        gate,
+        shutdown,
+        app,
+        turns,
+        csrf,
+        _dir: dir,
+    }
 }
 
-async fn entered(gate: &testing::Gate) {
-    tokio::time::timeout(Duration::from_secs(10), gate.entered())
+impl SlowConsole {
+    /// Sends `text` on session `id` as the page's script does.
+    async fn send(&self, id: &str, text: &str) -> Response {
+        post(
+            &self.app,
+            &format!("/sessions/{id}/messages"),
+            &[("csrf", &self.csrf), ("text", text)],
+            true,
+        )
         .await
-        .expect("the slow tool was called");
+    }
+
+    /// Waits until the tool's call has begun.
+    async fn entered(&self) {
+        tokio::time::timeout(Duration::from_secs(10), self.gate.entered())
+            .await
+            .expect("the slow tool was called");
+    }
 }
 
 /// While a console turn is inside a slow tool call it holds the session's lease. A shutdown
@@ -782,30 +810,14 @@ async fn entered(gate: &testing::Gate) {
 /// committed, and then its lease is given back.
 #[tokio::test]
 async fn shutdown_waits_for_a_running_turn_which_finishes_under_its_lease_then_releases_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = MemorySessionStore::new();
-    let gate = testing::Gate::new();
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let (app, turns) = Console::new(store.clone())
-        .with_agent(slow_agent(&gate, dir.path(), "slow work done"))
-        .with_shutdown(shutdown.clone())
-        .build();
-    let csrf = field(&page(&app, "/").await, "csrf");
-    let send = |id: &str| format!("/sessions/{id}/messages");
-    let response = post(
-        &app,
-        &send("slow-1"),
-        &[("csrf", &csrf), ("text", "go")],
-        true,
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    entered(&gate).await;
-    assert_eq!(lease_holder(&store, "slow-1").await, this_process());
+    let c = slow_console("slow work done", false).await;
+    assert_eq!(c.send("slow-1", "go").await.status(), StatusCode::ACCEPTED);
+    c.entered().await;
+    assert_eq!(lease_holder(&c.store, "slow-1").await, this_process());
 
-    shutdown.cancel();
+    c.shutdown.cancel();
     for id in ["slow-1", "another"] {
-        let response = post(&app, &send(id), &[("csrf", &csrf), ("text", "more")], true).await;
+        let response = c.send(id, "more").await;
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "{id}");
         let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
         assert!(
@@ -814,24 +826,27 @@ async fn shutdown_waits_for_a_running_turn_which_finishes_under_its_lease_then_r
         );
     }
     let finishing = tokio::spawn({
-        let turns = turns.clone();
+        let turns = c.turns.clone();
         async move { turns.finish(Duration::from_secs(30)).await }
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!finishing.is_finished(), "the shutdown waits for the turn");
-    assert_eq!(lease_holder(&store, "slow-1").await, this_process());
+    assert_eq!(lease_holder(&c.store, "slow-1").await, this_process());
 
-    gate.open();
+    c.gate.open();
     tokio::time::timeout(Duration::from_secs(10), finishing)
         .await
         .expect("the shutdown finished once the turn did")
         .unwrap();
-    assert_eq!(turns.count(), 0);
-    let state = store.load("slow-1").await.unwrap().unwrap();
+    assert_eq!(c.turns.count(), 0);
+    let state = c.store.load("slow-1").await.unwrap().unwrap();
     assert_eq!(state.status(), AgentStatus::Completed);
     assert_eq!(state.final_response().unwrap().text(), "slow work done");
-    assert_eq!(lease_holder(&store, "slow-1").await, None, "released");
-    assert!(store.load("another").await.unwrap().is_none(), "never ran");
+    assert_eq!(lease_holder(&c.store, "slow-1").await, None, "released");
+    assert!(
+        c.store.load("another").await.unwrap().is_none(),
+        "never ran"
+    );
 }
 
 /// A turn still running when the grace period ends is cancelled: its state is committed
@@ -839,37 +854,22 @@ async fn shutdown_waits_for_a_running_turn_which_finishes_under_its_lease_then_r
 /// tool call never returns on its own.
 #[tokio::test]
 async fn a_turn_still_running_after_the_grace_is_cancelled_and_its_lease_released() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = MemorySessionStore::new();
-    let gate = testing::Gate::new();
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let (app, turns) = Console::new(store.clone())
-        .with_agent(slow_agent(&gate, dir.path(), "never said"))
-        .with_shutdown(shutdown.clone())
-        .build();
-    let csrf = field(&page(&app, "/").await, "csrf");
-    let response = post(
-        &app,
-        "/sessions/stuck/messages",
-        &[("csrf", &csrf), ("text", "go")],
-        true,
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    entered(&gate).await;
-    shutdown.cancel();
+    let c = slow_console("never said", false).await;
+    assert_eq!(c.send("stuck", "go").await.status(), StatusCode::ACCEPTED);
+    c.entered().await;
+    c.shutdown.cancel();
     tokio::time::timeout(
         Duration::from_secs(10),
-        turns.finish(Duration::from_millis(100)),
+        c.turns.finish(Duration::from_millis(100)),
     )
     .await
     .expect("the cancelled turn stopped");
-    let state = store.load("stuck").await.unwrap().unwrap();
+    let state = c.store.load("stuck").await.unwrap().unwrap();
     assert_eq!(
         state.stop_reason(),
         Some(agents_core::StopReason::UserRequested)
     );
-    assert_eq!(lease_holder(&store, "stuck").await, None, "released");
+    assert_eq!(lease_holder(&c.store, "stuck").await, None, "released");
 }
 
 /// Approving from the console takes the session's lease like any runner: refused (naming the
@@ -877,28 +877,15 @@ async fn a_turn_still_running_after_the_grace_is_cancelled_and_its_lease_release
 /// recorded and the resumed run holds the lease through its tool call, then gives it back.
 #[tokio::test]
 async fn approving_from_the_console_decides_and_resumes_under_the_lease() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = MemorySessionStore::new();
-    let gate = testing::Gate::new();
-    let agent =
-        slow_agent(&gate, dir.path(), "approved work done").with_approval_required(["slow"]);
-    let (app, turns) = Console::new(store.clone()).with_agent(agent).build();
-    let csrf = field(&page(&app, "/").await, "csrf");
-    let response = post(
-        &app,
-        "/sessions/gated/messages",
-        &[("csrf", &csrf), ("text", "go")],
-        true,
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    wait_until_idle(&turns).await;
+    let c = slow_console("approved work done", true).await;
+    assert_eq!(c.send("gated", "go").await.status(), StatusCode::ACCEPTED);
+    wait_until_idle(&c.turns).await;
     assert_eq!(
-        store.load("gated").await.unwrap().unwrap().status(),
+        c.store.load("gated").await.unwrap().unwrap().status(),
         AgentStatus::Suspended
     );
-    assert_eq!(lease_holder(&store, "gated").await, None);
-    let (csrf, call, print) = decision_fields(&app, "gated").await;
+    assert_eq!(lease_holder(&c.store, "gated").await, None);
+    let (csrf, call, print) = decision_fields(&c.app, "gated").await;
     let approve = [
         ("csrf", csrf.as_str()),
         ("call_id", call.as_str()),
@@ -906,30 +893,30 @@ async fn approving_from_the_console_decides_and_resumes_under_the_lease() {
         ("action", "approve"),
     ];
 
-    let other = lease_elsewhere(&store, "gated").await;
-    let response = post(&app, "/sessions/gated/approvals", &approve, false).await;
+    let other = testing::lease_elsewhere(&c.store, "gated").await.unwrap();
+    let response = post(&c.app, "/sessions/gated/approvals", &approve, false).await;
     assert_eq!(response.status(), StatusCode::CONFLICT);
     assert!(text(response)
         .await
         .contains("being run by another process (pid 4242 on elsewhere"));
-    let state = store.load("gated").await.unwrap().unwrap();
+    let state = c.store.load("gated").await.unwrap().unwrap();
     assert!(
         !state.pending_approvals()[0].is_decided(),
         "nothing decided"
     );
-    assert_eq!(turns.count(), 0);
+    assert_eq!(c.turns.count(), 0);
 
-    store.release_lease("gated", &other).await.unwrap();
-    let response = post(&app, "/sessions/gated/approvals", &approve, false).await;
+    c.store.release_lease("gated", &other).await.unwrap();
+    let response = post(&c.app, "/sessions/gated/approvals", &approve, false).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    entered(&gate).await;
-    assert_eq!(lease_holder(&store, "gated").await, this_process());
-    gate.open();
-    wait_until_idle(&turns).await;
-    let state = store.load("gated").await.unwrap().unwrap();
+    c.entered().await;
+    assert_eq!(lease_holder(&c.store, "gated").await, this_process());
+    c.gate.open();
+    wait_until_idle(&c.turns).await;
+    let state = c.store.load("gated").await.unwrap().unwrap();
     assert_eq!(state.status(), AgentStatus::Completed);
     assert_eq!(state.final_response().unwrap().text(), "approved work done");
-    assert_eq!(lease_holder(&store, "gated").await, None);
+    assert_eq!(lease_holder(&c.store, "gated").await, None);
 }
 
 /// Once the server is shutting down, a decision that would resume the run is refused before
