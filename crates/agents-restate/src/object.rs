@@ -211,15 +211,15 @@ impl AgentSession {
         request: Json<ApproveRequest>,
     ) -> HandlerResult<()> {
         let Json(request) = request;
-        check_shown(&ctx, &request.call_id, request.fingerprint.as_deref()).await?;
-        let awakeable = waiting_awakeable(&ctx, &request.call_id).await?;
-        ctx.resolve_awakeable(
-            &awakeable,
-            Json(Decision::Approve {
+        resolve_decision(
+            &ctx,
+            &request.call_id,
+            request.fingerprint.as_deref(),
+            Decision::Approve {
                 arguments: request.arguments,
-            }),
-        );
-        Ok(())
+            },
+        )
+        .await
     }
 
     /// Rejects a waiting call; the model reads the reason.
@@ -230,15 +230,15 @@ impl AgentSession {
         request: Json<RejectRequest>,
     ) -> HandlerResult<()> {
         let Json(request) = request;
-        check_shown(&ctx, &request.call_id, request.fingerprint.as_deref()).await?;
-        let awakeable = waiting_awakeable(&ctx, &request.call_id).await?;
-        ctx.resolve_awakeable(
-            &awakeable,
-            Json(Decision::Reject {
+        resolve_decision(
+            &ctx,
+            &request.call_id,
+            request.fingerprint.as_deref(),
+            Decision::Reject {
                 reason: request.reason,
-            }),
-        );
-        Ok(())
+            },
+        )
+        .await
     }
 
     /// Cancels the running `send`, if any (the same as cancelling its invocation through
@@ -480,6 +480,21 @@ async fn checkpoint(
     };
     ctx.set(STATE, Json(document));
     Ok(state)
+}
+
+/// Sends `decision` to the waiting call `call_id` through its awakeable, after checking that
+/// the call still has the `fingerprint` the person was shown (when given): what `approve` and
+/// `reject` share.
+async fn resolve_decision(
+    ctx: &SharedObjectContext<'_>,
+    call_id: &str,
+    fingerprint: Option<&str>,
+    decision: Decision,
+) -> HandlerResult<()> {
+    check_shown(ctx, call_id, fingerprint).await?;
+    let awakeable = waiting_awakeable(ctx, call_id).await?;
+    ctx.resolve_awakeable(&awakeable, Json(decision));
+    Ok(())
 }
 
 /// With `fingerprint` (the one a person was shown), a terminal error (409) unless the call

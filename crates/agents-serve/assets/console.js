@@ -80,9 +80,15 @@
           text.value = "";
           follow(box);
         } else {
-          response.text().then(function (body) {
+          var type = response.headers.get("Content-Type") || "";
+          if (type.indexOf("application/json") === 0) {
+            // the refusal says why (another process runs the session, the server stops...)
+            response.json().then(function (body) {
+              line(live, "state-line error", "not sent (" + response.status + "): " + body.error);
+            });
+          } else {
             line(live, "state-line error", "not sent (" + response.status + ")");
-          });
+          }
         }
       });
     });

@@ -3,6 +3,7 @@
 //! sessions the console's tests, browser tests and benchmarks look at.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::{
@@ -10,7 +11,7 @@ use agents_core::{
     ToolError,
 };
 use agents_processing::{standard_processors, TraceRetention};
-use agents_sessions::{AgentSessionExt, SessionError, SessionStore};
+use agents_sessions::{AgentSessionExt, Lease, LeaseRequest, SessionError, SessionStore};
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
 use futures::StreamExt;
@@ -21,6 +22,7 @@ use inference::{
 use messages::ToolCall;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tokio::sync::Notify;
 
 /// The text of a model answer that tries to run script in the page.
 pub const HOSTILE_ANSWER: &str = "Here you go: <script>window.__pwned = 'script'</script>\
@@ -242,4 +244,69 @@ pub fn chatty_agent(answer: &str, count: usize, dir: &Path, pause: Duration) -> 
         dir,
         pause,
     )
+}
+
+/// A slow tool call a test controls: the tool ([`Gate::tool`]) says when a call has begun
+/// ([`Gate::entered`]) and holds it until the test lets it go ([`Gate::open`]), so a test can
+/// look at what holds meanwhile (the session's lease, a shutdown waiting for the turn).
+#[derive(Clone, Debug, Default)]
+pub struct Gate {
+    entered: Arc<Notify>,
+    open: Arc<Notify>,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tool `name` (any arguments): each call waits at the gate, then returns `"let go"`.
+    pub fn tool(&self, name: &str) -> FunctionTool {
+        let gate = self.clone();
+        FunctionTool::new(
+            name,
+            "Waits until the test lets it go",
+            move |_: serde_json::Value| {
+                let gate = gate.clone();
+                async move {
+                    gate.entered.notify_one();
+                    gate.open.notified().await;
+                    Ok::<_, ToolError>("let go".to_owned())
+                }
+            },
+        )
+    }
+
+    /// Waits until a call of the tool has begun.
+    pub async fn entered(&self) {
+        self.entered.notified().await;
+    }
+
+    /// Lets the call at the gate (or the next one) go.
+    pub fn open(&self) {
+        self.open.notify_one();
+    }
+}
+
+/// Takes the lease of session `id` for a minute as another runner would (`agents run` on the
+/// host `elsewhere`, pid 4242), so a test can see what a server does with a session it may
+/// not run.
+///
+/// # Errors
+/// The store's ([`SessionError::Busy`] when another runner holds it already).
+pub async fn lease_elsewhere<S: SessionStore>(store: &S, id: &str) -> Result<Lease, SessionError> {
+    store
+        .acquire_lease(
+            id,
+            &LeaseRequest {
+                owner: "another-runner".into(),
+                pid: 4242,
+                host: "elsewhere".into(),
+                now: chrono::Utc::now(),
+                ttl: Duration::from_secs(60),
+                take_over: None,
+            },
+        )
+        .await
 }

@@ -669,3 +669,293 @@ async fn the_console_behind_its_access_rules_needs_the_token() {
         .unwrap()
         .contains("HttpOnly; SameSite=Strict"));
 }
+
+/// Who holds `id`'s lease now, as `(pid, host)`.
+async fn lease_holder(store: &MemorySessionStore, id: &str) -> Option<(u32, String)> {
+    store
+        .lease_holder(id, chrono::Utc::now())
+        .await
+        .unwrap()
+        .map(|holder| (holder.pid, holder.host))
+}
+
+fn this_process() -> Option<(u32, String)> {
+    Some((std::process::id(), agents_sessions::this_host()))
+}
+
+/// A message on a session another process runs is refused before anything runs, saying who
+/// runs it (to the script as JSON, to a plain form as a page); the model is not asked, and
+/// the console goes on serving other sessions.
+#[tokio::test]
+async fn chat_on_a_session_another_runner_holds_is_refused_naming_the_holder() {
+    let f = fixture().await;
+    let agent = testing::chatty_agent("from the console", 1, &f.seeded.dir, Duration::ZERO);
+    let (app, turns) = Console::new(f.store.clone()).with_agent(agent).build();
+    let id = f.seeded.finished.clone();
+    let before = f.store.load(&id).await.unwrap().unwrap();
+    testing::lease_elsewhere(&f.store, &id).await.unwrap();
+    let csrf = field(&page(&app, &format!("/sessions/{id}")).await, "csrf");
+    let uri = format!("/sessions/{id}/messages");
+
+    let response = post(&app, &uri, &[("csrf", &csrf), ("text", "hello?")], true).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
+    let message = body["error"].as_str().unwrap();
+    assert!(
+        message.contains("being run by another process")
+            && message.contains("pid 4242 on elsewhere"),
+        "{message}"
+    );
+    let response = post(&app, &uri, &[("csrf", &csrf), ("text", "hello?")], false).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    assert!(text(response)
+        .await
+        .contains("being run by another process (pid 4242 on elsewhere"));
+
+    assert_eq!(turns.count(), 0, "no turn started");
+    assert_eq!(f.store.load(&id).await.unwrap().unwrap(), before);
+    let idle = text(get(&app, &format!("/sessions/{id}/events")).await).await;
+    assert!(idle.contains("event: idle"));
+    // The scripted model still holds its one answer: a new session gets it.
+    let response = post(
+        &app,
+        "/sessions",
+        &[("csrf", &csrf), ("text", "a new one")],
+        true,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
+    wait_until_idle(&turns).await;
+    let state = f
+        .store
+        .load(body["session"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(state.final_response().unwrap().text(), "from the console");
+}
+
+/// A console whose agent makes one slow call of the tool `slow` (held at `gate`), then
+/// answers `answer`; with `approval`, the call waits for a person's approval first.
+struct SlowConsole {
+    store: MemorySessionStore,
+    gate: testing::Gate,
+    shutdown: tokio_util::sync::CancellationToken,
+    app: Router,
+    turns: agents_serve::RunningTurns,
+    csrf: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn slow_console(answer: &str, approval: bool) -> SlowConsole {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemorySessionStore::new();
+    let gate = testing::Gate::new();
+    let mut agent = testing::scripted_agent(
+        [
+            inference::InferenceResponse::with_tool_calls([messages::ToolCall::new(
+                "call_slow",
+                "slow",
+                serde_json::json!({}),
+            )]),
+            inference::InferenceResponse::text(answer),
+        ],
+        dir.path(),
+        Duration::ZERO,
+    )
+    .with_tool(gate.tool("slow"));
+    if approval {
+        agent = agent.with_approval_required(["slow"]);
+    }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (app, turns) = Console::new(store.clone())
+        .with_agent(agent)
+        .with_shutdown(shutdown.clone())
+        .build();
+    let csrf = field(&page(&app, "/").await, "csrf");
+    SlowConsole {
+        store,
+        gate,
+        shutdown,
+        app,
+        turns,
+        csrf,
+        _dir: dir,
+    }
+}
+
+impl SlowConsole {
+    /// Sends `text` on session `id` as the page's script does.
+    async fn send(&self, id: &str, text: &str) -> Response {
+        post(
+            &self.app,
+            &format!("/sessions/{id}/messages"),
+            &[("csrf", &self.csrf), ("text", text)],
+            true,
+        )
+        .await
+    }
+
+    /// Waits until the tool's call has begun.
+    async fn entered(&self) {
+        tokio::time::timeout(Duration::from_secs(10), self.gate.entered())
+            .await
+            .expect("the slow tool was called");
+    }
+}
+
+/// While a console turn is inside a slow tool call it holds the session's lease. A shutdown
+/// refuses new turns at once but waits for the running one: it finishes, its answer is
+/// committed, and then its lease is given back.
+#[tokio::test]
+async fn shutdown_waits_for_a_running_turn_which_finishes_under_its_lease_then_releases_it() {
+    let c = slow_console("slow work done", false).await;
+    assert_eq!(c.send("slow-1", "go").await.status(), StatusCode::ACCEPTED);
+    c.entered().await;
+    assert_eq!(lease_holder(&c.store, "slow-1").await, this_process());
+
+    c.shutdown.cancel();
+    for id in ["slow-1", "another"] {
+        let response = c.send(id, "more").await;
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "{id}");
+        let body: serde_json::Value = serde_json::from_str(&text(response).await).unwrap();
+        assert!(
+            body["error"].as_str().unwrap().contains("shutting down"),
+            "{body}"
+        );
+    }
+    let finishing = tokio::spawn({
+        let turns = c.turns.clone();
+        async move { turns.finish(Duration::from_secs(30)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!finishing.is_finished(), "the shutdown waits for the turn");
+    assert_eq!(lease_holder(&c.store, "slow-1").await, this_process());
+
+    c.gate.open();
+    tokio::time::timeout(Duration::from_secs(10), finishing)
+        .await
+        .expect("the shutdown finished once the turn did")
+        .unwrap();
+    assert_eq!(c.turns.count(), 0);
+    let state = c.store.load("slow-1").await.unwrap().unwrap();
+    assert_eq!(state.status(), AgentStatus::Completed);
+    assert_eq!(state.final_response().unwrap().text(), "slow work done");
+    assert_eq!(lease_holder(&c.store, "slow-1").await, None, "released");
+    assert!(
+        c.store.load("another").await.unwrap().is_none(),
+        "never ran"
+    );
+}
+
+/// A turn still running when the grace period ends is cancelled: its state is committed
+/// (stopped on request, the conversation usable) and its lease given back, even though its
+/// tool call never returns on its own.
+#[tokio::test]
+async fn a_turn_still_running_after_the_grace_is_cancelled_and_its_lease_released() {
+    let c = slow_console("never said", false).await;
+    assert_eq!(c.send("stuck", "go").await.status(), StatusCode::ACCEPTED);
+    c.entered().await;
+    c.shutdown.cancel();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        c.turns.finish(Duration::from_millis(100)),
+    )
+    .await
+    .expect("the cancelled turn stopped");
+    let state = c.store.load("stuck").await.unwrap().unwrap();
+    assert_eq!(
+        state.stop_reason(),
+        Some(agents_core::StopReason::UserRequested)
+    );
+    assert_eq!(lease_holder(&c.store, "stuck").await, None, "released");
+}
+
+/// Approving from the console takes the session's lease like any runner: refused (naming the
+/// holder, nothing decided) while another process holds it; once free, the decision is
+/// recorded and the resumed run holds the lease through its tool call, then gives it back.
+#[tokio::test]
+async fn approving_from_the_console_decides_and_resumes_under_the_lease() {
+    let c = slow_console("approved work done", true).await;
+    assert_eq!(c.send("gated", "go").await.status(), StatusCode::ACCEPTED);
+    wait_until_idle(&c.turns).await;
+    assert_eq!(
+        c.store.load("gated").await.unwrap().unwrap().status(),
+        AgentStatus::Suspended
+    );
+    assert_eq!(lease_holder(&c.store, "gated").await, None);
+    let (csrf, call, print) = decision_fields(&c.app, "gated").await;
+    let approve = [
+        ("csrf", csrf.as_str()),
+        ("call_id", call.as_str()),
+        ("fingerprint", print.as_str()),
+        ("action", "approve"),
+    ];
+
+    let other = testing::lease_elsewhere(&c.store, "gated").await.unwrap();
+    let response = post(&c.app, "/sessions/gated/approvals", &approve, false).await;
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    assert!(text(response)
+        .await
+        .contains("being run by another process (pid 4242 on elsewhere"));
+    let state = c.store.load("gated").await.unwrap().unwrap();
+    assert!(
+        !state.pending_approvals()[0].is_decided(),
+        "nothing decided"
+    );
+    assert_eq!(c.turns.count(), 0);
+
+    c.store.release_lease("gated", &other).await.unwrap();
+    let response = post(&c.app, "/sessions/gated/approvals", &approve, false).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    c.entered().await;
+    assert_eq!(lease_holder(&c.store, "gated").await, this_process());
+    c.gate.open();
+    wait_until_idle(&c.turns).await;
+    let state = c.store.load("gated").await.unwrap().unwrap();
+    assert_eq!(state.status(), AgentStatus::Completed);
+    assert_eq!(state.final_response().unwrap().text(), "approved work done");
+    assert_eq!(lease_holder(&c.store, "gated").await, None);
+}
+
+/// Once the server is shutting down, a decision that would resume the run is refused before
+/// it is recorded: nothing is decided and the tool does not run.
+#[tokio::test]
+async fn a_decision_after_shutdown_began_is_refused_and_not_recorded() {
+    let f = fixture().await;
+    let agent = testing::scripted_agent(
+        [inference::InferenceResponse::text("The note is written.")],
+        &f.seeded.dir,
+        Duration::ZERO,
+    );
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let (app, turns) = Console::new(f.store.clone())
+        .with_agent(agent)
+        .with_shutdown(shutdown.clone())
+        .build();
+    let id = f.seeded.waiting.clone();
+    let (csrf, call, print) = decision_fields(&app, &id).await;
+    shutdown.cancel();
+    let response = post(
+        &app,
+        &format!("/sessions/{id}/approvals"),
+        &[
+            ("csrf", &csrf),
+            ("call_id", &call),
+            ("fingerprint", &print),
+            ("action", "approve"),
+        ],
+        false,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text(response).await.contains("shutting down"));
+    assert_eq!(turns.count(), 0);
+    let state = f.store.load(&id).await.unwrap().unwrap();
+    assert!(
+        !state.pending_approvals()[0].is_decided(),
+        "nothing decided"
+    );
+    assert!(!f.seeded.dir.join("approved.txt").exists());
+}

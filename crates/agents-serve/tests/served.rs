@@ -272,20 +272,7 @@ async fn a_session_another_runner_holds_is_refused_not_run_twice() {
         store.clone(),
     );
     // Another runner, on another host, holds s1's lease for a minute.
-    store
-        .acquire_lease(
-            "s1",
-            &agents_sessions::LeaseRequest {
-                owner: "another-runner".into(),
-                pid: 4242,
-                host: "elsewhere".into(),
-                now: chrono::Utc::now(),
-                ttl: Duration::from_secs(60),
-                take_over: None,
-            },
-        )
-        .await
-        .unwrap();
+    testing::lease_elsewhere(&store, "s1").await.unwrap();
     let refused = served
         .ask("s1", "hello", CancellationToken::new(), |_| {})
         .await;

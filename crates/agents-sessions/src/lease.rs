@@ -184,6 +184,15 @@ impl<S: SessionStore + Clone + 'static> Drop for HeldLease<S> {
     }
 }
 
+impl LeaseHolder {
+    /// Whether this holder is another process of this host that no longer exists: a runner
+    /// here takes such a lease over at once instead of being refused (what a server checking
+    /// a session before it runs one needs to know).
+    pub fn is_gone(&self) -> bool {
+        dead_here(self, &this_host())
+    }
+}
+
 /// Whether `holder` is a process of this host that no longer exists.
 fn dead_here(holder: &LeaseHolder, host: &str) -> bool {
     holder.host == host && holder.pid != std::process::id() && is_dead(holder.pid)

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::longrun::check::normalize;
+
 /// One check of a task (a task passes when all of its checks pass).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -229,23 +231,6 @@ fn file_has_lines(path: &Path, lines: &[String]) -> bool {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Lowercase, markdown emphasis, backslash escapes and quotes removed, whitespace collapsed,
-/// curly apostrophes made straight.
-pub fn normalize(text: &str) -> String {
-    let text = text.to_lowercase().replace(['’', '‘'], "'");
-    let cleaned: String = text
-        .chars()
-        .map(|c| {
-            if matches!(c, '*' | '`' | '"' | '“' | '”' | '\\') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether `phrase` occurs in `text` as whole words.

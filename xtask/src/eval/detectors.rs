@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::eval::checks::normalize;
+use crate::longrun::check::normalize;
 
 /// Why an answer counts as a plan or an announcement instead of an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -77,13 +77,21 @@ impl Check {
     }
 }
 
-/// Lowercase, markdown emphasis and quotes removed, whitespace collapsed, curly apostrophes
-/// made straight.
+/// Lowercase, markdown emphasis, backslash escapes and quotes (straight and curly) removed,
+/// whitespace collapsed, curly apostrophes made straight. The one copy: `cargo xtask eval`'s
+/// checks call it too (it lives here because this file is standard library only, and the
+/// scripted twin in `crates/agents` includes it).
 pub fn normalize(text: &str) -> String {
     let text = text.to_lowercase().replace(['’', '‘'], "'");
     let cleaned: String = text
         .chars()
-        .map(|c| if matches!(c, '*' | '`' | '"') { ' ' } else { c })
+        .map(|c| {
+            if matches!(c, '*' | '`' | '"' | '“' | '”' | '\\') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use crate::console::chat::{csrf_refused, not_started};
 use crate::console::format::{json, session_path};
 use crate::console::layout::{error, store_error};
-use crate::console::runs::Turn;
+use crate::console::runs::{NotStarted, Turn};
 use crate::console::state::ConsoleState;
 use crate::fingerprint::fingerprint;
 
@@ -111,7 +111,12 @@ pub(crate) async fn decide<S: SessionStore + Clone + Debug + 'static>(
     Form(form): Form<DecisionForm>,
 ) -> Response {
     if !console.csrf.accepts(form.csrf.as_deref(), &headers) {
-        return csrf_refused();
+        return csrf_refused(&headers);
+    }
+    // With an agent a decision may resume the run, which a stopping server does not start:
+    // refuse before recording it, so that the page's answer says what happened.
+    if console.agent.is_some() && console.shutdown.is_cancelled() {
+        return not_started(&NotStarted::ShuttingDown, &headers);
     }
     let state = match console.store.load(&id).await {
         Ok(Some(state)) => state,
@@ -180,7 +185,7 @@ pub(crate) async fn decide<S: SessionStore + Clone + Debug + 'static>(
                     .runs
                     .start(agent, &console.store, &id, Turn::Resume, &console.shutdown)
             {
-                return not_started(&reason);
+                return not_started(&reason, &headers);
             }
         }
     }

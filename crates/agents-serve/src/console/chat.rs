@@ -2,12 +2,18 @@
 //! `POST /sessions/{id}/messages` runs a turn, `GET /sessions/{id}/events` streams the
 //! running turn (server-sent events: text as it arrives, each tool call as it starts and
 //! ends, then `done`), `POST /sessions/{id}/cancel` stops it.
+//!
+//! A turn runs under the session's lease, like any other runner's: a session whose lease
+//! another live process holds is refused before anything runs (`409`, naming the holder).
+//! Refusals of a request that asks for JSON (the page's script) are JSON
+//! (`{"error": "..."}`), so the page can say why.
 
 use std::convert::Infallible;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use agents_sessions::SessionStore;
+use agents_core::Agent;
+use agents_sessions::{LeaseHolder, SessionError, SessionStore};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -67,32 +73,40 @@ async fn start<S: SessionStore + Clone + Debug + 'static>(
     form: MessageForm,
 ) -> Response {
     if !console.csrf.accepts(form.csrf.as_deref(), headers) {
-        return csrf_refused();
+        return csrf_refused(headers);
     }
     let Some(agent) = &console.agent else {
-        return error(
+        return refused(
             StatusCode::CONFLICT,
             "this console has no agent to run turns: start it with --definition FILE",
+            headers,
         );
     };
     let text = form.text.trim();
     if text.is_empty() {
-        return error(StatusCode::BAD_REQUEST, "the message is empty");
+        return refused(StatusCode::BAD_REQUEST, "the message is empty", headers);
     }
     if text.chars().count() > MAX_MESSAGE_CHARS {
-        return error(
+        return refused(
             StatusCode::PAYLOAD_TOO_LARGE,
             "the message is longer than 100,000 characters",
+            headers,
         );
     }
     match console.store.load(id).await {
         Ok(Some(state)) if state.status() == agents_core::AgentStatus::Suspended => {
-            return error(
+            return refused(
                 StatusCode::CONFLICT,
                 "the run waits for approvals: decide on its calls first",
+                headers,
             )
         }
         Ok(_) => {}
+        Err(error) => return store_error(&error),
+    }
+    match held_elsewhere(agent, &console.store, id).await {
+        Ok(None) => {}
+        Ok(Some(busy)) => return refused(StatusCode::CONFLICT, &busy.to_string(), headers),
         Err(error) => return store_error(&error),
     }
     match console.runs.start(
@@ -103,19 +117,54 @@ async fn start<S: SessionStore + Clone + Debug + 'static>(
         &console.shutdown,
     ) {
         Ok(_) => started(id, headers),
-        Err(reason) => not_started(&reason),
+        Err(reason) => not_started(&reason, headers),
+    }
+}
+
+/// [`SessionError::Busy`] when another live runner holds the lease of session `id`. The run
+/// would be refused the same way when it takes the lease, but only after the page was told
+/// the turn started (and a page that connects after the refusal finds nothing running). Not
+/// a refusal: a holder of this host that is gone (the run takes its lease over), and this
+/// very process (a turn of this console: the running turns answer for it).
+async fn held_elsewhere<S: SessionStore>(
+    agent: &Agent,
+    store: &S,
+    id: &str,
+) -> Result<Option<SessionError>, SessionError> {
+    let this_process = |holder: &LeaseHolder| {
+        holder.pid == std::process::id() && holder.host == agents_sessions::this_host()
+    };
+    Ok(store
+        .lease_holder(id, agent.clock().now())
+        .await?
+        .filter(|holder| !holder.is_gone() && !this_process(holder))
+        .map(|holder| SessionError::Busy {
+            session: id.to_owned(),
+            holder,
+        }))
+}
+
+fn wants_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("application/json"))
+}
+
+/// A refusal saying `message`: `{"error": message}` for the script, else an error page.
+pub(crate) fn refused(status: StatusCode, message: &str, headers: &HeaderMap) -> Response {
+    if wants_json(headers) {
+        (status, Json(serde_json::json!({ "error": message }))).into_response()
+    } else {
+        error(status, message)
     }
 }
 
 /// The answer to a request that started a turn: JSON for the script, else a redirect to
 /// the session's page (which follows the turn).
 pub(crate) fn started(id: &str, headers: &HeaderMap) -> Response {
-    let wants_json = headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|accept| accept.contains("application/json"));
     let page = session_path(id, "");
-    if wants_json {
+    if wants_json(headers) {
         (
             StatusCode::ACCEPTED,
             Json(serde_json::json!({
@@ -130,27 +179,29 @@ pub(crate) fn started(id: &str, headers: &HeaderMap) -> Response {
     }
 }
 
-pub(crate) fn not_started(reason: &NotStarted) -> Response {
-    match reason {
-        NotStarted::AlreadyRunning => error(
+pub(crate) fn not_started(reason: &NotStarted, headers: &HeaderMap) -> Response {
+    let (status, message) = match reason {
+        NotStarted::AlreadyRunning => (
             StatusCode::CONFLICT,
             "a turn of this session is already running; wait for it or cancel it",
         ),
-        NotStarted::Busy => error(
+        NotStarted::Busy => (
             StatusCode::SERVICE_UNAVAILABLE,
             "the server runs as many turns as it may; try again in a moment",
         ),
-        NotStarted::ShuttingDown => error(
+        NotStarted::ShuttingDown => (
             StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down",
+            "the server is shutting down: no new turn starts (running ones finish first)",
         ),
-    }
+    };
+    refused(status, message, headers)
 }
 
-pub(crate) fn csrf_refused() -> Response {
-    error(
+pub(crate) fn csrf_refused(headers: &HeaderMap) -> Response {
+    refused(
         StatusCode::FORBIDDEN,
         "the form's CSRF token is missing or wrong; reload the page and try again",
+        headers,
     )
 }
 
@@ -161,7 +212,7 @@ pub(crate) async fn cancel<S: SessionStore + Clone + Debug + 'static>(
     Form(form): Form<CsrfForm>,
 ) -> Response {
     if !console.csrf.accepts(form.csrf.as_deref(), &headers) {
-        return csrf_refused();
+        return csrf_refused(&headers);
     }
     match console.runs.get(&id) {
         Some(run) => {

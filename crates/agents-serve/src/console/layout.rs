@@ -71,7 +71,8 @@ pub(crate) fn store_error(failure: &agents_sessions::SessionError) -> Response {
     let status = match failure {
         agents_sessions::SessionError::InvalidName { .. } => StatusCode::BAD_REQUEST,
         agents_sessions::SessionError::NotFound { .. } => StatusCode::NOT_FOUND,
-        agents_sessions::SessionError::Conflict { .. } => StatusCode::CONFLICT,
+        agents_sessions::SessionError::Conflict { .. }
+        | agents_sessions::SessionError::Busy { .. } => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, &failure.to_string())
