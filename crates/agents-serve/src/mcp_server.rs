@@ -175,8 +175,9 @@ impl<S: SessionStore + Clone + Debug + 'static> McpAgentServer<S> {
                 format!(
                     "Ask the agent{}. Without `session` a new conversation starts; the result \
                      names its session: pass it back to continue the conversation. If the agent \
-                     wants to run a tool that needs a person's approval, the result lists the \
-                     waiting calls with their fingerprints: call `approve` or `reject`.",
+                     wants to run a tool that needs a person's approval, the person is asked \
+                     through elicitation where the client supports it; otherwise the result \
+                     lists the waiting calls with their fingerprints: call `approve` or `reject`.",
                     agent_label(self.served.agent().name())
                 ),
                 object_schema(json!({
