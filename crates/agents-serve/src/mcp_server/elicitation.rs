@@ -6,10 +6,10 @@
 //!
 //! How the question travels depends on the protocol the request speaks:
 //! - before `2026-07-28`: an `elicitation/create` request to the client while `ask` runs
-//!   ([`Channel::Request`]);
+//!   (`Channel::Request`);
 //! - from `2026-07-28`, which has no server-to-client requests: `ask` answers with an
 //!   `InputRequiredResult` holding one elicitation per call, and the client retries `ask`
-//!   with the answers and the echoed `requestState` ([`Channel::InputRequired`]). The state
+//!   with the answers and the echoed `requestState` (`Channel::InputRequired`). The state
 //!   is a handle (the session and the calls asked about), not a credential: a decision it
 //!   leads to is checked against the call's fingerprint like any other.
 //!
