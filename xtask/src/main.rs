@@ -150,8 +150,58 @@ fn ci() -> Result<(), String> {
     for step in steps {
         step.run()?;
     }
+    each_crate_alone()?;
     run_examples()?;
     deny::check()
+}
+
+/// The layers, lowest first, whose whole test suites also run alone (`cargo test -p NAME`):
+/// they need no server, so the run is short.
+const LAYERS_TESTED_ALONE: [&str; 6] = [
+    "messages",
+    "inference",
+    "agents-core",
+    "agents-processing",
+    "drivers-toolcalling",
+    "drivers-react",
+];
+
+/// Each library crate stands alone, as a user who depends on one layer builds it: with only
+/// the features it asks for itself, not the ones the workspace build happens to unify in
+/// (`cargo test -p messages` once failed to compile for that reason). For every crate: its
+/// tests, examples and benches compile alone and its doc tests pass alone; the layers in
+/// [`LAYERS_TESTED_ALONE`] also run their tests alone. The crates above them (sessions, MCP,
+/// Restate, the console, the facade) run theirs in the workspace pass, next to the servers
+/// they need; alone, their features differ only in what they themselves name.
+fn each_crate_alone() -> Result<(), String> {
+    let crates = LAYERS_TESTED_ALONE.iter().copied().chain([
+        "agents-sessions",
+        "agents-mcp",
+        "agents-restate",
+        "agents-serve",
+        "agents",
+    ]);
+    for name in crates {
+        if LAYERS_TESTED_ALONE.contains(&name) {
+            Step::new(
+                "test, crate alone",
+                cargo(&["test", "-p", name, "--all-targets"]),
+            )
+            .run()?;
+        } else {
+            Step::new(
+                "build tests, crate alone",
+                cargo(&["test", "-p", name, "--all-targets", "--no-run"]),
+            )
+            .run()?;
+        }
+        Step::new(
+            "doc tests, crate alone",
+            cargo(&["test", "-p", name, "--doc"]),
+        )
+        .run()?;
+    }
+    Ok(())
 }
 
 /// Every example in `examples/` runs (a scripted model, or the local MCP server `.ci/run`
