@@ -235,6 +235,20 @@ pub(crate) fn announced_with_prefix(
     })
 }
 
+/// [`announced_with_prefix`] of any tool name: the first block after prose that is, whole, a
+/// call (`name` and an object of arguments), whether or not the agent has the tool.
+pub(crate) fn announced_of_any_tool(content: &str, prefix: &str) -> Option<AnnouncedCall> {
+    if content.len() > MAX_TEXT_CALL_BYTES {
+        return None;
+    }
+    let (lead_in, block, name, arguments) = first_block_call(content, None)?;
+    Some(AnnouncedCall {
+        lead_in: lead_in.trim().to_owned(),
+        call: ToolCall::new(format!("{prefix}1"), name, arguments),
+        text: block.to_owned(),
+    })
+}
+
 /// Most places in a reply where a call written inside prose is looked for.
 const MAX_PROSE_CANDIDATES: usize = 16;
 /// Most bytes of one call written inside prose.

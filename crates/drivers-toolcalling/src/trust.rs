@@ -20,19 +20,22 @@
 
 use std::cell::OnceCell;
 
-use agents_core::{ToolFailureKind, Tools};
+use agents_core::{ToolEffects, ToolFailureKind, Tools};
 use messages::{Messages, Role, ToolCall};
 
 use crate::recover::{
-    announced_with_prefix, calls_in_prose, recover_with_prefix, RecoveredCall, RecoveredKind,
+    announced_of_any_tool, announced_with_prefix, calls_in_prose, recover_with_prefix,
+    RecoveredCall, RecoveredKind,
 };
 
-/// Whether a call to `name` only reads. **Stand-in** for the tools' declared effects (the core
-/// issue's `ToolEffects`): until they land, the built-in read-only tools are known by name.
-/// Every other tool (bash, write_file, edit_file, MCP tools, function tools) is treated as
-/// having side effects, the safe default.
+/// Whether a call to `name` only reads: the tool declares [`ToolEffects::ReadOnly`] (the
+/// built-in `read_file`, `list_dir`, `search_files` do; an MCP tool does with `readOnlyHint`).
+/// Every other tool, a function tool that declares nothing included, is treated as having
+/// side effects, the safe default.
 pub(crate) fn is_read_only(tools: &Tools, name: &str) -> bool {
-    tools.get(name).is_some() && matches!(name, "read_file" | "list_dir" | "search_files")
+    tools
+        .get(name)
+        .is_some_and(|tool| tool.effects() == ToolEffects::ReadOnly)
 }
 
 /// What the driver does with a reply's text.
@@ -77,12 +80,56 @@ pub(crate) fn judge_text_calls(
             return Some(refused(content, announced.call, send_alone(&name)));
         }
     }
-    let (call, _) = calls_in_prose(content, tools, prefix)
+    if let Some((call, _)) = calls_in_prose(content, tools, prefix)
         .into_iter()
-        .find(|(call, text)| !seen.quotes(text, call))?;
-    tracing::info!(tool = call.name(), "a call written inside prose: not run");
-    let message = in_prose(call.name());
-    Some(refused(content, call, message))
+        .find(|(call, text)| !seen.quotes(text, call))
+    {
+        tracing::info!(tool = call.name(), "a call written inside prose: not run");
+        let message = in_prose(call.name());
+        return Some(refused(content, call, message));
+    }
+    unknown_tool_again(content, tools, conversation, prefix, &seen)
+}
+
+/// Prose, then a block holding a call to a tool the agent does not have, which the model
+/// already called in this conversation (and was told there is no such tool): the model is
+/// trying again, not showing an example, so the reply is not an answer. The call gets the
+/// unknown-tool error again (nothing runs) and the run goes on. A block naming an unknown
+/// tool the model never called is left as text: a user may ask what a call looks like.
+fn unknown_tool_again(
+    content: &str,
+    tools: &Tools,
+    conversation: &Messages,
+    prefix: &str,
+    seen: &Seen<'_>,
+) -> Option<TextCalls> {
+    let announced = announced_of_any_tool(content, prefix)?;
+    let name = announced.call.name();
+    if tools.get(name).is_some() || seen.quotes(&announced.text, &announced.call) {
+        return None;
+    }
+    let tried = conversation.iter().any(|message| {
+        message.role() == Role::Assistant && message.tool_calls().iter().any(|c| c.name() == name)
+    });
+    if !tried {
+        return None;
+    }
+    tracing::info!(tool = %name, "a call to an unknown tool, tried before, written after prose: not run");
+    let found = RecoveredCall {
+        call: announced.call,
+        kind: RecoveredKind::UnknownTool,
+        text: announced.text,
+    };
+    let message = found.fix_it_message(tools)?;
+    Some(TextCalls {
+        content: content.to_owned(),
+        refused: vec![(
+            found.call.id().to_owned(),
+            ToolFailureKind::UnknownTool,
+            message,
+        )],
+        calls: vec![found.call],
+    })
 }
 
 /// A reply that is only calls: each runs, unless it repeats what the model read (all of them

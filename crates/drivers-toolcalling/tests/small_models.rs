@@ -8,7 +8,7 @@ use agents_core::AgentDriver;
 use agents_core::{
     Agent, AgentError, AgentState, DefaultToolExecutor, EmptyResponseCheck, ErrorPolicy,
     FunctionTool, Next, StateProcessor, StepContext, StepsLimit, StopReason, ToolCallPresenceCheck,
-    ToolFailureKind, Tools, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
+    ToolEffects, ToolFailureKind, Tools, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
@@ -39,11 +39,12 @@ fn tools() -> Tools {
             "Current weather for a city.",
             |args: City| async move { Ok::<_, String>(format!("Sunny in {}", args.city)) },
         ))
-        .with(FunctionTool::new(
-            "read_file",
-            "Reads a file.",
-            |args: Path| async move { Ok::<_, String>(format!("contents of {}", args.path)) },
-        ))
+        .with(
+            FunctionTool::new("read_file", "Reads a file.", |args: Path| async move {
+                Ok::<_, String>(format!("contents of {}", args.path))
+            })
+            .with_effects(ToolEffects::ReadOnly),
+        )
 }
 
 /// Separated-trace persistence: the trace to the execution buffer, the answer to the
@@ -153,6 +154,42 @@ async fn prose_that_merely_contains_json_is_the_answer() {
 }
 
 const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
+
+/// Issue 36's held-out run h16: the 1.5B model called a tool it does not have (`move_file`),
+/// got the unknown-tool error, then wrote "To move a file, you can use the `move_file`
+/// function. Here's how:" and the same call in a fence, which was saved as the answer. A block
+/// calling an unknown tool the model already tried is a second try, not an example: it gets
+/// the unknown-tool error again and the run goes on to a real answer.
+#[tokio::test]
+async fn an_announced_call_to_an_unknown_tool_tried_before_is_refused_not_the_answer() {
+    let announced = format!(
+        "To get the forecast, you can use the `get_forecast` function. Here's how:\n\n```json\n{UNKNOWN_CALL}\n```"
+    );
+    let (done, model) = run(vec![
+        text(UNKNOWN_CALL),
+        text(&announced),
+        text("Sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    assert_eq!(done.step_count(), 3);
+    let second = done.steps().nth(1).unwrap();
+    let refused = second.tool_executions().iter().next().unwrap();
+    assert_eq!(refused.failure_kind(), Some(ToolFailureKind::UnknownTool));
+    assert!(
+        refused
+            .result_text()
+            .contains("There is no tool named `get_forecast`"),
+        "{}",
+        refused.result_text()
+    );
+    // The model was told, in the third request, that the call did not run.
+    let third = model.requests()[2].messages.to_transcript();
+    assert!(
+        third.contains("There is no tool named `get_forecast`"),
+        "{third}"
+    );
+}
 
 #[tokio::test]
 async fn a_call_inside_a_sentence_is_not_run_and_not_the_answer() {

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use agents_core::{
     Agent, AgentError, AgentState, ContinuationCriteria, ErrorPolicy, Next, StateProcessor,
-    StepsLimit, Tool, ToolCallPresenceCheck, ToolContext, ToolError, ToolOutput, Tools,
-    DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
+    StepsLimit, Tool, ToolCallPresenceCheck, ToolContext, ToolEffects, ToolError, ToolOutput,
+    Tools, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
 use drivers_toolcalling::ToolCallingDriver;
@@ -46,6 +46,13 @@ impl Tool for Recording {
     }
     fn parameters(&self) -> Value {
         json!({"type": "object"})
+    }
+    fn effects(&self) -> ToolEffects {
+        if SIDE_EFFECTS.contains(&self.name) {
+            ToolEffects::SideEffecting
+        } else {
+            ToolEffects::ReadOnly
+        }
     }
     async fn call(&self, arguments: Value, _: &ToolContext) -> Result<ToolOutput, ToolError> {
         self.ran
