@@ -114,6 +114,7 @@ fn the_standard_layers_read_as_the_order_they_run_in() {
             "HoldForApproval",
             "CapOutput",
             "ReportCalls",
+            "AnswerRepeats",
             "RefuseRepeats",
             "JournalCalls"
         ]
@@ -157,6 +158,81 @@ async fn a_users_layer_sees_the_calls_that_run_and_not_the_refused_repeats() {
         .map(|e| e.failure_kind())
         .collect();
     assert_eq!(kinds, [None, None, Some(ToolFailureKind::Repeated)]);
+}
+
+/// Issue 36: a small model reads a file, then asks for it again instead of answering. A
+/// read-only call identical to the one just answered is answered from that result, with the
+/// advice to answer now; the tool does not run again.
+#[tokio::test]
+async fn a_read_only_call_repeated_right_after_its_result_is_answered_from_it() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1)]),
+        InferenceResponse::with_tool_calls([call("b", 1)]),
+        InferenceResponse::text("one"),
+    ]);
+    let done = agent(driver, ran.clone())
+        .with_tool_limits(ToolCallLimits::standard())
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(*ran.lock().unwrap(), [1], "the second call did not run");
+    let second = done.steps().nth(1).unwrap();
+    let answered = second.tool_executions().iter().next().unwrap();
+    assert_eq!(answered.failure_kind(), None);
+    let text = answered.result_text();
+    assert!(text.starts_with("You already have this result:"), "{text}");
+    assert!(
+        text.contains("Answer the user's question from it now."),
+        "{text}"
+    );
+    assert!(text.ends_with("counted 1"), "{text}");
+    assert_eq!(done.final_response().unwrap().text(), "one");
+}
+
+/// Only right after its result, and only for a tool that only reads: a call that can change
+/// things runs again (the world may have changed), and so does a read after another call.
+#[tokio::test]
+async fn a_repeated_call_runs_again_when_it_can_change_things_or_another_call_came_between() {
+    // Another call between the two reads: the second read runs.
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1)]),
+        InferenceResponse::with_tool_calls([call("b", 2)]),
+        InferenceResponse::with_tool_calls([call("c", 1)]),
+        InferenceResponse::text("done"),
+    ]);
+    agent(driver, ran.clone())
+        .with_tool_limits(ToolCallLimits::standard())
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(*ran.lock().unwrap(), [1, 2, 1]);
+
+    // A tool with side effects (the default): runs again, right after its result.
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    let log = wrote.clone();
+    let writer = FunctionTool::new("count", "Counts and writes", move |args: Args| {
+        log.lock().unwrap().push(args.n);
+        async move { Ok::<_, ToolError>(format!("wrote {}", args.n)) }
+    });
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1)]),
+        InferenceResponse::with_tool_calls([call("b", 1)]),
+        InferenceResponse::text("done"),
+    ]);
+    Agent::new(driver)
+        .with_tool(writer)
+        .with_criteria(
+            ContinuationCriteria::new()
+                .with(ToolCallPresenceCheck::new())
+                .with(StepsLimit::new(5)),
+        )
+        .with_tool_limits(ToolCallLimits::standard())
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(*wrote.lock().unwrap(), [1, 1]);
 }
 
 #[tokio::test]

@@ -207,6 +207,12 @@ impl<'a> ToolScope<'a> {
         (count, earlier)
     }
 
+    /// The result of the execution's last call when `call` is that same call with nothing
+    /// called since (see [`AnswerRepeats`](crate::tools::layers::answer_repeats::AnswerRepeats)).
+    pub(crate) fn just_answered(&self, call: &ToolCall) -> Option<String> {
+        self.batch.previous.just_answered(call).map(str::to_owned)
+    }
+
     /// A failed execution of `call` that did not run, stamped now.
     pub fn refusal(
         &self,

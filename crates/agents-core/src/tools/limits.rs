@@ -43,6 +43,9 @@ impl ToolCallLimits {
 #[derive(Clone, Debug, Default)]
 pub struct PreviousCalls {
     by_signature: HashMap<String, PreviousCall>,
+    /// The signature of the execution's last call (the last one run or answered from an
+    /// earlier result; refused and held calls aside).
+    last: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -70,15 +73,31 @@ impl PreviousCalls {
     }
 
     fn add(&mut self, execution: &ToolExecution) {
+        let key = signature(execution.call());
         let entry = self
             .by_signature
-            .entry(signature(execution.call()))
+            .entry(key.clone())
             .or_insert(PreviousCall {
                 count: 0,
                 last_result: String::new(),
             });
         entry.count += 1;
-        entry.last_result = execution.result_text();
+        let result = execution.result_text();
+        // An answer from an earlier result quotes it: the result stays the original one.
+        if !result.starts_with(ALREADY_HAVE_IT) {
+            entry.last_result = result;
+        }
+        self.last = Some(key);
+    }
+
+    /// The result of the execution's last call when `call` is that same call (tool and
+    /// arguments), i.e. nothing else was called since; `None` otherwise.
+    pub(crate) fn just_answered(&self, call: &ToolCall) -> Option<&str> {
+        let key = signature(call);
+        if self.last.as_deref() != Some(key.as_str()) {
+            return None;
+        }
+        self.last_result_key(&key)
     }
 
     /// How often `call` was made before.
@@ -99,6 +118,19 @@ impl PreviousCalls {
             .get(key)
             .map(|previous| previous.last_result.as_str())
     }
+}
+
+/// How an answer from an earlier result begins (and how [`PreviousCalls`] knows one).
+pub(crate) const ALREADY_HAVE_IT: &str = "You already have this result:";
+
+/// The answer to a read-only call identical to the one just answered: the earlier result,
+/// and what to do with it.
+pub(crate) fn already_have_it(earlier: &str) -> String {
+    format!(
+        "{ALREADY_HAVE_IT} the same call returned it just before, and nothing has run since, \
+         so it was not run again. Answer the user's question from it now.\n\n{}",
+        cut(earlier, EARLIER_RESULT_EXCERPT, None).0
+    )
 }
 
 /// The refusal of the `count`+1-th identical call: a tool error quoting the earlier result

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::tools::layer::{ToolLayer, ToolLayers};
+use crate::tools::layers::answer_repeats::AnswerRepeats;
 use crate::tools::layers::cap_output::CapOutput;
 use crate::tools::layers::hold_for_approval::HoldForApproval;
 use crate::tools::layers::journal_calls::JournalCalls;
@@ -19,6 +20,8 @@ use crate::tools::layers::report_calls::ReportCalls;
 /// CapOutput         what the model sees is cut to the output limit, with a note
 /// ReportCalls       the listeners hear of the call and of its whole result (ToolCallStarted,
 ///                   ToolCallCompleted or ToolCallBlocked)
+/// AnswerRepeats     a read-only call identical to the one just answered gets that result again,
+///                   with "answer from it now", instead of running
 /// RefuseRepeats     the n-th identical call of the execution is refused, quoting the earlier result
 /// JournalCalls      a result recorded before a crash is reused; every result is recorded
 /// (tool hooks)      the agent's hooks, one layer, befores and afters in the order added
@@ -31,10 +34,11 @@ use crate::tools::layers::report_calls::ReportCalls;
 /// refused repeat never reaches the journal; hooks and user layers see only calls that will
 /// run.
 pub fn standard_tool_layers() -> ToolLayers {
-    let layers: [Arc<dyn ToolLayer>; 5] = [
+    let layers: [Arc<dyn ToolLayer>; 6] = [
         Arc::new(HoldForApproval),
         Arc::new(CapOutput),
         Arc::new(ReportCalls),
+        Arc::new(AnswerRepeats),
         Arc::new(RefuseRepeats),
         Arc::new(JournalCalls),
     ];
