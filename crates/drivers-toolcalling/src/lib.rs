@@ -45,6 +45,7 @@
 //! ```
 
 mod forged_evidence;
+mod plan_reply;
 mod recover;
 mod step_messages;
 #[cfg(test)]

@@ -16,6 +16,7 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
+use crate::plan_reply::{is_plan_reply, PLAN_NUDGE};
 use crate::recover::recovered_id_prefix;
 use crate::trust::judge_text_calls;
 use crate::{format_step_messages, is_tool_call_text};
@@ -318,6 +319,27 @@ impl AgentDriver for ToolCallingDriver {
             let request = self.request_for(state, &context.cached_context, tools, &nudged);
             let first_usage = response.usage();
             let retry = Box::pin(self.infer("reply_retry", request, &source, context)).await?;
+            let usage = first_usage + retry.usage();
+            response = retry.with_usage(usage);
+        }
+        if self.content_tool_call_recovery
+            && offered_tools
+            && !response.has_tool_calls()
+            && state.steps().any(|step| !step.tool_executions().is_empty())
+            && !is_tool_call_text(response.content())
+            && is_plan_reply(response.content(), tools)
+        {
+            // A plan to use a tool after the tools ran is not an answer: ask once more, with
+            // the plan and a nudge to answer from the results (issue 36).
+            tracing::info!(
+                "the model described how to use a tool instead of answering; asking once more"
+            );
+            let nudged = input
+                .appended(Message::assistant(response.content()))
+                .appended(Message::user(PLAN_NUDGE));
+            let request = self.request_for(state, &context.cached_context, tools, &nudged);
+            let first_usage = response.usage();
+            let retry = Box::pin(self.infer("reply_after_plan", request, &source, context)).await?;
             let usage = first_usage + retry.usage();
             response = retry.with_usage(usage);
         }

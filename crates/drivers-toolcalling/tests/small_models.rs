@@ -155,6 +155,40 @@ async fn prose_that_merely_contains_json_is_the_answer() {
 
 const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
 
+/// Issue 36: after the tool ran, the 1.5B model wrote how one could use the tool ("To find the
+/// weather, you can use the `read_file` function ...") and that plan was saved as the answer.
+/// A plan after the tools ran gets one nudge in the same step; the reply to it is the answer.
+#[tokio::test]
+async fn a_plan_after_the_tools_ran_gets_one_nudge_and_the_answer_follows() {
+    let plan = "To find the weather, you can use the `read_file` function to read paris.txt.";
+    let (done, model) = run(vec![
+        text(r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#),
+        text(plan),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    assert_eq!(done.step_count(), 2);
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(nudged.contains(plan), "{nudged}");
+    assert!(
+        nudged.contains("Answer the user's question now"),
+        "{nudged}"
+    );
+    // Once per step: a second plan stands (the loop's other rules take it from there).
+    let (done, _) = run(vec![
+        text(r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#),
+        text(plan),
+        text(plan),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some(plan));
+    // No tool ran yet: a reply naming a tool is not nudged.
+    let (done, model) = run(vec![text(plan)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(plan));
+    assert_eq!(model.requests().len(), 1);
+}
+
 /// Issue 36's held-out run h16: the 1.5B model called a tool it does not have (`move_file`),
 /// got the unknown-tool error, then wrote "To move a file, you can use the `move_file`
 /// function. Here's how:" and the same call in a fence, which was saved as the answer. A block

@@ -1,0 +1,83 @@
+//! A reply that describes how to use a tool instead of answering: "To add up the hours
+//! column, you can use the `read_file` function ...", written after the tools already ran.
+//! Small local models do this; kept as the answer, the person gets a plan, not a result
+//! (issue 36). The driver answers such a reply with one nudge.
+
+use agents_core::Tools;
+
+/// What the model is told after a reply that is a plan: once per step.
+pub(crate) const PLAN_NUDGE: &str = "Your last reply described how to use a tool instead of \
+answering. Do not describe tools or calls. Answer the user's question now, in plain text, \
+using the tool results above; if a result you need is missing, call the tool.";
+
+/// Phrases that say what someone could do, not what is.
+const INTENT: [&str; 12] = [
+    "you can use",
+    "you could use",
+    "you need to use",
+    "i'll use",
+    "i will use",
+    "we can use",
+    "let's use",
+    "let me use",
+    "i'll call",
+    "i will call",
+    "here's how",
+    "here is how",
+];
+
+/// Whether `content` reads as a plan to use one of `tools`: it names one of them (in
+/// backticks, or followed by "function", "tool" or "command") and says what could be done
+/// with it ("you can use", "I'll call", "here's how", ...). A reply that only mentions a tool
+/// ("`read_file` shows the port is 8472") is an answer.
+pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
+    let lower = content.to_lowercase();
+    if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
+        return false;
+    }
+    tools.names().iter().any(|name| {
+        let name = name.to_lowercase();
+        lower.contains(&format!("`{name}`"))
+            || [" function", " tool", " command"]
+                .iter()
+                .any(|word| lower.contains(&format!("{name}{word}")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents_core::FunctionTool;
+
+    fn tools() -> Tools {
+        Tools::new().with(FunctionTool::new(
+            "read_file",
+            "Reads a file.",
+            |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
+        ))
+    }
+
+    #[test]
+    fn plans_to_use_a_tool_are_plans() {
+        for reply in [
+            "To add up the hours column of `timesheet.csv`, you can use the `read_file` function to read it.",
+            "To find the total, I'll use the read_file function on both files.",
+            "Here's how you can do it: call `read_file` with the path.",
+        ] {
+            assert!(is_plan_reply(reply, &tools()), "{reply}");
+        }
+    }
+
+    #[test]
+    fn answers_are_not_plans_even_when_they_name_a_tool() {
+        for reply in [
+            "The port is 8472.",
+            "`read_file` shows the port is 8472.",
+            "You can use port 8472 to connect.",
+            "To connect, you can use the address in config.ini: 10.0.0.1.",
+            "",
+        ] {
+            assert!(!is_plan_reply(reply, &tools()), "{reply}");
+        }
+    }
+}
