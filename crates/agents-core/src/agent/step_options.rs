@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-/// What one run of [`Agent::step_with`] gets besides the state: a cancellation token and an
+/// What one run of [`Agent::step_with`](crate::Agent::step_with) gets besides the state: a cancellation token and an
 /// optional journal. Built with [`StepOptions::new`] and the `with_*` methods.
 #[derive(Clone, Debug, Default)]
 pub struct StepOptions {
