@@ -224,24 +224,25 @@ pub(crate) fn announced_with_prefix(
     tools: &Tools,
     prefix: &str,
 ) -> Option<AnnouncedCall> {
-    if tools.is_empty() || content.len() > MAX_TEXT_CALL_BYTES {
+    if tools.is_empty() {
         return None;
     }
-    let (lead_in, block, name, arguments) = first_block_call(content, Some(tools))?;
-    Some(AnnouncedCall {
-        lead_in: lead_in.trim().to_owned(),
-        call: ToolCall::new(format!("{prefix}1"), name, arguments),
-        text: block.to_owned(),
-    })
+    announced_of(content, Some(tools), prefix)
 }
 
 /// [`announced_with_prefix`] of any tool name: the first block after prose that is, whole, a
 /// call (`name` and an object of arguments), whether or not the agent has the tool.
 pub(crate) fn announced_of_any_tool(content: &str, prefix: &str) -> Option<AnnouncedCall> {
+    announced_of(content, None, prefix)
+}
+
+/// The first block after prose that is a call (to one of `tools`, when given), id
+/// `<prefix>1`; `None` past [`MAX_TEXT_CALL_BYTES`].
+fn announced_of(content: &str, tools: Option<&Tools>, prefix: &str) -> Option<AnnouncedCall> {
     if content.len() > MAX_TEXT_CALL_BYTES {
         return None;
     }
-    let (lead_in, block, name, arguments) = first_block_call(content, None)?;
+    let (lead_in, block, name, arguments) = first_block_call(content, tools)?;
     Some(AnnouncedCall {
         lead_in: lead_in.trim().to_owned(),
         call: ToolCall::new(format!("{prefix}1"), name, arguments),
