@@ -40,6 +40,7 @@
 //! # });
 //! ```
 
+mod batch;
 mod error;
 mod lease;
 mod memory;

@@ -51,4 +51,10 @@ async fn begin(pool: &Pool<Postgres>) -> Result<sqlx::Transaction<'static, Postg
 /// Serializes schema migrations between processes (released at the end of the transaction).
 const MIGRATION_LOCK: &str = "SELECT pg_advisory_xact_lock(7243150518)";
 
-crate::sql::sql_store!(PostgresSessionStore, Postgres, begin, Some(MIGRATION_LOCK));
+crate::sql::sql_store!(
+    PostgresSessionStore,
+    Postgres,
+    begin,
+    Some(MIGRATION_LOCK),
+    crate::sql::Writers::Many
+);

@@ -172,6 +172,63 @@ pub(crate) const JOURNAL_PUT: &str = "INSERT INTO session_journal
     ON CONFLICT (session_id, version, key) DO UPDATE SET body = excluded.body,
     checksum = excluded.checksum";
 
+/// How many writers a database lets in at once, which decides how a write checks the lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writers {
+    /// One at a time (SQLite: `BEGIN IMMEDIATE`, or a write statement on its own, holds the
+    /// whole database until it ends), so a write statement's own `WHERE` can check the
+    /// lease: nothing can take the lease over between the check and the write. A commit's
+    /// rows go in [`batch`](crate::batch)es.
+    One,
+    /// Many (Postgres): the [`FENCE`] locks the lease row until the transaction ends, and
+    /// each statement is its own call.
+    Many,
+}
+
+/// The lease check of the single-writer statements below (`$t` = the writer's token).
+macro_rules! holds_lease {
+    ($t:literal) => {
+        concat!(
+            "EXISTS (SELECT 1 FROM session_leases WHERE session_id = $1 AND token = ",
+            $t,
+            " AND expires_at > 0)"
+        )
+    };
+}
+
+/// [`JOURNAL_PUT`] written only while the lease has the token `$6` ([`Writers::One`]):
+/// no row changes when it does not.
+pub(crate) const FENCED_JOURNAL_PUT: &str = concat!(
+    "INSERT INTO session_journal (session_id, version, key, body, checksum)
+    SELECT $1, $2, $3, $4, $5 WHERE ",
+    holds_lease!("$6"),
+    "
+    ON CONFLICT (session_id, version, key) DO UPDATE SET body = excluded.body,
+    checksum = excluded.checksum"
+);
+/// [`INSERT_SESSION`] done only with no lease (`$11` NULL) or while the lease has the token
+/// `$11` ([`Writers::One`]).
+pub(crate) const FENCED_INSERT_SESSION: &str = concat!(
+    "INSERT INTO sessions
+    (id, version, title, message_count, created_at, updated_at, status, step_count,
+     input_tokens, output_tokens, cache_read_tokens, cost_usd)
+    SELECT $1, 1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10 WHERE $11 IS NULL OR ",
+    holds_lease!("$11"),
+    "
+    ON CONFLICT (id) DO NOTHING"
+);
+/// [`ADVANCE_SESSION`] done only with no lease (`$13` NULL) or while the lease has the token
+/// `$13` ([`Writers::One`]).
+pub(crate) const FENCED_ADVANCE_SESSION: &str = concat!(
+    "UPDATE sessions
+    SET version = $11, title = $2, message_count = $3, updated_at = $4, status = $5,
+        step_count = $6, input_tokens = $7, output_tokens = $8, cache_read_tokens = $9,
+        cost_usd = $10
+    WHERE id = $1 AND version = $12 AND ($13 IS NULL OR ",
+    holds_lease!("$13"),
+    ")"
+);
+
 /// `u64` as the `BIGINT` the databases store (versions and counts never reach 2^63).
 pub(crate) fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -211,9 +268,10 @@ pub(crate) fn uint(value: i64) -> u64 {
 
 /// Implements the schema migrations and [`SessionStore`](crate::SessionStore) for a store type
 /// with fields `pool: sqlx::Pool<$db>` and `database: String`. `$begin` opens a write
-/// transaction; `$migration_lock` serializes migrations between processes.
+/// transaction; `$migration_lock` serializes migrations between processes; `$writers` is the
+/// database's [`Writers`].
 macro_rules! sql_store {
-    ($store:ty, $db:ty, $begin:expr, $migration_lock:expr) => {
+    ($store:ty, $db:ty, $begin:expr, $migration_lock:expr, $writers:expr) => {
         impl $store {
             /// Brings the schema to [`SCHEMA_VERSION`](crate::SCHEMA_VERSION) (forward only);
             /// refuses a database written by a newer schema.
@@ -399,20 +457,28 @@ macro_rules! sql_store {
                 };
                 let next = expected + 1;
                 let now = commit.committed_at.timestamp_millis();
+                let one_writer = $writers == $crate::sql::Writers::One;
+                let lease_lost = |token| $crate::SessionError::LeaseLost {
+                    session: id.to_owned(),
+                    token,
+                };
                 let mut tx = self.begin().await.map_err(failed)?;
-                if let Some(token) = commit.lease {
+                if let (Some(token), false) = (commit.lease, one_writer) {
                     if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
                         tx.rollback().await.map_err(failed)?;
-                        return Err($crate::SessionError::LeaseLost {
-                            session: id.to_owned(),
-                            token,
-                        });
+                        return Err(lease_lost(token));
                     }
                 }
-                let (statement, versions) = if expected == 0 {
-                    ($crate::sql::INSERT_SESSION, None)
-                } else {
-                    ($crate::sql::ADVANCE_SESSION, Some((int(next), int(expected))))
+                let (statement, versions) = match (expected == 0, one_writer) {
+                    (true, false) => ($crate::sql::INSERT_SESSION, None),
+                    (true, true) => ($crate::sql::FENCED_INSERT_SESSION, None),
+                    (false, false) => {
+                        ($crate::sql::ADVANCE_SESSION, Some((int(next), int(expected))))
+                    }
+                    (false, true) => (
+                        $crate::sql::FENCED_ADVANCE_SESSION,
+                        Some((int(next), int(expected))),
+                    ),
                 };
                 let mut query = sqlx::query(statement)
                     .bind(id)
@@ -428,8 +494,17 @@ macro_rules! sql_store {
                 if let Some((next, expected)) = versions {
                     query = query.bind(next).bind(expected);
                 }
+                if one_writer {
+                    query = query.bind(commit.lease.map(int));
+                }
                 let advanced = query.execute(&mut *tx).await.map_err(failed)?;
                 if advanced.rows_affected() != 1 {
+                    if let (Some(token), true) = (commit.lease, one_writer) {
+                        if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
+                            tx.rollback().await.map_err(failed)?;
+                            return Err(lease_lost(token));
+                        }
+                    }
                     let found = sqlx::query($crate::sql::LATEST_VERSION)
                         .bind(id)
                         .fetch_optional(&mut *tx)
@@ -447,6 +522,47 @@ macro_rules! sql_store {
                     });
                 }
                 let delta = &commit.delta;
+                if one_writer {
+                    use $crate::batch::Value;
+                    let rows = $crate::batch::CommitRows {
+                        id,
+                        version: int(next),
+                        head: [
+                            Value::Text(&commit.commit_id),
+                            Value::Int(int(delta.step_count as u64)),
+                            Value::Text(&delta.head),
+                            Value::Owned($crate::checksum(&delta.head)),
+                            Value::Int(now),
+                            Value::Text(commit.execution_id.as_deref().unwrap_or("")),
+                        ],
+                        messages: delta
+                            .messages
+                            .iter()
+                            .enumerate()
+                            .map(|(offset, body)| {
+                                (int((delta.first_message + offset) as u64), body.as_str())
+                            })
+                            .collect(),
+                        steps: delta
+                            .steps
+                            .iter()
+                            .map(|(index, body)| (int(*index as u64), body.as_str()))
+                            .collect(),
+                    };
+                    for batch in rows.batches() {
+                        let mut query = sqlx::query(sqlx::AssertSqlSafe(batch.sql));
+                        for value in batch.values {
+                            query = match value {
+                                Value::Text(text) => query.bind(text),
+                                Value::Owned(text) => query.bind(text),
+                                Value::Int(number) => query.bind(number),
+                            };
+                        }
+                        query.execute(&mut *tx).await.map_err(failed)?;
+                    }
+                    tx.commit().await.map_err(failed)?;
+                    return Ok(next);
+                }
                 sqlx::query($crate::sql::INSERT_HEAD)
                     .bind(id)
                     .bind(int(next))
@@ -707,7 +823,15 @@ macro_rules! sql_store {
                     session: id.to_owned(),
                     source,
                 };
-                let put = sqlx::query($crate::sql::JOURNAL_PUT)
+                let lease_lost = |token| $crate::SessionError::LeaseLost {
+                    session: id.to_owned(),
+                    token,
+                };
+                let statement = match (lease, $writers) {
+                    (Some(_), $crate::sql::Writers::One) => $crate::sql::FENCED_JOURNAL_PUT,
+                    _ => $crate::sql::JOURNAL_PUT,
+                };
+                let put = sqlx::query(statement)
                     .bind(id)
                     .bind($crate::sql::int(version))
                     .bind(key)
@@ -717,13 +841,22 @@ macro_rules! sql_store {
                     put.execute(&self.pool).await.map_err(failed)?;
                     return Ok(());
                 };
+                if $writers == $crate::sql::Writers::One {
+                    // One statement, which checks the lease itself: one call.
+                    let put = put
+                        .bind($crate::sql::int(token))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(failed)?;
+                    return match put.rows_affected() {
+                        0 => Err(lease_lost(token)),
+                        _ => Ok(()),
+                    };
+                }
                 let mut tx = self.begin().await.map_err(failed)?;
                 if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
                     tx.rollback().await.map_err(failed)?;
-                    return Err($crate::SessionError::LeaseLost {
-                        session: id.to_owned(),
-                        token,
-                    });
+                    return Err(lease_lost(token));
                 }
                 put.execute(&mut *tx).await.map_err(failed)?;
                 tx.commit().await.map_err(failed)

@@ -101,6 +101,9 @@ impl SqliteSessionStore {
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
+            // A file on this machine: checking a connection before each use would cost a
+            // round trip to its worker thread per transaction and find nothing.
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(|source| SessionError::Unavailable {
@@ -138,6 +141,7 @@ impl SqliteSessionStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
+            .test_before_acquire(false)
             .idle_timeout(None)
             .max_lifetime(None)
             .connect_with(options)
@@ -182,5 +186,6 @@ crate::sql::sql_store!(
     SqliteSessionStore,
     Sqlite,
     begin_immediate,
-    None::<&'static str>
+    None::<&'static str>,
+    crate::sql::Writers::One
 );
