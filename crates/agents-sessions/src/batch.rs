@@ -1,21 +1,68 @@
-//! The rows of one commit as a few calls of several statements each, for SQLite.
+//! A commit to SQLite as one call: the statements of its transaction in a batch.
 //!
 //! `sqlx`'s SQLite driver runs every call on the connection's worker thread, and on a small
-//! machine the hand-off between threads costs more than the statement (about 80 µs on two
-//! vCPUs, against a few µs of SQLite work). A [`Batch`] holds `;`-separated statements
-//! sharing one set of `$n` parameters, which the driver runs in one call: the head, the
-//! commit's messages and step records as multi-row inserts, and the journal clean-up. A batch
-//! stays under [`MAX_VALUES`] parameters (SQLite's oldest limit is 999), so a commit of many
-//! rows (a long conversation's first save) takes several.
+//! machine the hand-off between threads costs far more than the statement (about 100 µs on
+//! two vCPUs, against a few µs of SQLite work). A [`Batch`] holds `;`-separated statements
+//! sharing one set of `$n` parameters, which the driver runs in one call; a commit is then
+//! `BEGIN IMMEDIATE`, one batch and `COMMIT`.
+//!
+//! The first batch advances the session row (checking the expected version and the lease in
+//! its own `WHERE`: SQLite has one writer at a time, see
+//! [`Writers::One`](crate::sql::Writers::One)), inserts the head only when that advance
+//! happened, and then selects whether the head with this commit's id is there: the answer
+//! says whether the commit took. The messages and step records follow as multi-row inserts,
+//! then the journal clean-up. When the advance did not happen, the caller rolls the whole
+//! transaction back, rows included. A batch stays under [`MAX_VALUES`] parameters (SQLite's
+//! oldest limit is 999), so a commit of many rows (a long conversation's first save) takes
+//! several batches.
 //!
 //! Postgres does not take several statements in one prepared call; its store runs them one
-//! by one (its round trips are cheaper than this hand-off).
+//! by one (its round trips cost less than this hand-off).
 
 /// The most parameters one batch binds.
 pub(crate) const MAX_VALUES: usize = 900;
 
+/// Whether the session row was advanced, as the first batch's statements after it see it:
+/// the version is the new one and no head has that version yet.
+const ADVANCED: &str = "(SELECT version FROM sessions WHERE id = $1) = $2
+    AND NOT EXISTS (SELECT 1 FROM session_heads WHERE session_id = $1 AND version = $2)";
+
+/// The lease check: no lease (`$14` NULL), or the lease has the token `$14` and was not
+/// released.
+const HOLDS_LEASE: &str = "($14 IS NULL OR EXISTS (SELECT 1 FROM session_leases
+    WHERE session_id = $1 AND token = $14 AND expires_at > 0))";
+
+/// The first batch's opening: the session row inserted (a new session) or advanced, the
+/// head when that happened, and the count of this commit's heads.
+fn lead(new_session: bool) -> String {
+    let session = if new_session {
+        format!(
+            "INSERT INTO sessions
+    (id, version, title, message_count, created_at, updated_at, status, step_count,
+     input_tokens, output_tokens, cache_read_tokens, cost_usd)
+    SELECT $1, $2, $4, $5, $6, $6, $7, $8, $9, $10, $11, $12 WHERE {HOLDS_LEASE}
+    ON CONFLICT (id) DO NOTHING"
+        )
+    } else {
+        format!(
+            "UPDATE sessions
+    SET version = $2, title = $4, message_count = $5, updated_at = $6, status = $7,
+        step_count = $8, input_tokens = $9, output_tokens = $10, cache_read_tokens = $11,
+        cost_usd = $12
+    WHERE id = $1 AND version = $13 AND {HOLDS_LEASE}"
+        )
+    };
+    format!(
+        "{session};
+INSERT INTO session_heads
+    (session_id, version, commit_id, step_count, body, checksum, committed_at, execution_id)
+    SELECT $1, $2, $3, $8, $15, $16, $6, $17 WHERE {ADVANCED};
+SELECT COUNT(*) FROM session_heads WHERE session_id = $1 AND version = $2 AND commit_id = $3;"
+    )
+}
+
 /// A value bound to one batch parameter.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Value<'a> {
     /// Text borrowed from the commit.
     Text(&'a str),
@@ -23,36 +70,42 @@ pub(crate) enum Value<'a> {
     Owned(String),
     /// A `BIGINT`.
     Int(i64),
+    /// A `BIGINT` or NULL.
+    MaybeInt(Option<i64>),
+    /// A `DOUBLE PRECISION` or NULL.
+    MaybeReal(Option<f64>),
 }
 
 /// Statements and the values their `$n` parameters take, run as one call.
 #[derive(Debug, Default)]
 pub(crate) struct Batch<'a> {
-    /// The statements, separated by `;`.
+    /// The statements, each ended by `;`.
     pub(crate) sql: String,
     /// `values[n - 1]` is `$n`.
     pub(crate) values: Vec<Value<'a>>,
 }
 
-/// The batches that store one commit's rows after its session row was advanced.
+/// What a commit writes to SQLite, in the parameter order of the first batch.
 #[derive(Debug)]
 pub(crate) struct CommitRows<'a> {
-    /// The session.
-    pub(crate) id: &'a str,
-    /// The version the commit creates.
-    pub(crate) version: i64,
-    /// The head row's columns after `(session_id, version)`, in `INSERT_HEAD`'s order.
-    pub(crate) head: [Value<'a>; 6],
+    /// `$1` the session, `$2` the version the commit creates, `$3` the commit's id.
+    pub(crate) key: [Value<'a>; 3],
+    /// `$4` title, `$5` message count, `$6` the commit's time, `$7` status, `$8` step count,
+    /// `$9`-`$11` input, output and cache-read tokens, `$12` cost, `$13` the expected
+    /// version (0: a new session), `$14` the lease token, `$15` the head, `$16` its checksum,
+    /// `$17` the execution id.
+    pub(crate) session: [Value<'a>; 14],
+    /// Whether the session is new (the expected version is 0).
+    pub(crate) new_session: bool,
     /// `(position, body)` of each new message.
     pub(crate) messages: Vec<(i64, &'a str)>,
     /// `(index, body)` of each new or changed step record.
     pub(crate) steps: Vec<(i64, &'a str)>,
 }
 
-/// Builds batches: every batch starts with `$1` = the session, `$2` = the version.
+/// Builds batches; every batch binds `$1`-`$3` to the commit's key.
 struct Builder<'a> {
-    id: &'a str,
-    version: i64,
+    key: [Value<'a>; 3],
     done: Vec<Batch<'a>>,
     current: Batch<'a>,
     /// The table whose multi-row insert the current batch has open.
@@ -60,21 +113,15 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn new(id: &'a str, version: i64) -> Self {
-        let mut builder = Self {
-            id,
-            version,
+    fn new(key: [Value<'a>; 3], lead: String, session: [Value<'a>; 14]) -> Self {
+        let mut values = key.to_vec();
+        values.extend(session);
+        Self {
+            key,
             done: Vec::new(),
-            current: Batch::default(),
+            current: Batch { sql: lead, values },
             open: None,
-        };
-        builder.start();
-        builder
-    }
-
-    fn start(&mut self) {
-        self.current.values.push(Value::Text(self.id));
-        self.current.values.push(Value::Int(self.version));
+        }
     }
 
     /// Ends the current statement.
@@ -86,11 +133,14 @@ impl<'a> Builder<'a> {
 
     /// Makes room for `count` more values, starting a new batch when needed.
     fn room(&mut self, count: usize) {
-        if self.current.values.len() + count > MAX_VALUES && self.current.values.len() > 2 {
+        if self.current.values.len() + count > MAX_VALUES {
             self.end_statement();
-            let full = std::mem::take(&mut self.current);
+            let next = Batch {
+                sql: String::new(),
+                values: self.key.to_vec(),
+            };
+            let full = std::mem::replace(&mut self.current, next);
             self.done.push(full);
-            self.start();
         }
     }
 
@@ -111,7 +161,7 @@ impl<'a> Builder<'a> {
             self.end_statement();
             self.current
                 .sql
-                .push_str(&format!("INSERT INTO {table} ({columns}) VALUES "));
+                .push_str(&format!("\nINSERT INTO {table} ({columns}) VALUES "));
             self.open = Some(table);
         }
         let params: Vec<String> = values.into_iter().map(|v| self.param(v)).collect();
@@ -120,33 +170,28 @@ impl<'a> Builder<'a> {
             .push_str(&format!("($1, $2, {})", params.join(", ")));
     }
 
-    /// Adds a statement whose only parameters are `$1` and `$2`.
+    /// Adds a statement whose only parameters are `$1`-`$3`.
     fn statement(&mut self, sql: &str) {
         self.end_statement();
+        self.current.sql.push('\n');
         self.current.sql.push_str(sql);
         self.current.sql.push(';');
     }
 
     fn finish(mut self) -> Vec<Batch<'a>> {
         self.end_statement();
-        if !self.current.sql.is_empty() {
-            self.done.push(self.current);
-        }
+        self.done.push(self.current);
         self.done
     }
 }
 
 impl<'a> CommitRows<'a> {
-    /// The batches, in order: the head, the messages, the step records, then the clean-up of
-    /// the step journal (`$2` and below), in the last batch.
+    /// The batches, in order. The first one's only result row is the count of heads with
+    /// this commit's version and id: 1 when the commit took, 0 when it did not (the expected
+    /// version was not the session's, or the lease is not held), and then the transaction
+    /// must be rolled back.
     pub(crate) fn batches(self) -> Vec<Batch<'a>> {
-        let mut builder = Builder::new(self.id, self.version);
-        builder.row(
-            "session_heads",
-            "session_id, version, commit_id, step_count, body, checksum, committed_at, \
-             execution_id",
-            self.head.into(),
-        );
+        let mut builder = Builder::new(self.key, lead(self.new_session), self.session);
         for (position, body) in self.messages {
             builder.row(
                 "session_messages",
@@ -180,67 +225,84 @@ mod tests {
 
     fn rows(messages: usize, steps: usize) -> Vec<Batch<'static>> {
         CommitRows {
-            id: "s1",
-            version: 7,
-            head: [
-                Value::Text("c7"),
+            key: [Value::Text("s1"), Value::Int(7), Value::Text("c7")],
+            session: [
+                Value::Text("title"),
+                Value::Int(2),
+                Value::Int(1000),
+                Value::Text("completed"),
                 Value::Int(3),
+                Value::Int(10),
+                Value::Int(20),
+                Value::Int(0),
+                Value::MaybeReal(None),
+                Value::Int(6),
+                Value::MaybeInt(None),
                 Value::Text("{}"),
                 Value::Owned(crate::checksum("{}")),
-                Value::Int(1000),
                 Value::Text(""),
             ],
+            new_session: false,
             messages: (0..messages).map(|i| (i as i64, "m")).collect(),
             steps: (0..steps).map(|i| (i as i64, "s")).collect(),
         }
         .batches()
     }
 
+    /// The highest `$n` that `sql` names.
+    fn highest_param(sql: &str) -> usize {
+        sql.split('$')
+            .skip(1)
+            .map(|p| {
+                p.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .filter_map(|n| n.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0)
+    }
+
     #[test]
     fn a_small_commit_is_one_call() {
         let batches = rows(2, 1);
         assert_eq!(batches.len(), 1);
-        let expected = [
-            "INSERT INTO session_heads (session_id, version, commit_id, step_count, body, \
-             checksum, committed_at, execution_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            "INSERT INTO session_messages (session_id, version, position, body, checksum) \
-             VALUES ($1, $2, $9, $10, $11), ($1, $2, $12, $13, $14)",
-            "INSERT INTO session_steps (session_id, version, idx, body, checksum) \
-             VALUES ($1, $2, $15, $16, $17)",
-            "DELETE FROM session_journal WHERE session_id = $1 AND version <= $2",
-            "",
-        ];
-        assert_eq!(batches[0].sql.split(';').collect::<Vec<_>>(), expected);
-        assert_eq!(batches[0].values.len(), 17);
+        let sql = &batches[0].sql;
+        let rows_part = &sql[sql.find("\nINSERT INTO session_messages").unwrap()..];
+        assert_eq!(
+            rows_part.split('\n').collect::<Vec<_>>(),
+            [
+                "",
+                "INSERT INTO session_messages (session_id, version, position, body, checksum) \
+                 VALUES ($1, $2, $18, $19, $20), ($1, $2, $21, $22, $23);",
+                "INSERT INTO session_steps (session_id, version, idx, body, checksum) \
+                 VALUES ($1, $2, $24, $25, $26);",
+                "DELETE FROM session_journal WHERE session_id = $1 AND version <= $2;",
+            ]
+        );
+        assert_eq!(batches[0].values.len(), 26);
+        assert_eq!(highest_param(sql), 26);
     }
 
     #[test]
     fn a_large_commit_is_split_under_the_parameter_limit() {
         let batches = rows(10_000, 3);
         assert!(batches.len() > 1);
-        let mut messages = 0;
-        for batch in &batches {
+        let mut rows = 0;
+        for (n, batch) in batches.iter().enumerate() {
             assert!(batch.values.len() <= MAX_VALUES, "{}", batch.values.len());
-            // Every parameter a batch names is one it binds, and every batch binds $1, $2.
-            let highest = batch
-                .sql
-                .split('$')
-                .skip(1)
-                .map(|p| {
-                    p.chars()
-                        .take_while(char::is_ascii_digit)
-                        .collect::<String>()
-                })
-                .filter_map(|n| n.parse::<usize>().ok())
-                .max()
-                .unwrap_or(0);
-            assert_eq!(highest, batch.values.len());
+            // Every parameter a batch names is one it binds, and every batch binds the key.
+            assert_eq!(highest_param(&batch.sql), batch.values.len());
             assert!(matches!(batch.values[0], Value::Text("s1")));
             assert!(matches!(batch.values[1], Value::Int(7)));
-            messages += batch.sql.matches("($1, $2, ").count();
+            assert!(matches!(batch.values[2], Value::Text("c7")));
+            // Only the first batch advances the session and answers whether it took.
+            assert_eq!(batch.sql.contains("UPDATE sessions"), n == 0);
+            assert_eq!(batch.sql.contains("SELECT COUNT(*)"), n == 0);
+            rows += batch.sql.matches("($1, $2, ").count();
         }
-        // The head, every message and every step, once each.
-        assert_eq!(messages, 1 + 10_000 + 3);
+        // Every message and every step, once each; the journal cleared once, at the end.
+        assert_eq!(rows, 10_000 + 3);
         assert!(batches[batches.len() - 1].sql.ends_with("version <= $2;"));
         assert_eq!(
             batches.iter().filter(|b| b.sql.contains("DELETE")).count(),

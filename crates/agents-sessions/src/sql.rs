@@ -177,57 +177,22 @@ pub(crate) const JOURNAL_PUT: &str = "INSERT INTO session_journal
 pub(crate) enum Writers {
     /// One at a time (SQLite: `BEGIN IMMEDIATE`, or a write statement on its own, holds the
     /// whole database until it ends), so a write statement's own `WHERE` can check the
-    /// lease: nothing can take the lease over between the check and the write. A commit's
-    /// rows go in [`batch`](crate::batch)es.
+    /// lease: nothing can take the lease over between the check and the write. A commit is
+    /// one call of several statements (see [`batch`](crate::batch)).
     One,
     /// Many (Postgres): the [`FENCE`] locks the lease row until the transaction ends, and
     /// each statement is its own call.
     Many,
 }
 
-/// The lease check of the single-writer statements below (`$t` = the writer's token).
-macro_rules! holds_lease {
-    ($t:literal) => {
-        concat!(
-            "EXISTS (SELECT 1 FROM session_leases WHERE session_id = $1 AND token = ",
-            $t,
-            " AND expires_at > 0)"
-        )
-    };
-}
-
 /// [`JOURNAL_PUT`] written only while the lease has the token `$6` ([`Writers::One`]):
 /// no row changes when it does not.
-pub(crate) const FENCED_JOURNAL_PUT: &str = concat!(
-    "INSERT INTO session_journal (session_id, version, key, body, checksum)
-    SELECT $1, $2, $3, $4, $5 WHERE ",
-    holds_lease!("$6"),
-    "
+pub(crate) const FENCED_JOURNAL_PUT: &str = "INSERT INTO session_journal
+    (session_id, version, key, body, checksum)
+    SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM session_leases
+        WHERE session_id = $1 AND token = $6 AND expires_at > 0)
     ON CONFLICT (session_id, version, key) DO UPDATE SET body = excluded.body,
-    checksum = excluded.checksum"
-);
-/// [`INSERT_SESSION`] done only with no lease (`$11` NULL) or while the lease has the token
-/// `$11` ([`Writers::One`]).
-pub(crate) const FENCED_INSERT_SESSION: &str = concat!(
-    "INSERT INTO sessions
-    (id, version, title, message_count, created_at, updated_at, status, step_count,
-     input_tokens, output_tokens, cache_read_tokens, cost_usd)
-    SELECT $1, 1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10 WHERE $11 IS NULL OR ",
-    holds_lease!("$11"),
-    "
-    ON CONFLICT (id) DO NOTHING"
-);
-/// [`ADVANCE_SESSION`] done only with no lease (`$13` NULL) or while the lease has the token
-/// `$13` ([`Writers::One`]).
-pub(crate) const FENCED_ADVANCE_SESSION: &str = concat!(
-    "UPDATE sessions
-    SET version = $11, title = $2, message_count = $3, updated_at = $4, status = $5,
-        step_count = $6, input_tokens = $7, output_tokens = $8, cache_read_tokens = $9,
-        cost_usd = $10
-    WHERE id = $1 AND version = $12 AND ($13 IS NULL OR ",
-    holds_lease!("$13"),
-    ")"
-);
+    checksum = excluded.checksum";
 
 /// `u64` as the `BIGINT` the databases store (versions and counts never reach 2^63).
 pub(crate) fn int(value: u64) -> i64 {
@@ -340,6 +305,147 @@ macro_rules! sql_store {
                 Ok(fenced.rows_affected() == 1)
             }
 
+            /// Why a commit did not take, found in its transaction `tx`, which is then rolled
+            /// back: the lease is lost, or the session is not at the `expected` version
+            /// ([`Conflict`](crate::SessionError::Conflict)); `error` is what stopped the
+            /// commit, when neither explains it.
+            async fn refused(
+                mut tx: sqlx::Transaction<'static, $db>,
+                id: &str,
+                expected: u64,
+                lease: Option<u64>,
+                error: Option<sqlx::Error>,
+            ) -> $crate::SessionError {
+                use sqlx::Row;
+                let failed = |source| $crate::SessionError::Database {
+                    operation: "committing",
+                    session: id.to_owned(),
+                    source,
+                };
+                if let Some(token) = lease {
+                    match Self::fenced(&mut tx, id, token).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            return match tx.rollback().await {
+                                Ok(()) => $crate::SessionError::LeaseLost {
+                                    session: id.to_owned(),
+                                    token,
+                                },
+                                Err(error) => failed(error),
+                            }
+                        }
+                        Err(error) => return failed(error),
+                    }
+                }
+                let found = sqlx::query($crate::sql::LATEST_VERSION)
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .and_then(|row| row.map(|row| row.try_get::<i64, _>(0)).transpose());
+                let found = match found {
+                    Ok(found) => found.map_or(0, $crate::sql::uint),
+                    Err(error) => return failed(error),
+                };
+                if let Err(error) = tx.rollback().await {
+                    return failed(error);
+                }
+                match error {
+                    Some(error) if found == expected => failed(error),
+                    _ => $crate::SessionError::Conflict {
+                        session: id.to_owned(),
+                        expected,
+                        found,
+                    },
+                }
+            }
+
+            /// The commit for a database with one writer ([`Writers::One`](crate::sql::Writers)):
+            /// the statements of the transaction `tx` in one call (see [`batch`](crate::batch)).
+            async fn write_batched(
+                &self,
+                mut tx: sqlx::Transaction<'static, $db>,
+                id: &str,
+                expected: u64,
+                commit: &$crate::Commit,
+            ) -> Result<u64, $crate::SessionError> {
+                use sqlx::Row;
+                use $crate::batch::Value;
+                use $crate::sql::int;
+                let next = expected + 1;
+                let delta = &commit.delta;
+                let rows = $crate::batch::CommitRows {
+                    key: [
+                        Value::Text(id),
+                        Value::Int(int(next)),
+                        Value::Text(&commit.commit_id),
+                    ],
+                    session: [
+                        Value::Text(&commit.title),
+                        Value::Int(int(commit.message_count)),
+                        Value::Int(commit.committed_at.timestamp_millis()),
+                        Value::Owned($crate::sql::status_text(commit.status)),
+                        Value::Int(int(delta.step_count as u64)),
+                        Value::Int(int(commit.usage.input_tokens)),
+                        Value::Int(int(commit.usage.output_tokens)),
+                        Value::Int(int(commit.usage.cache_read_tokens)),
+                        Value::MaybeReal(commit.cost_usd),
+                        Value::Int(int(expected)),
+                        Value::MaybeInt(commit.lease.map(int)),
+                        Value::Text(&delta.head),
+                        Value::Owned($crate::checksum(&delta.head)),
+                        Value::Text(commit.execution_id.as_deref().unwrap_or("")),
+                    ],
+                    new_session: expected == 0,
+                    messages: delta
+                        .messages
+                        .iter()
+                        .enumerate()
+                        .map(|(offset, body)| {
+                            (int((delta.first_message + offset) as u64), body.as_str())
+                        })
+                        .collect(),
+                    steps: delta
+                        .steps
+                        .iter()
+                        .map(|(index, body)| (int(*index as u64), body.as_str()))
+                        .collect(),
+                };
+                for (n, batch) in rows.batches().into_iter().enumerate() {
+                    let mut query = sqlx::query(sqlx::AssertSqlSafe(batch.sql));
+                    for value in batch.values {
+                        query = match value {
+                            Value::Text(text) => query.bind(text),
+                            Value::Owned(text) => query.bind(text),
+                            Value::Int(number) => query.bind(number),
+                            Value::MaybeInt(number) => query.bind(number),
+                            Value::MaybeReal(number) => query.bind(number),
+                        };
+                    }
+                    let took = match query.fetch_all(&mut *tx).await {
+                        // The first batch answers whether the commit took.
+                        Ok(answer) if n == 0 => answer
+                            .first()
+                            .and_then(|row| row.try_get::<i64, _>(0).ok())
+                            .is_some_and(|count| count == 1),
+                        Ok(_) => true,
+                        Err(error) => {
+                            return Err(
+                                Self::refused(tx, id, expected, commit.lease, Some(error)).await
+                            )
+                        }
+                    };
+                    if !took {
+                        return Err(Self::refused(tx, id, expected, commit.lease, None).await);
+                    }
+                }
+                tx.commit().await.map_err(|source| $crate::SessionError::Database {
+                    operation: "committing",
+                    session: id.to_owned(),
+                    source,
+                })?;
+                Ok(next)
+            }
+
             async fn begin(&self) -> Result<sqlx::Transaction<'static, $db>, sqlx::Error> {
                 $begin(&self.pool).await
             }
@@ -447,8 +553,7 @@ macro_rules! sql_store {
                 expected: u64,
                 commit: &$crate::Commit,
             ) -> Result<u64, $crate::SessionError> {
-                use sqlx::Row;
-                use $crate::sql::{int, uint};
+                use $crate::sql::int;
                 $crate::validate_name(id)?;
                 let failed = |source| $crate::SessionError::Database {
                     operation: "committing",
@@ -457,28 +562,23 @@ macro_rules! sql_store {
                 };
                 let next = expected + 1;
                 let now = commit.committed_at.timestamp_millis();
-                let one_writer = $writers == $crate::sql::Writers::One;
-                let lease_lost = |token| $crate::SessionError::LeaseLost {
-                    session: id.to_owned(),
-                    token,
-                };
                 let mut tx = self.begin().await.map_err(failed)?;
-                if let (Some(token), false) = (commit.lease, one_writer) {
+                if $writers == $crate::sql::Writers::One {
+                    return self.write_batched(tx, id, expected, commit).await;
+                }
+                if let Some(token) = commit.lease {
                     if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
                         tx.rollback().await.map_err(failed)?;
-                        return Err(lease_lost(token));
+                        return Err($crate::SessionError::LeaseLost {
+                            session: id.to_owned(),
+                            token,
+                        });
                     }
                 }
-                let (statement, versions) = match (expected == 0, one_writer) {
-                    (true, false) => ($crate::sql::INSERT_SESSION, None),
-                    (true, true) => ($crate::sql::FENCED_INSERT_SESSION, None),
-                    (false, false) => {
-                        ($crate::sql::ADVANCE_SESSION, Some((int(next), int(expected))))
-                    }
-                    (false, true) => (
-                        $crate::sql::FENCED_ADVANCE_SESSION,
-                        Some((int(next), int(expected))),
-                    ),
+                let (statement, versions) = if expected == 0 {
+                    ($crate::sql::INSERT_SESSION, None)
+                } else {
+                    ($crate::sql::ADVANCE_SESSION, Some((int(next), int(expected))))
                 };
                 let mut query = sqlx::query(statement)
                     .bind(id)
@@ -494,75 +594,11 @@ macro_rules! sql_store {
                 if let Some((next, expected)) = versions {
                     query = query.bind(next).bind(expected);
                 }
-                if one_writer {
-                    query = query.bind(commit.lease.map(int));
-                }
                 let advanced = query.execute(&mut *tx).await.map_err(failed)?;
                 if advanced.rows_affected() != 1 {
-                    if let (Some(token), true) = (commit.lease, one_writer) {
-                        if !Self::fenced(&mut tx, id, token).await.map_err(failed)? {
-                            tx.rollback().await.map_err(failed)?;
-                            return Err(lease_lost(token));
-                        }
-                    }
-                    let found = sqlx::query($crate::sql::LATEST_VERSION)
-                        .bind(id)
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(failed)?
-                        .map(|row| row.try_get::<i64, _>(0).map(uint))
-                        .transpose()
-                        .map_err(failed)?
-                        .unwrap_or(0);
-                    tx.rollback().await.map_err(failed)?;
-                    return Err($crate::SessionError::Conflict {
-                        session: id.to_owned(),
-                        expected,
-                        found,
-                    });
+                    return Err(Self::refused(tx, id, expected, None, None).await);
                 }
                 let delta = &commit.delta;
-                if one_writer {
-                    use $crate::batch::Value;
-                    let rows = $crate::batch::CommitRows {
-                        id,
-                        version: int(next),
-                        head: [
-                            Value::Text(&commit.commit_id),
-                            Value::Int(int(delta.step_count as u64)),
-                            Value::Text(&delta.head),
-                            Value::Owned($crate::checksum(&delta.head)),
-                            Value::Int(now),
-                            Value::Text(commit.execution_id.as_deref().unwrap_or("")),
-                        ],
-                        messages: delta
-                            .messages
-                            .iter()
-                            .enumerate()
-                            .map(|(offset, body)| {
-                                (int((delta.first_message + offset) as u64), body.as_str())
-                            })
-                            .collect(),
-                        steps: delta
-                            .steps
-                            .iter()
-                            .map(|(index, body)| (int(*index as u64), body.as_str()))
-                            .collect(),
-                    };
-                    for batch in rows.batches() {
-                        let mut query = sqlx::query(sqlx::AssertSqlSafe(batch.sql));
-                        for value in batch.values {
-                            query = match value {
-                                Value::Text(text) => query.bind(text),
-                                Value::Owned(text) => query.bind(text),
-                                Value::Int(number) => query.bind(number),
-                            };
-                        }
-                        query.execute(&mut *tx).await.map_err(failed)?;
-                    }
-                    tx.commit().await.map_err(failed)?;
-                    return Ok(next);
-                }
                 sqlx::query($crate::sql::INSERT_HEAD)
                     .bind(id)
                     .bind(int(next))
