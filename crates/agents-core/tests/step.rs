@@ -5,9 +5,9 @@
 use std::process::Command;
 
 use agents_core::{
-    Agent, AgentDriver, AgentError, AgentState, AgentStatus, AgentStep, ContinuationCriteria,
-    ErrorPolicy, FunctionTool, ManualClock, StepContext, StepParts, StepsLimit, StopReason,
-    ToolCallPresenceCheck, ToolError, ToolExecutor, Tools,
+    Agent, AgentDriver, AgentError, AgentState, AgentStatus, AgentStep, Clock,
+    ContinuationCriteria, ErrorPolicy, FunctionTool, ManualClock, StepContext, StepParts,
+    StepsLimit, StopReason, ToolCallPresenceCheck, ToolError, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -257,6 +257,23 @@ fn cross_process_agent() -> Agent {
         None,
         true,
     )
+}
+
+#[test]
+fn a_new_conversation_is_stamped_by_the_agents_clock() {
+    let clock = ManualClock::default();
+    let start = clock.now();
+    let agent = agent(vec![Move::Answer], 3, None, false).with_clock(clock.clone());
+    let state = agent.new_state();
+    assert_eq!(state.created_at(), start);
+    assert_eq!(state.updated_at(), start);
+    clock.advance(std::time::Duration::from_secs(60));
+    let done = runtime()
+        .block_on(agent.execute(state.with_user_message("go")))
+        .unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(done.created_at(), start);
+    assert_eq!(done.updated_at(), clock.now());
 }
 
 /// Run by the parent test as a child process: reads a state, runs one step with an agent

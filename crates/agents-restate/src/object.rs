@@ -147,7 +147,7 @@ impl AgentSession {
         ctx.set(RUNNING, ctx.invocation_id().to_owned());
         let state = match ctx.get::<Json<Value>>(STATE).await? {
             Some(Json(document)) => decode_state(document)?,
-            None => AgentState::new(),
+            None => self.agent.new_state(),
         };
         let state = checkpoint(
             &ctx,

@@ -111,9 +111,15 @@ impl AgentState {
     /// Older messages set aside before summarization (`buffer`).
     pub const BUFFER_SECTION: &'static str = BUFFER_SECTION;
 
-    /// A fresh state with a new agent id (uuid v7), created now (system time).
+    /// A fresh state with a new agent id (uuid v7), created now (system time). The library
+    /// itself starts conversations with [`Agent::new_state`](crate::agent::agent::Agent::new_state),
+    /// which reads the agent's clock.
     pub fn new() -> Self {
-        let now = Utc::now();
+        Self::new_at(Utc::now())
+    }
+
+    /// A fresh state with a new agent id (uuid v7), created at `now`.
+    pub fn new_at(now: DateTime<Utc>) -> Self {
         Self::from_data(StateData {
             agent_id: crate::ids::new_id(),
             parent_agent_id: None,
