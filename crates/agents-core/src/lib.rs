@@ -94,12 +94,15 @@ pub use continuation::criteria::empty_response_check::EmptyResponseCheck;
 pub use continuation::criteria::error_policy_criterion::ErrorPolicyCriterion;
 pub use continuation::criteria::execution_time_limit::ExecutionTimeLimit;
 pub use continuation::criteria::finish_reason_check::FinishReasonCheck;
+pub use continuation::criteria::guards::{
+    standard_guards, CancellationGuard, CostLimitGuard, ErrorPolicyGuard, RepeatedCallGuard,
+};
 pub use continuation::criteria::response_content_check::ResponseContentCheck;
 pub use continuation::criteria::retry_limit::RetryLimit;
 pub use continuation::criteria::steps_limit::StepsLimit;
 pub use continuation::criteria::token_usage_limit::TokenUsageLimit;
 pub use continuation::criteria::tool_call_presence_check::ToolCallPresenceCheck;
-pub use continuation::criterion::{ContinuationCriteria, ContinuationCriterion};
+pub use continuation::criterion::{ContinuationCriteria, ContinuationCriterion, StepFacts};
 pub use driver::{AgentDriver, StepContext};
 pub use errors::error_context::ErrorContext;
 pub use errors::error_policy::ErrorPolicy;
@@ -137,7 +140,7 @@ pub use state::sections::{
 };
 pub use state::state_error::StateError;
 pub use state::suspended_run::SuspendedRun;
-/// The token that cancels an execution (tokio-util's): see [`Agent::execute_cancellable`].
+/// The token that cancels an execution (tokio-util's): see [`StepOptions::with_cancellation`].
 pub use tokio_util::sync::CancellationToken;
 pub use tools::{
     arguments_schema, clean_schema, closest_names, signature, validate_arguments, AfterToolHook,

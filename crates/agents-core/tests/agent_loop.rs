@@ -8,7 +8,7 @@ use agents_core::testing::ScriptedDriver;
 use agents_core::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStepType, ContinuationCriteria,
     ErrorHandlingDecision, ErrorPolicy, ErrorType, ExecutionTimeLimit, FunctionTool, Next,
-    StateProcessor, StepsLimit, StopDecision, StopReason, TokenUsageLimit, TokioClock,
+    StateProcessor, StepOptions, StepsLimit, StopDecision, StopReason, TokenUsageLimit, TokioClock,
     ToolCallPresenceCheck, ToolError, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
@@ -466,7 +466,10 @@ async fn cancellation_stops_at_the_next_step_boundary() {
                 canceller.cancel();
             }
         });
-    let done = agent.execute_cancellable(user("go"), token).await.unwrap();
+    let done = agent
+        .execute_with(user("go"), &StepOptions::new().with_cancellation(token))
+        .await
+        .unwrap();
     assert_eq!(done.step_count(), 1);
     assert_eq!(done.stop_reason(), Some(StopReason::UserRequested));
     assert_eq!(done.status(), AgentStatus::Failed);

@@ -301,7 +301,7 @@ impl<S: SessionStore + Clone + std::fmt::Debug + 'static> Session<S> {
     async fn load_or_new(&self) -> Result<Position, SessionError> {
         match self.load().await {
             Err(SessionError::NotFound { .. }) => Ok(Position {
-                state: AgentState::new(),
+                state: self.agent.new_state(),
                 version: 0,
                 encoder: StateEncoder::new(),
             }),

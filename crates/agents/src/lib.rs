@@ -66,7 +66,7 @@ pub use agents_core::{
     Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AnswerOnStop,
     ApprovalDecision, ApprovalError, ApprovalPolicy, ApprovalVerdict, CancellationToken, Clock,
     ErrorPolicy, FunctionTool, ManualClock, Next, PendingApproval, RunCost, StateProcessors,
-    StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
+    StepOptions, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
     EXECUTION_BUFFER_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};

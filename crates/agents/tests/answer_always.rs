@@ -445,7 +445,10 @@ async fn cancelling_during_a_slow_tool_gives_every_call_a_result_and_a_notice() 
             canceller.cancel();
         });
         let done = agent
-            .execute_cancellable(AgentState::new().with_user_message("go"), token)
+            .execute_with(
+                AgentState::new().with_user_message("go"),
+                &StepOptions::new().with_cancellation(token),
+            )
             .await
             .unwrap();
         assert_eq!(done.status(), AgentStatus::Failed);
@@ -519,7 +522,10 @@ async fn cancelling_a_slow_model_request_stops_at_once_with_a_notice() {
     });
     let started = tokio::time::Instant::now();
     let done = agent
-        .execute_cancellable(AgentState::new().with_user_message("hi"), token)
+        .execute_with(
+            AgentState::new().with_user_message("hi"),
+            &StepOptions::new().with_cancellation(token),
+        )
         .await
         .unwrap();
     assert!(

@@ -8,6 +8,7 @@ use inference::ModelCatalog;
 use crate::agent::hooks::{Hooks, StateHook, StopDecision, StopHook};
 use crate::cached_context::CachedContext;
 use crate::clock::{Clock, SystemClock};
+use crate::continuation::criteria::guards::standard_guards;
 use crate::continuation::criterion::{ContinuationCriteria, ContinuationCriterion};
 use crate::driver::AgentDriver;
 use crate::errors::error_policy::ErrorPolicy;
@@ -50,6 +51,9 @@ pub struct Agent {
     pub(crate) tool_sources: Vec<Arc<dyn ToolSource>>,
     pub(crate) executor: Arc<dyn ToolExecutor>,
     pub(crate) criteria: ContinuationCriteria,
+    /// The built-in guards judged before `criteria` (see `standard_guards`), rebuilt when the
+    /// error policy or the cost limit changes.
+    pub(crate) guards: ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
     pub(crate) processors: StateProcessors,
     pub(crate) cached_context: Arc<CachedContext>,
@@ -106,6 +110,7 @@ impl Agent {
             tool_sources: Vec::new(),
             executor: Arc::new(DefaultToolExecutor::new()),
             criteria: ContinuationCriteria::new(),
+            guards: standard_guards(ErrorPolicy::default(), None),
             error_policy: ErrorPolicy::default(),
             processors: StateProcessors::default(),
             cached_context: Arc::default(),
@@ -167,6 +172,7 @@ impl Agent {
     /// the limit (their cost is unknown; a warning says so).
     pub fn with_cost_limit(mut self, usd: f64) -> Self {
         self.telemetry.cost_limit = Some(usd);
+        self.guards = standard_guards(self.error_policy, self.telemetry.cost_limit);
         self
     }
 
@@ -271,6 +277,7 @@ impl Agent {
     /// A copy with another error policy (judges driver errors and failed steps).
     pub fn with_error_policy(mut self, policy: ErrorPolicy) -> Self {
         self.error_policy = policy;
+        self.guards = standard_guards(self.error_policy, self.telemetry.cost_limit);
         self
     }
 
@@ -440,6 +447,13 @@ impl Agent {
         &self.criteria
     }
 
+    /// The built-in guards every step is judged with before the criteria, in order:
+    /// cancellation, the error policy, repeated calls, the cost limit (when one is set); see
+    /// [`standard_guards`].
+    pub fn guards(&self) -> &ContinuationCriteria {
+        &self.guards
+    }
+
     /// The error policy.
     pub fn error_policy(&self) -> &ErrorPolicy {
         &self.error_policy
@@ -464,6 +478,14 @@ impl Agent {
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
+
+    /// A fresh conversation, created at this agent's clock's time (a [`ManualClock`]'s in
+    /// tests); what sessions, subagents and the Restate service start from.
+    ///
+    /// [`ManualClock`]: crate::clock::ManualClock
+    pub fn new_state(&self) -> AgentState {
+        AgentState::new_at(self.clock.now())
+    }
 }
 
 impl std::fmt::Debug for Agent {
@@ -471,8 +493,8 @@ impl std::fmt::Debug for Agent {
         f.debug_struct("Agent")
             .field("tools", &self.tools)
             .field("tool_sources", &self.tool_sources.len())
-            .field("tool_sources", &self.tool_sources.len())
             .field("criteria", &self.criteria)
+            .field("guards", &self.guards)
             .field("error_policy", &self.error_policy)
             .field("processors", &self.processors)
             .field("cached_context", &self.cached_context)

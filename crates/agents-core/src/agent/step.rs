@@ -7,10 +7,10 @@
 //!
 //! ```text
 //! step(state):                                   inside an `invoke_agent {name}` span
+//!   not runnable (finished, or still waiting)?  return it unchanged
 //!   suspended, every waiting call decided?     resume: the approved calls run through
 //!                       run_tool_calls (hooks, limits, timeouts, journal), rejected ones get
 //!                       a tool error, placeholders become results, the step gets its verdict
-//!   finished already or still waiting?         return it unchanged
 //!   no execution yet?   start one: Execution{id, started_at}, before-execution hooks,
 //!                       ExecutionStarted; the criteria may stop it before any step
 //!   cancelled?          finish: Failed, user_requested (and a notice answer)
@@ -21,8 +21,8 @@
 //!               record it, priced (the agent's catalog) and checked against the context
 //!               window; calls held for approval (placeholder results)?  the run is
 //!               Suspended and the verdict waits for the decisions; otherwise
-//!               outcome = criteria (+ error policy, repeated calls, cost limit,
-//!               cancellation, stop hooks), decided once
+//!               outcome = the guards (cancellation, error policy, repeated calls,
+//!               cost limit), then the criteria, then the stop hooks, decided once
 //!   a layer returns without running the step: a guard stop is recorded right there, so
 //!   the layers outside it see a recorded, stopping step
 //!   a layer that failed: record a failure step on the state the step began with
@@ -72,17 +72,17 @@ impl Agent {
     /// None today: failures are recorded in the state (a failure step, then the error policy
     /// decides). The `Result` leaves room for states the loop cannot run.
     pub async fn step(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        self.step_cancellable(state, &CancellationToken::new())
-            .await
+        self.step_with(state, &StepOptions::new()).await
     }
 
-    /// [`Agent::step`] that gives up when `token` is cancelled: a step not begun yet is not
-    /// begun, and a running one is dropped (nothing of it is recorded, so the conversation
-    /// holds no tool call without its result); the execution finishes `Failed` with stop
-    /// reason `user_requested`. The token also reaches tools through their context.
+    /// [`Agent::step`] that gives up when `token` is cancelled.
     ///
     /// # Errors
     /// As [`Agent::step`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `step_with(state, &StepOptions::new().with_cancellation(token))`"
+    )]
     pub async fn step_cancellable(
         &self,
         state: AgentState,
@@ -92,8 +92,11 @@ impl Agent {
             .await
     }
 
-    /// [`Agent::step`] with per-run options: [`Agent::step_cancellable`]'s cancellation and
-    /// a [`StepJournal`](crate::StepJournal) that the drivers and
+    /// [`Agent::step`] with per-run options: a cancellation token (when it is cancelled, a
+    /// step not begun yet is not begun, and a running one is dropped: nothing of it is
+    /// recorded, so the conversation holds no tool call without its result; the execution
+    /// finishes `Failed` with stop reason `user_requested`; the token also reaches tools
+    /// through their context), and a [`StepJournal`](crate::StepJournal) that the drivers and
     /// [`StepContext::run_tool_calls`](crate::StepContext::run_tool_calls) consult, so a step
     /// re-run after a crash reuses the model reply and the tool results the interrupted run
     /// recorded (durable sessions give one per step).
@@ -106,10 +109,8 @@ impl Agent {
         options: &StepOptions,
     ) -> Result<AgentState, AgentError> {
         // Nothing to do for a finished run or one still waiting for decisions (a decided
-        // suspended run resumes: `step_in_span`).
-        if state.status() != AgentStatus::InProgress
-            && !(state.status() == AgentStatus::Suspended && state.approvals_decided())
-        {
+        // suspended run resumes: `step_in_span`). The one stop condition of every loop.
+        if !state.is_runnable() {
             return Ok(state);
         }
         // One `invoke_agent` span per step call (see `crate::telemetry` for why not one per
@@ -187,38 +188,52 @@ impl Agent {
         }
     }
 
-    /// Runs the agent step by step: [`Agent::step`] repeated while the status is
-    /// `InProgress`, one item per step (the last one has the final status; a state that is
-    /// not `InProgress` gives one item, itself).
+    /// Runs the agent step by step: [`Agent::step`] repeated while the state
+    /// [is runnable](AgentState::is_runnable), one item per step (the last one has the final
+    /// status; a state that is not runnable gives one item, itself).
     ///
     /// Dropping the stream stops the execution; no task keeps running.
     pub fn iterate(
         &self,
         state: AgentState,
     ) -> impl Stream<Item = Result<AgentState, AgentError>> + Send + 'static {
-        self.iterate_cancellable(state, CancellationToken::new())
+        self.iterate_with(state, StepOptions::new())
     }
 
-    /// [`Agent::iterate`] with [`Agent::step_cancellable`]'s cancellation.
-    pub fn iterate_cancellable(
+    /// [`Agent::iterate`] with [`Agent::step_with`]'s options for every step.
+    pub fn iterate_with(
         &self,
         state: AgentState,
-        token: CancellationToken,
+        options: StepOptions,
     ) -> impl Stream<Item = Result<AgentState, AgentError>> + Send + 'static {
         let agent = self.clone();
+        let options = Arc::new(options);
         futures::stream::unfold(Some(state), move |state| {
             let agent = agent.clone();
-            let token = token.clone();
+            let options = Arc::clone(&options);
             async move {
                 let state = state?;
-                let item = agent.step_cancellable(state, &token).await;
+                let item = agent.step_with(state, &options).await;
                 let next = match &item {
-                    Ok(state) if state.status() == AgentStatus::InProgress => Some(state.clone()),
+                    Ok(state) if state.is_runnable() => Some(state.clone()),
                     _ => None,
                 };
                 Some((item, next))
             }
         })
+    }
+
+    /// [`Agent::iterate`] that gives up when `token` is cancelled.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `iterate_with(state, StepOptions::new().with_cancellation(token))`"
+    )]
+    pub fn iterate_cancellable(
+        &self,
+        state: AgentState,
+        token: CancellationToken,
+    ) -> impl Stream<Item = Result<AgentState, AgentError>> + Send + 'static {
+        self.iterate_with(state, StepOptions::new().with_cancellation(token))
     }
 
     /// Runs the agent until it stops and returns the final state: the last item of
@@ -228,25 +243,41 @@ impl Agent {
     /// As [`Agent::step`]; step failures are recorded in the state (status `Failed`, stop
     /// reason `error`) rather than returned.
     pub async fn execute(&self, state: AgentState) -> Result<AgentState, AgentError> {
-        self.execute_cancellable(state, CancellationToken::new())
-            .await
+        self.execute_with(state, &StepOptions::new()).await
     }
 
-    /// [`Agent::execute`] with [`Agent::step_cancellable`]'s cancellation.
+    /// [`Agent::execute`] with [`Agent::step_with`]'s options for every step.
     ///
     /// # Errors
     /// As [`Agent::step`].
-    pub async fn execute_cancellable(
+    pub async fn execute_with(
         &self,
         mut state: AgentState,
-        token: CancellationToken,
+        options: &StepOptions,
     ) -> Result<AgentState, AgentError> {
         loop {
-            state = self.step_cancellable(state, &token).await?;
-            if state.status() != AgentStatus::InProgress {
+            state = self.step_with(state, options).await?;
+            if !state.is_runnable() {
                 return Ok(state);
             }
         }
+    }
+
+    /// [`Agent::execute`] that gives up when `token` is cancelled.
+    ///
+    /// # Errors
+    /// As [`Agent::step`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `execute_with(state, &StepOptions::new().with_cancellation(token))`"
+    )]
+    pub async fn execute_cancellable(
+        &self,
+        state: AgentState,
+        token: CancellationToken,
+    ) -> Result<AgentState, AgentError> {
+        self.execute_with(state, &StepOptions::new().with_cancellation(token))
+            .await
     }
 
     // ----- the parts of a step, in the order they happen ---------------------------------------

@@ -6,6 +6,22 @@ use crate::records::evaluation::ContinuationEvaluation;
 use crate::records::outcome::ContinuationOutcome;
 use crate::state::agent_state::AgentState;
 
+/// What the loop knows about a step beyond its state, for [`ContinuationCriterion::judge`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StepFacts {
+    /// Whether the run was cancelled (its cancellation token fired).
+    pub cancelled: bool,
+}
+
+impl StepFacts {
+    /// These facts with `cancelled` set.
+    pub fn cancelled(mut self, cancelled: bool) -> Self {
+        self.cancelled = cancelled;
+        self
+    }
+}
+
 /// Decides, after each step (and once before the first), whether the agent runs another step.
 pub trait ContinuationCriterion: Send + Sync {
     /// This criterion's verdict on `state`.
@@ -13,6 +29,15 @@ pub trait ContinuationCriterion: Send + Sync {
 
     /// The name used in evaluations and logs.
     fn name(&self) -> &str;
+
+    /// This criterion's verdict after a step, knowing the step's [`StepFacts`]; `None` when
+    /// it has nothing to say about this step, and then no evaluation is recorded (the
+    /// built-in guards, [`standard_guards`](crate::continuation::criteria::guards::standard_guards),
+    /// say nothing unless they stop the run). By default, [`evaluate`](Self::evaluate).
+    fn judge(&self, state: &AgentState, facts: &StepFacts) -> Option<ContinuationEvaluation> {
+        let _ = facts;
+        Some(self.evaluate(state))
+    }
 }
 
 /// An ordered list of criteria, all evaluated every time.
@@ -55,6 +80,32 @@ impl ContinuationCriteria {
     /// The criteria's names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.criteria.iter().map(|c| c.name()).collect()
+    }
+
+    /// Every criterion's verdict after a step ([`ContinuationCriterion::judge`]), in order,
+    /// leaving out the criteria with nothing to say.
+    pub fn judge_all(&self, state: &AgentState, facts: &StepFacts) -> Vec<ContinuationEvaluation> {
+        self.criteria
+            .iter()
+            .filter_map(|c| c.judge(state, facts))
+            .collect()
+    }
+
+    /// The outcome after a step: `guards`' verdicts first, then these criteria's (with the
+    /// one-step default of an empty list). The one place a step's verdict is decided.
+    pub fn decide_after_step(
+        &self,
+        guards: &ContinuationCriteria,
+        state: &AgentState,
+        facts: &StepFacts,
+    ) -> ContinuationOutcome {
+        let mut evaluations = guards.judge_all(state, facts);
+        if self.criteria.is_empty() {
+            evaluations.push(one_step_default(state));
+        } else {
+            evaluations.extend(self.judge_all(state, facts));
+        }
+        ContinuationOutcome::from_evaluations(evaluations)
     }
 
     /// Evaluates every criterion and resolves the outcome.

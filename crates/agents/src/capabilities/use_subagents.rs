@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agents_core::{AgentState, AgentStatus, Tool, ToolContext, ToolError, ToolOutput};
+use agents_core::{AgentState, AgentStatus, StepOptions, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
 use inference::LanguageModel;
 use serde_json::{json, Value};
@@ -345,7 +345,8 @@ impl Tool for SpawnSubagentTool {
         // A call that waited on the subagent's approvals resumes its saved, decided state.
         let state = match &context.resumed {
             Some(saved) => AgentState::clone(saved),
-            None => AgentState::new()
+            None => agent
+                .new_state()
                 .with_parent_agent_id(context.agent_id.to_string())
                 .with_user_message(prompt),
         };
@@ -358,7 +359,10 @@ impl Tool for SpawnSubagentTool {
             "spawning subagent"
         );
         let done = agent
-            .execute_cancellable(state, context.cancellation.clone())
+            .execute_with(
+                state,
+                &StepOptions::new().with_cancellation(context.cancellation.clone()),
+            )
             .await
             .map_err(|e| ToolError::failed(format!("subagent `{name}` failed: {e}")))?;
         if done.status() == AgentStatus::Suspended {

@@ -199,7 +199,10 @@ pub async fn settle(
             done = crate::sessions::run(agent, &resume, None, cancellation.clone()).await?;
         } else {
             done = agent
-                .execute_cancellable(decided, cancellation.clone())
+                .execute_with(
+                    decided,
+                    &StepOptions::new().with_cancellation(cancellation.clone()),
+                )
                 .await?;
         }
         if done.status() == AgentStatus::Suspended && done.approvals_decided() {

@@ -235,9 +235,9 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                 }
                 None => {
                     agent
-                        .execute_cancellable(
+                        .execute_with(
                             state.clone().with_user_message(message),
-                            token.clone(),
+                            &StepOptions::new().with_cancellation(token.clone()),
                         )
                         .await?
                 }

@@ -196,7 +196,10 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
                 .map_err(|e| session_failed(e.as_ref()))?
         } else {
             agent
-                .execute_cancellable(state.with_user_message(prompt), token.clone())
+                .execute_with(
+                    state.with_user_message(prompt),
+                    &StepOptions::new().with_cancellation(token.clone()),
+                )
                 .await
                 .map_err(|e| {
                     RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
