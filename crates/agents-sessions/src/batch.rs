@@ -192,27 +192,30 @@ impl<'a> CommitRows<'a> {
     /// must be rolled back.
     pub(crate) fn batches(self) -> Vec<Batch<'a>> {
         let mut builder = Builder::new(self.key, lead(self.new_session), self.session);
-        for (position, body) in self.messages {
-            builder.row(
+        let tables = [
+            (
                 "session_messages",
                 "session_id, version, position, body, checksum",
-                vec![
-                    Value::Int(position),
-                    Value::Text(body),
-                    Value::Owned(crate::checksum(body)),
-                ],
-            );
-        }
-        for (index, body) in self.steps {
-            builder.row(
+                self.messages,
+            ),
+            (
                 "session_steps",
                 "session_id, version, idx, body, checksum",
-                vec![
-                    Value::Int(index),
-                    Value::Text(body),
-                    Value::Owned(crate::checksum(body)),
-                ],
-            );
+                self.steps,
+            ),
+        ];
+        for (table, columns, rows) in tables {
+            for (number, body) in rows {
+                builder.row(
+                    table,
+                    columns,
+                    vec![
+                        Value::Int(number),
+                        Value::Text(body),
+                        Value::Owned(crate::checksum(body)),
+                    ],
+                );
+            }
         }
         builder.statement("DELETE FROM session_journal WHERE session_id = $1 AND version <= $2");
         builder.finish()
