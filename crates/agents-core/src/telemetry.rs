@@ -45,11 +45,15 @@ pub const AGENTS_COST_USD: &str = "agents.cost.usd";
 pub const AGENTS_STOP_REASON: &str = "agents.stop_reason";
 
 /// An `invoke_agent {name}` span (kind internal) for one step of `state`'s agent.
+///
+/// Field values are written so that nothing is formatted for a span nobody records: `otel.name`
+/// is a `format_args!`, not a `String`. (sqlx turns on tracing's `log` feature, under which a
+/// span with no subscriber still hands its fields to the `log` bridge on every step.)
 pub(crate) fn invoke_agent_span(name: &str, state: &AgentState) -> Span {
     tracing::info_span!(
         target: "gen_ai",
         "invoke_agent",
-        { OTEL_NAME } = format!("{OPERATION_INVOKE_AGENT} {name}"),
+        { OTEL_NAME } = tracing::field::display(format_args!("{OPERATION_INVOKE_AGENT} {name}")),
         { OTEL_KIND } = "internal",
         { GEN_AI_OPERATION_NAME } = OPERATION_INVOKE_AGENT,
         { GEN_AI_AGENT_NAME } = name,
@@ -116,7 +120,7 @@ pub(crate) fn execute_tool_span(tool: &str, call_id: &str) -> Span {
     tracing::info_span!(
         target: "gen_ai",
         "execute_tool",
-        { OTEL_NAME } = format!("{OPERATION_EXECUTE_TOOL} {tool}"),
+        { OTEL_NAME } = tracing::field::display(format_args!("{OPERATION_EXECUTE_TOOL} {tool}")),
         { OTEL_KIND } = "internal",
         { GEN_AI_OPERATION_NAME } = OPERATION_EXECUTE_TOOL,
         { GEN_AI_TOOL_NAME } = tool,

@@ -31,6 +31,14 @@ const INTENT: [&str; 12] = [
 /// with it ("you can use", "I'll call", "here's how", ...). A reply that only mentions a tool
 /// ("`read_file` shows the port is 8472") is an answer.
 pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
+    // Every intent phrase ends in one of these words: most answers contain none of them, and
+    // are let go after one pass over their bytes, without a lower-cased copy.
+    if !["use", "call", "how"]
+        .iter()
+        .any(|word| contains_ignoring_ascii_case(content, word))
+    {
+        return false;
+    }
     let lower = content.to_lowercase();
     if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
         return false;
@@ -42,6 +50,13 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
                 .iter()
                 .any(|word| lower.contains(&format!("{name}{word}")))
     })
+}
+
+/// Whether `text` contains `word` (ASCII letters, any case).
+fn contains_ignoring_ascii_case(text: &str, word: &str) -> bool {
+    text.as_bytes()
+        .windows(word.len())
+        .any(|window| window.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 #[cfg(test)]
@@ -63,6 +78,7 @@ mod tests {
             "To add up the hours column of `timesheet.csv`, you can use the `read_file` function to read it.",
             "To find the total, I'll use the read_file function on both files.",
             "Here's how you can do it: call `read_file` with the path.",
+            "YOU CAN USE THE `READ_FILE` FUNCTION to read it.",
         ] {
             assert!(is_plan_reply(reply, &tools()), "{reply}");
         }

@@ -188,16 +188,18 @@ pub fn recovered_id_prefix(execution_id: &str, step: usize) -> String {
 
 /// The last 12 hex digits of an execution id (all of it, when shorter; `0` when empty).
 pub(crate) fn execution_tag(execution_id: &str) -> String {
-    let hex: Vec<char> = execution_id
-        .chars()
-        .filter(char::is_ascii_hexdigit)
+    let mut tag: Vec<u8> = execution_id
+        .bytes()
+        .rev()
+        .filter(u8::is_ascii_hexdigit)
+        .take(12)
         .collect();
-    let tag: String = hex[hex.len().saturating_sub(12)..].iter().collect();
     if tag.is_empty() {
-        "0".to_owned()
-    } else {
-        tag
+        return "0".to_owned();
     }
+    tag.reverse();
+    // Only ASCII hex digits were kept.
+    String::from_utf8(tag).unwrap_or_default()
 }
 
 /// Whether `call` was recovered from text rather than sent as a native call: its id has the
@@ -435,7 +437,7 @@ pub fn recover_announced_call(content: &str, tools: &Tools, step: usize) -> Opti
 /// assert!(is_tool_call_text(r#"Here's the result: {"name": "read_file", "arguments": {"path": "a"}}"#));
 /// ```
 pub fn is_tool_call_text(content: &str) -> bool {
-    if content.len() > MAX_TEXT_CALL_BYTES {
+    if content.len() > MAX_TEXT_CALL_BYTES || !may_hold_a_call(content) {
         return false;
     }
     let only_calls = call_body(content)
@@ -447,6 +449,13 @@ pub fn is_tool_call_text(content: &str) -> bool {
     only_calls
         || first_block_call(content, None).is_some()
         || !calls_in_prose_of(content, None, "").is_empty()
+}
+
+/// Whether `content` can hold a call written as text at all: every form a call is read from
+/// (a JSON object alone, in a fence or `<tool_call>` tags, or inside prose) has an object's
+/// `{`. Most answers have none and skip the search.
+pub(crate) fn may_hold_a_call(content: &str) -> bool {
+    content.as_bytes().contains(&b'{')
 }
 
 /// The most bytes of a reply searched for calls written as text (1 MiB, the bound of the

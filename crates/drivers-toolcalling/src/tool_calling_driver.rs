@@ -17,7 +17,6 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::plan_reply::{is_plan_reply, PLAN_NUDGE};
-use crate::recover::recovered_id_prefix;
 use crate::trust::judge_text_calls;
 use crate::{format_step_messages, is_tool_call_text};
 
@@ -351,10 +350,13 @@ impl AgentDriver for ToolCallingDriver {
         // of running.
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
         if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
-            let prefix = recovered_id_prefix(execution, step);
-            if let Some(text_calls) =
-                judge_text_calls(response.content(), tools, &input, &prefix, truncated)
-            {
+            if let Some(text_calls) = judge_text_calls(
+                response.content(),
+                tools,
+                &input,
+                (execution, step),
+                truncated,
+            ) {
                 refused = text_calls.refused;
                 response = response
                     .with_content(text_calls.content)
@@ -596,16 +598,15 @@ fn needs_new_ids(calls: &[ToolCall], conversation: &Messages) -> bool {
     }
 }
 
-fn replaced_id(id: &str, used: &std::collections::HashSet<String>) -> bool {
+fn replaced_id(id: &str, used: &std::collections::HashSet<&str>) -> bool {
     id.is_empty() || used.contains(id)
 }
 
-/// The ids of the calls already in the conversation.
-fn used_ids(conversation: &Messages) -> std::collections::HashSet<String> {
-    conversation
-        .iter()
-        .flat_map(|m| m.tool_calls().iter().map(|c| c.id().to_owned()))
-        .collect()
+/// The ids of the calls already in the conversation. `Messages::tool_call_ids` stops at the
+/// earliest message with calls, so a separated-mode history of questions and answers is not
+/// walked on every step.
+fn used_ids(conversation: &Messages) -> std::collections::HashSet<&str> {
+    conversation.tool_call_ids().collect()
 }
 
 /// The calls with unusable ids (see [`needs_new_ids`]) renamed `call_<execution>_<step>_<n>`

@@ -24,8 +24,8 @@ use agents_core::{ToolEffects, ToolFailureKind, Tools};
 use messages::{Messages, Role, ToolCall};
 
 use crate::recover::{
-    announced_of_any_tool, announced_with_prefix, calls_in_prose, recover_with_prefix,
-    RecoveredCall, RecoveredKind,
+    announced_of_any_tool, announced_with_prefix, calls_in_prose, may_hold_a_call,
+    recover_with_prefix, recovered_id_prefix, RecoveredCall, RecoveredKind,
 };
 
 /// Whether a call to `name` only reads: the tool declares [`ToolEffects::ReadOnly`] (the
@@ -50,15 +50,19 @@ pub(crate) struct TextCalls {
 }
 
 /// The calls written in `content` and what becomes of each, or `None` when the reply is text
-/// (an answer). `conversation` is what the model was sent; `prefix` the ids' prefix
-/// (`recovered_<execution>_<step>_`); `cut` whether the reply was cut at its token limit.
+/// (an answer). `conversation` is what the model was sent; the calls' ids are
+/// `recovered_<execution>_<step>_<n>`; `cut` whether the reply was cut at its token limit.
 pub(crate) fn judge_text_calls(
     content: &str,
     tools: &Tools,
     conversation: &Messages,
-    prefix: &str,
+    (execution, step): (&str, usize),
     cut: bool,
 ) -> Option<TextCalls> {
+    if !may_hold_a_call(content) {
+        return None;
+    }
+    let prefix = &recovered_id_prefix(execution, step);
     let seen = Seen::new(conversation);
     if let Some(recovered) = recover_with_prefix(content, tools, prefix, cut) {
         return whole_reply(content, recovered, tools, &seen, cut);

@@ -79,7 +79,7 @@ pub fn chat_span(provider: &str, request_model: &str) -> Span {
     tracing::info_span!(
         target: "gen_ai",
         "chat",
-        { OTEL_NAME } = format!("{OPERATION_CHAT} {request_model}"),
+        { OTEL_NAME } = tracing::field::display(format_args!("{OPERATION_CHAT} {request_model}")),
         { OTEL_KIND } = "client",
         { GEN_AI_OPERATION_NAME } = OPERATION_CHAT,
         { GEN_AI_PROVIDER_NAME } = provider,

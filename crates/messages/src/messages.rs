@@ -16,6 +16,10 @@ use crate::{Message, MessagesError, Role};
 #[derive(Clone, Default)]
 pub struct Messages {
     items: PersistentVec<Arc<Message>>,
+    /// How many of the messages carry tool calls, kept by the two places that build a list
+    /// (`extended_shared` and `from_iter`), so [`Messages::tool_call_ids`] can stop at the
+    /// earliest of them instead of walking the whole history.
+    with_calls: usize,
 }
 
 impl Messages {
@@ -67,6 +71,36 @@ impl Messages {
         self.items.common_prefix_len(&other.items, Arc::ptr_eq)
     }
 
+    /// The ids of the tool calls in the list, newest message first (a message's calls in the
+    /// order it holds them). Visits only the messages from the last one back to the earliest
+    /// that has tool calls: for a history of questions and answers with the calls of one
+    /// execution at its end, the cost does not grow with the history.
+    ///
+    /// ```
+    /// use messages::{Message, Messages, ToolCall};
+    /// use serde_json::json;
+    ///
+    /// let history = Messages::from(vec![
+    ///     Message::user("hi"),
+    ///     Message::assistant("").with_tool_calls(vec![ToolCall::new("call_1", "ls", json!({}))]),
+    ///     Message::tool_result("call_1", "ls", "a.txt"),
+    ///     Message::assistant("").with_tool_calls(vec![ToolCall::new("call_2", "ls", json!({}))]),
+    /// ]);
+    /// let ids: Vec<&str> = history.tool_call_ids().collect();
+    /// assert_eq!(ids, ["call_2", "call_1"]);
+    /// ```
+    pub fn tool_call_ids(&self) -> impl Iterator<Item = &str> + '_ {
+        let mut left = self.with_calls;
+        self.iter()
+            .rev()
+            .take_while(move |message| {
+                let more = left > 0;
+                left = left.saturating_sub(usize::from(message.has_tool_calls()));
+                more
+            })
+            .flat_map(|message| message.tool_calls().iter().map(|call| call.id()))
+    }
+
     /// The message at `index`.
     pub fn get(&self, index: usize) -> Option<&Message> {
         self.items.get(index).map(Arc::as_ref)
@@ -103,11 +137,13 @@ impl Messages {
     {
         let messages = messages.into_iter();
         let mut items = self.items.clone();
+        let mut with_calls = self.with_calls;
         items.reserve(messages.size_hint().0);
         for message in messages {
+            with_calls += usize::from(message.has_tool_calls());
             items.push(message);
         }
-        Self { items }
+        Self { items, with_calls }
     }
 
     /// A copy with every message of `other` appended (shares the messages themselves).
@@ -383,9 +419,12 @@ impl FromIterator<Message> for Messages {
 
 impl FromIterator<Arc<Message>> for Messages {
     fn from_iter<I: IntoIterator<Item = Arc<Message>>>(iter: I) -> Self {
-        Self {
-            items: iter.into_iter().collect(),
-        }
+        let mut with_calls = 0;
+        let items = iter
+            .into_iter()
+            .inspect(|message| with_calls += usize::from(message.has_tool_calls()))
+            .collect();
+        Self { items, with_calls }
     }
 }
 

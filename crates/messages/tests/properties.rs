@@ -115,3 +115,32 @@ fn a_store_nothing_else_shares_is_edited_without_copying_its_sections() {
     assert_eq!(shared.section("messages").len(), 1);
     assert_eq!(shared.section("execution_buffer").len(), 1);
 }
+
+proptest! {
+    /// `tool_call_ids` stops early on a count the list keeps; whatever way a list was built
+    /// (appending, concatenating, filtering, taking a tail or head, reversing), it finds
+    /// exactly the ids a walk over every message finds, newest first.
+    #[test]
+    fn tool_call_ids_equal_a_full_walk_for_every_way_of_building_a_list(
+        base in messages(12),
+        extra in messages(6),
+        op in 0usize..6,
+        n in 0usize..12,
+    ) {
+        let built = match op {
+            0 => base.extended(extra.iter().cloned()),
+            1 => base.concat(&extra),
+            2 => base.filter(|m| m.role() != messages::Role::System),
+            3 => base.tail(n),
+            4 => base.head(n).appended(Message::user("again")),
+            _ => base.reversed(),
+        };
+        let walked: Vec<String> = built
+            .iter()
+            .rev()
+            .flat_map(|m| m.tool_calls().iter().map(|c| c.id().to_owned()))
+            .collect();
+        let found: Vec<&str> = built.tool_call_ids().collect();
+        prop_assert_eq!(found, walked);
+    }
+}
