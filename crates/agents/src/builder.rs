@@ -15,7 +15,7 @@ use agents_core::{
 use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
 use drivers_toolcalling::{ForgedEvidenceCheck, RefuseForgedEvidence, ToolCallingDriver};
-use inference::{LanguageModel, ModelCatalog};
+use inference::{LanguageModel, ModelCatalog, ModelSettings};
 use messages::{Message, ToolCall};
 
 use crate::{AgentCapability, BuildError};
@@ -55,9 +55,7 @@ enum DriverChoice {
 #[derive(Clone)]
 pub struct AgentBuilder {
     driver: Option<DriverChoice>,
-    model_name: Option<String>,
-    temperature: Option<f32>,
-    max_tokens: Option<u32>,
+    model_settings: ModelSettings,
     parallel_tool_calls: bool,
     streaming: bool,
     content_tool_call_recovery: Option<bool>,
@@ -94,9 +92,7 @@ impl Default for AgentBuilder {
     fn default() -> Self {
         Self {
             driver: None,
-            model_name: None,
-            temperature: None,
-            max_tokens: None,
+            model_settings: ModelSettings::default(),
             parallel_tool_calls: false,
             streaming: false,
             content_tool_call_recovery: None,
@@ -161,21 +157,29 @@ impl AgentBuilder {
         self
     }
 
+    /// The model name and sampling settings sent with each request, all at once: the same
+    /// [`ModelSettings`] value the providers and agent definitions take. What it leaves unset
+    /// (an empty model name, no temperature or token limit) is left to the provider.
+    pub fn with_model_settings(mut self, settings: ModelSettings) -> Self {
+        self.model_settings = settings;
+        self
+    }
+
     /// The model name sent with each request (default: the provider's configured model).
     pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
-        self.model_name = Some(name.into());
+        self.model_settings.model = name.into();
         self
     }
 
     /// Sampling temperature.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.temperature = Some(temperature);
+        self.model_settings.temperature = Some(temperature);
         self
     }
 
     /// Completion token limit per request.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = Some(max_tokens);
+        self.model_settings.max_tokens = Some(max_tokens);
         self
     }
 
@@ -532,12 +536,16 @@ impl AgentBuilder {
     /// The context window of the model the agent will talk to (its model name, else the
     /// model's own), from the builder's catalog; `None` when unknown.
     pub(crate) fn context_window(&self) -> Option<u64> {
-        let name = self.model_name.clone().or_else(|| match &self.driver {
-            Some(DriverChoice::ToolCalling(model) | DriverChoice::React(model)) => {
-                Some(model.name())
-            }
-            _ => None,
-        })?;
+        let name = self
+            .model_settings
+            .chosen_model()
+            .map(str::to_owned)
+            .or_else(|| match &self.driver {
+                Some(DriverChoice::ToolCalling(model) | DriverChoice::React(model)) => {
+                    Some(model.name())
+                }
+                _ => None,
+            })?;
         let lookup = |catalog: &ModelCatalog| catalog.lookup(&name);
         match &self.model_catalog {
             Some(catalog) => lookup(catalog),
@@ -657,9 +665,15 @@ impl AgentBuilder {
         );
         AgentBuilder {
             driver,
-            model_name: self.model_name.clone().filter(|_| inherit_model_settings),
-            temperature: self.temperature,
-            max_tokens: self.max_tokens,
+            // The sampling settings carry over; the model name only with the same model.
+            model_settings: ModelSettings {
+                model: if inherit_model_settings {
+                    self.model_settings.model.clone()
+                } else {
+                    String::new()
+                },
+                ..self.model_settings.clone()
+            },
             parallel_tool_calls: self.parallel_tool_calls,
             streaming: self.streaming,
             content_tool_call_recovery: self.content_tool_call_recovery,
@@ -685,22 +699,6 @@ impl AgentBuilder {
     }
 
     fn driver(&self, choice: DriverChoice) -> Arc<dyn AgentDriver> {
-        // Both built-in drivers take the same sampling options under the same names.
-        macro_rules! with_sampling {
-            ($driver:expr) => {{
-                let mut driver = $driver;
-                if let Some(name) = &self.model_name {
-                    driver = driver.with_model_name(name.clone());
-                }
-                if let Some(temperature) = self.temperature {
-                    driver = driver.with_temperature(temperature);
-                }
-                if let Some(max_tokens) = self.max_tokens {
-                    driver = driver.with_max_tokens(max_tokens);
-                }
-                driver
-            }};
-        }
         match choice {
             DriverChoice::Custom(driver) => driver,
             DriverChoice::ToolCalling(model) => {
@@ -710,12 +708,17 @@ impl AgentBuilder {
                         .endpoint()
                         .is_none_or(|url| inference::is_local_endpoint(&url))
                 });
-                Arc::new(with_sampling!(ToolCallingDriver::from_shared(model)
-                    .with_parallel_tool_calls(self.parallel_tool_calls)
-                    .with_streaming(self.streaming)
-                    .with_content_tool_call_recovery(recover)))
+                Arc::new(
+                    ToolCallingDriver::from_shared(model)
+                        .with_model_settings(self.model_settings.clone())
+                        .with_parallel_tool_calls(self.parallel_tool_calls)
+                        .with_streaming(self.streaming)
+                        .with_content_tool_call_recovery(recover),
+                )
             }
-            DriverChoice::React(model) => Arc::new(with_sampling!(ReActDriver::from_shared(model))),
+            DriverChoice::React(model) => Arc::new(
+                ReActDriver::from_shared(model).with_model_settings(self.model_settings.clone()),
+            ),
         }
     }
 

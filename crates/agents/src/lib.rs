@@ -74,7 +74,7 @@ pub use drivers_react::ReActDriver;
 pub use drivers_toolcalling::ToolCallingDriver;
 pub use inference::{
     Anthropic, Cost, InferenceError, InferenceResponse, LanguageModel, ModelCatalog, ModelInfo,
-    OpenAiCompatible, ScriptedModel,
+    ModelSettings, OpenAiCompatible, ScriptedModel,
 };
 pub use messages::{Message, Messages, ToolCall};
 

@@ -21,7 +21,7 @@ pub use agents_sessions::{AgentSessionExt, SessionStore, SqliteSessionStore};
 pub use futures::StreamExt;
 pub use inference::{
     Anthropic, FinishReason, InferenceRequest, InferenceResponse, LanguageModel, ModelCatalog,
-    ModelInfo, OpenAiCompatible, ScriptedModel, Usage,
+    ModelInfo, ModelSettings, OpenAiCompatible, ScriptedModel, Usage,
 };
 pub use messages::{Message, MessageStore, Messages, Role, ToolCall};
 pub use serde_json::json;

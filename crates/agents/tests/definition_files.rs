@@ -375,3 +375,63 @@ async fn a_definitions_approval_section_suspends_on_the_tools_it_names() {
     assert_eq!(state.status(), AgentStatus::Suspended);
     assert_eq!(state.pending_approvals()[0].tool_name(), "delete_file");
 }
+
+#[tokio::test]
+async fn a_definitions_model_settings_reach_every_request_as_one_value() {
+    let definition = parse(VALID).unwrap();
+    let settings = definition.llm.model_settings();
+    assert_eq!(
+        settings,
+        ModelSettings::new("gpt-4o-mini")
+            .with_temperature(0.2)
+            .with_max_tokens(512)
+    );
+    let model = ScriptedModel::new([InferenceResponse::text("Hello.")]);
+    let agent = definition
+        .configure(AgentBuilder::new().with_model(model.clone()))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("Hi"))
+        .await
+        .unwrap();
+    assert_eq!(done.final_response().unwrap().text(), "Hello.");
+    let request = model.last_request().unwrap();
+    assert_eq!(request.model.as_deref(), Some("gpt-4o-mini"));
+    assert_eq!(request.temperature, Some(0.2));
+    assert_eq!(request.max_tokens, Some(512));
+}
+
+#[tokio::test]
+async fn builder_settings_given_at_once_or_field_by_field_send_the_same_request() {
+    let at_once = ScriptedModel::new([InferenceResponse::text("a")]);
+    let by_field = ScriptedModel::new([InferenceResponse::text("a")]);
+    let settings = ModelSettings::new("qwen2.5").with_temperature(0.0);
+    for (model, builder) in [
+        (
+            at_once.clone(),
+            AgentBuilder::new().with_model_settings(settings.clone()),
+        ),
+        (
+            by_field.clone(),
+            AgentBuilder::new()
+                .with_model_name("qwen2.5")
+                .with_temperature(0.0),
+        ),
+    ] {
+        let agent = builder.with_model(model).build().unwrap();
+        agent
+            .execute(AgentState::new().with_user_message("Hi"))
+            .await
+            .unwrap();
+    }
+    let (a, b) = (
+        at_once.last_request().unwrap(),
+        by_field.last_request().unwrap(),
+    );
+    assert_eq!(a.model.as_deref(), Some("qwen2.5"));
+    assert_eq!(
+        (a.model, a.temperature, a.max_tokens),
+        (b.model, b.temperature, b.max_tokens)
+    );
+}

@@ -7,7 +7,9 @@ use agents_core::{
     EventSource, StepContext, StepError, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
-use inference::{InferenceRequest, InferenceResponse, LanguageModel, ResponseFormat, Usage};
+use inference::{
+    InferenceRequest, InferenceResponse, LanguageModel, ModelSettings, ResponseFormat, Usage,
+};
 use messages::{Message, Messages};
 
 use crate::{
@@ -56,9 +58,7 @@ using what the conversation established. Do not use JSON and do not mention tool
 #[derive(Clone)]
 pub struct ReActDriver {
     model: Arc<dyn LanguageModel>,
-    model_name: Option<String>,
-    temperature: Option<f32>,
-    max_tokens: Option<u32>,
+    settings: ModelSettings,
     max_decision_retries: usize,
     final_via_inference: bool,
     json_response_format: bool,
@@ -75,30 +75,42 @@ impl ReActDriver {
     pub fn from_shared(model: Arc<dyn LanguageModel>) -> Self {
         Self {
             model,
-            model_name: None,
-            temperature: None,
-            max_tokens: None,
+            settings: ModelSettings::default(),
             max_decision_retries: 2,
             final_via_inference: false,
             json_response_format: true,
         }
     }
 
+    /// Sets the model name and sampling settings sent with each request, all at once (what
+    /// the `agents` crate's builder or an agent definition holds). A setting
+    /// left unset (an empty model name, no temperature or token limit) is left to the
+    /// provider.
+    pub fn with_model_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The model name and sampling settings sent with each request.
+    pub fn model_settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
     /// Sets the model name sent with each request (default: the provider's configured model).
     pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
-        self.model_name = Some(name.into());
+        self.settings.model = name.into();
         self
     }
 
     /// Sets the sampling temperature.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.temperature = Some(temperature);
+        self.settings.temperature = Some(temperature);
         self
     }
 
     /// Sets the completion token limit.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = Some(max_tokens);
+        self.settings.max_tokens = Some(max_tokens);
         self
     }
 
@@ -143,11 +155,7 @@ impl ReActDriver {
     }
 
     fn base_request(&self, messages: Messages) -> InferenceRequest {
-        let mut request = InferenceRequest::new(messages);
-        request.model.clone_from(&self.model_name);
-        request.temperature = self.temperature;
-        request.max_tokens = self.max_tokens;
-        request
+        self.settings.apply_to(InferenceRequest::new(messages))
     }
 
     /// One inference, named `key` within the step for the journal (a reply recorded before an
@@ -164,7 +172,7 @@ impl ReActDriver {
                 context.emit_with(|| AgentEvent::InferenceRequested {
                     source: source.clone(),
                     message_count: request.messages.len(),
-                    model: self.model_name.clone(),
+                    model: self.settings.chosen_model().map(str::to_owned),
                 });
                 let started = std::time::Instant::now();
                 let response = context
@@ -359,7 +367,7 @@ impl std::fmt::Debug for ReActDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReActDriver")
             .field("model", &self.model.name())
-            .field("model_name", &self.model_name)
+            .field("settings", &self.settings)
             .field("max_decision_retries", &self.max_decision_retries)
             .field("final_via_inference", &self.final_via_inference)
             .field("json_response_format", &self.json_response_format)

@@ -12,7 +12,7 @@ use futures::future::Either;
 use futures::{StreamExt, TryFutureExt};
 use inference::{
     FinishReason, InferenceEvent, InferenceRequest, InferenceResponse, LanguageModel,
-    ResponseFormat, StreamAccumulator, ToolChoice,
+    ModelSettings, ResponseFormat, StreamAccumulator, ToolChoice,
 };
 use messages::{Message, Messages, Role, ToolCall};
 
@@ -55,9 +55,7 @@ use crate::{format_step_messages, is_tool_call_text};
 #[derive(Clone)]
 pub struct ToolCallingDriver {
     model: Arc<dyn LanguageModel>,
-    model_name: Option<String>,
-    temperature: Option<f32>,
-    max_tokens: Option<u32>,
+    settings: ModelSettings,
     parallel_tool_calls: bool,
     tool_choice: Option<ToolChoice>,
     response_format: Option<ResponseFormat>,
@@ -78,9 +76,7 @@ impl ToolCallingDriver {
     pub fn from_shared(model: Arc<dyn LanguageModel>) -> Self {
         Self {
             model,
-            model_name: None,
-            temperature: None,
-            max_tokens: None,
+            settings: ModelSettings::default(),
             parallel_tool_calls: false,
             tool_choice: None,
             response_format: None,
@@ -90,21 +86,35 @@ impl ToolCallingDriver {
         }
     }
 
+    /// Sets the model name and sampling settings sent with each request, all at once (what
+    /// the `agents` crate's builder or an agent definition holds). A setting
+    /// left unset (an empty model name, no temperature or token limit) is left to the
+    /// provider.
+    pub fn with_model_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The model name and sampling settings sent with each request.
+    pub fn model_settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
     /// Sets the model name sent with each request (default: the provider's configured model).
     pub fn with_model_name(mut self, name: impl Into<String>) -> Self {
-        self.model_name = Some(name.into());
+        self.settings.model = name.into();
         self
     }
 
     /// Sets the sampling temperature.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.temperature = Some(temperature);
+        self.settings.temperature = Some(temperature);
         self
     }
 
     /// Sets the completion token limit.
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = Some(max_tokens);
+        self.settings.max_tokens = Some(max_tokens);
         self
     }
 
@@ -178,7 +188,7 @@ impl ToolCallingDriver {
         let has_tools = !tools.is_empty();
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.
         InferenceRequest {
-            model: self.model_name.clone(),
+            model: self.settings.chosen_model().map(str::to_owned),
             messages: cached.messages.concat(input),
             tools,
             tool_choice: if has_tools {
@@ -192,8 +202,8 @@ impl ToolCallingDriver {
                 .response_format
                 .clone()
                 .or_else(|| cached.response_format.clone()),
-            max_tokens: self.max_tokens,
-            temperature: self.temperature,
+            max_tokens: self.settings.max_tokens,
+            temperature: self.settings.temperature,
             parallel_tool_calls: has_tools.then_some(self.parallel_tool_calls),
             options: Default::default(),
             cache_breakpoint: stable_prefix_len(state, cached.messages.len()).checked_sub(1),
@@ -211,7 +221,7 @@ impl ToolCallingDriver {
         context.emit_with(|| AgentEvent::InferenceRequested {
             source: source.clone(),
             message_count: request.messages.len(),
-            model: self.model_name.clone(),
+            model: self.settings.chosen_model().map(str::to_owned),
         });
         // The stream's state is boxed so that it does not grow the future of every
         // (non-streaming) step.
@@ -446,10 +456,7 @@ impl AgentDriver for ToolCallingDriver {
         input: Messages,
         context: &StepContext,
     ) -> Result<Option<InferenceResponse>, AgentError> {
-        let mut request = InferenceRequest::new(input);
-        request.model.clone_from(&self.model_name);
-        request.temperature = self.temperature;
-        request.max_tokens = self.max_tokens;
+        let request = self.settings.apply_to(InferenceRequest::new(input));
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
             .await?;
@@ -558,7 +565,7 @@ impl std::fmt::Debug for ToolCallingDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolCallingDriver")
             .field("model", &self.model.name())
-            .field("model_name", &self.model_name)
+            .field("settings", &self.settings)
             .field("parallel_tool_calls", &self.parallel_tool_calls)
             .field("streaming", &self.streaming)
             .field(

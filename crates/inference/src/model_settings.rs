@@ -76,6 +76,12 @@ impl ModelSettings {
         self
     }
 
+    /// The model name chosen here, `None` when [`model`](Self::model) is empty (the provider's
+    /// configured model is used).
+    pub fn chosen_model(&self) -> Option<&str> {
+        (!self.model.is_empty()).then_some(self.model.as_str())
+    }
+
     /// The model a request asks for: its own when it names one, else these settings'.
     pub fn model_for<'a>(&'a self, request: &'a InferenceRequest) -> &'a str {
         request

@@ -243,6 +243,12 @@ impl<T: Clone> PersistentVec<T> {
         let limit = self.len.min(other.len);
         let mut index = 0;
         while index < limit {
+            // A whole subtree that is one allocation in both: skipped in one descent.
+            let shared = self.shared_subtree_run(other, index);
+            if shared > 0 {
+                index += shared;
+                continue;
+            }
             let (Some(a), Some(b)) = (self.slice_at(index), other.slice_at(index)) else {
                 break;
             };
@@ -259,6 +265,40 @@ impl<T: Clone> PersistentVec<T> {
             index += n;
         }
         index
+    }
+
+    /// How many elements from `index` on lie in one subtree that `self` and `other` share
+    /// (the same allocation at the same place in both tries, so the same elements); 0 when
+    /// the leaf holding `index` is not shared, or `index` is in a tail.
+    fn shared_subtree_run(&self, other: &Self, index: usize) -> usize {
+        let tree_end = self.tail_offset().min(other.tail_offset());
+        if index >= tree_end || self.shift != other.shift {
+            return 0;
+        }
+        let (Some(mut a), Some(mut b)) = (self.root.as_ref(), other.root.as_ref()) else {
+            return 0;
+        };
+        if Arc::ptr_eq(a, b) {
+            return tree_end - index;
+        }
+        let mut level = self.shift;
+        while let (Node::Branch(left), Node::Branch(right)) = (a.as_ref(), b.as_ref()) {
+            let slot = (index >> level) & MASK;
+            let (Some(x), Some(y)) = (left.get(slot), right.get(slot)) else {
+                return 0;
+            };
+            if Arc::ptr_eq(x, y) {
+                // The child covers 2^level elements; the tree part of either vector may end
+                // inside it (its rightmost subtree), and nothing of it lies past that end.
+                let end = ((index >> level) + 1) << level;
+                return end.min(tree_end) - index;
+            }
+            if level < BITS {
+                return 0;
+            }
+            (a, b, level) = (x, y, level - BITS);
+        }
+        0
     }
 
     pub(crate) fn iter(&self) -> Iter<'_, T> {
@@ -360,6 +400,36 @@ impl<T: Clone> FromIterator<T> for PersistentVec<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn deep_tries_compare_shared_parts_without_their_elements_and_find_where_branches_part() {
+        // Three levels of branches: 40,000 elements.
+        let n = 40_000;
+        let base: PersistentVec<usize> = (0..n).collect();
+        let mut longer = base.clone();
+        for i in 0..5_000 {
+            longer.push(n + i);
+        }
+        let looked = std::cell::Cell::new(0usize);
+        let counting = |a: &usize, b: &usize| {
+            looked.set(looked.get() + 1);
+            a == b
+        };
+        assert_eq!(base.common_prefix_len(&longer, counting), n);
+        assert_eq!(longer.common_prefix_len(&base, counting), n);
+        // Only the shorter one's tail (under 32 elements) is compared one by one.
+        assert!(
+            looked.get() <= 2 * WIDTH,
+            "compared {} elements",
+            looked.get()
+        );
+        // Two branches of one history differ only after it.
+        let mut a = longer.clone();
+        let mut b = longer.clone();
+        a.push(1);
+        b.push(2);
+        assert_eq!(a.common_prefix_len(&b, counting), n + 5_000);
+    }
 
     #[test]
     fn common_prefix_of_a_vector_and_its_extended_clone() {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use agents_core::{AnswerOnStop, ErrorPolicy};
 use agents_processing::TraceRetention;
+use inference::ModelSettings;
 use serde::{Deserialize, Serialize};
 
 use super::DefinitionError;
@@ -86,6 +87,18 @@ pub struct LlmSettings {
     /// see `AgentBuilder::with_content_tool_call_recovery`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recover_tool_calls: Option<bool>,
+}
+
+impl LlmSettings {
+    /// The model name and sampling settings of this section, as the one [`ModelSettings`]
+    /// value the builder and the providers take.
+    pub fn model_settings(&self) -> ModelSettings {
+        ModelSettings {
+            model: self.model.clone(),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+        }
+    }
 }
 
 /// The endpoint's protocol.
@@ -236,15 +249,9 @@ impl AgentDefinition {
     pub fn configure(&self, builder: AgentBuilder) -> AgentBuilder {
         let mut builder = builder
             .with_system_prompt(self.system_prompt.clone())
-            .with_model_name(self.llm.model.clone())
+            .with_model_settings(self.llm.model_settings())
             .with_error_policy(self.error_policy())
             .with_trace_retention(self.trace_retention());
-        if let Some(temperature) = self.llm.temperature {
-            builder = builder.with_temperature(temperature);
-        }
-        if let Some(max_tokens) = self.llm.max_tokens {
-            builder = builder.with_max_tokens(max_tokens);
-        }
         if let Some(recover) = self.llm.recover_tool_calls {
             builder = builder.with_content_tool_call_recovery(recover);
         }
