@@ -250,6 +250,7 @@ impl StepContext {
             self.decided,
         );
         let report = |event: ToolEvent| self.events.emit_tool_event(tool_context, event);
+        let observed = self.events.is_observed();
         let run = |(position, call): (usize, &messages::ToolCall)| {
             let scope = ToolScope {
                 tools,
@@ -258,6 +259,7 @@ impl StepContext {
                 approval: &self.approval,
                 batch: &batch,
                 report: &report,
+                observed,
                 position,
             };
             let call = call.clone();

@@ -207,6 +207,7 @@ impl DefaultToolExecutor {
             approval: &approval,
             batch: &batch,
             report: &report,
+            observed: false,
             position: 0,
         };
         let execution = match layers.run(call.clone(), &scope, &unhooked).await {

@@ -133,6 +133,9 @@ pub struct ToolScope<'a> {
     pub(crate) approval: &'a ApprovalPolicy,
     pub(crate) batch: &'a CallBatch,
     pub(crate) report: &'a (dyn Fn(ToolEvent) + Send + Sync),
+    /// Whether anyone receives reported events (a listener, or a `tracing` subscriber for
+    /// the agent's events): when not, [`ToolScope::report_with`] builds nothing.
+    pub(crate) observed: bool,
     /// The call's position among the calls of its batch (journal entries are keyed by it).
     pub(crate) position: usize,
 }
@@ -188,6 +191,14 @@ impl<'a> ToolScope<'a> {
     /// Reports a tool event to the agent's listeners.
     pub fn report(&self, event: ToolEvent) {
         (self.report)(event);
+    }
+
+    /// Builds a tool event with `make` and reports it, only when someone receives the agent's
+    /// events: an unobserved run does not pay for copying calls and results into events.
+    pub fn report_with(&self, make: impl FnOnce() -> ToolEvent) {
+        if self.observed {
+            (self.report)(make());
+        }
     }
 
     /// How often the same call (tool and canonical arguments) was made before this one in

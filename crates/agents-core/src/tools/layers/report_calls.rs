@@ -25,9 +25,9 @@ impl ToolLayer for ReportCalls {
         scope: &ToolScope<'_>,
         next: NextTool<'_>,
     ) -> Result<ToolExecution, AgentError> {
-        scope.report(ToolEvent::Started { call: call.clone() });
+        scope.report_with(|| ToolEvent::Started { call: call.clone() });
         let execution = next.run(call, scope).await?;
-        let event = match (execution.failure_kind(), execution.error_message()) {
+        scope.report_with(|| match (execution.failure_kind(), execution.error_message()) {
             (Some(ToolFailureKind::Blocked), Some(reason)) => ToolEvent::Blocked {
                 call: execution.call().clone(),
                 reason: reason.to_owned(),
@@ -35,8 +35,7 @@ impl ToolLayer for ReportCalls {
             _ => ToolEvent::Completed {
                 execution: execution.clone(),
             },
-        };
-        scope.report(event);
+        });
         Ok(execution)
     }
 
