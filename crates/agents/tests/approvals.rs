@@ -634,3 +634,68 @@ async fn with_the_react_driver_the_model_sees_the_approved_result_not_the_placeh
         assert!(!seen.to_lowercase().contains("approval"), "{seen}");
     }
 }
+
+/// A resumed step goes through the processors like any completed step: when its verdict is
+/// to stop (here the step limit), separated mode empties the execution buffer and keeps only
+/// the question and the answer, so the next question does not carry this execution's tool
+/// trace; legacy mode keeps the trace once, not twice. (Before, resume went around the
+/// processors and the trace stayed in the buffer.)
+#[tokio::test]
+async fn a_resumed_step_that_stops_the_run_is_closed_by_the_processors() {
+    for separated in [true, false] {
+        let ledger = Ledger::default();
+        let model = ScriptedModel::new([
+            mixed_calls("build"),
+            InferenceResponse::text("Cleaned up; Paris and Rome are sunny."),
+        ]);
+        let agent = builder(&model, &ledger, separated)
+            .with_max_steps(1)
+            .build()
+            .unwrap();
+        let state = agent
+            .execute(AgentState::new().with_user_message("Weather, then clean up"))
+            .await
+            .unwrap();
+        assert_eq!(state.status(), AgentStatus::Suspended);
+        let done = agent
+            .execute(state.approve("call_b").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            ledger.entries(),
+            ["weather Paris", "weather Rome", "delete build"]
+        );
+        assert!(!done.is_runnable(), "{:?}", done.status());
+        let buffer = done.store().section(EXECUTION_BUFFER_SECTION).messages();
+        assert!(buffer.is_empty(), "separated {separated}: {buffer:?}");
+        let roles: Vec<Role> = done.messages().iter().map(|m| m.role()).collect();
+        if separated {
+            assert_eq!(
+                roles,
+                [Role::User, Role::Assistant],
+                "{:?}",
+                done.messages()
+            );
+        } else {
+            // The question, the calls and their three results, once each (legacy mode
+            // appends no answer on stop).
+            assert_eq!(
+                roles,
+                [
+                    Role::User,
+                    Role::Assistant,
+                    Role::Tool,
+                    Role::Tool,
+                    Role::Tool
+                ],
+                "{:?}",
+                done.messages()
+            );
+        }
+        assert_valid_for_providers(&done.messages_for_inference());
+        assert!(done
+            .messages()
+            .iter()
+            .all(|m| !m.text().contains("waiting for")));
+    }
+}

@@ -101,6 +101,29 @@ impl Messages {
             .flat_map(|message| message.tool_calls().iter().map(|call| call.id()))
     }
 
+    /// Whether the list ends with `tail`'s messages themselves: the same shared objects, not
+    /// equal copies (false for an empty `tail`). A processor that appends a step's messages
+    /// uses it to leave messages already in place alone, whatever their text.
+    ///
+    /// ```
+    /// use messages::{Message, Messages};
+    ///
+    /// let step = Messages::from(vec![Message::assistant("done")]);
+    /// let history = Messages::from(vec![Message::user("go")]).concat(&step);
+    /// assert!(history.ends_with_same(&step));
+    /// // An equal message made again is another message.
+    /// assert!(!history.ends_with_same(&Messages::from(vec![Message::assistant("done")])));
+    /// ```
+    pub fn ends_with_same(&self, tail: &Messages) -> bool {
+        let (len, n) = (self.len(), tail.len());
+        n > 0
+            && n <= len
+            && (0..n).all(|i| match (self.items.get(len - n + i), tail.items.get(i)) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            })
+    }
+
     /// The message at `index`.
     pub fn get(&self, index: usize) -> Option<&Message> {
         self.items.get(index).map(Arc::as_ref)

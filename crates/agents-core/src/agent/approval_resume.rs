@@ -7,7 +7,9 @@ use std::sync::Arc;
 use crate::agent::agent::Agent;
 use crate::agent::step_options::StepOptions;
 use crate::agent::terminal::Terminal;
+use crate::cached_context::CachedContext;
 use crate::events::agent_event::{AgentEvent, EventSource};
+use crate::processing::{StepFuture, StepTerminal};
 use crate::records::agent_error::AgentError;
 use crate::records::decision::StopReason;
 use crate::records::evaluation::ContinuationEvaluation;
@@ -155,6 +157,27 @@ impl Agent {
             return Ok(state);
         }
         let state = self.judge(state, token);
+        // The resolved step passes through the processors like any completed step, so a
+        // stopping verdict gets the same closing (the execution buffer emptied in separated
+        // mode, the digest, the context metadata). Layers that append the step's messages
+        // find them already in place and leave them.
+        let before = state.clone();
+        let state = match self
+            .processors
+            .run(state, &ResolvedStep, Arc::clone(&self.cached_context))
+            .await
+        {
+            Ok(state) => state,
+            Err(error) => {
+                // The calls ran and their results are recorded: keep them.
+                tracing::warn!(
+                    target: "agents_core::agent",
+                    error = %crate::records::agent_error::error_chain(&error),
+                    "a processor failed on a resumed step; the step is kept as resolved"
+                );
+                before
+            }
+        };
         match state.continuation_outcome() {
             Some(outcome) if !outcome.should_continue() => {
                 let reason = outcome.stop_reason().unwrap_or(StopReason::Completed);
@@ -177,5 +200,16 @@ impl Agent {
                 pending,
             });
         }
+    }
+}
+
+/// The centre of the processors for a resumed step: the step is already resolved and judged
+/// (its calls ran), so the layers see it as it is. A layer that returns without calling it
+/// returns the resolved state it was given: nothing of the step is lost.
+struct ResolvedStep;
+
+impl StepTerminal for ResolvedStep {
+    fn run<'a>(&'a self, state: AgentState, _cached_context: Arc<CachedContext>) -> StepFuture<'a> {
+        Box::pin(async move { Ok(state) })
     }
 }

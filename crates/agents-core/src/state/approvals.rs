@@ -11,6 +11,7 @@
 //! with the real result (or the rejection), cancelling with a "not approved" result.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use messages::{Message, Messages, ToolCall};
 use serde_json::Value;
@@ -278,14 +279,18 @@ impl AgentState {
                 (execution.id(), resolved)
             })
             .collect();
+        // One replacement per placeholder message, shared by every list that holds it (the
+        // step's trace and the section it was appended to), so a processor can still tell
+        // that the step's messages are in place (`Messages::ends_with_same`).
+        let mut replaced = Replacements::default();
         let mut store = self.store().clone();
         for section in self.store().sections() {
-            if let Some(replaced) = replace_results(section.messages(), &results) {
-                store = store.section(section.name()).set(replaced);
+            if let Some(messages) = replace_results(section.messages(), &results, &mut replaced) {
+                store = store.section(section.name()).set(messages);
             }
         }
         let step = self.current_step().map(|step| {
-            let trace = replace_results(step.trace_messages(), &results)
+            let trace = replace_results(step.trace_messages(), &results, &mut replaced)
                 .unwrap_or_else(|| step.trace_messages().clone());
             let by_id: HashMap<&str, &ToolExecution> =
                 executions.iter().map(|e| (e.id(), e)).collect();
@@ -362,7 +367,18 @@ const TOOL_CALL_ID_KEY: &str = "tool_call_id";
 /// its `tool_call_id` metadata and ends with the placeholder's text (a ReAct observation) gets
 /// the new result text in its place, so the model never sees "awaiting approval" for a call
 /// that ran (and calls it again).
-fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Option<Messages> {
+/// The replacement made for each placeholder message, by the address of the shared message
+/// it replaces (alive for as long as the state being resolved holds it).
+type Replacements = HashMap<*const Message, Arc<Message>>;
+
+/// `messages` with each placeholder result replaced by its real result (`None` when there is
+/// none); every other message stays the same shared object. A message replaced before (in
+/// another list) gets the same replacement.
+fn replace_results(
+    messages: &Messages,
+    results: &HashMap<&str, Resolved>,
+    replaced: &mut Replacements,
+) -> Option<Messages> {
     let replacement = |m: &Message| -> Option<Message> {
         if let Some(id) = m.tool_call_id() {
             return results.get(id).map(|r| r.message.clone());
@@ -374,15 +390,27 @@ fn replace_results(messages: &Messages, results: &HashMap<&str, Resolved>) -> Op
         (!resolved.placeholder.is_empty())
             .then(|| m.clone().with_content(format!("{kept}{}", resolved.text)))
     };
-    if !messages.iter().any(|m| replacement(m).is_some()) {
-        return None;
-    }
-    Some(
-        messages
-            .iter()
-            .map(|m| replacement(m).unwrap_or_else(|| m.clone()))
-            .collect(),
-    )
+    let mut any = false;
+    let list: Vec<Arc<Message>> = messages
+        .iter_shared()
+        .map(|shared| {
+            let key = Arc::as_ptr(shared);
+            if let Some(new) = replaced.get(&key) {
+                any = true;
+                return Arc::clone(new);
+            }
+            match replacement(shared) {
+                Some(message) => {
+                    any = true;
+                    let new = Arc::new(message);
+                    replaced.insert(key, Arc::clone(&new));
+                    new
+                }
+                None => Arc::clone(shared),
+            }
+        })
+        .collect();
+    any.then(|| list.into_iter().collect())
 }
 
 #[cfg(test)]

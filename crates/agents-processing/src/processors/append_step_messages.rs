@@ -17,7 +17,14 @@ impl InlineProcessor for AppendStepMessages {
             return Ok(state);
         };
         let output = step.output_messages();
-        if output.is_empty() {
+        if output.is_empty()
+            || state
+                .store()
+                .section(DEFAULT_SECTION)
+                .messages()
+                .ends_with_same(&output)
+        {
+            // Nothing, or already in place: a step held for approval, now resolved in place.
             return Ok(state);
         }
         Ok({

@@ -21,6 +21,11 @@ impl InlineProcessor for AppendToolTraceToBuffer {
             return Ok(state);
         }
         let trace = step.trace_messages().clone();
+        let buffer = state.store().section(EXECUTION_BUFFER_SECTION).messages();
+        if buffer.ends_with_same(&trace) {
+            // The step passed here before: a step held for approval, now resolved in place.
+            return Ok(state);
+        }
         Ok({
             let store = state
                 .store()

@@ -27,15 +27,17 @@ impl ToolLayer for ReportCalls {
     ) -> Result<ToolExecution, AgentError> {
         scope.report_with(|| ToolEvent::Started { call: call.clone() });
         let execution = next.run(call, scope).await?;
-        scope.report_with(|| match (execution.failure_kind(), execution.error_message()) {
-            (Some(ToolFailureKind::Blocked), Some(reason)) => ToolEvent::Blocked {
-                call: execution.call().clone(),
-                reason: reason.to_owned(),
+        scope.report_with(
+            || match (execution.failure_kind(), execution.error_message()) {
+                (Some(ToolFailureKind::Blocked), Some(reason)) => ToolEvent::Blocked {
+                    call: execution.call().clone(),
+                    reason: reason.to_owned(),
+                },
+                _ => ToolEvent::Completed {
+                    execution: execution.clone(),
+                },
             },
-            _ => ToolEvent::Completed {
-                execution: execution.clone(),
-            },
-        });
+        );
         Ok(execution)
     }
 
