@@ -362,18 +362,16 @@ struct Resolved {
 /// `Observation:` user messages) names the call a message reports on.
 const TOOL_CALL_ID_KEY: &str = "tool_call_id";
 
-/// `messages` with each result of a call in `results` replaced by its new result; `None` when
-/// none was there. A tool message is replaced whole; any other message that names the call in
-/// its `tool_call_id` metadata and ends with the placeholder's text (a ReAct observation) gets
-/// the new result text in its place, so the model never sees "awaiting approval" for a call
-/// that ran (and calls it again).
 /// The replacement made for each placeholder message, by the address of the shared message
 /// it replaces (alive for as long as the state being resolved holds it).
 type Replacements = HashMap<*const Message, Arc<Message>>;
 
-/// `messages` with each placeholder result replaced by its real result (`None` when there is
-/// none); every other message stays the same shared object. A message replaced before (in
-/// another list) gets the same replacement.
+/// `messages` with each result of a call in `results` replaced by its new result; `None` when
+/// none was there. A tool message is replaced whole; any other message that names the call in
+/// its `tool_call_id` metadata and ends with the placeholder's text (a ReAct observation) gets
+/// the new result text in its place, so the model never sees "awaiting approval" for a call
+/// that ran (and calls it again). Every other message stays the same shared object, and a
+/// message replaced before (in another list) gets the same replacement.
 fn replace_results(
     messages: &Messages,
     results: &HashMap<&str, Resolved>,
