@@ -376,8 +376,7 @@ impl AgentDriver for ToolCallingDriver {
                 }
             }
         }
-        if needs_new_ids(response.tool_calls(), &input) {
-            let calls = with_ids(response.tool_calls(), &input, execution, step);
+        if let Some(calls) = with_new_ids(response.tool_calls(), &input, execution, step) {
             response = response.with_calls(calls);
         }
         for (position, call) in response.tool_calls().iter().enumerate() {
@@ -591,20 +590,9 @@ pub(crate) fn finish_reason_error(reason: FinishReason) -> Option<StepError> {
     Some(StepError::new(ErrorType::Model, message))
 }
 
-/// The calls with an id each: providers that send none (some local servers) get
-/// `call_<step>_<n>`, unique within the execution.
-/// Whether a call id must be replaced: empty (a server that sends none), or already used in
-/// the conversation or the reply (servers that number their calls per reply).
-fn needs_new_ids(calls: &[ToolCall], conversation: &Messages) -> bool {
-    !calls.is_empty() && {
-        let used = used_ids(conversation);
-        let mut seen = std::collections::HashSet::new();
-        calls
-            .iter()
-            .any(|call| replaced_id(call.id(), &used) || !seen.insert(call.id()))
-    }
-}
-
+/// An id must be replaced when it is empty (a server that sends none), already used in the
+/// conversation, or used by an earlier call of the same reply (servers that number their
+/// calls per reply).
 fn replaced_id(id: &str, used: &std::collections::HashSet<&str>) -> bool {
     id.is_empty() || used.contains(id)
 }
@@ -616,27 +604,41 @@ fn used_ids(conversation: &Messages) -> std::collections::HashSet<&str> {
     conversation.tool_call_ids().collect()
 }
 
-/// The calls with unusable ids (see [`needs_new_ids`]) renamed `call_<execution>_<step>_<n>`
-/// (`<execution>` the last 12 hex digits of the execution id): unique across executions, so
-/// that an approval or a tool result can never refer to another call.
-fn with_ids(
+/// The calls with the ids that must be replaced (see [`replaced_id`]) renamed
+/// `call_<execution>_<step>_<n>` (`<execution>` the last 12 hex digits of the execution id):
+/// unique across executions, so that an approval or a tool result can never refer to another
+/// call. `None` when every id can stay, the common case.
+fn with_new_ids(
     calls: &[ToolCall],
     conversation: &Messages,
     execution: &str,
     step: usize,
-) -> Vec<ToolCall> {
+) -> Option<Vec<ToolCall>> {
+    if calls.is_empty() {
+        return None;
+    }
     let used = used_ids(conversation);
-    let tag = crate::recover::execution_tag(execution);
     let mut seen = std::collections::HashSet::new();
-    calls
+    let replace: Vec<bool> = calls
         .iter()
-        .enumerate()
-        .map(|(i, call)| {
-            if replaced_id(call.id(), &used) || !seen.insert(call.id().to_owned()) {
-                call.clone().with_id(format!("call_{tag}_{step}_{}", i + 1))
-            } else {
-                call.clone()
-            }
-        })
-        .collect()
+        .map(|call| replaced_id(call.id(), &used) || !seen.insert(call.id()))
+        .collect();
+    if !replace.contains(&true) {
+        return None;
+    }
+    let tag = crate::recover::execution_tag(execution);
+    Some(
+        calls
+            .iter()
+            .zip(replace)
+            .enumerate()
+            .map(|(i, (call, replace))| {
+                if replace {
+                    call.clone().with_id(format!("call_{tag}_{step}_{}", i + 1))
+                } else {
+                    call.clone()
+                }
+            })
+            .collect(),
+    )
 }

@@ -388,27 +388,32 @@ fn replace_results(
         (!resolved.placeholder.is_empty())
             .then(|| m.clone().with_content(format!("{kept}{}", resolved.text)))
     };
-    let mut any = false;
-    let list: Vec<Arc<Message>> = messages
+    // Most lists (the conversation) hold no placeholder: leave them without building a copy.
+    if !messages
         .iter_shared()
-        .map(|shared| {
-            let key = Arc::as_ptr(shared);
-            if let Some(new) = replaced.get(&key) {
-                any = true;
-                return Arc::clone(new);
-            }
-            match replacement(shared) {
-                Some(message) => {
-                    any = true;
-                    let new = Arc::new(message);
-                    replaced.insert(key, Arc::clone(&new));
-                    new
+        .any(|m| replaced.contains_key(&Arc::as_ptr(m)) || replacement(m).is_some())
+    {
+        return None;
+    }
+    Some(
+        messages
+            .iter_shared()
+            .map(|shared| {
+                let key = Arc::as_ptr(shared);
+                if let Some(new) = replaced.get(&key) {
+                    return Arc::clone(new);
                 }
-                None => Arc::clone(shared),
-            }
-        })
-        .collect();
-    any.then(|| list.into_iter().collect())
+                match replacement(shared) {
+                    Some(message) => {
+                        let new = Arc::new(message);
+                        replaced.insert(key, Arc::clone(&new));
+                        new
+                    }
+                    None => Arc::clone(shared),
+                }
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
