@@ -84,7 +84,7 @@ pub mod testing;
 // each other by path, in layers (records, then state, then behaviour; see docs/architecture.md).
 
 pub use agent::agent::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES};
-pub use agent::hooks::{StateHook, StopDecision, StopHook};
+pub use agent::hooks::{StateHook, StepHooks, StopDecision, StopHook};
 pub use agent::pricing::CONTEXT_WINDOW_WARNING;
 pub use agent::step_options::StepOptions;
 pub use cached_context::CachedContext;

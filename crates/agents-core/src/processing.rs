@@ -137,6 +137,22 @@ pub trait StepTerminal: Send + Sync {
     fn after_layer(&self, state: AgentState) -> AgentState {
         state
     }
+
+    /// Called by [`Next::run_settled`] when the rest of the chain failed: the loop records a
+    /// failure step on `began`, the state the rest of the chain was given, and the error
+    /// policy judges it, so the layer sees a recorded step, as after any step. Default: the
+    /// error, unchanged (a chain run without an agent has nothing to record it in).
+    ///
+    /// # Errors
+    /// `error`, where the terminal cannot record it.
+    fn settle_failure(
+        &self,
+        began: AgentState,
+        error: AgentError,
+    ) -> Result<AgentState, AgentError> {
+        let _ = began;
+        Err(error)
+    }
 }
 
 /// The rest of the chain below a layer. Consumed by [`Next::run`].
@@ -164,6 +180,24 @@ impl<'a> Next<'a> {
             rest = tail;
         }
         self.terminal.run(state, self.cached_context)
+    }
+
+    /// Runs the rest of the chain like [`run`](Self::run), but a failure of an inner layer
+    /// (or of the step) comes back as a recorded failure step on the state given here, judged
+    /// by the error policy, instead of an error: the layer's post-step work then runs on every
+    /// step, failed ones included. [`StepHooks`](crate::StepHooks) runs its after-step hooks
+    /// this way. Outside an agent (see [`StateProcessors::apply`]) the error comes back as is.
+    pub fn run_settled(self, state: AgentState) -> StepFuture<'a> {
+        let terminal = self.terminal;
+        // A reference count: the state is shared, not copied.
+        let began = state.clone();
+        let rest = self.run(state);
+        Box::pin(async move {
+            match rest.await {
+                Ok(state) => Ok(state),
+                Err(error) => terminal.settle_failure(began, error),
+            }
+        })
     }
 
     /// The fixed request prefix the step will send (the agent's configuration, unless an outer

@@ -8,8 +8,8 @@ use agents_core::testing::ScriptedDriver;
 use agents_core::{
     Agent, AgentError, AgentEvent, AgentState, AgentStatus, AgentStepType, ContinuationCriteria,
     ErrorHandlingDecision, ErrorPolicy, ErrorType, ExecutionTimeLimit, FunctionTool, Next,
-    StateProcessor, StepOptions, StepsLimit, StopDecision, StopReason, TokenUsageLimit, TokioClock,
-    ToolCallPresenceCheck, ToolError, EXECUTION_BUFFER_SECTION,
+    StateProcessor, StateProcessors, StepOptions, StepsLimit, StopDecision, StopReason,
+    TokenUsageLimit, TokioClock, ToolCallPresenceCheck, ToolError, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -612,6 +612,42 @@ async fn a_failing_processor_is_recorded_as_a_failed_step_on_the_state_the_step_
         assert_eq!(
             done.metadata().get("hooked"),
             with_hook.then(|| json!(1)).as_ref(),
+            "{case}"
+        );
+    }
+}
+
+/// Step hooks are one processor, `StepHooks`, the outermost layer of the onion: replacing
+/// the processors keeps them, and the after-step hooks see every recorded step, the failure
+/// recorded after an inner layer's error and a guard's stop included.
+#[tokio::test]
+async fn step_hooks_are_the_outermost_processor_and_see_failed_and_guarded_steps() {
+    for cut_off in [false, true] {
+        let agent = Agent::new(ScriptedDriver::new([InferenceResponse::text("never kept")]))
+            .with_criteria(criteria())
+            .before_step(|s| s.with_metadata("before", true))
+            .after_step(|s| {
+                let seen = format!("{:?}", s.current_step().map(|step| step.step_type()));
+                s.with_metadata("after_saw", seen)
+            })
+            .with_processors(StateProcessors::new([
+                Arc::new(FailingLayer { cut_off }) as Arc<dyn StateProcessor>
+            ]));
+        assert_eq!(agent.onion().names(), ["StepHooks", "FailingLayer"]);
+        assert_eq!(agent.processors().names(), ["FailingLayer"]);
+        let done = agent.execute(user("go")).await.unwrap();
+        let case = format!("cut_off={cut_off}");
+        let (reason, step_type) = if cut_off {
+            (StopReason::Guard, done.current_step().unwrap().step_type())
+        } else {
+            (StopReason::Error, AgentStepType::Error)
+        };
+        assert_eq!(done.stop_reason(), Some(reason), "{case}");
+        assert_eq!(done.step_count(), 1, "{case}");
+        assert_eq!(done.metadata().get("before"), Some(&json!(true)), "{case}");
+        assert_eq!(
+            done.metadata().get("after_saw"),
+            Some(&json!(format!("{:?}", Some(step_type)))),
             "{case}"
         );
     }

@@ -66,8 +66,8 @@ pub use agents_core::{
     Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AnswerOnStop,
     ApprovalDecision, ApprovalError, ApprovalPolicy, ApprovalVerdict, CancellationToken, Clock,
     ErrorPolicy, FunctionTool, ManualClock, Next, PendingApproval, RunCost, StateProcessors,
-    StepOptions, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource, Tools,
-    EXECUTION_BUFFER_SECTION,
+    StepHooks, StepOptions, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource,
+    Tools, EXECUTION_BUFFER_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use drivers_react::ReActDriver;

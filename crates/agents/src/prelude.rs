@@ -11,9 +11,9 @@ pub use agents_core::{
     AgentStepType, AnswerOnStop, ApprovalDecision, ApprovalError, ApprovalVerdict, BeforeToolHook,
     CancellationToken, ContinuationCriterion, ContinuationDecision, ContinuationEvaluation,
     ErrorPolicy, FunctionTool, ManualClock, Next, PendingApproval, RunCost, StateProcessors,
-    StepOptions, StopReason, Tool, ToolContext, ToolError, ToolExecution, ToolHookDecision,
-    ToolOutput, ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
-    SUMMARY_SECTION,
+    StepHooks, StepOptions, StopReason, Tool, ToolContext, ToolError, ToolExecution,
+    ToolHookDecision, ToolOutput, ToolSource, Tools, BUFFER_SECTION, DEFAULT_SECTION,
+    EXECUTION_BUFFER_SECTION, SUMMARY_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 #[cfg(feature = "sessions")]

@@ -699,3 +699,50 @@ async fn a_resumed_step_that_stops_the_run_is_closed_by_the_processors() {
             .all(|m| !m.text().contains("waiting for")));
     }
 }
+
+/// Step hooks are a processor, so a held step passes them twice, like every processor: when
+/// the run suspends (its delete call still waiting) and when the decided call has run.
+#[tokio::test]
+async fn step_hooks_see_a_held_step_again_once_it_is_resolved() {
+    let ledger = Ledger::default();
+    let model = ScriptedModel::new([
+        mixed_calls("build"),
+        InferenceResponse::text("Cleaned up; Paris and Rome are sunny."),
+    ]);
+    let agent = builder(&model, &ledger, true)
+        .with_max_steps(1)
+        .build()
+        .unwrap()
+        .after_step(|s| {
+            let waiting = s.status() == AgentStatus::Suspended;
+            let mut seen = s
+                .metadata()
+                .get("after_step")
+                .and_then(|v| v.as_array().cloned())
+                .unwrap_or_default();
+            seen.push(serde_json::json!(waiting));
+            s.with_metadata("after_step", seen)
+        });
+    let state = agent
+        .execute(AgentState::new().with_user_message("Weather, then clean up"))
+        .await
+        .unwrap();
+    assert_eq!(state.status(), AgentStatus::Suspended);
+    assert_eq!(
+        state.metadata().get("after_step"),
+        Some(&serde_json::json!([true]))
+    );
+    let done = agent
+        .execute(state.approve("call_b").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.entries(),
+        ["weather Paris", "weather Rome", "delete build"]
+    );
+    assert_eq!(
+        done.metadata().get("after_step"),
+        Some(&serde_json::json!([true, false])),
+        "once when held, once when resolved"
+    );
+}

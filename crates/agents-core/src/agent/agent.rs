@@ -55,7 +55,11 @@ pub struct Agent {
     /// error policy or the cost limit changes.
     pub(crate) guards: ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
+    /// The processors the user gave (`with_processors`, `with_processor`).
     pub(crate) processors: StateProcessors,
+    /// The step onion: the step hooks (one layer, outermost, when there are any), then
+    /// `processors` (see `assembled_onion`).
+    pub(crate) onion: StateProcessors,
     pub(crate) cached_context: Arc<CachedContext>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn IdSource>,
@@ -113,6 +117,7 @@ impl Agent {
             guards: standard_guards(ErrorPolicy::default(), None),
             error_policy: ErrorPolicy::default(),
             processors: StateProcessors::default(),
+            onion: StateProcessors::default(),
             cached_context: Arc::default(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidV7Ids),
@@ -281,16 +286,29 @@ impl Agent {
         self
     }
 
-    /// A copy with these processors around every step (replacing any it had).
+    /// A copy with these processors around every step (replacing any it had; the step
+    /// hooks stay, outside them).
     pub fn with_processors(mut self, processors: StateProcessors) -> Self {
         self.processors = processors;
+        self.onion = self.assembled_onion();
         self
     }
 
     /// A copy with one more processor, as the innermost layer.
     pub fn with_processor(mut self, processor: impl StateProcessor + 'static) -> Self {
         self.processors = self.processors.with(processor);
+        self.onion = self.assembled_onion();
         self
+    }
+
+    /// The step onion: the agent's [`StepHooks`](crate::agent::hooks::StepHooks) (one layer, outermost, when it has any),
+    /// then the processors.
+    fn assembled_onion(&self) -> StateProcessors {
+        if self.hooks.step.is_empty() {
+            return self.processors.clone();
+        }
+        let hooks = Arc::new(self.hooks.step.clone()) as Arc<dyn StateProcessor>;
+        StateProcessors::new(std::iter::once(hooks).chain(self.processors.iter().cloned()))
     }
 
     /// A copy with this request prefix (system prompt, tool choice, response format), sent
@@ -339,21 +357,25 @@ impl Agent {
         self
     }
 
-    /// A copy with a hook run before each step (after the step started).
+    /// A copy with a hook run before each step (after the step started): added to the
+    /// agent's [`StepHooks`](crate::agent::hooks::StepHooks), the outermost layer of the step onion (see [`Agent::onion`]).
     pub fn before_step(
         mut self,
         hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static,
     ) -> Self {
-        self.hooks.before_step.push(Arc::new(hook) as StateHook);
+        self.hooks.step = self.hooks.step.before(hook);
+        self.onion = self.assembled_onion();
         self
     }
 
-    /// A copy with a hook run after each recorded step.
+    /// A copy with a hook run after each recorded step (a failed or guarded one included):
+    /// added to the agent's [`StepHooks`](crate::agent::hooks::StepHooks), the outermost layer of the step onion.
     pub fn after_step(
         mut self,
         hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static,
     ) -> Self {
-        self.hooks.after_step.push(Arc::new(hook) as StateHook);
+        self.hooks.step = self.hooks.step.after(hook);
+        self.onion = self.assembled_onion();
         self
     }
 
@@ -469,9 +491,15 @@ impl Agent {
         &self.cached_context
     }
 
-    /// The processors around every step.
+    /// The processors around every step, as given (without the step hooks).
     pub fn processors(&self) -> &StateProcessors {
         &self.processors
+    }
+
+    /// The step onion every step runs through, outermost first: the agent's [`StepHooks`](crate::agent::hooks::StepHooks)
+    /// when it has any, then [`processors`](Self::processors).
+    pub fn onion(&self) -> &StateProcessors {
+        &self.onion
     }
 
     /// The clock.
@@ -496,7 +524,7 @@ impl std::fmt::Debug for Agent {
             .field("criteria", &self.criteria)
             .field("guards", &self.guards)
             .field("error_policy", &self.error_policy)
-            .field("processors", &self.processors)
+            .field("processors", &self.onion)
             .field("cached_context", &self.cached_context)
             .field("clock", &self.clock)
             .field("events", &self.events)

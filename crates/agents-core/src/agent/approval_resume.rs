@@ -163,7 +163,7 @@ impl Agent {
         // find them already in place and leave them.
         let before = state.clone();
         let state = match self
-            .processors
+            .onion
             .run(state, &ResolvedStep, Arc::clone(&self.cached_context))
             .await
         {

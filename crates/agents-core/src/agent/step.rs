@@ -11,11 +11,13 @@
 //!   suspended, every waiting call decided?     resume: the approved calls run through
 //!                       run_tool_calls (hooks, limits, timeouts, journal), rejected ones get
 //!                       a tool error, placeholders become results, the step gets its verdict
+//!                       and passes through the onion (step hooks, processors) as it is
 //!   no execution yet?   start one: Execution{id, started_at}, before-execution hooks,
 //!                       ExecutionStarted; the criteria may stop it before any step
 //!   cancelled?          finish: Failed, user_requested (and a notice answer)
-//!   StepStarted, before-step hooks
-//!   processors.run(state, terminal)               the onion, outermost layer first
+//!   StepStarted
+//!   onion.run(state, terminal)                    outermost layer first: the step hooks
+//!                                                 (`StepHooks`, when any), then the processors
 //!     terminal: step = driver.next_step(..)       (a driver error is a failure step;
 //!                                                  tool-call limits hold in run_tool_calls)
 //!               record it, priced (the agent's catalog) and checked against the context
@@ -25,8 +27,9 @@
 //!               cost limit), then the criteria, then the stop hooks, decided once
 //!   a layer returns without running the step: a guard stop is recorded right there, so
 //!   the layers outside it see a recorded, stopping step
-//!   a layer that failed: record a failure step on the state the step began with
-//!   after-step hooks, StepCompleted (suspended: ApprovalRequested, return)
+//!   a layer that failed: record a failure step on the state the step began with (the
+//!                       step hooks settle it inside: their after-step hooks see it)
+//!   StepCompleted (suspended: ApprovalRequested, return)
 //!   the recorded outcome says stop?  finish: Completed (Failed on error or cancellation),
 //!                                    an answer if the execution has none (AnswerOnStop),
 //!                                    after-execution hooks, ExecutionCompleted / Failed
@@ -42,7 +45,7 @@ use tracing::Instrument;
 use crate::agent::agent::Agent;
 use crate::agent::hooks::run_state_hooks;
 use crate::agent::step_options::StepOptions;
-use crate::agent::terminal::{began_input, failure_step, Terminal};
+use crate::agent::terminal::Terminal;
 use crate::events::agent_event::{AgentEvent, EventSource};
 use crate::records::agent_error::AgentError;
 use crate::records::agent_status::AgentStatus;
@@ -157,22 +160,17 @@ impl Agent {
             source: EventSource::step(&state),
             message_count: state.messages_for_inference().len(),
         });
-        let state = run_state_hooks(&self.hooks.before_step, state);
-        let started_at = self.clock.now();
-        // Kept (a reference count) to record a failed or cancelled step on.
-        let began = state.clone();
         let terminal = Terminal::new(self, options);
+        // Kept (a reference count) to record a failed step on: a layer's error becomes a
+        // failure step on the state the step began with, judged by the error policy.
+        let began = state.clone();
         let chain = self
-            .processors
+            .onion
             .run(state, &terminal, Arc::clone(&self.cached_context));
         let state = match chain.await {
             Ok(state) => state,
-            Err(error) => {
-                let step = failure_step(&began_input(&terminal, &began), &error);
-                self.record(began, step, started_at, token, &HeldRuns::default())
-            }
+            Err(error) => terminal.record_failure(began, &error),
         };
-        let state = run_state_hooks(&self.hooks.after_step, state);
         self.emit_step_completed(&state);
         if state.status() == AgentStatus::Suspended {
             self.emit_approvals_requested(&state);

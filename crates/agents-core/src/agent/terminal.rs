@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::agent::Agent;
@@ -22,6 +23,8 @@ pub(super) struct Terminal<'a> {
     pub(super) agent: &'a Agent,
     options: &'a StepOptions,
     token: &'a CancellationToken,
+    /// When the step began (before the processors): a failure step is recorded as begun then.
+    pub(super) started_at: DateTime<Utc>,
     /// Whether the step was recorded (run, or stopped by a guard).
     recorded: AtomicBool,
 }
@@ -32,6 +35,7 @@ impl<'a> Terminal<'a> {
             agent,
             options,
             token: &options.cancellation,
+            started_at: agent.clock.now(),
             recorded: AtomicBool::new(false),
         }
     }
@@ -91,6 +95,30 @@ impl StepTerminal for Terminal<'_> {
             return state;
         }
         self.agent.record_guard_stop(state)
+    }
+
+    fn settle_failure(
+        &self,
+        began: AgentState,
+        error: AgentError,
+    ) -> Result<AgentState, AgentError> {
+        Ok(self.record_failure(began, &error))
+    }
+}
+
+impl Terminal<'_> {
+    /// Records a failure step for `error` on `began`, the state the failed part of the chain
+    /// was given: what the model would have been given, the error, the error policy's verdict.
+    pub(super) fn record_failure(&self, began: AgentState, error: &AgentError) -> AgentState {
+        self.recorded.store(true, Ordering::Release);
+        let step = failure_step(&began_input(self, &began), error);
+        self.agent.record(
+            began,
+            step,
+            self.started_at,
+            self.token,
+            &HeldRuns::default(),
+        )
     }
 }
 
