@@ -1,6 +1,7 @@
-//! Human approval in the CLI: `--require-approval` and `--approve` on `agents run`, the
-//! interactive prompt on a terminal, exit code 3 for a session that waits for a decision, and
-//! `agents approve | reject --session NAME CALL_ID`.
+//! Who decides on the calls that wait for a person's approval: the `--approve` flags, the
+//! interactive prompt on a terminal ([`Approver`]); and `agents approve | reject --session NAME
+//! CALL_ID`, a decision made from another process. The runner (`runner.rs`) asks the approver
+//! and resumes the run; `setup.rs` makes `--require-approval`'s calls wait.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, IsTerminal, Write};
@@ -25,15 +26,6 @@ pub struct ApprovalArgs {
     /// a run without one rejects them.
     #[arg(long, value_name = "all|none|TOOL[,TOOL]")]
     pub approve: Option<String>,
-}
-
-/// `builder` with the tools `--require-approval` names.
-pub fn configure(builder: AgentBuilder, args: &ApprovalArgs) -> AgentBuilder {
-    if args.require_approval.is_empty() {
-        builder
-    } else {
-        builder.with_approval_required(args.require_approval.iter().cloned())
-    }
 }
 
 /// Who decides, and what they decided to always allow in this process.
@@ -167,78 +159,6 @@ fn read_line(lines: &mut impl BufRead) -> Result<String, Error> {
         return Err("stdin closed while waiting for an approval".into());
     }
     Ok(line)
-}
-
-/// Decides what can be decided on a suspended run and resumes it, as often as it suspends;
-/// returns the final state, or the state still waiting for a decision made elsewhere (a
-/// `--session` run; the caller exits 3). The caller prints the answer. One `approver` serves
-/// a whole chat, so that "always" holds for the rest of it.
-pub async fn settle(
-    agent: &Agent,
-    approver: &mut Approver,
-    session: &SessionArgs,
-    mut done: AgentState,
-    cancellation: &CancellationToken,
-) -> Result<AgentState, Error> {
-    while done.status() == AgentStatus::Suspended {
-        let decisions = approver.decisions(&done, session.session.is_some())?;
-        if decisions.is_empty() && !done.approvals_decided() {
-            return Ok(done);
-        }
-        let mut decided = done.clone();
-        for decision in decisions {
-            if session.session.is_some() {
-                let call_id = decision.call_id().to_owned();
-                crate::sessions::decide(session, &call_id, None, move |_| decision.clone()).await?;
-            } else {
-                decided = decided.decide(decision)?;
-            }
-        }
-        if session.session.is_some() {
-            let resume = session.resuming();
-            done = crate::sessions::run(agent, &resume, None, cancellation.clone()).await?;
-        } else {
-            done = agent
-                .execute_with(
-                    decided,
-                    &StepOptions::new().with_cancellation(cancellation.clone()),
-                )
-                .await?;
-        }
-        if done.status() == AgentStatus::Suspended && done.approvals_decided() {
-            // Every call was decided, yet the run did not go on: stop rather than loop.
-            return Err("the run did not resume after its calls were decided".into());
-        }
-    }
-    Ok(done)
-}
-
-/// The waiting calls of `state`, one per line, for a person deciding elsewhere.
-pub fn pending_report(state: &AgentState, session: &str) -> String {
-    let mut report = String::from("waiting for approval:\n");
-    for pending in state.pending_approvals() {
-        let verdict = match pending.decision() {
-            Some(ApprovalVerdict::Approved { .. }) => " (approved)",
-            Some(ApprovalVerdict::Rejected { .. }) => " (rejected)",
-            None => "",
-        };
-        let fingerprint = state
-            .approval_fingerprint(&pending.key())
-            .unwrap_or_default();
-        report.push_str(&format!(
-            "  {}@{fingerprint}  {}{verdict}\n{}",
-            printable(&pending.key()),
-            printable(pending.tool_name()),
-            arguments_text(pending.arguments(), true).0,
-        ));
-    }
-    report.push_str(&format!(
-        "decide with `agents approve --session {session} CALL_ID@FINGERPRINT [--with JSON]` or \
-         `agents reject --session {session} CALL_ID@FINGERPRINT --reason TEXT` (the fingerprint \
-         refuses a call that is not the one shown), then continue with \
-         `agents run --session {session} --resume`"
-    ));
-    report
 }
 
 /// `agents approve --session NAME CALL_ID [--with JSON]`.

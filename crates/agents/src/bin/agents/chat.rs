@@ -25,10 +25,10 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Editor, Helper};
 
 use crate::markdown::MarkdownStream;
-use crate::render::{cost_text, one_line, printable, tokens_text};
-use crate::run::{cancelled, load_state, until_ctrl_c};
+use crate::render::{cost_text, is_answer_on_stop, one_line, printable, tokens_text};
+use crate::runner::{cancelled, Runner, TurnError};
 use crate::setup::Trace;
-use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Settings};
+use crate::setup::{load_state, prepare, AgentArgs, Prepared, Settings};
 use held_calls::HeldCalls;
 
 type Error = Box<dyn std::error::Error>;
@@ -89,15 +89,16 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
     let mut settings = Settings::resolve(&args.agent)?;
     let style = Style::new();
     let screen = Screen::new(style);
-    let mut prepared = prepare(
-        &args.agent,
-        &settings,
-        true,
-        Some(&args.approval),
-        screen.listener(),
-    )
-    .await?;
-    let mut approver = crate::approve::Approver::new(&args.approval);
+    let mut prepared = shown(
+        prepare(
+            &args.agent,
+            &settings,
+            true,
+            &args.approval.require_approval,
+        )
+        .await?,
+        &screen,
+    );
     let no_session = crate::sessions::SessionArgs::default();
     let session = args
         .session
@@ -112,6 +113,10 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
         Some(session) => crate::sessions::load(session).await?,
         None => AgentState::new(),
     };
+    // One runner for the whole chat: calls waiting for approval are asked for at the prompt
+    // and the turn goes on; "always" holds for the rest of the chat.
+    let session_args = session.as_ref().unwrap_or(&no_session);
+    let mut runner = Runner::new(session_args, &args.approval);
     let mut editor = editor(args.history.as_deref())?;
     let mut total = Usage::default();
     let mut total_cost = RunCost::default();
@@ -177,8 +182,9 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                 "mode" => match parse_trace(argument) {
                     Some(trace) => {
                         settings.trace = trace;
+                        // (without `--require-approval`, as before)
                         prepared =
-                            prepare(&args.agent, &settings, true, None, screen.listener()).await?;
+                            shown(prepare(&args.agent, &settings, true, &[]).await?, &screen);
                         println!("mode: {}", trace_name(trace));
                     }
                     None => println!(
@@ -224,29 +230,11 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
             continue;
         }
         screen.start_turn();
-        let token = CancellationToken::new();
-        let agent = &prepared.agent;
-        let approver = &mut approver;
-        let session_args = session.as_ref().unwrap_or(&no_session);
-        let turn = async {
-            let done = match &session {
-                Some(session) => {
-                    crate::sessions::run(agent, session, Some(message), token.clone()).await?
-                }
-                None => {
-                    agent
-                        .execute_with(
-                            state.clone().with_user_message(message),
-                            &StepOptions::new().with_cancellation(token.clone()),
-                        )
-                        .await?
-                }
-            };
-            // Calls waiting for approval are asked for here and the turn goes on.
-            crate::approve::settle(agent, approver, session_args, done, &token).await
-        };
-        let terminate = session_args.graceful_stop.clone();
-        let done = until_ctrl_c(&token, (&terminate, session.is_some()), turn).await;
+        let done = runner
+            .turn(&prepared.agent, state.clone(), Some(message))
+            .await
+            .map_err(TurnError::into_error);
+        let terminate = &session_args.graceful_stop;
         if terminate.is_cancelled() {
             editor.save();
             if let Ok(done) = &done {
@@ -277,6 +265,14 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
     }
     editor.save();
     Ok(())
+}
+
+/// `prepared`, its events shown on `screen`.
+fn shown(prepared: Prepared, screen: &Screen) -> Prepared {
+    Prepared {
+        agent: prepared.agent.on_event(screen.listener()),
+        ..prepared
+    }
 }
 
 fn trace_name(trace: Trace) -> &'static str {

@@ -28,6 +28,7 @@ mod markdown;
 mod mcp;
 mod render;
 mod run;
+mod runner;
 #[cfg(feature = "serve")]
 mod serve;
 #[cfg(feature = "serve")]

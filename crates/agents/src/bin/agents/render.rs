@@ -1,4 +1,7 @@
-//! Printing an agent's progress as it happens.
+//! Everything the CLI prints: while a turn runs, the user's line, each tool call and result,
+//! the streamed text and a spinner on stderr ([`Progress`]); once it is over, the answer, the
+//! usage line, the `--output json` summary, the transcript, the calls waiting for approval;
+//! errors; and the arguments of a call as a person deciding on it reads them.
 //!
 //! Everything printed that a model, a tool or a file wrote goes through [`printable`]: control
 //! characters (terminal escape sequences included) are shown as escapes, never sent to the
@@ -11,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agents::prelude::*;
+use serde_json::{json, Value};
 
 /// `text` with every control character except newline and tab written as a visible escape
 /// (`\u{1b}`, `\r`), and so are the bidirectional-text overrides that reorder what a line
@@ -129,6 +133,47 @@ pub fn origin(call: &ToolCall) -> &'static str {
     }
 }
 
+/// The progress of `agents run`'s turn: with text output, the user's line and every event as
+/// it happens ([`print_event`]); unless quiet, the [`Spinner`].
+pub struct Progress {
+    text: bool,
+    spinner: Spinner,
+}
+
+impl Progress {
+    /// Progress for text output (`text`), with a spinner unless `quiet`.
+    pub fn new(text: bool, quiet: bool) -> Self {
+        Self {
+            text,
+            spinner: Spinner::new(text && !quiet),
+        }
+    }
+
+    /// `agent`, showing its events as they happen.
+    pub fn follow(&self, agent: Agent) -> Agent {
+        let spinner = self.spinner.clone();
+        let text = self.text;
+        agent.on_event(move |event: &AgentEvent| {
+            spinner.on_event(event);
+            if text {
+                print_event(event);
+            }
+        })
+    }
+
+    /// Prints the user's message (with text output).
+    pub fn user(&self, prompt: &str) {
+        if self.text {
+            println!("user: {}", printable(prompt));
+        }
+    }
+
+    /// Ends the spinner (before the turn's end is printed).
+    pub fn stop(&self) {
+        self.spinner.stop();
+    }
+}
+
 /// A printer for the events of a run: tool calls, results and answers, indented.
 pub fn print_event(event: &AgentEvent) {
     match event {
@@ -180,45 +225,6 @@ pub fn print_event(event: &AgentEvent) {
             print!("{}", printable(delta));
         }
         _ => {}
-    }
-}
-
-/// The run's result in one line, every number labelled: status and stop reason, steps,
-/// tokens, and the cost ("unknown price" for a model the catalog does not list: never a
-/// made-up number).
-pub fn usage_line(done: &AgentState) -> String {
-    let usage = done.execution_usage();
-    format!(
-        "[{:?}{}] {} step(s); {}; {}",
-        done.status(),
-        done.stop_reason()
-            .filter(|r| *r != StopReason::Completed)
-            .map(|r| format!(", {}", r.as_str()))
-            .unwrap_or_default(),
-        done.step_executions().len(),
-        tokens_text(&usage),
-        cost_text(&done.execution_cost())
-    )
-}
-
-/// `tokens: input N, cached input N, output N, total N` (input excludes the cached part).
-pub fn tokens_text(usage: &Usage) -> String {
-    format!(
-        "tokens: input {}, cached input {}, output {}, total {}",
-        usage.input_tokens,
-        usage.cache_read_tokens,
-        usage.output_tokens,
-        usage.total()
-    )
-}
-
-/// `cost $0.000123`, or `unknown price (...)` when a model that answered is not in the catalog
-/// (each step is priced at the model its reply named).
-pub fn cost_text(cost: &RunCost) -> String {
-    if cost.is_known() {
-        format!("cost {cost}")
-    } else {
-        cost.to_string()
     }
 }
 
@@ -317,6 +323,144 @@ impl Spinner {
             state.label = None;
         }
     }
+}
+
+/// Whether `answer` was appended on a stop (synthesized or a notice), not the model's own
+/// final answer: it carries `"incomplete": true`.
+pub fn is_answer_on_stop(answer: &Message) -> bool {
+    answer
+        .metadata()
+        .get(agents::core::INCOMPLETE_KEY)
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// What `agents run` prints when its turn is over: with text output (`text`) the answer, the
+/// usage line and, with `transcript`, the persisted conversation; otherwise the `--output json`
+/// summary alone.
+pub fn print_run_end(done: &AgentState, text: bool, streamed: bool, transcript: bool) {
+    if text {
+        print_answer(done, streamed);
+        println!("{}", usage_line(done));
+        if transcript {
+            print_transcript(done);
+        }
+    } else {
+        println!("{}", run_summary(done));
+    }
+}
+
+/// Prints the run's answer once: without streaming, the final response; with streaming the
+/// text is on the screen already, except an answer appended on a stop (never streamed).
+fn print_answer(done: &AgentState, streamed: bool) {
+    if streamed {
+        println!();
+    }
+    if let Some(answer) = done.final_response() {
+        if !streamed || is_answer_on_stop(&answer) {
+            println!("assistant: {}", printable(&answer.text()));
+        }
+    }
+}
+
+/// The run's result in one line, every number labelled: status and stop reason, steps,
+/// tokens, and the cost ("unknown price" for a model the catalog does not list: never a
+/// made-up number).
+pub fn usage_line(done: &AgentState) -> String {
+    let usage = done.execution_usage();
+    format!(
+        "[{:?}{}] {} step(s); {}; {}",
+        done.status(),
+        done.stop_reason()
+            .filter(|r| *r != StopReason::Completed)
+            .map(|r| format!(", {}", r.as_str()))
+            .unwrap_or_default(),
+        done.step_executions().len(),
+        tokens_text(&usage),
+        cost_text(&done.execution_cost())
+    )
+}
+
+/// `tokens: input N, cached input N, output N, total N` (input excludes the cached part).
+pub fn tokens_text(usage: &Usage) -> String {
+    format!(
+        "tokens: input {}, cached input {}, output {}, total {}",
+        usage.input_tokens,
+        usage.cache_read_tokens,
+        usage.output_tokens,
+        usage.total()
+    )
+}
+
+/// `cost $0.000123`, or `unknown price (...)` when a model that answered is not in the catalog
+/// (each step is priced at the model its reply named).
+pub fn cost_text(cost: &RunCost) -> String {
+    if cost.is_known() {
+        format!("cost {cost}")
+    } else {
+        cost.to_string()
+    }
+}
+
+/// The `--output json` object: what a script needs to know about the run.
+fn run_summary(done: &AgentState) -> Value {
+    let usage = done.execution_usage();
+    let answer = done.final_response();
+    let tool_calls: Vec<Value> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .map(|execution| {
+            json!({
+                "name": execution.name(),
+                "arguments": execution.arguments(),
+                "ok": !execution.has_error(),
+            })
+        })
+        .collect();
+    json!({
+        "answer": answer.as_ref().map(|a| a.text()),
+        "incomplete": answer.as_ref().is_some_and(is_answer_on_stop),
+        "status": done.status(),
+        "stop_reason": done.stop_reason().map(StopReason::as_str),
+        "steps": done.step_executions().len(),
+        "tool_calls": tool_calls,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "cached_input_tokens": usage.cache_read_tokens,
+            "output_tokens": usage.output_tokens,
+            "total_tokens": usage.total(),
+        },
+        // Priced step by step at the model each reply named; null when any part has no price.
+        "cost_usd": done.execution_cost().usd(),
+    })
+}
+
+/// The waiting calls of `state`, one per line, for a person deciding elsewhere.
+pub fn pending_report(state: &AgentState, session: &str) -> String {
+    let mut report = String::from("waiting for approval:\n");
+    for pending in state.pending_approvals() {
+        let verdict = match pending.decision() {
+            Some(ApprovalVerdict::Approved { .. }) => " (approved)",
+            Some(ApprovalVerdict::Rejected { .. }) => " (rejected)",
+            None => "",
+        };
+        let fingerprint = state
+            .approval_fingerprint(&pending.key())
+            .unwrap_or_default();
+        report.push_str(&format!(
+            "  {}@{fingerprint}  {}{verdict}\n{}",
+            printable(&pending.key()),
+            printable(pending.tool_name()),
+            arguments_text(pending.arguments(), true).0,
+        ));
+    }
+    report.push_str(&format!(
+        "decide with `agents approve --session {session} CALL_ID@FINGERPRINT [--with JSON]` or \
+         `agents reject --session {session} CALL_ID@FINGERPRINT --reason TEXT` (the fingerprint \
+         refuses a call that is not the one shown), then continue with \
+         `agents run --session {session} --resume`"
+    ));
+    report
 }
 
 /// Prints the persisted conversation.

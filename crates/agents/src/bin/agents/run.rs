@@ -1,12 +1,15 @@
-//! `agents run`: an agent with file and bash tools against a real endpoint.
+//! `agents run`: one user turn of an agent with file and bash tools against a real endpoint,
+//! read top to bottom in [`run`]: the settings and the agent (`setup.rs`), the turn run to its
+//! end with its approvals (`runner.rs`) and shown as it goes, what it ended with printed
+//! (`render.rs`), and the exit code.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agents::prelude::*;
-use serde_json::{json, Value};
 
-use crate::render::{one_line, print_event, print_transcript, printable, usage_line};
-use crate::setup::{is_answer_on_stop, prepare, AgentArgs, Prepared, Settings};
+use crate::render::{one_line, pending_report, print_run_end, printable, Progress};
+use crate::runner::{cancelled, Runner, TurnError};
+use crate::setup::{load_state, prepare, AgentArgs, Settings};
 
 /// What `agents run` prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -50,25 +53,6 @@ pub struct RunArgs {
     /// No progress spinner on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// The largest `--state` file a run loads: a conversation that grew past it is refused, not
-/// read into memory.
-const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// The conversation in `path` (a new one when the file does not exist), at most 256 MiB.
-pub fn load_state(path: &Path) -> Result<AgentState, Box<dyn std::error::Error>> {
-    if !path.exists() {
-        return Ok(AgentState::new());
-    }
-    let text = agents::fs::read_to_string_bounded(path, MAX_STATE_BYTES)?;
-    AgentState::from_json(&text).map_err(|e| {
-        format!(
-            "cannot resume from `{}`: {e} (the file was left untouched)",
-            path.display()
-        )
-        .into()
-    })
 }
 
 /// The exit codes of `agents run` (also in its `--help`).
@@ -151,9 +135,11 @@ fn usage(error: impl Into<Box<dyn std::error::Error>>) -> RunError {
     RunError::Usage(error.into())
 }
 
-/// Runs one user turn and prints it as it happens; Ctrl-C cancels it (see [`until_ctrl_c`]).
+/// Runs one user turn and prints it as it happens; Ctrl-C cancels it (see
+/// [`until_ctrl_c`](crate::runner::until_ctrl_c)).
 pub async fn run(args: RunArgs) -> Result<(), RunError> {
-    // Dropped when the run ends, which sends the spans still buffered.
+    // The settings and the agent. The telemetry guard, dropped when the run ends, sends the
+    // spans still buffered.
     #[cfg(feature = "otel")]
     let _telemetry = crate::setup::telemetry(&args.agent).map_err(usage)?;
     let state = match &args.state {
@@ -163,67 +149,27 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     let settings = Settings::resolve(&args.agent).map_err(usage)?;
     let text = args.output == Output::Text;
     let stream = args.stream && text;
-    let spinner = crate::render::Spinner::new(text && !args.quiet);
-    let on_event = {
-        let spinner = spinner.clone();
-        move |event: &AgentEvent| {
-            spinner.on_event(event);
-            if text {
-                print_event(event);
-            }
-        }
-    };
-    let Prepared { agent, .. } = prepare(
+    let prepared = prepare(
         &args.agent,
         &settings,
         stream,
-        Some(&args.approval),
-        on_event,
+        &args.approval.require_approval,
     )
     .await
     .map_err(usage)?;
-    let prompt = args.prompt.as_deref().unwrap_or_default();
-    if text && !args.session.resume {
-        println!("user: {}", printable(prompt));
+    // The turn, shown as it happens, run to its end (approvals included).
+    let progress = Progress::new(text, args.quiet);
+    let agent = progress.follow(prepared.agent);
+    if !args.session.resume {
+        progress.user(args.prompt.as_deref().unwrap_or_default());
     }
-    let token = CancellationToken::new();
-    let terminate = args.session.graceful_stop.clone();
-    let graceful = args.session.session.is_some();
-    let turn = async {
-        let done = if graceful {
-            crate::sessions::run(&agent, &args.session, args.prompt.as_deref(), token.clone())
-                .await
-                .map_err(|e| session_failed(e.as_ref()))?
-        } else {
-            agent
-                .execute_with(
-                    state.with_user_message(prompt),
-                    &StepOptions::new().with_cancellation(token.clone()),
-                )
-                .await
-                .map_err(|e| {
-                    RunError::Failed(format!("the run failed: {}", one_line(&e.to_string(), 300)))
-                })?
-        };
-        // Approval (approve.rs): decide what can be decided and resume; a session run left
-        // waiting exits 3 below.
-        let mut approver = crate::approve::Approver::new(&args.approval);
-        crate::approve::settle(&agent, &mut approver, &args.session, done, &token)
-            .await
-            .map_err(|e| session_failed(e.as_ref()))
-    };
-    let done = until_ctrl_c(&token, (&terminate, graceful), turn).await;
-    spinner.stop();
-    let done = done?;
-    if text {
-        print_answer(&done, stream);
-        println!("{}", usage_line(&done));
-        if args.transcript {
-            print_transcript(&done);
-        }
-    } else {
-        println!("{}", run_summary(&done));
-    }
+    let done = Runner::new(&args.session, &args.approval)
+        .turn(&agent, state, args.prompt.as_deref())
+        .await;
+    // What it ended with, and the exit code.
+    progress.stop();
+    let done = done.map_err(turn_failed)?;
+    print_run_end(&done, text, stream, args.transcript);
     if let Some(path) = &args.state {
         let json = done
             .to_json()
@@ -238,17 +184,19 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
             println!("conversation saved to {}", path.display());
         }
     }
-    if terminate.is_cancelled() {
+    if args.session.graceful_stop.is_cancelled() {
         let name = args.session.session.as_deref().unwrap_or_default();
-        return Err(RunError::Terminated(if graceful && done.is_runnable() {
-            format!(
-                "stopped by SIGTERM after committing the step in progress; continue with \
-                 `agents run --session {} --resume`",
-                printable(name)
-            )
-        } else {
-            "stopped by SIGTERM".to_owned()
-        }));
+        return Err(RunError::Terminated(
+            if args.session.session.is_some() && done.is_runnable() {
+                format!(
+                    "stopped by SIGTERM after committing the step in progress; continue with \
+                     `agents run --session {} --resume`",
+                    printable(name)
+                )
+            } else {
+                "stopped by SIGTERM".to_owned()
+            },
+        ));
     }
     if cancelled(&done) {
         return Err(RunError::Cancelled(
@@ -257,7 +205,7 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     }
     if done.status() == AgentStatus::Suspended {
         let name = args.session.session.as_deref().unwrap_or_default();
-        println!("{}", crate::approve::pending_report(&done, name));
+        println!("{}", pending_report(&done, name));
         return Err(RunError::Waiting);
     }
     match failure(&done) {
@@ -266,102 +214,16 @@ pub async fn run(args: RunArgs) -> Result<(), RunError> {
     }
 }
 
-/// Whether Ctrl-C (or another cancellation) stopped the run.
-pub fn cancelled(state: &AgentState) -> bool {
-    state.stop_reason() == Some(StopReason::UserRequested)
-}
-
-/// Prints the run's answer once: without streaming, the final response; with streaming the
-/// text is on the screen already, except an answer appended on a stop (never streamed).
-pub fn print_answer(done: &AgentState, streamed: bool) {
-    if streamed {
-        println!();
+/// A failed turn: a run without a session that failed at its start says so; the rest as
+/// [`session_failed`].
+fn turn_failed(error: TurnError) -> RunError {
+    match error {
+        TurnError::Start(error) => RunError::Failed(format!(
+            "the run failed: {}",
+            one_line(&error.to_string(), 300)
+        )),
+        TurnError::Other(error) => session_failed(error.as_ref()),
     }
-    if let Some(answer) = done.final_response() {
-        if !streamed || is_answer_on_stop(&answer) {
-            println!("assistant: {}", printable(&answer.text()));
-        }
-    }
-}
-
-/// Awaits `turn`; the first Ctrl-C cancels `token` (the turn then ends with every tool call
-/// answered and a notice in the conversation), a second one exits the process with 130 at
-/// once. The first SIGTERM cancels `terminate`: a session run (`graceful`) finishes and
-/// commits its step and stops, anything else is cancelled as by Ctrl-C; a second signal exits
-/// with 143 at once (a session's journal keeps what the step did). Without signal handlers
-/// (they could not be installed) the turn just runs.
-pub async fn until_ctrl_c<F: std::future::Future>(
-    token: &CancellationToken,
-    (terminate, graceful): (&CancellationToken, bool),
-    turn: F,
-) -> F::Output {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut turn = std::pin::pin!(turn);
-    let (Ok(mut interrupts), Ok(mut terms)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return turn.await;
-    };
-    loop {
-        tokio::select! {
-            done = &mut turn => return done,
-            Some(()) = interrupts.recv() => {
-                if token.is_cancelled() || terminate.is_cancelled() {
-                    eprintln!("\ninterrupted again: exiting");
-                    std::process::exit(130);
-                }
-                eprintln!("\ncancelling (Ctrl-C again to exit at once)...");
-                token.cancel();
-            }
-            Some(()) = terms.recv() => {
-                if token.is_cancelled() || terminate.is_cancelled() {
-                    eprintln!("\nterminated again: exiting");
-                    std::process::exit(143);
-                }
-                if graceful {
-                    eprintln!("\nSIGTERM: finishing the step in progress, then stopping...");
-                } else {
-                    eprintln!("\nSIGTERM: cancelling...");
-                    token.cancel();
-                }
-                terminate.cancel();
-            }
-        }
-    }
-}
-
-/// The `--output json` object: what a script needs to know about the run.
-pub fn run_summary(done: &AgentState) -> Value {
-    let usage = done.execution_usage();
-    let answer = done.final_response();
-    let tool_calls: Vec<Value> = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter())
-        .map(|execution| {
-            json!({
-                "name": execution.name(),
-                "arguments": execution.arguments(),
-                "ok": !execution.has_error(),
-            })
-        })
-        .collect();
-    json!({
-        "answer": answer.as_ref().map(|a| a.text()),
-        "incomplete": answer.as_ref().is_some_and(is_answer_on_stop),
-        "status": done.status(),
-        "stop_reason": done.stop_reason().map(StopReason::as_str),
-        "steps": done.step_executions().len(),
-        "tool_calls": tool_calls,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cached_input_tokens": usage.cache_read_tokens,
-            "output_tokens": usage.output_tokens,
-            "total_tokens": usage.total(),
-        },
-        // Priced step by step at the model each reply named; null when any part has no price.
-        "cost_usd": done.execution_cost().usd(),
-    })
 }
 
 /// One line saying why the run failed (stop reason and last error), when it did: its status

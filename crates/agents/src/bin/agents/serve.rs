@@ -77,12 +77,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     }
     let agent = if args.agent.definition.is_some() || args.agent.model.is_some() {
         let settings = Settings::resolve(&args.agent)?;
-        let approval = crate::approve::ApprovalArgs {
-            require_approval: args.require_approval.clone(),
-            approve: None,
-        };
         Some(
-            setup::prepare(&args.agent, &settings, true, Some(&approval), |_| {})
+            setup::prepare(&args.agent, &settings, true, &args.require_approval)
                 .await?
                 .agent,
         )

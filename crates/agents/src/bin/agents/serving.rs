@@ -72,12 +72,8 @@ impl ServedArgs {
             self.agent.no_bash = true;
         }
         let settings = Settings::resolve(&self.agent)?;
-        let approval = crate::approve::ApprovalArgs {
-            require_approval: self.require_approval.clone(),
-            approve: None,
-        };
         Ok(
-            setup::prepare(&self.agent, &settings, stream, Some(&approval), |_| {})
+            setup::prepare(&self.agent, &settings, stream, &self.require_approval)
                 .await?
                 .agent,
         )

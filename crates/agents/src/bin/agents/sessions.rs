@@ -1,6 +1,8 @@
-//! `agents run --session NAME` and `agents sessions list | show | delete | export`: durable
-//! conversations in the embedded SQLite database (default
-//! `$XDG_DATA_HOME/agents/sessions.db`) or in Postgres (`--db postgres://..`).
+//! Durable conversations in the embedded SQLite database (default
+//! `$XDG_DATA_HOME/agents/sessions.db`) or in Postgres (`--db postgres://..`): the store `--db`
+//! names, a run on a session (`--session NAME`, `--resume`, `--wait`) and a decision recorded
+//! in one (for the runner, `runner.rs`, and `agents approve | reject`), and `agents sessions
+//! list | show | delete | export`.
 
 use std::path::PathBuf;
 

@@ -1,5 +1,8 @@
-//! Turning `agents run` options (and an optional definition file) into an agent builder: the
-//! model, the prompt and limits, and the tools the definition permits.
+//! From the arguments to a ready agent: the settings (flags over an optional definition file
+//! over the defaults), the conversation a `--state` file holds, and the agent they describe
+//! (the model, the prompt and limits, the tools the definition permits, the calls that wait
+//! for approval). `agents run`, `agents chat`, `agents serve` and the served agents build
+//! theirs here.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -156,14 +159,23 @@ pub fn telemetry(args: &AgentArgs) -> Result<Option<agents::telemetry::OtelGuard
         .transpose()?)
 }
 
-/// Whether `answer` was appended on a stop (synthesized or a notice), not the model's own
-/// final answer: it carries `"incomplete": true`.
-pub fn is_answer_on_stop(answer: &Message) -> bool {
-    answer
-        .metadata()
-        .get(agents::core::INCOMPLETE_KEY)
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
+/// The largest `--state` file a run loads: a conversation that grew past it is refused, not
+/// read into memory.
+const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The conversation in `path` (a new one when the file does not exist), at most 256 MiB.
+pub fn load_state(path: &Path) -> Result<AgentState, Error> {
+    if !path.exists() {
+        return Ok(AgentState::new());
+    }
+    let text = agents::fs::read_to_string_bounded(path, MAX_STATE_BYTES)?;
+    AgentState::from_json(&text).map_err(|e| {
+        format!(
+            "cannot resume from `{}`: {e} (the file was left untouched)",
+            path.display()
+        )
+        .into()
+    })
 }
 
 /// A ready agent and what the CLI shows about it.
@@ -175,14 +187,15 @@ pub struct Prepared {
 }
 
 /// Builds the agent the options describe: the model, the definition's settings, the flags',
-/// the tools (MCP servers' included), answer-on-stop and tool-call recovery. `trace` (from
-/// `/mode` in a chat) overrides the resolved trace mode; `on_event` receives its events.
+/// the tools (MCP servers' included), answer-on-stop, tool-call recovery, and the tools whose
+/// calls wait for a person's approval (`require_approval`, `--require-approval`, besides the
+/// definition's `approval.required`). Whoever shows its events attaches a listener
+/// ([`Agent::on_event`]).
 pub async fn prepare(
     args: &AgentArgs,
     settings: &Settings,
     stream: bool,
-    approval: Option<&crate::approve::ApprovalArgs>,
-    on_event: impl Fn(&AgentEvent) + Send + Sync + 'static,
+    require_approval: &[String],
 ) -> Result<Prepared, Error> {
     let root = args.root()?;
     let model = model(args, settings)?;
@@ -195,8 +208,7 @@ pub async fn prepare(
     // Prices and context windows: the built-in catalog, or AGENTS_MODEL_CATALOG's over it.
     let mut builder = builder
         .with_streaming(stream)
-        .with_model_catalog(ModelCatalog::from_env()?)
-        .on_event(on_event);
+        .with_model_catalog(ModelCatalog::from_env()?);
     #[cfg(feature = "mcp")]
     {
         let taken: Vec<String> = builder
@@ -229,8 +241,8 @@ pub async fn prepare(
     if let Some(answer) = args.answer_on_stop {
         builder = builder.with_answer_on_stop(answer);
     }
-    if let Some(approval) = approval {
-        builder = crate::approve::configure(builder, approval);
+    if !require_approval.is_empty() {
+        builder = builder.with_approval_required(require_approval.iter().cloned());
     }
     let agent = builder.build()?;
     Ok(Prepared { agent, model_name })
