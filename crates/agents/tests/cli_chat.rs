@@ -579,6 +579,33 @@ async fn approval_prompts_appear_inline_and_always_holds_for_the_rest_of_the_cha
     chat.finish();
 }
 
+/// `/mode` rebuilds the agent in another trace mode; the calls `--require-approval` names
+/// still wait for the person (they once ran unasked after a `/mode`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mode_change_keeps_the_calls_that_need_approval_waiting() {
+    let server = scripted_server().await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("todo.txt"), "buy milk\n").unwrap();
+    let history = dir.path().join("history");
+    let mut args = chat_args(&url, dir.path(), &history);
+    args.extend(["--no-bash", "--require-approval", "read_file"]);
+    let mut chat = Terminal::spawn(&args, &[]);
+    chat.expect("you> ");
+    chat.type_line("/mode separated");
+    chat.expect("mode: separated");
+    chat.expect("you> ");
+    chat.type_line("What is on the list?");
+    chat.expect("Allow read_file (call call_1, fingerprint ");
+    chat.type_line("n");
+    chat.expect("Reason");
+    chat.type_line("not now");
+    let turn = chat.expect("you> ");
+    assert!(!turn.contains("buy milk"), "{turn}");
+    chat.type_line("/exit");
+    chat.finish();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn on_a_colour_terminal_the_answer_is_rendered_as_markdown() {
     let server = scripted_server().await;

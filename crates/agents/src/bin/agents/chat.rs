@@ -182,9 +182,13 @@ pub async fn run(args: ChatArgs) -> Result<(), Error> {
                 "mode" => match parse_trace(argument) {
                     Some(trace) => {
                         settings.trace = trace;
-                        // (without `--require-approval`, as before)
-                        prepared =
-                            shown(prepare(&args.agent, &settings, true, &[]).await?, &screen);
+                        // The same agent in another mode: calls that needed a person's
+                        // approval still do.
+                        let require = &args.approval.require_approval;
+                        prepared = shown(
+                            prepare(&args.agent, &settings, true, require).await?,
+                            &screen,
+                        );
                         println!("mode: {}", trace_name(trace));
                     }
                     None => println!(
