@@ -70,6 +70,7 @@ mod group_watchdog;
 mod ids;
 mod journal;
 mod processing;
+pub mod processors;
 mod records;
 mod schema;
 mod signature;
@@ -84,6 +85,8 @@ pub mod testing;
 // each other by path, in layers (records, then state, then behaviour; see docs/architecture.md).
 
 pub use agent::agent::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STOP_VETOES};
+pub use agent::build_error::BuildError;
+pub use agent::builder::{AgentBuilder, Listener, DEFAULT_MAX_STEPS, DEFAULT_TOOL_ERROR_RETRIES};
 pub use agent::hooks::{StateHook, StepHooks, StopDecision, StopHook};
 pub use agent::pricing::CONTEXT_WINDOW_WARNING;
 pub use agent::step_options::StepOptions;

@@ -118,7 +118,9 @@ async fn tool_call_then_answer_keeps_the_trace_out_of_messages() {
     let agent = Agent::new(driver.clone())
         .with_tool(weather())
         .with_criteria(criteria())
-        .with_processor(SeparatedTrace)
+        .with_processors(agents_core::StateProcessors::new([
+            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
+        ]))
         .on_event(listener);
     let done = agent.execute(user("Weather in Paris?")).await.unwrap();
 
@@ -232,9 +234,10 @@ async fn time_limit_stops_with_time_limit() {
 }
 
 #[tokio::test]
-async fn tool_errors_stop_by_default() {
+async fn tool_errors_stop_under_stop_on_any_error() {
     let driver = ScriptedDriver::new([call("c1"), InferenceResponse::text("sorry")]);
     let agent = Agent::new(driver)
+        .with_error_policy(ErrorPolicy::stop_on_any_error())
         .with_tool(broken())
         .with_criteria(criteria());
     let done = agent.execute(user("weather")).await.unwrap();
@@ -524,14 +527,40 @@ async fn a_failing_processor_is_handled_like_a_driver_error() {
     );
 }
 
+/// `Agent::new` has the builder's defaults: the run goes on while the model calls tools (up
+/// to 20 steps), a failed tool call is retried, and every step's messages persist.
 #[tokio::test]
-async fn an_agent_without_criteria_runs_one_step() {
-    let driver = ScriptedDriver::new([call("c1"), call("c2")]);
+async fn an_agent_with_the_defaults_runs_until_the_model_answers_and_keeps_every_message() {
+    let driver = ScriptedDriver::new([
+        call("c1"),
+        call("c2"),
+        InferenceResponse::text("It is sunny."),
+    ]);
     let agent = Agent::new(driver.clone()).with_tool(weather());
     let done = agent.execute(user("go")).await.unwrap();
-    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.step_count(), 3);
     assert_eq!(done.status(), AgentStatus::Completed);
-    assert_eq!(driver.remaining(), 1);
+    assert_eq!(driver.remaining(), 0);
+    assert_eq!(
+        agent.processors().names(),
+        ["AppendStepMessages", "AppendContextMetadata"]
+    );
+    let roles: Vec<_> = done.messages().iter().map(|m| m.role()).collect();
+    assert_eq!(roles.len(), 6, "{}", done.messages().to_transcript());
+    assert_eq!(done.final_response().unwrap().text(), "It is sunny.");
+
+    let failing = Agent::new(ScriptedDriver::new([
+        call("c1"),
+        InferenceResponse::text("sorry"),
+    ]))
+    .with_tool(broken());
+    let done = failing.execute(user("weather")).await.unwrap();
+    assert_eq!(
+        done.status(),
+        AgentStatus::Completed,
+        "a tool error is retried"
+    );
+    assert_eq!(done.step_count(), 2);
 }
 
 #[tokio::test]
@@ -542,7 +571,9 @@ async fn a_finished_state_continues_after_a_new_user_message() {
     ]);
     let agent = Agent::new(driver.clone())
         .with_criteria(criteria())
-        .with_processor(SeparatedTrace);
+        .with_processors(agents_core::StateProcessors::new([
+            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
+        ]));
     let first = agent.execute(user("first")).await.unwrap();
     let second = agent
         .execute(first.clone().with_user_message(Message::user("second")))

@@ -284,11 +284,16 @@ async fn serialized_state_after_a_two_step_run() {
         .with_usage(Usage::new(12, 6)),
         InferenceResponse::text("It is 22°C and sunny in Paris.").with_usage(Usage::new(30, 9)),
     ]);
-    let agent = Agent::new(driver).with_tool(weather).with_criteria(
-        ContinuationCriteria::new()
-            .with(ToolCallPresenceCheck::new())
-            .with(StepsLimit::new(5)),
-    );
+    // No processors: the state as the loop alone records it (what persists is the
+    // processors' job, snapshotted with them in `agents-processing`).
+    let agent = Agent::new(driver)
+        .with_tool(weather)
+        .with_criteria(
+            ContinuationCriteria::new()
+                .with(ToolCallPresenceCheck::new())
+                .with(StepsLimit::new(5)),
+        )
+        .with_processors(agents_core::StateProcessors::default());
     let done = agent
         .execute(
             AgentState::new()
@@ -385,7 +390,10 @@ async fn a_checkpoint_writes_each_message_once_and_reading_shares_them_again() {
                     .with(StepsLimit::new(5))
                     .with(ToolCallPresenceCheck::new()),
             )
-            .with_processor(AppendEverything);
+            .with_processors(agents_core::StateProcessors::new([std::sync::Arc::new(
+                AppendEverything,
+            )
+                as std::sync::Arc<dyn agents_core::StateProcessor>]));
         state = agent
             .execute(state.with_user_message(format!("Question {turn}: weather in Paris?")))
             .await

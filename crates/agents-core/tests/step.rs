@@ -143,7 +143,10 @@ fn agent(moves: Vec<Move>, max_steps: usize, guard_after: Option<usize>, retry: 
                 .with(ToolCallPresenceCheck::new()),
         )
         .with_error_policy(policy)
-        .with_processor(Persist { guard_after })
+        .with_processors(agents_core::StateProcessors::new([
+            std::sync::Arc::new(Persist { guard_after })
+                as std::sync::Arc<dyn agents_core::StateProcessor>,
+        ]))
         .with_clock(ManualClock::default())
 }
 

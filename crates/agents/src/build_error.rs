@@ -28,3 +28,14 @@ pub enum BuildError {
         reason: String,
     },
 }
+
+impl From<agents_core::BuildError> for BuildError {
+    fn from(error: agents_core::BuildError) -> Self {
+        match error {
+            // The facade gives the core a driver for every model it builds with.
+            agents_core::BuildError::MissingDriver => BuildError::MissingModel,
+            agents_core::BuildError::DuplicateTool { name } => BuildError::DuplicateTool { name },
+            agents_core::BuildError::ZeroStepLimit => BuildError::ZeroStepLimit,
+        }
+    }
+}

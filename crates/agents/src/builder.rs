@@ -1,18 +1,15 @@
 //! `AgentBuilder`: an agent from a model, tools and a few settings, with sensible defaults.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agents_core::tools::ToolLayer;
 use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
-    ContinuationCriteria, ContinuationCriterion, DefaultToolExecutor, EmptyResponseCheck,
-    ErrorPolicy, ExecutionTimeLimit, StepsLimit, TokenUsageLimit, Tool, ToolCallLimits,
-    ToolCallPresenceCheck, ToolContext, ToolExecution, ToolHook, ToolHookDecision, ToolSource,
-    Tools,
+    ContinuationCriterion, ErrorPolicy, Tool, ToolCallPresenceCheck, ToolContext, ToolExecution,
+    ToolHook, ToolHookDecision, ToolSource, Tools,
 };
-use agents_processing::{standard_processors, StateProcessor, StateProcessors, TraceRetention};
+use agents_processing::{standard_processors, StateProcessor, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
 use drivers_toolcalling::{ForgedEvidenceCheck, RefuseForgedEvidence, ToolCallingDriver};
 use inference::{LanguageModel, ModelCatalog, ModelSettings};
@@ -20,7 +17,7 @@ use messages::{Message, ToolCall};
 
 use crate::{AgentCapability, BuildError};
 
-type Listener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+use agents_core::Listener;
 
 /// The end of the system prompt in the separated trace modes, with tools (see
 /// [`AgentBuilder::with_trace_mode_note`]). Issue 32 found that once earlier answers show no
@@ -40,20 +37,27 @@ enum DriverChoice {
     Custom(Arc<dyn AgentDriver>),
 }
 
-/// Builds an [`Agent`] with defaults that work:
+/// Builds an [`Agent`] from a model: the facade's layer over the core's
+/// [`agents_core::AgentBuilder`], which holds everything that is not about the model (tools,
+/// limits, policies, processors, hooks, listeners, approvals) and its one set of defaults
+/// (at most 20 steps, [`ErrorPolicy::retry_tool_errors(3)`](ErrorPolicy::retry_tool_errors),
+/// the standard tool-call limits). This builder adds:
 ///
-/// - the [`ToolCallingDriver`] over the model given to [`with_model`](Self::with_model)
-///   ([`with_react`](Self::with_react) for the ReAct driver, [`with_driver`](Self::with_driver)
-///   for your own);
-/// - at most 20 steps; no token or time limit unless set;
-/// - [`ErrorPolicy::retry_tool_errors(3)`](ErrorPolicy::retry_tool_errors);
-/// - legacy trace mode (every step message persists) unless
+/// - the driver for the model given to [`with_model`](Self::with_model) (the
+///   [`ToolCallingDriver`]; [`with_react`](Self::with_react) for the ReAct driver,
+///   [`with_driver`](Self::with_driver) for your own), with its model settings and the
+///   criteria that tell when that driver's model has finished;
+/// - the trace mode's processors: legacy (every step message persists) unless
 ///   [`with_separated_tool_trace(true)`](Self::with_separated_tool_trace) or
-///   [`with_trace_retention`](Self::with_trace_retention).
+///   [`with_trace_retention`](Self::with_trace_retention);
+/// - the system prompt, and capabilities ([`with_capability`](Self::with_capability)).
 ///
 /// `build` validates the configuration and says what to fix.
 #[derive(Clone)]
 pub struct AgentBuilder {
+    /// Everything that is not about the model: tools, limits, policies, processors, hooks,
+    /// listeners, approvals (the core's builder, where the defaults live).
+    core: agents_core::AgentBuilder,
     driver: Option<DriverChoice>,
     model_settings: ModelSettings,
     parallel_tool_calls: bool,
@@ -61,36 +65,18 @@ pub struct AgentBuilder {
     content_tool_call_recovery: Option<bool>,
     forged_evidence_check: bool,
     trace_mode_note: bool,
-    tools: Vec<Arc<dyn Tool>>,
-    tool_sources: Vec<Arc<dyn ToolSource>>,
     system_prompt: Option<String>,
     retention: TraceRetention,
-    max_steps: usize,
-    token_limit: Option<u64>,
-    time_limit: Option<Duration>,
-    error_policy: ErrorPolicy,
-    processors: Vec<Arc<dyn StateProcessor>>,
-    criteria: Vec<Arc<dyn ContinuationCriterion>>,
-    listeners: Vec<Listener>,
-    tool_hooks: Vec<Arc<dyn ToolHook>>,
-    tool_layers: Vec<Arc<dyn ToolLayer>>,
-    tool_timeout: Option<Duration>,
-    tool_timeouts: Vec<(String, Duration)>,
+    answer_on_stop: Option<AnswerOnStop>,
     capability_errors: Vec<BuildError>,
     build_steps: Vec<BuildStep>,
     driver_layers: Vec<DriverLayer>,
-    answer_on_stop: Option<AnswerOnStop>,
-    tool_limits: ToolCallLimits,
-    name: Option<String>,
-    content_capture: bool,
-    model_catalog: Option<ModelCatalog>,
-    cost_limit: Option<f64>,
-    approval: agents_core::ApprovalPolicy,
 }
 
 impl Default for AgentBuilder {
     fn default() -> Self {
         Self {
+            core: agents_core::AgentBuilder::new(),
             driver: None,
             model_settings: ModelSettings::default(),
             parallel_tool_calls: false,
@@ -98,31 +84,12 @@ impl Default for AgentBuilder {
             content_tool_call_recovery: None,
             forged_evidence_check: true,
             trace_mode_note: true,
-            tools: Vec::new(),
-            tool_sources: Vec::new(),
             system_prompt: None,
             retention: TraceRetention::Full,
-            max_steps: 20,
-            token_limit: None,
-            time_limit: None,
-            error_policy: ErrorPolicy::retry_tool_errors(3),
-            processors: Vec::new(),
-            criteria: Vec::new(),
-            listeners: Vec::new(),
-            tool_hooks: Vec::new(),
-            tool_layers: Vec::new(),
-            tool_timeout: None,
-            tool_timeouts: Vec::new(),
+            answer_on_stop: None,
             capability_errors: Vec::new(),
             build_steps: Vec::new(),
             driver_layers: Vec::new(),
-            answer_on_stop: None,
-            approval: agents_core::ApprovalPolicy::default(),
-            tool_limits: ToolCallLimits::standard(),
-            name: None,
-            content_capture: false,
-            model_catalog: None,
-            cost_limit: None,
         }
     }
 }
@@ -228,13 +195,13 @@ impl AgentBuilder {
 
     /// Adds a tool.
     pub fn with_tool(mut self, tool: impl Tool + 'static) -> Self {
-        self.tools.push(Arc::new(tool));
+        self.core = self.core.with_tool(tool);
         self
     }
 
     /// Adds shared tools.
     pub fn with_tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
-        self.tools.extend(tools);
+        self.core = self.core.with_tools(tools);
         self
     }
 
@@ -242,13 +209,13 @@ impl AgentBuilder {
     /// `McpClient::tool_source`): asked before every step, its tools are offered after the
     /// agent's own (a name the agent already has stays the agent's).
     pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
-        self.tool_sources.push(source);
+        self.core = self.core.with_tool_source(source);
         self
     }
 
     /// Adds every tool of a registry.
     pub fn with_tool_set(mut self, tools: &Tools) -> Self {
-        self.tools.extend(tools.iter().cloned());
+        self.core = self.core.with_tools(tools.iter().cloned());
         self
     }
 
@@ -287,44 +254,44 @@ impl AgentBuilder {
 
     /// Step limit per execution (default 20).
     pub fn with_max_steps(mut self, max_steps: usize) -> Self {
-        self.max_steps = max_steps;
+        self.core = self.core.with_max_steps(max_steps);
         self
     }
 
     /// Token limit per execution (off by default).
     pub fn with_token_limit(mut self, max_tokens: u64) -> Self {
-        self.token_limit = Some(max_tokens);
+        self.core = self.core.with_token_limit(max_tokens);
         self
     }
 
     /// Time limit per execution (off by default).
     pub fn with_time_limit(mut self, limit: Duration) -> Self {
-        self.time_limit = Some(limit);
+        self.core = self.core.with_time_limit(limit);
         self
     }
 
     /// How errors are handled (default: retry tool errors up to 3 times in a row).
     pub fn with_error_policy(mut self, policy: ErrorPolicy) -> Self {
-        self.error_policy = policy;
+        self.core = self.core.with_error_policy(policy);
         self
     }
 
     /// Adds a processor. Your processors wrap the standard ones (outer layers, in the order
     /// added): their post-step logic sees the step's messages already persisted.
     pub fn with_processor(mut self, processor: impl StateProcessor + 'static) -> Self {
-        self.processors.push(Arc::new(processor));
+        self.core = self.core.with_processor(processor);
         self
     }
 
     /// Adds a shared processor (see [`with_processor`](Self::with_processor)).
     pub fn with_shared_processor(mut self, processor: Arc<dyn StateProcessor>) -> Self {
-        self.processors.push(processor);
+        self.core = self.core.with_shared_processor(processor);
         self
     }
 
     /// Adds a continuation criterion.
     pub fn with_criterion(mut self, criterion: impl ContinuationCriterion + 'static) -> Self {
-        self.criteria.push(Arc::new(criterion));
+        self.core = self.core.with_criterion(criterion);
         self
     }
 
@@ -344,26 +311,26 @@ impl AgentBuilder {
 
     /// Adds an event listener.
     pub fn on_event(mut self, listener: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
-        self.listeners.push(Arc::new(listener));
+        self.core = self.core.on_event(listener);
         self
     }
 
     /// Adds a shared event listener.
     pub fn on_shared_event(mut self, listener: Arc<dyn Fn(&AgentEvent) + Send + Sync>) -> Self {
-        self.listeners.push(listener);
+        self.core = self.core.on_shared_event(listener);
         self
     }
 
     /// Adds a tool hook (may block or rewrite calls and results). The hooks run as one layer
     /// of the tool-call onion, in the order added (see [`with_tool_layer`](Self::with_tool_layer)).
     pub fn with_tool_hook(mut self, hook: impl ToolHook + 'static) -> Self {
-        self.tool_hooks.push(Arc::new(hook));
+        self.core = self.core.with_tool_hook(Arc::new(hook));
         self
     }
 
     /// Adds a shared tool hook.
     pub fn with_shared_tool_hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
-        self.tool_hooks.push(hook);
+        self.core = self.core.with_tool_hook(hook);
         self
     }
 
@@ -377,7 +344,7 @@ impl AgentBuilder {
 
     /// Adds a shared tool layer.
     pub fn with_shared_tool_layer(mut self, layer: Arc<dyn ToolLayer>) -> Self {
-        self.tool_layers.push(layer);
+        self.core = self.core.with_tool_layer(layer);
         self
     }
 
@@ -436,7 +403,7 @@ impl AgentBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.approval = self.approval.with_tools(names);
+        self.core = self.core.with_approval_required(names);
         self
     }
 
@@ -446,7 +413,7 @@ impl AgentBuilder {
         mut self,
         policy: impl Fn(&ToolCall) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.approval = self.approval.with_predicate(policy);
+        self.core = self.core.with_approval_policy(policy);
         self
     }
 
@@ -454,48 +421,48 @@ impl AgentBuilder {
     /// a tool error quoting the earlier result; a model that keeps repeating is stopped with
     /// `StopReason::RepeatedToolCalls`. Default 3.
     pub fn with_repeated_call_limit(mut self, limit: u32) -> Self {
-        self.tool_limits.repeated_call_limit = Some(limit.max(1));
+        self.core = self.core.with_repeated_call_limit(limit);
         self
     }
 
     /// Cuts every tool result the model sees to `chars` characters, with a note saying how
     /// much was left out and how to read the rest. Default 30,000.
     pub fn with_tool_output_limit(mut self, chars: usize) -> Self {
-        self.tool_limits.output_limit = Some(chars);
+        self.core = self.core.with_tool_output_limit(chars);
         self
     }
 
     /// Timeout of every tool call (default 120 s): a call past it gets a tool-error result
     /// naming the timeout, and the run goes on.
     pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
-        self.tool_timeout = Some(timeout);
+        self.core = self.core.with_tool_timeout(timeout);
         self
     }
 
     /// Timeout of the tool `name`'s calls.
     pub fn with_timeout_for_tool(mut self, name: impl Into<String>, timeout: Duration) -> Self {
-        self.tool_timeouts.push((name.into(), timeout));
+        self.core = self.core.with_timeout_for_tool(name, timeout);
         self
     }
 
     /// The tools added so far.
     pub fn tools(&self) -> &[Arc<dyn Tool>] {
-        &self.tools
+        self.core.tools()
     }
 
     /// The event listeners added so far (subagents inherit them).
     pub fn listeners(&self) -> &[Listener] {
-        &self.listeners
+        self.core.listeners()
     }
 
     /// The tool hooks added so far (subagents inherit them).
     pub fn tool_hooks(&self) -> &[Arc<dyn ToolHook>] {
-        &self.tool_hooks
+        self.core.tool_hooks()
     }
 
     /// The tool layers added so far, outermost first (subagents inherit them).
     pub fn tool_layers(&self) -> &[Arc<dyn ToolLayer>] {
-        &self.tool_layers
+        self.core.tool_layers()
     }
 
     /// The configured trace retention.
@@ -506,7 +473,7 @@ impl AgentBuilder {
     /// The agent's name: `gen_ai.agent.name` and the `invoke_agent {name}` span name
     /// (default `agent`; a subagent is named after its definition).
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
+        self.core = self.core.with_name(name);
         self
     }
 
@@ -514,14 +481,14 @@ impl AgentBuilder {
     /// messages, tool arguments and tool results (see [`Agent::with_content_capture`]).
     /// Off by default. Subagents inherit it.
     pub fn with_content_capture(mut self, capture: bool) -> Self {
-        self.content_capture = capture;
+        self.core = self.core.with_content_capture(capture);
         self
     }
 
     /// Prices steps with `catalog` instead of [`ModelCatalog::builtin`] (and reads context
     /// windows from it). Subagents inherit it.
     pub fn with_model_catalog(mut self, catalog: ModelCatalog) -> Self {
-        self.model_catalog = Some(catalog);
+        self.core = self.core.with_model_catalog(catalog);
         self
     }
 
@@ -529,7 +496,7 @@ impl AgentBuilder {
     /// cost reaches `usd` dollars; the answer-on-stop rules then apply (see
     /// [`Agent::with_cost_limit`]).
     pub fn with_cost_limit(mut self, usd: f64) -> Self {
-        self.cost_limit = Some(usd);
+        self.core = self.core.with_cost_limit(usd);
         self
     }
 
@@ -547,14 +514,16 @@ impl AgentBuilder {
                 _ => None,
             })?;
         let lookup = |catalog: &ModelCatalog| catalog.lookup(&name);
-        match &self.model_catalog {
+        match self.core.model_catalog() {
             Some(catalog) => lookup(catalog),
             None => lookup(&ModelCatalog::builtin()),
         }?
         .context_window
     }
 
-    /// Builds the agent.
+    /// Builds the agent: the driver for the model (with its layers), the criteria that tell
+    /// when that driver's model has finished, the processors of the trace mode, the system
+    /// prompt; everything else is the core builder's ([`agents_core::AgentBuilder`]).
     ///
     /// # Errors
     /// [`BuildError`] when no model or driver was given, two tools share a name, the step
@@ -567,18 +536,6 @@ impl AgentBuilder {
             return Err(error.clone());
         }
         let choice = self.driver.clone().ok_or(BuildError::MissingModel)?;
-        if self.max_steps == 0 {
-            return Err(BuildError::ZeroStepLimit);
-        }
-        let mut seen = BTreeSet::new();
-        for tool in &self.tools {
-            if !seen.insert(tool.name().to_owned()) {
-                return Err(BuildError::DuplicateTool {
-                    name: tool.name().to_owned(),
-                });
-            }
-        }
-        let tools: Tools = self.tools.iter().cloned().collect();
         let react = matches!(choice, DriverChoice::React(_));
         let checks_forgery =
             self.forged_evidence_check && matches!(choice, DriverChoice::ToolCalling(_));
@@ -590,40 +547,23 @@ impl AgentBuilder {
             .driver_layers
             .iter()
             .fold(driver, |driver, layer| layer(driver));
-        let mut agent = Agent::from_shared_driver(driver)
-            .with_tools(tools)
-            .with_shared_executor(Arc::new(self.executor()))
-            .with_criteria(self.criteria(react, checks_forgery))
-            .with_error_policy(self.error_policy)
-            .with_processors(self.processors())
+        let mut finish: Vec<Arc<dyn ContinuationCriterion>> = if react {
+            vec![Arc::new(StopOnFinalDecision::new())]
+        } else {
+            vec![Arc::new(ToolCallPresenceCheck::new())]
+        };
+        if checks_forgery {
+            finish.push(Arc::new(ForgedEvidenceCheck::new()));
+        }
+        let core = self
+            .core
+            .clone()
+            .with_shared_driver(driver)
+            .with_finish_checks(finish)
+            .with_standard_processors(standard_processors(self.retention.clone()))
             .with_cached_context(self.cached_context())
-            .with_answer_on_stop(self.answer_on_stop())
-            .with_tool_limits(self.tool_limits)
-            .with_content_capture(self.content_capture)
-            .with_approvals(self.approval.clone());
-        if let Some(name) = &self.name {
-            agent = agent.with_name(name.as_str());
-        }
-        if let Some(catalog) = &self.model_catalog {
-            agent = agent.with_model_catalog(catalog.clone());
-        }
-        if let Some(limit) = self.cost_limit {
-            agent = agent.with_cost_limit(limit);
-        }
-        for hook in &self.tool_hooks {
-            agent = agent.with_tool_hook(Arc::clone(hook));
-        }
-        for layer in &self.tool_layers {
-            agent = agent.with_shared_tool_layer(Arc::clone(layer));
-        }
-        for source in &self.tool_sources {
-            agent = agent.with_tool_source(Arc::clone(source));
-        }
-        for listener in &self.listeners {
-            let listener = Arc::clone(listener);
-            agent = agent.on_event(move |event| listener(event));
-        }
-        Ok(agent)
+            .with_answer_on_stop(self.answer_on_stop());
+        Ok(core.build()?)
     }
 
     /// A builder for a subagent of this agent: the same driver kind, model settings, tool hooks,
@@ -641,29 +581,56 @@ impl AgentBuilder {
             (_, Some(model)) => Some(DriverChoice::ToolCalling(model)),
             (inherited, None) => inherited.clone(),
         };
-        let tools = self
-            .tools
-            .iter()
-            .filter(|tool| allowed_tools.is_none_or(|names| names.iter().any(|n| n == tool.name())))
-            .cloned()
-            .collect();
-        let tool_sources = self
-            .tool_sources
-            .iter()
-            .map(|source| match allowed_tools {
+        let mut core = agents_core::AgentBuilder::new()
+            .with_tools(
+                self.core
+                    .tools()
+                    .iter()
+                    .filter(|tool| {
+                        allowed_tools.is_none_or(|names| names.iter().any(|n| n == tool.name()))
+                    })
+                    .cloned(),
+            )
+            .with_max_steps(self.core.max_steps())
+            .with_error_policy(self.core.error_policy())
+            .with_content_capture(self.core.captures_content())
+            // A subagent never runs a call its parent would have to approve.
+            .with_approvals(self.core.approval_policy().clone());
+        for source in self.core.tool_sources() {
+            core = core.with_tool_source(match allowed_tools {
                 None => Arc::clone(source),
                 Some(names) => Arc::new(OnlyNamed {
                     source: Arc::clone(source),
                     names: names.to_vec(),
                 }) as Arc<dyn ToolSource>,
-            })
-            .collect();
+            });
+        }
+        for listener in self.core.listeners() {
+            core = core.on_shared_event(Arc::clone(listener));
+        }
+        for hook in self.core.tool_hooks() {
+            core = core.with_tool_hook(Arc::clone(hook));
+        }
+        for layer in self.core.tool_layers() {
+            core = core.with_tool_layer(Arc::clone(layer));
+        }
+        let (timeout, timeouts) = self.core.tool_timeouts();
+        if let Some(timeout) = timeout {
+            core = core.with_tool_timeout(timeout);
+        }
+        for (name, timeout) in timeouts {
+            core = core.with_timeout_for_tool(name.clone(), *timeout);
+        }
+        if let Some(catalog) = self.core.model_catalog() {
+            core = core.with_model_catalog(catalog.clone());
+        }
         let inherit_model_settings = matches!(
             (&self.driver, &driver),
             (Some(DriverChoice::ToolCalling(a)), Some(DriverChoice::ToolCalling(b)))
             | (Some(DriverChoice::React(a)), Some(DriverChoice::React(b))) if Arc::ptr_eq(a, b)
         );
         AgentBuilder {
+            core,
             driver,
             // The sampling settings carry over; the model name only with the same model.
             model_settings: ModelSettings {
@@ -677,22 +644,9 @@ impl AgentBuilder {
             parallel_tool_calls: self.parallel_tool_calls,
             streaming: self.streaming,
             content_tool_call_recovery: self.content_tool_call_recovery,
-            tools,
-            tool_sources,
             retention: TraceRetention::Ephemeral,
             // A subagent's conversation starts afresh with each call: no earlier answers.
             trace_mode_note: false,
-            max_steps: self.max_steps,
-            error_policy: self.error_policy,
-            listeners: self.listeners.clone(),
-            tool_hooks: self.tool_hooks.clone(),
-            tool_layers: self.tool_layers.clone(),
-            tool_timeout: self.tool_timeout,
-            tool_timeouts: self.tool_timeouts.clone(),
-            content_capture: self.content_capture,
-            model_catalog: self.model_catalog.clone(),
-            // A subagent never runs a call its parent would have to approve.
-            approval: self.approval.clone(),
             ..AgentBuilder::new()
         }
         .with_system_prompt(system_prompt)
@@ -722,41 +676,6 @@ impl AgentBuilder {
         }
     }
 
-    fn executor(&self) -> DefaultToolExecutor {
-        let mut executor = DefaultToolExecutor::new();
-        if let Some(timeout) = self.tool_timeout {
-            executor = executor.with_timeout(timeout);
-        }
-        for (name, timeout) in &self.tool_timeouts {
-            executor = executor.with_tool_timeout(name.clone(), *timeout);
-        }
-        executor
-    }
-
-    fn criteria(&self, react: bool, checks_forgery: bool) -> ContinuationCriteria {
-        let mut criteria = ContinuationCriteria::new()
-            .with(StepsLimit::new(self.max_steps))
-            .with(EmptyResponseCheck::new());
-        if let Some(tokens) = self.token_limit {
-            criteria = criteria.with(TokenUsageLimit::new(tokens));
-        }
-        if let Some(limit) = self.time_limit {
-            criteria = criteria.with(ExecutionTimeLimit::new(limit));
-        }
-        criteria = if react {
-            criteria.with(StopOnFinalDecision::new())
-        } else {
-            criteria.with(ToolCallPresenceCheck::new())
-        };
-        if checks_forgery {
-            criteria = criteria.with(ForgedEvidenceCheck::new());
-        }
-        for criterion in &self.criteria {
-            criteria.push(Arc::clone(criterion));
-        }
-        criteria
-    }
-
     /// The answer-on-stop mode: as configured, else by trace mode.
     fn answer_on_stop(&self) -> AnswerOnStop {
         self.answer_on_stop
@@ -769,7 +688,7 @@ impl AgentBuilder {
 
     /// The request prefix: the system prompt, with the separated-trace note when it applies.
     fn cached_context(&self) -> CachedContext {
-        let has_tools = !self.tools.is_empty() || !self.tool_sources.is_empty();
+        let has_tools = !self.core.tools().is_empty() || !self.core.tool_sources().is_empty();
         let note = (self.trace_mode_note && has_tools && self.retention.is_separated())
             .then_some(SEPARATED_TRACE_NOTE);
         let prompt = match (&self.system_prompt, note) {
@@ -780,32 +699,13 @@ impl AgentBuilder {
         };
         CachedContext::new().with_messages(vec![Message::system(prompt)])
     }
-
-    fn processors(&self) -> StateProcessors {
-        let standard = standard_processors(self.retention.clone());
-        self.processors
-            .iter()
-            .cloned()
-            .chain(standard.iter().cloned())
-            .collect()
-    }
 }
 
 impl std::fmt::Debug for AgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentBuilder")
-            .field(
-                "tools",
-                &self
-                    .tools
-                    .iter()
-                    .map(|t| t.name().to_owned())
-                    .collect::<Vec<_>>(),
-            )
+            .field("core", &self.core)
             .field("retention", &self.retention)
-            .field("max_steps", &self.max_steps)
-            .field("token_limit", &self.token_limit)
-            .field("time_limit", &self.time_limit)
             .finish_non_exhaustive()
     }
 }

@@ -101,7 +101,11 @@ async fn multi_step_tool_use_then_final_answer() {
     let driver = ReActDriver::new(model.clone()).with_model_name("small-model");
     let agent = Agent::new(driver)
         .with_tools(tools())
-        .with_processor(SeparatedTrace)
+        // The test's own stack and criteria, in place of the defaults.
+        .with_processors(agents_core::StateProcessors::new([
+            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
+        ]))
+        .with_criteria(agents_core::ContinuationCriteria::new())
         .with_criterion(StopOnFinalDecision::new())
         .with_criterion(StepsLimit::new(5));
 

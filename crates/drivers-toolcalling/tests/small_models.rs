@@ -71,7 +71,11 @@ impl StateProcessor for SeparatedTrace {
 fn agent(driver: ToolCallingDriver) -> Agent {
     Agent::new(driver)
         .with_tools(tools())
-        .with_processor(SeparatedTrace)
+        // The test's own stack and criteria, in place of the defaults.
+        .with_processors(agents_core::StateProcessors::new([
+            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
+        ]))
+        .with_criteria(agents_core::ContinuationCriteria::new())
         .with_criterion(ToolCallPresenceCheck::new())
         .with_criterion(EmptyResponseCheck::new())
         .with_criterion(StepsLimit::new(6))

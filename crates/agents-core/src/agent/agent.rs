@@ -7,19 +7,18 @@ use inference::ModelCatalog;
 
 use crate::agent::hooks::{Hooks, StateHook, StopDecision, StopHook};
 use crate::cached_context::CachedContext;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::Clock;
 use crate::continuation::criteria::guards::standard_guards;
 use crate::continuation::criterion::{ContinuationCriteria, ContinuationCriterion};
 use crate::driver::AgentDriver;
 use crate::errors::error_policy::ErrorPolicy;
 use crate::events::agent_event::AgentEvent;
 use crate::events::agent_events::AgentEvents;
-use crate::ids::{IdSource, UuidV7Ids};
+use crate::ids::IdSource;
 use crate::processing::{StateProcessor, StateProcessors};
 use crate::records::answer_on_stop::AnswerOnStop;
 use crate::state::agent_state::AgentState;
 use crate::tools::approval_policy::ApprovalPolicy;
-use crate::tools::default_executor::DefaultToolExecutor;
 use crate::tools::executor::ToolExecutor;
 use crate::tools::hook::ToolHook;
 use crate::tools::layer::{ToolLayer, ToolLayers};
@@ -40,10 +39,11 @@ pub const DEFAULT_MAX_STOP_VETOES: u32 = 3;
 /// [`Agent::execute`] returns the last state. Driver errors never escape as panics: they are
 /// recorded as failure steps and the [`ErrorPolicy`] decides whether to go on.
 ///
-/// An agent is configuration; a state is what happened. `Agent::new` starts with no tools, the
-/// [`DefaultToolExecutor`], no criteria (one step), the `stop_on_any_error` policy, no
-/// processors (which messages persist is the processors' job, so wire them: the facade's
-/// `AgentBuilder` does), an empty request prefix and the system clock. Cheap to clone.
+/// An agent is configuration; a state is what happened. It is built by
+/// [`AgentBuilder`](crate::agent::builder::AgentBuilder), where its defaults live:
+/// `Agent::new(driver)` is the builder with nothing else set (20 steps, retrying failed tool
+/// calls 3 times, every step message persisting, the standard tool-call limits). The
+/// `with_*` methods return an adjusted copy of a built agent. Cheap to clone.
 #[derive(Clone)]
 pub struct Agent {
     pub(crate) driver: Arc<dyn AgentDriver>,
@@ -86,52 +86,15 @@ pub(crate) struct Telemetry {
     pub(crate) cost_limit: Option<f64>,
 }
 
-impl Default for Telemetry {
-    fn default() -> Self {
-        Self {
-            name: Arc::from(DEFAULT_AGENT_NAME),
-            capture_content: false,
-            catalog: Arc::new(ModelCatalog::builtin()),
-            cost_limit: None,
-        }
-    }
-}
-
 /// The name of an agent not given one (`invoke_agent agent` spans).
 pub const DEFAULT_AGENT_NAME: &str = "agent";
 
 impl Agent {
-    /// An agent running `driver`.
-    pub fn new(driver: impl AgentDriver + 'static) -> Self {
-        Self::from_shared_driver(Arc::new(driver))
-    }
-
-    /// An agent running a shared driver.
-    pub fn from_shared_driver(driver: Arc<dyn AgentDriver>) -> Self {
-        Self {
-            driver,
-            tools: Tools::new(),
-            tool_sources: Vec::new(),
-            executor: Arc::new(DefaultToolExecutor::new()),
-            criteria: ContinuationCriteria::new(),
-            guards: standard_guards(ErrorPolicy::default(), None),
-            error_policy: ErrorPolicy::default(),
-            processors: StateProcessors::default(),
-            onion: StateProcessors::default(),
-            cached_context: Arc::default(),
-            clock: Arc::new(SystemClock),
-            ids: Arc::new(UuidV7Ids),
-            events: AgentEvents::new(),
-            hooks: Hooks::default(),
-            max_stop_vetoes: DEFAULT_MAX_STOP_VETOES,
-            answer_on_stop: AnswerOnStop::Nothing,
-            tool_limits: ToolCallLimits::default(),
-            telemetry: Telemetry::default(),
-            approval: ApprovalPolicy::default(),
-            tool_layers: standard_tool_layers(),
-            tool_hooks: Vec::new(),
-            user_tool_layers: Vec::new(),
-        }
+    /// This agent with its two onions assembled from their lists (the builder's last step).
+    pub(crate) fn assembled(mut self) -> Self {
+        self.tool_layers = self.assembled_tool_layers();
+        self.onion = self.assembled_onion();
+        self
     }
 
     /// A copy with this name: `gen_ai.agent.name` and the `invoke_agent {name}` span name

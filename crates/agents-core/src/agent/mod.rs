@@ -5,6 +5,8 @@
 pub(crate) mod agent;
 pub(crate) mod answer_on_stop;
 pub(crate) mod approval_resume;
+pub(crate) mod build_error;
+pub(crate) mod builder;
 pub(crate) mod hooks;
 pub(crate) mod pricing;
 pub(crate) mod step;

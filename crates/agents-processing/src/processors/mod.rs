@@ -1,9 +1,7 @@
 //! The built-in processors, one per file.
 
 mod accumulate_token_usage;
-mod append_context_metadata;
 mod append_final_response;
-mod append_step_messages;
 mod append_tool_trace_to_buffer;
 mod apply_cached_context;
 mod callable_processor;
@@ -13,11 +11,10 @@ mod move_messages_to_buffer;
 mod summarize_buffer;
 
 pub use accumulate_token_usage::{AccumulateTokenUsage, TOKEN_USAGE_PARAMETER};
-pub use append_context_metadata::{
-    AppendContextMetadata, CONTEXT_METADATA_KEY, CONTEXT_METADATA_PARAMETER,
+pub use agents_core::processors::{
+    AppendContextMetadata, AppendStepMessages, CONTEXT_METADATA_KEY, CONTEXT_METADATA_PARAMETER,
 };
 pub use append_final_response::AppendFinalResponse;
-pub use append_step_messages::AppendStepMessages;
 pub use append_tool_trace_to_buffer::AppendToolTraceToBuffer;
 pub use apply_cached_context::ApplyCachedContext;
 pub use callable_processor::CallableProcessor;

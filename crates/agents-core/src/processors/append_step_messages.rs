@@ -1,8 +1,9 @@
 //! `AppendStepMessages`: legacy mode, every message a step produced persists.
 
-use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
-
-use agents_core::InlineProcessor;
+use crate::processing::InlineProcessor;
+use crate::records::agent_error::AgentError;
+use crate::state::agent_state::AgentState;
+use crate::state::sections::DEFAULT_SECTION;
 
 /// Post-step: appends the step's whole output (trace, then response) to `messages`.
 ///

@@ -1,10 +1,12 @@
 //! `AppendContextMetadata`: the agent's metadata, shown to the model once per change.
 
-use agents_core::{AgentError, AgentState, DEFAULT_SECTION};
 use messages::Message;
 use serde_json::Value;
 
-use agents_core::InlineProcessor;
+use crate::processing::InlineProcessor;
+use crate::records::agent_error::AgentError;
+use crate::state::agent_state::AgentState;
+use crate::state::sections::DEFAULT_SECTION;
 
 /// Store parameter holding the last metadata document shown to the model.
 pub const CONTEXT_METADATA_PARAMETER: &str = "context_metadata_shown";
