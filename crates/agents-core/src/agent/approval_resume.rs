@@ -186,21 +186,6 @@ impl Agent {
             _ => Ok(state),
         }
     }
-
-    pub(super) fn emit_approvals_requested(&self, state: &AgentState) {
-        if !self.events.is_observed() {
-            return;
-        }
-        for pending in state.pending_approvals() {
-            self.events.emit_with(|| AgentEvent::ApprovalRequested {
-                source: EventSource {
-                    step_number: state.step_count(),
-                    ..EventSource::execution(state)
-                },
-                pending,
-            });
-        }
-    }
 }
 
 /// The centre of the processors for a resumed step: the step is already resolved and judged

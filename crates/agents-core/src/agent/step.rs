@@ -3,7 +3,8 @@
 //! step hands off live in files named for them: `verdict.rs` (the criteria and the built-in
 //! guards), `pricing.rs` (cost and the context window), `approval_resume.rs` (held calls and
 //! resuming decided ones), `answer_on_stop.rs`, `terminal.rs` (the step at the centre of the
-//! processors) and `step_options.rs`.
+//! processors), `step_events.rs` (what a recorded step reports), `step_options.rs`, and
+//! `deprecated.rs` (the retired `*_cancellable` methods).
 //!
 //! ```text
 //! step(state):                                   inside an `invoke_agent {name}` span
@@ -76,23 +77,6 @@ impl Agent {
     /// decides). The `Result` leaves room for states the loop cannot run.
     pub async fn step(&self, state: AgentState) -> Result<AgentState, AgentError> {
         self.step_with(state, &StepOptions::new()).await
-    }
-
-    /// [`Agent::step`] that gives up when `token` is cancelled.
-    ///
-    /// # Errors
-    /// As [`Agent::step`].
-    #[deprecated(
-        since = "0.2.0",
-        note = "use `step_with(state, &StepOptions::new().with_cancellation(token))`"
-    )]
-    pub async fn step_cancellable(
-        &self,
-        state: AgentState,
-        token: &CancellationToken,
-    ) -> Result<AgentState, AgentError> {
-        self.step_with(state, &StepOptions::new().with_cancellation(token.clone()))
-            .await
     }
 
     /// [`Agent::step`] with per-run options: a cancellation token (when it is cancelled, a
@@ -221,19 +205,6 @@ impl Agent {
         })
     }
 
-    /// [`Agent::iterate`] that gives up when `token` is cancelled.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use `iterate_with(state, StepOptions::new().with_cancellation(token))`"
-    )]
-    pub fn iterate_cancellable(
-        &self,
-        state: AgentState,
-        token: CancellationToken,
-    ) -> impl Stream<Item = Result<AgentState, AgentError>> + Send + 'static {
-        self.iterate_with(state, StepOptions::new().with_cancellation(token))
-    }
-
     /// Runs the agent until it stops and returns the final state: the last item of
     /// [`Agent::iterate`].
     ///
@@ -259,23 +230,6 @@ impl Agent {
                 return Ok(state);
             }
         }
-    }
-
-    /// [`Agent::execute`] that gives up when `token` is cancelled.
-    ///
-    /// # Errors
-    /// As [`Agent::step`].
-    #[deprecated(
-        since = "0.2.0",
-        note = "use `execute_with(state, &StepOptions::new().with_cancellation(token))`"
-    )]
-    pub async fn execute_cancellable(
-        &self,
-        state: AgentState,
-        token: CancellationToken,
-    ) -> Result<AgentState, AgentError> {
-        self.execute_with(state, &StepOptions::new().with_cancellation(token))
-            .await
     }
 
     // ----- the parts of a step, in the order they happen ---------------------------------------
@@ -384,36 +338,6 @@ impl Agent {
             });
         }
         state
-    }
-
-    fn emit_step_completed(&self, state: &AgentState) {
-        if !self.events.is_observed() {
-            return;
-        }
-        let Some(execution) = state.step_executions().last() else {
-            return;
-        };
-        let step = execution.step();
-        let source = EventSource {
-            step_number: execution.step_number(),
-            ..EventSource::execution(state)
-        };
-        self.events.emit_with(|| AgentEvent::StepCompleted {
-            source: source.clone(),
-            step_type: step.step_type(),
-            has_tool_calls: step.has_tool_calls(),
-            errors: step.error_messages(),
-            usage: step.usage(),
-            finish_reason: step.finish_reason(),
-            duration: execution.duration(),
-            cost: step.cost(),
-        });
-        if !step.usage().is_empty() {
-            self.events.emit_with(|| AgentEvent::TokenUsage {
-                source,
-                usage: step.usage(),
-            });
-        }
     }
 }
 
