@@ -1,8 +1,8 @@
 //! Runs a user's turn to its end: the run itself (in a `--session`, or on a conversation held
 //! in memory, a `--state` file's or a chat's), the calls that wait for approval (the approver
 //! decides, the run resumes, as often as it suspends), and Ctrl-C and SIGTERM while it runs.
-//! `agents run` and `agents chat` hand their agent to a [`Runner`]; what the turn printed as it
-//! went is `progress.rs`'s, what it ended with `render.rs`'s.
+//! `agents run` and `agents chat` hand their agent to a [`Runner`]; what the turn prints, as it
+//! goes and when it ends, is `render.rs`'s.
 
 use agents::prelude::*;
 
@@ -91,18 +91,18 @@ impl<'a> Runner<'a> {
     ) -> Result<AgentState, TurnError> {
         let in_session = self.session.session.is_some();
         let options = StepOptions::new().with_cancellation(token.clone());
-        let mut next = Next::Start;
+        let mut next = Round::Start;
         loop {
-            let resumed = matches!(next, Next::Resume(_));
+            let resumed = matches!(next, Round::Resume(_));
             done = match next {
-                Next::Start if in_session => {
+                Round::Start if in_session => {
                     crate::sessions::run(agent, self.session, prompt, token.clone()).await?
                 }
-                Next::Start => agent
+                Round::Start => agent
                     .execute_with(done.with_user_message(prompt.unwrap_or_default()), &options)
                     .await
                     .map_err(TurnError::Start)?,
-                Next::Resume(decisions) if in_session => {
+                Round::Resume(decisions) if in_session => {
                     for decision in decisions {
                         let call_id = decision.call_id().to_owned();
                         crate::sessions::decide(self.session, &call_id, None, move |_| {
@@ -113,7 +113,7 @@ impl<'a> Runner<'a> {
                     let resume = self.session.resuming();
                     crate::sessions::run(agent, &resume, None, token.clone()).await?
                 }
-                Next::Resume(decisions) => {
+                Round::Resume(decisions) => {
                     let mut state = done;
                     for decision in decisions {
                         state = state.decide(decision).map_err(Error::from)?;
@@ -139,13 +139,13 @@ impl<'a> Runner<'a> {
             if decisions.is_empty() && !done.approvals_decided() {
                 return Ok(done);
             }
-            next = Next::Resume(decisions);
+            next = Round::Resume(decisions);
         }
     }
 }
 
 /// What a turn's next round runs.
-enum Next {
+enum Round {
     /// The prompt (or a session's `--resume`).
     Start,
     /// The suspended run, with these decisions on its waiting calls.
