@@ -248,6 +248,7 @@ impl StepContext {
             self.journal.clone(),
             Arc::clone(&self.previous_calls),
             self.decided,
+            calls.len(),
         );
         let report = |event: ToolEvent| self.events.emit_tool_event(tool_context, event);
         let observed = self.events.is_observed();

@@ -204,6 +204,10 @@ impl<'a> ToolScope<'a> {
     /// How often the same call (tool and canonical arguments) was made before this one in
     /// the execution, counting calls earlier in the same batch; counts this call.
     pub(crate) fn count_repeat(&self, call: &ToolCall) -> (u32, Option<&'a str>) {
+        if self.batch.calls == 1 && self.batch.previous.is_empty() {
+            // The only call of the execution so far: nothing to count it against.
+            return (0, None);
+        }
         let key = signature(call);
         let before = self.batch.previous.count_key(&key);
         let earlier = self.batch.previous.last_result_key(&key);
@@ -243,6 +247,8 @@ pub(crate) struct CallBatch {
     pub(crate) journal: Option<Arc<dyn StepJournal>>,
     pub(crate) previous: Arc<PreviousCalls>,
     pub(crate) decided: bool,
+    /// How many calls the batch holds.
+    calls: usize,
     in_batch: Mutex<HashMap<String, u32>>,
 }
 
@@ -251,11 +257,13 @@ impl CallBatch {
         journal: Option<Arc<dyn StepJournal>>,
         previous: Arc<PreviousCalls>,
         decided: bool,
+        calls: usize,
     ) -> Self {
         Self {
             journal,
             previous,
             decided,
+            calls,
             in_batch: Mutex::default(),
         }
     }

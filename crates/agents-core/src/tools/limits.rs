@@ -1,11 +1,14 @@
 //! What the loop enforces on every tool call of a step, whatever the driver or the tool: a cap
 //! on the output the model sees, and a limit on repeating the same call.
 
-use crate::signature::signature;
 use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::signature::signature;
 
 use messages::ToolCall;
 
+use crate::records::step_execution::StepExecutions;
 use crate::records::tool_execution::{ToolExecution, ToolFailureKind, ToolOutcome};
 use crate::state::agent_state::AgentState;
 
@@ -40,8 +43,19 @@ impl ToolCallLimits {
 }
 
 /// The calls made so far in an execution, by signature (tool name and canonical arguments).
+///
+/// Indexed on first use: a step whose model calls no tool (an answer) never hashes the
+/// execution's earlier calls.
 #[derive(Clone, Debug, Default)]
 pub struct PreviousCalls {
+    /// The execution's recorded steps (shared with the state, not copied).
+    steps: StepExecutions,
+    index: OnceLock<CallIndex>,
+}
+
+/// The calls of [`PreviousCalls`], by signature.
+#[derive(Clone, Debug, Default)]
+struct CallIndex {
     by_signature: HashMap<String, PreviousCall>,
     /// The signature of the execution's last call (the last one run or answered from an
     /// earlier result; refused and held calls aside).
@@ -57,21 +71,69 @@ struct PreviousCall {
 impl PreviousCalls {
     /// The calls recorded in `state`'s execution.
     pub fn of(state: &AgentState) -> Self {
-        let mut calls = Self::default();
-        for step in state.steps() {
-            for execution in step.tool_executions() {
-                if matches!(
-                    execution.failure_kind(),
-                    Some(ToolFailureKind::Repeated | ToolFailureKind::AwaitingApproval)
-                ) {
-                    continue;
-                }
-                calls.add(execution);
-            }
+        Self {
+            steps: state.step_executions().clone(),
+            index: OnceLock::new(),
         }
-        calls
     }
 
+    /// True when the execution has made no call yet (nothing to repeat).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.steps
+            .steps()
+            .all(|step| step.tool_executions().is_empty())
+    }
+
+    fn index(&self) -> &CallIndex {
+        self.index.get_or_init(|| {
+            let mut index = CallIndex::default();
+            for step in self.steps.steps() {
+                for execution in step.tool_executions() {
+                    if matches!(
+                        execution.failure_kind(),
+                        Some(ToolFailureKind::Repeated | ToolFailureKind::AwaitingApproval)
+                    ) {
+                        continue;
+                    }
+                    index.add(execution);
+                }
+            }
+            index
+        })
+    }
+
+    /// The result of the execution's last call when `call` is that same call (tool and
+    /// arguments), i.e. nothing else was called since; `None` otherwise.
+    pub(crate) fn just_answered(&self, call: &ToolCall) -> Option<&str> {
+        let index = self.index();
+        let last = index.last.as_deref()?;
+        let key = signature(call);
+        if last != key {
+            return None;
+        }
+        index.last_result_key(&key)
+    }
+
+    /// How often `call` was made before.
+    pub fn count(&self, call: &ToolCall) -> u32 {
+        self.count_key(&signature(call))
+    }
+
+    /// How often the call with this [`signature`] was made before.
+    pub(crate) fn count_key(&self, key: &str) -> u32 {
+        self.index()
+            .by_signature
+            .get(key)
+            .map_or(0, |previous| previous.count)
+    }
+
+    /// The result of the last call with this [`signature`], if one was made.
+    pub(crate) fn last_result_key(&self, key: &str) -> Option<&str> {
+        self.index().last_result_key(key)
+    }
+}
+
+impl CallIndex {
     fn add(&mut self, execution: &ToolExecution) {
         let key = signature(execution.call());
         let entry = self
@@ -90,30 +152,7 @@ impl PreviousCalls {
         self.last = Some(key);
     }
 
-    /// The result of the execution's last call when `call` is that same call (tool and
-    /// arguments), i.e. nothing else was called since; `None` otherwise.
-    pub(crate) fn just_answered(&self, call: &ToolCall) -> Option<&str> {
-        let key = signature(call);
-        if self.last.as_deref() != Some(key.as_str()) {
-            return None;
-        }
-        self.last_result_key(&key)
-    }
-
-    /// How often `call` was made before.
-    pub fn count(&self, call: &ToolCall) -> u32 {
-        self.count_key(&signature(call))
-    }
-
-    /// How often the call with this [`signature`] was made before.
-    pub(crate) fn count_key(&self, key: &str) -> u32 {
-        self.by_signature
-            .get(key)
-            .map_or(0, |previous| previous.count)
-    }
-
-    /// The result of the last call with this [`signature`], if one was made.
-    pub(crate) fn last_result_key(&self, key: &str) -> Option<&str> {
+    fn last_result_key(&self, key: &str) -> Option<&str> {
         self.by_signature
             .get(key)
             .map(|previous| previous.last_result.as_str())
