@@ -175,7 +175,7 @@ impl Agent {
     }
 
     /// A copy whose new ids (execution and step ids) come from `ids` (default uuid v7,
-    /// [`UuidV7Ids`]); a [`SequentialIds`](crate::SequentialIds) makes a run's ids
+    /// [`UuidV7Ids`](crate::ids::UuidV7Ids)); a [`SequentialIds`](crate::SequentialIds) makes a run's ids
     /// deterministic, for tests and replays.
     pub fn with_id_source(mut self, ids: Arc<dyn IdSource>) -> Self {
         self.ids = ids;
