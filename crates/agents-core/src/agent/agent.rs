@@ -55,7 +55,8 @@ pub struct Agent {
     /// error policy or the cost limit changes.
     pub(crate) guards: ContinuationCriteria,
     pub(crate) error_policy: ErrorPolicy,
-    /// The processors the user gave (`with_processors`, `with_processor`).
+    /// The processors: the builder's (the standard ones, wrapped by the user's), or the
+    /// list `with_processors` gave; `with_processor` adds one inside them.
     pub(crate) processors: StateProcessors,
     /// The step onion: the step hooks (one layer, outermost, when there are any), then
     /// `processors` (see `assembled_onion`).

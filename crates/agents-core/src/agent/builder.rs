@@ -33,7 +33,7 @@ use crate::tools::approval_policy::ApprovalPolicy;
 use crate::tools::default_executor::DefaultToolExecutor;
 use crate::tools::executor::ToolExecutor;
 use crate::tools::hook::ToolHook;
-use crate::tools::layer::ToolLayer;
+use crate::tools::layer::{ToolLayer, ToolLayers};
 use crate::tools::limits::ToolCallLimits;
 use crate::tools::registry::Tools;
 use crate::tools::source::ToolSource;
@@ -584,7 +584,8 @@ impl AgentBuilder {
             tool_limits: self.tool_limits,
             telemetry,
             approval: self.approval,
-            tool_layers: crate::tools::stack::standard_tool_layers(),
+            // Both onions are assembled from their lists by `assembled` below.
+            tool_layers: ToolLayers::default(),
             tool_hooks: self.tool_hooks,
             user_tool_layers: self.tool_layers,
         };

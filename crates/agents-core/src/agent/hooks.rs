@@ -65,24 +65,20 @@ impl StepHooks {
     }
 
     /// A copy with one more hook run before each step, after the ones added before it.
-    pub fn before(self, hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static) -> Self {
-        self.before_shared(Arc::new(hook))
-    }
-
-    /// A copy with one more hook run after each recorded step, after the ones added before it.
-    pub fn after(self, hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static) -> Self {
-        self.after_shared(Arc::new(hook))
-    }
-
-    /// [`before`](Self::before) with a shared hook.
-    pub fn before_shared(mut self, hook: StateHook) -> Self {
-        self.before.push(hook);
+    pub fn before(
+        mut self,
+        hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static,
+    ) -> Self {
+        self.before.push(Arc::new(hook));
         self
     }
 
-    /// [`after`](Self::after) with a shared hook.
-    pub fn after_shared(mut self, hook: StateHook) -> Self {
-        self.after.push(hook);
+    /// A copy with one more hook run after each recorded step, after the ones added before it.
+    pub fn after(
+        mut self,
+        hook: impl Fn(AgentState) -> AgentState + Send + Sync + 'static,
+    ) -> Self {
+        self.after.push(Arc::new(hook));
         self
     }
 
