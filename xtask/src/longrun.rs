@@ -17,7 +17,12 @@
 //! that build on an earlier one), forged notes or tool results in the persisted conversation.
 //! Writes `target/longrun/longrun.json`, `longrun.md`, two SVG charts and each mode's final
 //! conversation (`<model>-<mode>-state.json`); `--write-docs`
-//! puts them into `docs/long-horizon.md` (and `docs/long-horizon/*.svg`).
+//! records each mode's run in `docs/long-horizon/runs.json` (replacing that model and mode's
+//! earlier run, keeping the others) and writes `docs/long-horizon.md` (and
+//! `docs/long-horizon/*.svg`) from every run recorded there. Each mode runs on a fresh server
+//! in either case, so modes run by separate invocations (`--modes legacy`, later
+//! `--modes masked`: the whole conversation takes longer than one sitting on 2 cores) are
+//! measured as they would be in one; each run records its own commit and date.
 //!
 //! ```text
 //! cargo xtask longrun [--models 1.5b[,0.5b]] [--modes legacy,separated,digest,masked]
@@ -148,6 +153,7 @@ impl Options {
             return Err("nothing to run: a list option is empty".into());
         }
         if options.write_docs && (options.turns < TURNS.len() || options.server.is_some()) {
+            // Recorded runs are compared with each other: all of them whole, on a fresh server.
             return Err(
                 "--write-docs needs the whole conversation on llama-server (no --turns, no --server)"
                     .into(),
@@ -158,7 +164,7 @@ impl Options {
 }
 
 /// One turn of one mode, as measured.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TurnResult {
     pub turn: usize,
     pub recall: bool,
@@ -188,10 +194,22 @@ impl TurnResult {
 }
 
 /// One mode's run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ModeRun {
     pub model: String,
     pub mode: String,
+    /// Where and when it ran: `git describe` of the checkout, the UTC date, the machine.
+    #[serde(default)]
+    pub commit: String,
+    #[serde(default)]
+    pub date: String,
+    #[serde(default)]
+    pub machine: String,
+    /// The step limit per turn and (masked mode) how many executions kept their outputs.
+    #[serde(default)]
+    pub max_steps: u32,
+    #[serde(default)]
+    pub masked_executions: u32,
     pub turns: Vec<TurnResult>,
     /// Assistant messages of the persisted conversation that forge evidence.
     pub forged_messages: usize,
@@ -239,6 +257,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&scratch);
     let _ = std::fs::remove_file(&agents);
     let minutes = started.elapsed().as_secs_f64() / 60.0;
+    let (commit, date, machine) = (git_describe(&root), utc_date(), machine());
+    for run in &mut runs {
+        run.commit.clone_from(&commit);
+        run.date.clone_from(&date);
+        run.machine.clone_from(&machine);
+    }
     report_all(&runs, &options, &root, &out_dir, minutes)
 }
 
@@ -316,14 +340,16 @@ fn report_all(
         let docs = root.join("docs");
         let images = docs.join("long-horizon");
         std::fs::create_dir_all(&images).map_err(|e| e.to_string())?;
-        for chart in [&tokens_chart, &success_chart] {
-            if let Some(name) = chart.file_name() {
-                std::fs::copy(chart, images.join(name)).map_err(|e| e.to_string())?;
-            }
-        }
-        let page = report::markdown(runs, &context, "long-horizon/");
-        std::fs::write(docs.join("long-horizon.md"), report::docs_page(&page))
-            .map_err(|e| e.to_string())?;
+        let recorded = images.join("runs.json");
+        let runs = report::recorded_with(&recorded, runs)?;
+        charts::cumulative_input_tokens(&runs, &images.join("cumulative-input-tokens.svg"))?;
+        charts::success(&runs, &images.join("success.svg"))?;
+        let minutes = runs.iter().map(|r| r.seconds).sum::<f64>() / 60.0;
+        let context = report::Context { minutes, ..context };
+        let page = report::markdown(&runs, &context, "long-horizon/");
+        let path = docs.join("long-horizon.md");
+        let existing = std::fs::read_to_string(&path).unwrap_or_default();
+        std::fs::write(&path, report::docs_page(&page, &existing)).map_err(|e| e.to_string())?;
         eprintln!("wrote docs/long-horizon.md and docs/long-horizon/*.svg");
     }
     eprintln!("longrun report: {}", out_dir.join("longrun.md").display());
@@ -400,6 +426,10 @@ fn run_mode(
         forged_messages,
         persisted_messages: persisted.len(),
         seconds: started.elapsed().as_secs_f64(),
+        max_steps: options.max_steps,
+        masked_executions: options.masked_executions,
+        // Stamped by `run` once every mode has run.
+        ..ModeRun::default()
     })
 }
 
@@ -569,6 +599,16 @@ fn run_with_limit(mut command: Command, limit: Duration) -> Result<Option<i32>, 
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Today's date in UTC (`YYYY-MM-DD`), from `date`.
+fn utc_date() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
 }
 
 fn git_describe(root: &Path) -> String {

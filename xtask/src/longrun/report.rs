@@ -155,14 +155,38 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
     };
     let _ = writeln!(
         out,
-        "- commit {}; {}; {:.0} min in all\n- {server}; `agents run --state FILE --output json \
-         --max-steps {}` per turn (observation masking keeps the last {} executions)\n",
-        context.commit,
-        context.machine,
-        context.minutes,
-        options.max_steps,
-        options.masked_executions
+        "- {}; {:.0} min in all\n- {server}; `agents run --state FILE --output json` per turn",
+        context.machine, context.minutes,
     );
+    for run in runs {
+        let masked = if run.mode == "masked" {
+            format!(
+                ", observation masking keeps the last {} executions",
+                run.masked_executions
+            )
+        } else {
+            String::new()
+        };
+        let commit = if run.commit.is_empty() {
+            &context.commit
+        } else {
+            &run.commit
+        };
+        let _ = writeln!(
+            out,
+            "- {} {}: commit {commit}{}, `--max-steps {}`{masked}, {:.0} min",
+            run.model,
+            run.mode,
+            if run.date.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", run.date)
+            },
+            run.max_steps,
+            run.seconds / 60.0,
+        );
+    }
+    out.push('\n');
     out.push_str(
         "| model | mode | turns passed | recall passed | tool turns that used a tool | \
          input tokens (all turns) | vs legacy | cached by the server | output tokens | \
@@ -352,8 +376,59 @@ fn matrix(runs: &[ModeRun]) -> String {
     out
 }
 
-/// `docs/long-horizon.md`: what the benchmark is, then the report.
-pub fn docs_page(report: &str) -> String {
+/// The runs recorded in `path` (a JSON list, absent at first) with `new` ones in place of the
+/// recorded runs of the same model and mode, written back to `path`; in model order, then the
+/// modes' order ([`super::MODES`]).
+///
+/// # Errors
+/// When `path` exists but cannot be read or parsed (it is not overwritten then), or cannot be
+/// written.
+pub fn recorded_with(path: &std::path::Path, new: &[ModeRun]) -> Result<Vec<ModeRun>, String> {
+    let mut runs: Vec<ModeRun> = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a list of recorded runs: {e}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    runs.retain(|old| {
+        !new.iter()
+            .any(|n| n.model == old.model && n.mode == old.mode)
+    });
+    runs.extend(new.iter().cloned());
+    let order = |mode: &str| {
+        super::MODES
+            .iter()
+            .position(|m| *m == mode)
+            .unwrap_or(usize::MAX)
+    };
+    runs.sort_by(|a, b| {
+        a.model
+            .cmp(&b.model)
+            .then(order(&a.mode).cmp(&order(&b.mode)))
+    });
+    let text = serde_json::to_string_pretty(&runs).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n")
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(runs)
+}
+
+/// The line of `docs/long-horizon.md` after which the page is written by hand (what a run
+/// shows, the scripted twin): a rewrite keeps it and everything below it.
+pub const KEPT_BELOW: &str = "<!-- Written by hand from here on: `cargo xtask longrun --write-docs` keeps this line and what follows. -->";
+
+/// `docs/long-horizon.md`: what the benchmark is, then the report, then the hand-written part
+/// of the `existing` page (from [`KEPT_BELOW`] on), if it has one.
+pub fn docs_page(report: &str, existing: &str) -> String {
+    let kept = existing
+        .find(KEPT_BELOW)
+        .map(|at| &existing[at..])
+        .unwrap_or(KEPT_BELOW);
+    let page = generated_page(report);
+    format!("{}\n\n{kept}", page.trim_end())
+}
+
+/// The generated part of the docs page.
+fn generated_page(report: &str) -> String {
     format!(
         "# Long conversations on a real small model\n\n\
          Measured by `cargo xtask longrun` (issue 32): one conversation of 32 turns through the \
@@ -450,6 +525,54 @@ mod tests {
         assert_eq!(
             document["runs"][0]["turns"].as_array().map(Vec::len),
             Some(32)
+        );
+    }
+
+    #[test]
+    fn a_rewrite_of_the_docs_page_keeps_what_was_written_by_hand() {
+        let existing =
+            format!("# old title\n\nold tables\n\n{KEPT_BELOW}\n\n## What it shows\n\nby hand\n");
+        let page = docs_page("| new table |\n", &existing);
+        assert!(page.contains("| new table |"));
+        assert!(!page.contains("old tables"), "the old report is replaced");
+        assert!(page.ends_with(&format!("{KEPT_BELOW}\n\n## What it shows\n\nby hand\n")));
+        // A page without the line gets it, so the next rewrite keeps what is added below it.
+        let first = docs_page("| table |\n", "");
+        assert!(first.trim_end().ends_with(KEPT_BELOW));
+    }
+
+    #[test]
+    fn runs_recorded_one_mode_at_a_time_add_up_to_one_report() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("runs.json");
+        let mut masked = run("masked", 900, 1);
+        masked.commit = "aaa".into();
+        let recorded = recorded_with(&path, &[masked]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(recorded.len(), 1);
+        let mut legacy = run("legacy", 1000, 1);
+        legacy.commit = "bbb".into();
+        let mut again = run("masked", 800, 1);
+        again.commit = "ccc".into();
+        let recorded = recorded_with(&path, &[legacy, again]).unwrap_or_else(|e| panic!("{e}"));
+        let modes: Vec<_> = recorded
+            .iter()
+            .map(|r| (r.mode.as_str(), r.commit.as_str()))
+            .collect();
+        assert_eq!(
+            modes,
+            [("legacy", "bbb"), ("masked", "ccc")],
+            "replaced, in the modes' order"
+        );
+        let reread = recorded_with(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reread.len(), 2);
+        assert_eq!(reread[1].turns.len(), 32, "every turn survives the file");
+        assert_eq!(reread[1].turns[4].input_tokens, 800 * 5);
+        std::fs::write(&path, "not json").unwrap_or_else(|e| panic!("{e}"));
+        let error = recorded_with(&path, &[]).err().unwrap_or_default();
+        assert!(error.contains("is not a list of recorded runs"), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("not json")
         );
     }
 }
