@@ -175,11 +175,13 @@ impl StepContext {
     }
 
     /// What a driver sends: the request prefix's messages (the system prompt) followed by
-    /// [`AgentState::messages_for_inference`].
+    /// [`AgentState::messages_for_inference`], shown as the prefix's
+    /// [`history`](CachedContext::history) view says.
     pub fn prompt_messages(&self, state: &AgentState) -> Messages {
-        self.cached_context
-            .messages
-            .concat(&state.messages_for_inference())
+        self.cached_context.request_messages(
+            &state.messages_for_inference(),
+            state.persistent_message_count(),
+        )
     }
 
     /// The tool schemas to offer: the registry's when it has tools (they are the ones the
