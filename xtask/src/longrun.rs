@@ -27,7 +27,7 @@
 //! ```text
 //! cargo xtask longrun [--models 1.5b[,0.5b]] [--modes legacy,separated,digest,masked]
 //!                     [--turns N] [--max-steps N] [--timeout SECONDS] [--masked-executions N]
-//!                     [--agents PATH] [--server URL] [--history turns|context] [--write-docs]
+//!                     [--agents PATH] [--server URL] [--write-docs]
 //! ```
 
 mod charts;
@@ -72,8 +72,6 @@ pub struct Options {
     pub masked_executions: u32,
     pub agents: Option<PathBuf>,
     pub write_docs: bool,
-    /// `agents run --history` in the separated modes (`context`), if given.
-    pub history: Option<String>,
     /// An OpenAI-compatible endpoint already running (`http://host:port/v1`), used instead of
     /// starting llama-server (its prompt cache is then shared between modes).
     pub server: Option<String>,
@@ -90,7 +88,6 @@ impl Options {
             masked_executions: 2,
             agents: None,
             write_docs: false,
-            history: None,
             server: None,
         };
         let mut args = args.iter();
@@ -143,12 +140,6 @@ impl Options {
                     options.masked_executions = number("--masked-executions")? as u32;
                 }
                 "--agents" => options.agents = Some(value.into()),
-                "--history" => {
-                    if value != "turns" && value != "context" {
-                        return Err(format!("--history is turns or context, not `{value}`"));
-                    }
-                    options.history = (value == "context").then(|| value.clone());
-                }
                 "--server" => {
                     if !(value.starts_with("http://") || value.starts_with("https://")) {
                         return Err(format!("--server takes an http:// URL, not `{value}`"));
@@ -195,22 +186,6 @@ pub struct TurnResult {
     pub error: String,
 }
 
-impl ModeRun {
-    /// The mode as the report names it: `separated`, or `separated, history as context`.
-    pub fn label(&self) -> String {
-        if self.history.is_empty() {
-            self.mode.clone()
-        } else {
-            format!("{}, history as {}", self.mode, self.history)
-        }
-    }
-
-    /// Whether `other` measured the same thing (a newer run replaces it).
-    pub fn same_setup(&self, other: &ModeRun) -> bool {
-        self.model == other.model && self.mode == other.mode && self.history == other.history
-    }
-}
-
 impl TurnResult {
     /// Whether the turn needed a tool and made at least one call.
     pub fn used_tool(&self) -> bool {
@@ -235,10 +210,6 @@ pub struct ModeRun {
     pub max_steps: u32,
     #[serde(default)]
     pub masked_executions: u32,
-    /// `context` when the separated modes showed earlier exchanges as context
-    /// (`agents run --history context`); empty for chat turns.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub history: String,
     pub turns: Vec<TurnResult>,
     /// Assistant messages of the persisted conversation that forge evidence.
     pub forged_messages: usize,
@@ -457,11 +428,6 @@ fn run_mode(
         seconds: started.elapsed().as_secs_f64(),
         max_steps: options.max_steps,
         masked_executions: options.masked_executions,
-        history: options
-            .history
-            .clone()
-            .filter(|_| is_separated(mode))
-            .unwrap_or_default(),
         // Stamped by `run` once every mode has run.
         ..ModeRun::default()
     })
@@ -512,9 +478,6 @@ fn run_turn(
             "--masked-executions",
             &options.masked_executions.to_string(),
         ]);
-    }
-    if let Some(history) = options.history.as_deref().filter(|_| is_separated(mode)) {
-        command.args(["--history", history]);
     }
     let before = read_state(state_file).unwrap_or(Value::Null);
     let started = Instant::now();
@@ -636,11 +599,6 @@ fn run_with_limit(mut command: Command, limit: Duration) -> Result<Option<i32>, 
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The modes whose conversation keeps only questions and answers (and digests).
-fn is_separated(mode: &str) -> bool {
-    mode == "separated" || mode == "digest"
 }
 
 /// Today's date in UTC (`YYYY-MM-DD`), from `date`.

@@ -5,8 +5,6 @@ use std::sync::Arc;
 
 use inference::{ResponseFormat, ToolChoice, ToolSchema};
 use messages::Messages;
-
-use crate::history_view::{viewed, HistoryView};
 use serde::{Deserialize, Serialize};
 
 /// The parts of an inference request that do not change between steps (system prompt, tool
@@ -25,9 +23,6 @@ pub struct CachedContext {
     /// Response format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<ResponseFormat>,
-    /// How the conversation before the current request is shown (as turns unless set).
-    #[serde(default, skip_serializing_if = "HistoryView::is_turns")]
-    pub history: HistoryView,
 }
 
 impl CachedContext {
@@ -68,23 +63,6 @@ impl CachedContext {
     pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
         self.response_format = Some(format);
         self
-    }
-
-    /// A copy that shows the conversation before the current request as `history` says.
-    pub fn with_history(mut self, history: HistoryView) -> Self {
-        self.history = history;
-        self
-    }
-
-    /// What a request sends: the system messages, then `input` (the state's
-    /// [`messages_for_inference`](crate::AgentState::messages_for_inference), perhaps with a
-    /// note of the loop after it) shown as [`history`](Self::history) says; `persistent` is
-    /// [`AgentState::persistent_message_count`](crate::AgentState::persistent_message_count).
-    pub fn request_messages(&self, input: &Messages, persistent: usize) -> Messages {
-        match viewed(self.history, input, persistent) {
-            Some(shown) => self.messages.concat(&shown),
-            None => self.messages.concat(input),
-        }
     }
 
     /// True when nothing is cached.

@@ -175,13 +175,11 @@ impl StepContext {
     }
 
     /// What a driver sends: the request prefix's messages (the system prompt) followed by
-    /// [`AgentState::messages_for_inference`], shown as the prefix's
-    /// [`history`](CachedContext::history) view says.
+    /// [`AgentState::messages_for_inference`].
     pub fn prompt_messages(&self, state: &AgentState) -> Messages {
-        self.cached_context.request_messages(
-            &state.messages_for_inference(),
-            state.persistent_message_count(),
-        )
+        self.cached_context
+            .messages
+            .concat(&state.messages_for_inference())
     }
 
     /// The tool schemas to offer: the registry's when it has tools (they are the ones the

@@ -67,7 +67,6 @@ mod driver;
 mod errors;
 mod events;
 mod group_watchdog;
-mod history_view;
 mod ids;
 mod journal;
 mod processing;
@@ -113,7 +112,6 @@ pub use errors::error_policy::ErrorPolicy;
 pub use events::agent_event::{AgentEvent, EventSource};
 pub use events::agent_events::AgentEvents;
 pub use group_watchdog::GroupWatchdog;
-pub use history_view::{HistoryView, EARLIER_CONVERSATION_HEADER};
 pub use ids::{IdSource, SequentialIds, UuidV7Ids};
 pub use journal::{
     CallIntent, InferenceAction, JournalError, JournaledCall, OnInterrupted, StepJournal,

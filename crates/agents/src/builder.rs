@@ -6,8 +6,8 @@ use std::time::Duration;
 use agents_core::tools::ToolLayer;
 use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
-    ContinuationCriterion, ErrorPolicy, HistoryView, Tool, ToolCallPresenceCheck, ToolContext,
-    ToolExecution, ToolHook, ToolHookDecision, ToolSource, Tools,
+    ContinuationCriterion, ErrorPolicy, Tool, ToolCallPresenceCheck, ToolContext, ToolExecution,
+    ToolHook, ToolHookDecision, ToolSource, Tools,
 };
 use agents_processing::{standard_processors, StateProcessor, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
@@ -65,7 +65,6 @@ pub struct AgentBuilder {
     content_tool_call_recovery: Option<bool>,
     forged_evidence_check: bool,
     trace_mode_note: bool,
-    history: HistoryView,
     system_prompt: Option<String>,
     retention: TraceRetention,
     answer_on_stop: Option<AnswerOnStop>,
@@ -85,7 +84,6 @@ impl Default for AgentBuilder {
             content_tool_call_recovery: None,
             forged_evidence_check: true,
             trace_mode_note: true,
-            history: HistoryView::Turns,
             system_prompt: None,
             retention: TraceRetention::Full,
             answer_on_stop: None,
@@ -192,17 +190,6 @@ impl AgentBuilder {
     /// behind them, and a small model that sees only that stops calling tools. On by default.
     pub fn with_trace_mode_note(mut self, enabled: bool) -> Self {
         self.trace_mode_note = enabled;
-        self
-    }
-
-    /// How the conversation before the current request is shown to the model in the separated
-    /// trace modes (ephemeral, digest): as chat turns (the default) or, with
-    /// [`HistoryView::Context`], as one system message after the system prompt, so that every
-    /// request has the shape of the first (see [`HistoryView`] for why small models need it).
-    /// Legacy and masked conversations are always shown as turns: their tool calls are
-    /// turns of their own.
-    pub fn with_history_view(mut self, view: HistoryView) -> Self {
-        self.history = view;
         self
     }
 
@@ -704,19 +691,13 @@ impl AgentBuilder {
         let has_tools = !self.core.tools().is_empty() || !self.core.tool_sources().is_empty();
         let note = (self.trace_mode_note && has_tools && self.retention.is_separated())
             .then_some(SEPARATED_TRACE_NOTE);
-        let history = if self.retention.is_separated() {
-            self.history
-        } else {
-            HistoryView::Turns
-        };
-        let context = CachedContext::new().with_history(history);
         let prompt = match (&self.system_prompt, note) {
             (Some(prompt), Some(note)) => format!("{prompt}\n\n{note}"),
             (Some(prompt), None) => prompt.clone(),
             (None, Some(note)) => note.to_owned(),
-            (None, None) => return context,
+            (None, None) => return CachedContext::new(),
         };
-        context.with_messages(vec![Message::system(prompt)])
+        CachedContext::new().with_messages(vec![Message::system(prompt)])
     }
 }
 

@@ -65,9 +65,9 @@ pub use capability::AgentCapability;
 pub use agents_core::{
     Agent, AgentDriver, AgentError, AgentEvent, AgentState, AgentStatus, AgentStep, AnswerOnStop,
     ApprovalDecision, ApprovalError, ApprovalPolicy, ApprovalVerdict, CancellationToken, Clock,
-    ErrorPolicy, FunctionTool, HistoryView, ManualClock, Next, PendingApproval, RunCost,
-    StateProcessors, StepHooks, StepOptions, StopReason, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSource, Tools, EXECUTION_BUFFER_SECTION,
+    ErrorPolicy, FunctionTool, ManualClock, Next, PendingApproval, RunCost, StateProcessors,
+    StepHooks, StepOptions, StopReason, Tool, ToolContext, ToolError, ToolOutput, ToolSource,
+    Tools, EXECUTION_BUFFER_SECTION,
 };
 pub use agents_processing::{InlineProcessor, StateProcessor, TraceRetention};
 pub use drivers_react::ReActDriver;

@@ -144,12 +144,9 @@ impl ReActDriver {
         cached: &CachedContext,
     ) -> InferenceRequest {
         let schemas = cached.tool_schemas(tools);
-        let messages = Messages::from(vec![Message::system(react_prompt(&schemas))]).concat(
-            &cached.request_messages(
-                &state.messages_for_inference(),
-                state.persistent_message_count(),
-            ),
-        );
+        let messages = Messages::from(vec![Message::system(react_prompt(&schemas))])
+            .concat(&cached.messages)
+            .concat(&state.messages_for_inference());
         let mut request = self.base_request(messages);
         if self.json_response_format {
             request.response_format = Some(ResponseFormat::JsonObject);

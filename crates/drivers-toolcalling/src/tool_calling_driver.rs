@@ -5,7 +5,7 @@ use std::sync::Arc;
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
     EventSource, StepContext, StepError, StepParts, ToolExecution, ToolExecutions, ToolExecutor,
-    ToolFailureKind, Tools,
+    ToolFailureKind, Tools, BUFFER_SECTION, DEFAULT_SECTION, SUMMARY_SECTION,
 };
 use async_trait::async_trait;
 use futures::future::Either;
@@ -186,16 +186,10 @@ impl ToolCallingDriver {
     ) -> InferenceRequest {
         let tools = cached.tool_schemas(tools);
         let has_tools = !tools.is_empty();
-        let persistent = state.persistent_message_count();
-        let messages = cached.request_messages(input, persistent);
-        // The execution's own messages (and a note of the loop) follow the stable prefix,
-        // whichever way the history is shown.
-        let execution = input.len().saturating_sub(persistent);
-        let cache_breakpoint = messages.len().checked_sub(execution + 1);
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.
         InferenceRequest {
             model: self.settings.chosen_model().map(str::to_owned),
-            messages,
+            messages: cached.messages.concat(input),
             tools,
             tool_choice: if has_tools {
                 self.tool_choice
@@ -212,7 +206,7 @@ impl ToolCallingDriver {
             temperature: self.settings.temperature,
             parallel_tool_calls: has_tools.then_some(self.parallel_tool_calls),
             options: Default::default(),
-            cache_breakpoint,
+            cache_breakpoint: stable_prefix_len(state, cached.messages.len()).checked_sub(1),
         }
     }
 
@@ -297,6 +291,17 @@ fn configured_model(model: &dyn LanguageModel) -> Option<String> {
     let name = model.name();
     let (_, model) = name.split_once('/')?;
     (!model.is_empty()).then(|| model.to_owned())
+}
+
+/// Messages at the head of the request that the next request repeats unchanged: the cached
+/// context and the persistent sections (`summary`, `buffer`, `messages`), before the
+/// execution buffer. Providers with prompt caching put a breakpoint at its end.
+fn stable_prefix_len(state: &AgentState, cached_messages: usize) -> usize {
+    [SUMMARY_SECTION, BUFFER_SECTION, DEFAULT_SECTION]
+        .iter()
+        .map(|name| state.store().section(name).len())
+        .sum::<usize>()
+        + cached_messages
 }
 
 #[async_trait]

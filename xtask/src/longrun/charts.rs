@@ -24,9 +24,9 @@ fn series_name(run: &ModeRun, runs: &[ModeRun]) -> String {
         .map(|r| r.model.as_str())
         .collect::<std::collections::BTreeSet<_>>();
     if models.len() > 1 {
-        format!("{} {}", run.model, run.label())
+        format!("{} {}", run.model, run.mode)
     } else {
-        run.label()
+        run.mode.clone()
     }
 }
 

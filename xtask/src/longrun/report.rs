@@ -130,7 +130,6 @@ pub fn json(runs: &[ModeRun], context: &Context<'_>) -> Value {
         "runs": runs.iter().map(|run| json!({
             "model": run.model,
             "mode": run.mode,
-            "history": if run.history.is_empty() { "turns" } else { run.history.as_str() },
             "seconds": run.seconds.round(),
             "forged_messages": run.forged_messages,
             "persisted_messages": run.persisted_messages,
@@ -177,7 +176,7 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
             out,
             "- {} {}: commit {commit}{}, `--max-steps {}`{masked}, {:.0} min",
             run.model,
-            run.label(),
+            run.mode,
             if run.date.is_empty() {
                 String::new()
             } else {
@@ -201,7 +200,7 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
             out,
             "| {} | {} | {}/{} | {}/{} | {}/{} ({:.0}%) | {} | {} | {} | {} | {} | {:.0} min |",
             run.model,
-            run.label(),
+            run.mode,
             all.passed,
             all.turns,
             all.recall_passed,
@@ -231,7 +230,7 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
     out.push_str(&"---|".repeat(CHECKPOINTS.len()));
     out.push('\n');
     for run in runs {
-        let _ = write!(out, "| {} | {} |", run.model, run.label());
+        let _ = write!(out, "| {} | {} |", run.model, run.mode);
         for c in CHECKPOINTS {
             if run.turns.len() < c {
                 out.push_str(" - |");
@@ -321,7 +320,7 @@ fn goals(runs: &[ModeRun]) -> String {
         if !failed_recall.is_empty() {
             lines.push(format!("recall turns failed: {}", failed_recall.join(", ")));
         }
-        let _ = writeln!(out, "- {} {}: {}", run.model, run.label(), lines.join("; "));
+        let _ = writeln!(out, "- {} {}: {}", run.model, run.mode, lines.join("; "));
     }
     out.push('\n');
     out
@@ -342,7 +341,7 @@ fn matrix(runs: &[ModeRun]) -> String {
          earlier turn; input tokens of the turn):\n\n| turn |",
     );
     for run in runs {
-        let _ = write!(out, " {} {} |", run.model, run.label());
+        let _ = write!(out, " {} {} |", run.model, run.mode);
     }
     out.push_str("\n|---|");
     out.push_str(&"---|".repeat(runs.len()));
@@ -391,7 +390,10 @@ pub fn recorded_with(path: &std::path::Path, new: &[ModeRun]) -> Result<Vec<Mode
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    runs.retain(|old| !new.iter().any(|n| n.same_setup(old)));
+    runs.retain(|old| {
+        !new.iter()
+            .any(|n| n.model == old.model && n.mode == old.mode)
+    });
     runs.extend(new.iter().cloned());
     let order = |mode: &str| {
         super::MODES
@@ -403,7 +405,6 @@ pub fn recorded_with(path: &std::path::Path, new: &[ModeRun]) -> Result<Vec<Mode
         a.model
             .cmp(&b.model)
             .then(order(&a.mode).cmp(&order(&b.mode)))
-            .then(a.history.cmp(&b.history))
     });
     let text = serde_json::to_string_pretty(&runs).map_err(|e| e.to_string())?;
     std::fs::write(path, text + "\n")
@@ -494,7 +495,6 @@ mod tests {
             agents: None,
             write_docs: false,
             server: None,
-            history: None,
         };
         let context = Context {
             commit: "abc".into(),

@@ -230,16 +230,6 @@ impl AgentState {
         })
     }
 
-    /// How many of [`messages_for_inference`](Self::messages_for_inference)'s first messages
-    /// outlive the execution: the `summary`, `buffer` and `messages` sections (the execution
-    /// buffer follows them).
-    pub fn persistent_message_count(&self) -> usize {
-        [SUMMARY_SECTION, BUFFER_SECTION, DEFAULT_SECTION]
-            .iter()
-            .map(|name| self.data.store.section(name).len())
-            .sum()
-    }
-
     /// The agent's answer: the last assistant message with text and no tool calls, from the
     /// last step's response, else from `messages`.
     pub fn final_response(&self) -> Option<Message> {

@@ -87,12 +87,6 @@ pub struct AgentArgs {
     /// the definition's `execution.masked_executions`, else 2).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub masked_executions: Option<u32>,
-    /// In the separated and digest modes, how the earlier questions and answers are shown to
-    /// the model: `turns` (as chat turns) or `context` (as one system message after the system
-    /// prompt, so that each request looks like the first: small models that see answers
-    /// without tool calls stop looking things up). Default: turns.
-    #[arg(long, value_enum, value_name = "VIEW")]
-    pub history: Option<History>,
     /// How the agent talks to the model: native tool calls, or ReAct text.
     #[arg(long, value_enum, default_value_t = Driver::Toolcalling)]
     pub driver: Driver,
@@ -340,13 +334,6 @@ impl Settings {
         if args.masked_executions.is_some() && trace != Trace::Masked {
             return Err("--masked-executions applies to `--trace masked` only".into());
         }
-        if args.history.is_some() && matches!(trace, Trace::Legacy | Trace::Masked) {
-            return Err(
-                "--history applies to `--trace separated` and `--trace digest` only (legacy and \
-                 masked conversations show their tool calls as turns)"
-                    .into(),
-            );
-        }
         let capabilities = match &definition {
             Some(d) if !d.capabilities.is_empty() => d.capabilities.clone(),
             _ if args.no_bash => vec!["files".to_owned()],
@@ -415,9 +402,6 @@ impl Settings {
             .map(|n| n as usize)
             .or_else(|| (self.definition.as_ref()).and_then(|d| d.execution.masked_executions))
             .unwrap_or(agents::processing::DEFAULT_MASKED_EXECUTIONS);
-        if let Some(History::Context) = args.history {
-            builder = builder.with_history_view(agents::HistoryView::Context);
-        }
         builder = builder
             .with_max_steps(max_steps)
             .with_trace_retention(match self.trace {
@@ -556,15 +540,6 @@ pub enum Trace {
     /// Every tool call and result persists, but outputs older than the last few turns
     /// (`--masked-executions`, default 2) become short placeholders (observation masking).
     Masked,
-}
-
-/// How earlier questions and answers are shown to the model (separated and digest modes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum History {
-    /// As chat turns.
-    Turns,
-    /// As one system message after the system prompt.
-    Context,
 }
 
 /// The definition's `mcp_servers` as tool sources (a server's list is fetched again after it
