@@ -517,11 +517,12 @@ fn run_turn(
         .map(str::to_owned);
     // The loop's notice says the task was not finished: it never passes a check of the answer.
     let by_notice = answered_by.as_deref() == Some("notice");
-    let passed = if turn.check.is_file_check() {
-        turn.check.passes(None, workspace)
-    } else {
-        !by_notice && turn.check.passes(answer.as_deref(), workspace)
-    };
+    let passed = turn.changes_it_builds_on_hold(TURNS, workspace)
+        && if turn.check.is_file_check() {
+            turn.check.passes(None, workspace)
+        } else {
+            !by_notice && turn.check.passes(answer.as_deref(), workspace)
+        };
     Ok(TurnResult {
         turn: number,
         recall: turn.is_recall(),
@@ -762,6 +763,24 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_turn_about_a_change_passes_only_when_the_change_was_made() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        project::write(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let (change, recall) = (&TURNS[11], &TURNS[12]);
+        assert!(change.check.is_file_check() && recall.depends_on == [12]);
+        // The reply only claimed the edit: the right-sounding answer does not pass.
+        assert!(recall.check.passes(Some("6 workers."), dir.path()));
+        assert!(!recall.changes_it_builds_on_hold(TURNS, dir.path()));
+        let config = dir.path().join("config.ini");
+        let text = std::fs::read_to_string(&config).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&config, text.replace("workers = 4", "workers = 6"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(recall.changes_it_builds_on_hold(TURNS, dir.path()));
+        // Turns that build on answers, not changes, do not look at the files.
+        assert!(TURNS[5].changes_it_builds_on_hold(TURNS, Path::new("/nonexistent")));
     }
 
     #[test]

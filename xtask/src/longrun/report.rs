@@ -444,7 +444,11 @@ fn generated_page(report: &str) -> String {
          conversation with a scripted model runs in CI (`crates/agents/tests/long_horizon.rs`), \
          where its token counts are exact and snapshotted \
          (`crates/agents/tests/snapshots/long_horizon__long_horizon_tokens.snap`).\n\n\
-         Rerun: `cargo xtask longrun --write-docs` (about 1 to 1.5 hours on 2 cores).\n\n\
+         Rerun: `cargo xtask longrun --write-docs`, or one mode at a time \
+         (`--modes legacy --write-docs`: each run replaces that mode's in \
+         `docs/long-horizon/runs.json`, and the page is written from all of them). On 2 \
+         cores separated and digest take minutes; legacy and masked, whose turns carry every \
+         tool output, take one and a half to two hours each.\n\n\
          Input tokens are the prompt tokens the server counted for every request of the turn; \
          \"cached\" is the part llama-server served from its prompt cache, as it reports it. \
          A request that does not fit the 32,768-token context fails its turn.\n\n{report}"

@@ -41,6 +41,18 @@ impl Turn {
     pub fn is_recall(&self) -> bool {
         !self.depends_on.is_empty()
     }
+
+    /// Whether the changes this turn builds on are in the workspace now: every earlier turn
+    /// it depends on whose check reads a file still passes it. A turn about a change that was
+    /// never made ("how many workers did you just set?" after a reply that only claimed the
+    /// edit) must not pass by repeating the claim.
+    pub fn changes_it_builds_on_hold(&self, turns: &[Turn], workspace: &std::path::Path) -> bool {
+        self.depends_on.iter().all(|&n| {
+            turns.get(n.wrapping_sub(1)).is_none_or(|earlier| {
+                !earlier.check.is_file_check() || earlier.check.passes(None, workspace)
+            })
+        })
+    }
 }
 
 const fn text(all: &'static [&'static str]) -> Check {
