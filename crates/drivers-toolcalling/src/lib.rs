@@ -44,6 +44,7 @@
 //! # });
 //! ```
 
+mod claimed_call;
 mod forged_evidence;
 mod plan_reply;
 mod recover;

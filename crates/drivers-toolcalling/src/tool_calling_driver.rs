@@ -16,6 +16,7 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
+use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
 use crate::plan_reply::{is_plan_reply, PLAN_NUDGE};
 use crate::trust::judge_text_calls;
 use crate::{format_step_messages, is_tool_call_text};
@@ -331,10 +332,11 @@ impl AgentDriver for ToolCallingDriver {
             let usage = first_usage + retry.usage();
             response = retry.with_usage(usage);
         }
-        if self.content_tool_call_recovery
-            && offered_tools
-            && !response.has_tool_calls()
-            && state.steps().any(|step| !step.tool_executions().is_empty())
+        let recovering = self.content_tool_call_recovery && offered_tools;
+        let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
+        let nudge = if !recovering || response.has_tool_calls() {
+            None
+        } else if tools_ran
             && !is_tool_call_text(response.content())
             && is_plan_reply(response.content(), tools)
         {
@@ -343,12 +345,22 @@ impl AgentDriver for ToolCallingDriver {
             tracing::info!(
                 "the model described how to use a tool instead of answering; asking once more"
             );
+            Some(("reply_after_plan", PLAN_NUDGE))
+        } else if !tools_ran && claims_unmade_call(response.content(), tools) {
+            // A look-up or a change claimed when no tool ran is not an answer: the person would
+            // be told a file changed that did not (issue 32).
+            tracing::info!("the model claimed a call or a change no tool made; asking once more");
+            Some(("reply_after_claim", CLAIM_NUDGE))
+        } else {
+            None
+        };
+        if let Some((name, nudge)) = nudge {
             let nudged = input
                 .appended(Message::assistant(response.content()))
-                .appended(Message::user(PLAN_NUDGE));
+                .appended(Message::user(nudge));
             let request = self.request_for(state, &context.cached_context, tools, &nudged);
             let first_usage = response.usage();
-            let retry = Box::pin(self.infer("reply_after_plan", request, &source, context)).await?;
+            let retry = Box::pin(self.infer(name, request, &source, context)).await?;
             let usage = first_usage + retry.usage();
             response = retry.with_usage(usage);
         }

@@ -193,6 +193,34 @@ async fn a_plan_after_the_tools_ran_gets_one_nudge_and_the_answer_follows() {
     assert_eq!(model.requests().len(), 1);
 }
 
+/// Issue 32's 32-turn conversation: in separated mode the 1.5B model answered "In config.ini,
+/// change workers from 4 to 6" with "The workers in config.ini have been changed from 4 to 6."
+/// and no call, and the file was untouched; later it wrote "I called the `search_files` tool"
+/// having called nothing. A call or a change claimed when no tool ran gets one nudge in the
+/// same step; a call in the reply to it runs.
+#[tokio::test]
+async fn a_call_claimed_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
+    let claim = "I called the `read_file` tool: it is sunny in Paris.";
+    let call = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let (done, model) = run(vec![text(claim), text(call), text("It is sunny in Paris.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    assert_eq!(done.steps().next().unwrap().tool_executions().len(), 1);
+    let nudged = model.requests()[1].messages.to_transcript();
+    assert!(nudged.contains(claim), "{nudged}");
+    assert!(
+        nudged.contains("no tool has run for this request"),
+        "{nudged}"
+    );
+    // Once per step: the same claim again stands (the loop's other rules take it from there).
+    let (done, model) = run(vec![text(claim), text(claim)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(claim));
+    assert_eq!(model.requests().len(), 2);
+    // After a tool ran, saying so is an answer.
+    let (done, model) = run(vec![text(call), text(claim)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(claim));
+    assert_eq!(model.requests().len(), 2);
+}
+
 /// Issue 36's held-out run h16: the 1.5B model called a tool it does not have (`move_file`),
 /// got the unknown-tool error, then wrote "To move a file, you can use the `move_file`
 /// function. Here's how:" and the same call in a fence, which was saved as the answer. A block
