@@ -7,6 +7,8 @@
 
 use agents_core::Tools;
 
+use crate::plan_reply::names_a_tool;
+
 /// What the model is told after a reply that claims a call or a change no tool made: once
 /// per step.
 pub(crate) const CLAIM_NUDGE: &str = "Your last reply says that a tool ran or that something \
@@ -61,18 +63,6 @@ fn claims_a_change(lower: &str) -> bool {
         ]
         .iter()
         .any(|lead| contains_word(lower, &format!("{lead}{verb}")))
-    })
-}
-
-/// Whether one of `tools` is named in backticks or followed by "tool", "function" or
-/// "command".
-fn names_a_tool(lower: &str, tools: &Tools) -> bool {
-    tools.names().iter().any(|name| {
-        let name = name.to_lowercase();
-        lower.contains(&format!("`{name}`"))
-            || [" tool", " function", " command"]
-                .iter()
-                .any(|word| lower.contains(&format!("{name}{word}")))
     })
 }
 

@@ -43,6 +43,12 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
     if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
         return false;
     }
+    names_a_tool(&lower, tools)
+}
+
+/// Whether `lower` (lower-cased text) names one of `tools`: in backticks, or followed by
+/// "function", "tool" or "command".
+pub(crate) fn names_a_tool(lower: &str, tools: &Tools) -> bool {
     tools.names().iter().any(|name| {
         let name = name.to_lowercase();
         lower.contains(&format!("`{name}`"))
