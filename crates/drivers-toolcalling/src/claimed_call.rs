@@ -7,7 +7,7 @@
 
 use agents_core::Tools;
 
-use crate::plan_reply::names_a_tool;
+use crate::plan_reply::{contains_ignoring_ascii_case, names_a_tool};
 
 /// What the model is told after a reply that claims a call or a change no tool made: once
 /// per step.
@@ -37,7 +37,19 @@ const CHANGE_VERBS: [&str; 9] = [
 /// no tool has run in the execution; a reply that holds JSON (perhaps a call written as text)
 /// is left to text-call recovery.
 pub(crate) fn claims_unmade_call(content: &str, tools: &Tools) -> bool {
-    if content.contains('{') {
+    // Every claim holds one of these words (a change verb, or the last word of a call claim):
+    // most answers hold none, and are let go after one pass over their bytes per word,
+    // without a lower-cased copy (as the plan check does).
+    let has_claim_word = CHANGE_VERBS
+        .iter()
+        .copied()
+        .chain(
+            CALL_CLAIMS
+                .iter()
+                .filter_map(|phrase| phrase.rsplit(' ').next()),
+        )
+        .any(|word| contains_ignoring_ascii_case(content, word));
+    if content.contains('{') || !has_claim_word {
         return false;
     }
     let lower = content.to_lowercase();

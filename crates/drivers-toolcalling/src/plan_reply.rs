@@ -59,7 +59,7 @@ pub(crate) fn names_a_tool(lower: &str, tools: &Tools) -> bool {
 }
 
 /// Whether `text` contains `word` (ASCII letters, any case).
-fn contains_ignoring_ascii_case(text: &str, word: &str) -> bool {
+pub(crate) fn contains_ignoring_ascii_case(text: &str, word: &str) -> bool {
     text.as_bytes()
         .windows(word.len())
         .any(|window| window.eq_ignore_ascii_case(word.as_bytes()))
