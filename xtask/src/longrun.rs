@@ -256,14 +256,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     let _ = std::fs::remove_file(&agents);
-    let minutes = started.elapsed().as_secs_f64() / 60.0;
-    let (commit, date, machine) = (git_describe(&root), utc_date(), machine());
+    // Where and when the runs were made: stamped once, on each run and on the report.
+    let context = report::Context {
+        commit: git_describe(&root),
+        machine: machine(),
+        minutes: started.elapsed().as_secs_f64() / 60.0,
+        options: &options,
+    };
+    let date = utc_date();
     for run in &mut runs {
-        run.commit.clone_from(&commit);
+        run.commit.clone_from(&context.commit);
         run.date.clone_from(&date);
-        run.machine.clone_from(&machine);
+        run.machine.clone_from(&context.machine);
     }
-    report_all(&runs, &options, &root, &out_dir, minutes)
+    report_all(&runs, context, &root, &out_dir)
 }
 
 /// Every model and mode, each mode on a llama-server of its own.
@@ -315,17 +321,11 @@ fn run_on_llama_server(
 /// The JSON, the markdown, the charts, and with `--write-docs` the docs page.
 fn report_all(
     runs: &[ModeRun],
-    options: &Options,
+    context: report::Context<'_>,
     root: &Path,
     out_dir: &Path,
-    minutes: f64,
 ) -> Result<(), String> {
-    let context = report::Context {
-        commit: git_describe(root),
-        machine: machine(),
-        minutes,
-        options,
-    };
+    let options = context.options;
     let json = report::json(runs, &context);
     let json_text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
     std::fs::write(out_dir.join("longrun.json"), json_text).map_err(|e| e.to_string())?;

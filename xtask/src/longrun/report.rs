@@ -172,9 +172,15 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
         } else {
             &run.commit
         };
+        // A run recorded on another machine says which.
+        let elsewhere = if run.machine.is_empty() || run.machine == context.machine {
+            String::new()
+        } else {
+            format!(", {}", run.machine)
+        };
         let _ = writeln!(
             out,
-            "- {} {}: commit {commit}{}, `--max-steps {}`{masked}, {:.0} min",
+            "- {} {}: commit {commit}{}{elsewhere}, `--max-steps {}`{masked}, {:.0} min",
             run.model,
             run.mode,
             if run.date.is_empty() {
@@ -521,6 +527,16 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("](long-horizon/success.svg)"));
+        // A run recorded on another machine names it; one from this machine does not repeat it.
+        let mut elsewhere = runs.clone();
+        elsewhere[1].machine = "a 16-core machine".into();
+        elsewhere[0].machine = "test".into();
+        let text = markdown(&elsewhere, &context, "");
+        assert!(
+            text.contains("commit abc, a 16-core machine, `--max-steps"),
+            "{text}"
+        );
+        assert!(!text.contains(", test, `--max-steps"), "{text}");
         let document = json(&runs, &context);
         assert_eq!(
             document["runs"][1]["totals"]["30"]["input_tokens"],
