@@ -31,6 +31,11 @@
       if (event.type === "text") {
         if (!answer) { answer = line(live, "answer", ""); }
         answer.textContent += event.text;
+      } else if (event.type === "set_aside") {
+        // what streamed since the last tool call is not the answer
+        if (answer) { answer.className = "answer set-aside"; }
+        answer = null;
+        line(live, "state-line", "not the answer (" + event.reason + "): asking again");
       } else if (event.type === "tool_started") {
         answer = null;
         line(live, "tool-line", "\u25b6 " + event.name + " " + event.arguments);

@@ -281,6 +281,46 @@ async fn a_streamed_message_sends_the_task_the_text_and_the_final_state() {
     );
 }
 
+/// A reply the driver sets aside (a guess about a file, no tool run) is not the answer: the
+/// text that follows it replaces the streamed artifact (`append: false`).
+#[tokio::test]
+async fn a_streamed_reply_set_aside_is_replaced_by_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = server(
+        vec![
+            InferenceResponse::text("A guess"),
+            InferenceResponse::text("The notes say hello"),
+        ],
+        dir.path(),
+    );
+    let body = json!({"jsonrpc": "2.0", "id": "s", "method": "SendStreamingMessage",
+        "params": send("What does notes.txt say?", None)});
+    let (status, text) = rpc_raw(&app, &body.to_string()).await;
+    assert_eq!(status, StatusCode::OK);
+    let updates: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str::<Value>(data).unwrap())
+        .filter_map(|e| e["result"].get("artifactUpdate").cloned())
+        .collect();
+    // What a client holds after applying the updates in order.
+    let mut artifact = String::new();
+    let mut replaced = false;
+    for update in &updates {
+        let part = update["artifact"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        if update["append"] == true {
+            artifact.push_str(part);
+        } else {
+            replaced |= !artifact.is_empty();
+            artifact = part.to_owned();
+        }
+    }
+    assert!(replaced, "{updates:?}");
+    assert_eq!(artifact, "The notes say hello", "{updates:?}");
+}
+
 #[tokio::test]
 async fn the_0_3_method_names_answer_in_0_3_shapes() {
     let dir = tempfile::tempdir().unwrap();

@@ -193,7 +193,7 @@ fn tool_call(name: &str, arguments: Value) -> ResponseTemplate {
 }
 
 /// The scripted model: it answers from the last message of the request. A question about
-/// "the list" reads `todo.txt`; "slow" runs a slow bash command; a tool result is summed up
+/// "the list" reads `todo.txt`, one asked "from memory" is answered without looking; "slow" runs a slow bash command; a tool result is summed up
 /// (with a terminal escape sequence the chat must not send raw); anything else is echoed with
 /// the number of messages the model was sent.
 struct Scripted;
@@ -210,8 +210,12 @@ impl Respond for Scripted {
                 content.trim()
             ));
         }
-        if content.contains("the list") {
+        if content.contains("the list") || content.contains("Look at the file with a tool") {
+            // (The second: the nudge after an answer about a file given without looking.)
             return tool_call("read_file", json!({"path": "todo.txt"}));
+        }
+        if content.contains("from memory") {
+            return text_reply("It says to buy eggs.");
         }
         if content.contains("markdown") {
             return text_reply("## Steps\n- run `ls` **now**\ndone");
@@ -697,6 +701,38 @@ async fn a_call_written_as_text_is_shown_once_as_the_tool_line() {
         "{turn:?}"
     );
     assert!(!turn.contains("> widget"), "{turn}");
+    chat.type_line("/exit");
+    chat.finish();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_set_aside_is_marked_before_the_model_is_asked_again() {
+    let server = scripted_server().await;
+    let url = format!("{}/v1", server.uri());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("todo.txt"), "buy milk\n").unwrap();
+    let history = dir.path().join("history");
+    let mut args = chat_args(&url, dir.path(), &history);
+    args.push("--no-bash");
+    let mut chat = Terminal::spawn(&args, &[]);
+    chat.expect("you> ");
+    chat.type_line("Answer from memory: what does todo.txt say?");
+    let turn = chat.expect("you> ");
+    let set_aside = turn
+        .find(
+            "(not the answer: the model answered about a file without looking at it; asking again)",
+        )
+        .unwrap_or_else(|| panic!("the set-aside reply is marked: {turn}"));
+    let guess = turn.find("It says to buy eggs.").unwrap();
+    let call = turn.find("> read_file(").unwrap();
+    let answer = turn
+        .find("The list says: ")
+        .unwrap_or_else(|| panic!("the answer follows: {turn}"));
+    assert!(
+        guess < set_aside && set_aside < call && call < answer,
+        "{turn}"
+    );
+    assert!(turn[answer..].contains("buy milk"), "{turn}");
     chat.type_line("/exit");
     chat.finish();
 }

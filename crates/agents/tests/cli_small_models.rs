@@ -64,17 +64,15 @@ impl Run {
 }
 
 fn run(server: &MockServer, extra: &[&str]) -> Run {
+    run_prompt(server, "What is on my list?", extra)
+}
+
+fn run_prompt(server: &MockServer, prompt: &str, extra: &[&str]) -> Run {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("todo.txt"), "buy milk\n").unwrap();
     let output = agents()
         .args(["run", "--base-url", &format!("{}/v1", server.uri())])
-        .args([
-            "--model",
-            "mock",
-            "--no-bash",
-            "--prompt",
-            "What is on my list?",
-        ])
+        .args(["--model", "mock", "--no-bash", "--prompt", prompt])
         .args(["--root", root.path().to_str().unwrap()])
         .args(["--state", root.path().join("state.json").to_str().unwrap()])
         .args(extra)
@@ -101,6 +99,29 @@ async fn exit_0_when_the_run_completes_and_calls_written_as_text_run_by_default(
     assert!(stdout.contains("assistant: Buy milk."), "{stdout}");
     assert!(run.saved().contains("\"recovered_"), "{}", run.saved());
     assert!(run.stderr().is_empty(), "{}", run.stderr());
+}
+
+/// Issue 32: a small model answered questions about a file without opening it. The answer
+/// is set aside, the person sees that it was, and the call the model makes next runs.
+#[tokio::test]
+async fn an_answer_about_a_file_given_without_looking_is_set_aside_and_the_file_is_read() {
+    let server = server(&[
+        ("It says: buy eggs.", "stop"),
+        (CALL_AS_TEXT, "stop"),
+        ("It says: buy milk.", "stop"),
+    ])
+    .await;
+    let run = run_prompt(&server, "What does todo.txt say?", &[]);
+    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    let stdout = run.stdout();
+    assert!(
+        stdout.contains(
+            "not the answer (the model answered about a file without looking at it): asking again"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("-> read_file("), "{stdout}");
+    assert!(stdout.contains("assistant: It says: buy milk."), "{stdout}");
 }
 
 #[tokio::test]

@@ -48,11 +48,13 @@ mod claimed_call;
 mod forged_evidence;
 mod plan_reply;
 mod recover;
+mod reply_nudge;
 mod step_messages;
 #[cfg(test)]
 mod test_tools;
 mod tool_calling_driver;
 mod trust;
+mod unread_file;
 
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,

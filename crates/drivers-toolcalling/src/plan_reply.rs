@@ -1,7 +1,8 @@
 //! A reply that describes how to use a tool instead of answering: "To add up the hours
-//! column, you can use the `read_file` function ...", written after the tools already ran.
-//! Small local models do this; kept as the answer, the person gets a plan, not a result
-//! (issue 36). The driver answers such a reply with one nudge.
+//! column, you can use the `read_file` function ...". Small local models write it after the
+//! tools ran (issue 36), and also when none has run, in place of the call (issue 32); kept as
+//! the answer, the person gets a plan, not a result. The driver answers such a reply with one
+//! nudge (`reply_nudge`).
 
 use agents_core::Tools;
 
@@ -9,6 +10,13 @@ use agents_core::Tools;
 pub(crate) const PLAN_NUDGE: &str = "Your last reply described how to use a tool instead of \
 answering. Do not describe tools or calls. Answer the user's question now, in plain text, \
 using the tool results above; if a result you need is missing, call the tool.";
+
+/// What the model is told after a reply that is a plan when no tool has run: once per step.
+/// A person who asked how something is done gets the same answer again; one who asked for it
+/// to be done gets the call.
+pub(crate) const CALL_NUDGE: &str = "Your last reply described how a tool could be used, but \
+no tool has run for this request. If the request needs a tool, do not describe the call: make \
+it now. If the user only asked how something is done, give that answer again.";
 
 /// Phrases that say what someone could do, not what is.
 const INTENT: [&str; 12] = [

@@ -16,10 +16,10 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
-use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
-use crate::plan_reply::{is_plan_reply, PLAN_NUDGE};
+use crate::recover::is_tool_call_text;
+use crate::reply_nudge::Nudges;
+use crate::step_messages::format_step_messages;
 use crate::trust::judge_text_calls;
-use crate::{format_step_messages, is_tool_call_text};
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -333,36 +333,35 @@ impl AgentDriver for ToolCallingDriver {
             response = retry.with_usage(usage);
         }
         let recovering = self.content_tool_call_recovery && offered_tools;
-        let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
-        let nudge = if !recovering || response.has_tool_calls() {
-            None
-        } else if tools_ran
-            && !is_tool_call_text(response.content())
-            && is_plan_reply(response.content(), tools)
-        {
-            // A plan to use a tool after the tools ran is not an answer: ask once more, with
-            // the plan and a nudge to answer from the results (issue 36).
-            tracing::info!(
-                "the model described how to use a tool instead of answering; asking once more"
-            );
-            Some(("reply_after_plan", PLAN_NUDGE))
-        } else if !tools_ran && claims_unmade_call(response.content(), tools) {
-            // A look-up or a change claimed when no tool ran is not an answer: the person would
-            // be told a file changed that did not (issue 32).
-            tracing::info!("the model claimed a call or a change no tool made; asking once more");
-            Some(("reply_after_claim", CLAIM_NUDGE))
-        } else {
-            None
-        };
-        if let Some((name, nudge)) = nudge {
-            let nudged = input
-                .appended(Message::assistant(response.content()))
-                .appended(Message::user(nudge));
-            let request = self.request_for(state, &context.cached_context, tools, &nudged);
-            let first_usage = response.usage();
-            let retry = Box::pin(self.infer(name, request, &source, context)).await?;
-            let usage = first_usage + retry.usage();
-            response = retry.with_usage(usage);
+        if recovering && !response.has_tool_calls() {
+            // A plan or a claim is not an answer: ask again in the same step, with the reply
+            // and a nudge saying what is wrong; each kind of nudge once (see `reply_nudge`).
+            let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
+            let mut nudges = Nudges::for_step(tools_ran, &input);
+            let mut asked = input.clone();
+            while let Some(nudge) = nudges.next_for(response.content(), tools) {
+                tracing::info!("{}; asking once more", nudge.reason());
+                context.emit_with(|| AgentEvent::ReplySetAside {
+                    source: source.clone(),
+                    reason: nudge.reason().to_owned(),
+                });
+                asked = asked
+                    .appended(Message::assistant(response.content()))
+                    .appended(Message::user(nudge.text()));
+                let request = self.request_for(state, &context.cached_context, tools, &asked);
+                let earlier_usage = response.usage();
+                let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;
+                let usage = earlier_usage + retry.usage();
+                if is_empty_reply(&retry) {
+                    // An empty reply to a nudge takes nothing away: the earlier reply stands.
+                    response = response.with_usage(usage);
+                    break;
+                }
+                response = retry.with_usage(usage);
+                if response.has_tool_calls() {
+                    break;
+                }
+            }
         }
 
         let truncated = response.finish_reason() == FinishReason::Length;

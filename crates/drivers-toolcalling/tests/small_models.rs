@@ -187,10 +187,46 @@ async fn a_plan_after_the_tools_ran_gets_one_nudge_and_the_answer_follows() {
     ])
     .await;
     assert_eq!(answer(&done).as_deref(), Some(plan));
-    // No tool ran yet: a reply naming a tool is not nudged.
-    let (done, model) = run(vec![text(plan)]).await;
+}
+
+/// Issue 32's 32-turn conversation, turn 12 ("In config.ini, change workers from 4 to 6"):
+/// the 1.5B model claimed the change without a call, and after the claim nudge wrote a plan
+/// ("you can use the `edit_file` function ...") that ended the turn with the file untouched.
+/// A plan when no tool has run gets its own nudge, once per step; a call in the reply to it
+/// runs.
+#[tokio::test]
+async fn a_plan_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
+    let claim = "I used the `read_file` tool: it is sunny in Paris.";
+    let plan = "To find the weather, you can use the `read_file` function to read paris.txt.";
+    let call = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let (done, model) = run(vec![
+        text(claim),
+        text(plan),
+        text(call),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let first = done.steps().next().unwrap();
+    assert_eq!(first.tool_executions().len(), 1);
+    // The second nudge's request holds the whole exchange: the claim, its nudge, the plan
+    // and the nudge for the call.
+    let nudged = model.requests()[2].messages.to_transcript();
+    for part in [
+        claim,
+        "no tool has run for this request",
+        plan,
+        "do not describe the call: make it now",
+    ] {
+        assert!(nudged.contains(part), "{part} in {nudged}");
+    }
+    // The reply, two nudges, and the answer after the call.
+    assert_eq!(model.requests().len(), 4);
+
+    // Asked how something is done, the model may give the same answer again: it stands.
+    let (done, model) = run(vec![text(plan), text(plan)]).await;
     assert_eq!(answer(&done).as_deref(), Some(plan));
-    assert_eq!(model.requests().len(), 1);
+    assert_eq!(model.requests().len(), 2);
 }
 
 /// Issue 32's 32-turn conversation: in separated mode the 1.5B model answered "In config.ini,
@@ -218,6 +254,49 @@ async fn a_call_claimed_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
     // After a tool ran, saying so is an answer.
     let (done, model) = run(vec![text(call), text(claim)]).await;
     assert_eq!(answer(&done).as_deref(), Some(claim));
+    assert_eq!(model.requests().len(), 2);
+}
+
+/// Issue 32's 32-turn conversation in separated mode: after the first turn the 1.5B model
+/// answered questions about the project's files from memory ("There are 10 lines that
+/// contain ERROR", where app.log has 34) without a single call. An answer to a request that
+/// names a file, given when no tool has run, gets one nudge to look; a call in the reply runs.
+#[tokio::test]
+async fn an_answer_about_a_named_file_given_without_looking_gets_one_nudge() {
+    let request = "What does paris.txt say about the weather?";
+    let call = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let model = ScriptedModel::new([
+        text("It is raining in Paris."),
+        text(call),
+        text("It is sunny in Paris."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message(request))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    assert_eq!(done.steps().next().unwrap().tool_executions().len(), 1);
+    let nudged = model.requests()[1].messages.to_transcript();
+    assert!(nudged.contains("It is raining in Paris."), "{nudged}");
+    assert!(
+        nudged.contains("Look at the file with a tool now"),
+        "{nudged}"
+    );
+    // Once per step: the same answer again stands.
+    let model = ScriptedModel::new([text("It is raining."), text("It is raining.")]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message(request))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("It is raining."));
+    assert_eq!(model.requests().len(), 2);
+    // An empty reply to the nudge takes nothing away: the first answer stands.
+    let model = ScriptedModel::new([text("It is raining."), text("")]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message(request))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("It is raining."));
     assert_eq!(model.requests().len(), 2);
 }
 

@@ -155,7 +155,9 @@ pub const TURNS: &[Turn] = &[
         check: text(&["8472"]),
         needs_tool: false,
         depends_on: &[1],
-        script: &[Reply::Answer("It was 8472.")],
+        // Asked once more (it names a file and no tool ran: the driver's unread-file nudge),
+        // a careful model repeats its answer.
+        script: &[Reply::Answer("It was 8472."), Reply::Answer("It was 8472.")],
     },
     // 7
     Turn {
@@ -240,7 +242,8 @@ pub const TURNS: &[Turn] = &[
         check: number(6, "six", &[4]),
         needs_tool: false,
         depends_on: &[12],
-        script: &[Reply::Answer("6 workers.")],
+        // Asked once more, as turn 6.
+        script: &[Reply::Answer("6 workers."), Reply::Answer("6 workers.")],
     },
     // 14
     Turn {

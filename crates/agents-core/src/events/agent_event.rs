@@ -153,6 +153,16 @@ pub enum AgentEvent {
         /// The new text.
         delta: String,
     },
+    /// A reply the driver did not take as the step's reply, with text-call recovery on: a
+    /// plan to use a tool, a call or a change claimed that no tool made, or an answer about a
+    /// file given without looking at it. The model is asked again in the same step; text it
+    /// streamed for the set-aside reply is not the answer.
+    ReplySetAside {
+        /// Who.
+        source: EventSource,
+        /// Why, in a few words ("the model described a call instead of making it").
+        reason: String,
+    },
     /// A tool call is about to run.
     ToolCallStarted {
         /// Who.
@@ -256,6 +266,7 @@ impl AgentEvent {
             | AgentEvent::InferenceRequested { source, .. }
             | AgentEvent::InferenceResponded { source, .. }
             | AgentEvent::TextDelta { source, .. }
+            | AgentEvent::ReplySetAside { source, .. }
             | AgentEvent::ToolCallStarted { source, .. }
             | AgentEvent::ToolCallCompleted { source, .. }
             | AgentEvent::ToolCallBlocked { source, .. }
@@ -290,6 +301,7 @@ impl AgentEvent {
             AgentEvent::InferenceRequested { .. } => "inference_requested",
             AgentEvent::InferenceResponded { .. } => "inference_responded",
             AgentEvent::TextDelta { .. } => "text_delta",
+            AgentEvent::ReplySetAside { .. } => "reply_set_aside",
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolCallCompleted { .. } => "tool_call_completed",
             AgentEvent::ToolCallBlocked { .. } => "tool_call_blocked",

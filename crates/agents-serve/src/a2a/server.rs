@@ -372,6 +372,12 @@ async fn stream<S: SessionStore + Clone + Debug + 'static>(
                         "append": append, "lastChunk": false,
                     }})
                 }
+                AgentEvent::ReplySetAside { .. } => {
+                    // What streamed is not the answer: the next text (or the final answer)
+                    // replaces the artifact instead of extending it.
+                    streamed.store(false, Ordering::Relaxed);
+                    return;
+                }
                 AgentEvent::ToolCallStarted { call, .. } => json!({ "statusUpdate": {
                     "taskId": session, "contextId": session,
                     "status": wire::status(TaskState::Working, Some(wire::agent_message(

@@ -24,6 +24,9 @@ const MAX_EVENT_RESULT_CHARS: usize = 2_000;
 pub(crate) enum RunEvent {
     /// Text the model streamed.
     Text { text: String },
+    /// The text streamed since the last tool call is not the answer (a plan, a claim of a
+    /// call no tool made, a guess about a file): the model is asked again.
+    SetAside { reason: String },
     /// A tool call starts.
     ToolStarted {
         id: String,
@@ -70,6 +73,9 @@ impl RunEvent {
                     .take(MAX_EVENT_RESULT_CHARS)
                     .collect(),
                 error: execution.has_error(),
+            }),
+            AgentEvent::ReplySetAside { reason, .. } => Some(Self::SetAside {
+                reason: reason.clone(),
             }),
             AgentEvent::ApprovalRequested { .. } => Some(Self::Suspended),
             _ => None,
@@ -265,5 +271,29 @@ fn finished(id: &str, result: Result<AgentState, SessionError>) -> RunEvent {
                 message: error.to_string(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents_core::EventSource;
+
+    #[test]
+    fn a_reply_set_aside_reaches_the_page_with_its_reason() {
+        let source = EventSource {
+            agent_id: "a".into(),
+            parent_agent_id: None,
+            step_number: 1,
+        };
+        let event = RunEvent::of(&AgentEvent::ReplySetAside {
+            source,
+            reason: "the model described a call instead of making it".into(),
+        });
+        let json = serde_json::to_string(&event).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"type":"set_aside","reason":"the model described a call instead of making it"}"#
+        );
     }
 }

@@ -27,6 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use webdriver::Browser;
 
+/// A guess the driver sets aside in the last chat turn.
+const GUESS: &str = "The notes say nothing.";
 /// The streamed answer the chat part watches arrive.
 const STREAMED: &str =
     "Streaming words arrive in the page one at a time, as the model writes them.";
@@ -124,6 +126,9 @@ async fn the_console_in_headless_chromium() {
         [
             InferenceResponse::text("The note is written."),
             InferenceResponse::text(STREAMED),
+            // A guess about a file (set aside by the driver: no tool ran), then the answer.
+            InferenceResponse::text(GUESS),
+            InferenceResponse::text("The notes say hello."),
         ],
         dir.path(),
         Duration::from_millis(80),
@@ -384,6 +389,44 @@ async fn the_console_in_headless_chromium() {
     );
     save(&browser, "chat").await;
     assert_eq!(pwned(&browser).await, serde_json::Value::Null);
+
+    // 8. A reply the driver sets aside (an answer about a file given without looking) is
+    // struck through and marked, and the answer follows it.
+    browser
+        .find("#chat-text")
+        .await
+        .unwrap()
+        .type_text("What does notes.txt say?")
+        .await
+        .unwrap();
+    browser.find("#send").await.unwrap().click().await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            browser
+                .execute("return document.querySelectorAll('#live .done').length >= 2;")
+                .await
+                .unwrap()
+                .as_bool()
+                .unwrap_or(false)
+        })
+        .await,
+        "the second chat turn finished"
+    );
+    let struck = browser
+        .execute("const a = document.querySelector('#live .answer.set-aside'); return a ? a.textContent : '';")
+        .await
+        .unwrap();
+    assert_eq!(struck.as_str(), Some(GUESS));
+    let live = browser.find("#live").await.unwrap().text().await.unwrap();
+    assert!(
+        live.contains(
+            "not the answer (the model answered about a file without looking at it): asking again"
+        ),
+        "{live}"
+    );
+    let after = live.split(GUESS).nth(1).unwrap_or_default();
+    assert!(after.contains("The notes say hello."), "{live}");
+    save(&browser, "set-aside").await;
 
     browser.quit().await.unwrap();
     shutdown.cancel();

@@ -530,6 +530,17 @@ impl Screen {
                 let rest = state.held.finish();
                 show_text(style, &mut state, &mut out, &rest);
             }
+            AgentEvent::ReplySetAside { reason, .. } => {
+                // What streamed above is not the answer: say so before the model is asked again.
+                let rest = state.held.finish();
+                show_text(style, &mut state, &mut out, &rest);
+                close_line(&mut state, &mut out);
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    style.dim(&format!("  (not the answer: {reason}; asking again)"))
+                );
+            }
             AgentEvent::ToolCallStarted { call, .. } => {
                 // A block holding this call is the call: the tool line shows it.
                 let before = state.held.call_started(call.name(), call.arguments());

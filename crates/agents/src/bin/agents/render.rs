@@ -224,6 +224,9 @@ pub fn print_event(event: &AgentEvent) {
         AgentEvent::TextDelta { delta, .. } => {
             print!("{}", printable(delta));
         }
+        AgentEvent::ReplySetAside { reason, .. } => {
+            println!("    .. not the answer ({reason}): asking again");
+        }
         _ => {}
     }
 }

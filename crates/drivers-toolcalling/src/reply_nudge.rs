@@ -1,0 +1,225 @@
+//! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
+//! use a tool, a call or a change claimed that no tool made) is answered in the same step with
+//! one short user message saying what is wrong, and the model's reply to it takes its place.
+//! Each kind is given at most once per step, so a step asks at most three times more; the reply
+//! that follows stands, and the loop's other rules take it from there. Only with text-call
+//! recovery on: the small local models that write such replies.
+
+use agents_core::Tools;
+use messages::{Messages, Role};
+
+use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
+use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
+use crate::recover::is_tool_call_text;
+use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
+
+/// A kind of reply that is not an answer, and the nudge it gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Nudge {
+    /// A plan to use a tool after the tools ran: answer from their results (issue 36).
+    PlanAfterResults,
+    /// A call or a change claimed when no tool has run (issue 32).
+    Claim,
+    /// A plan to use a tool when no tool has run: make the call, or repeat a how-to answer
+    /// (issue 32).
+    PlanWithoutCall,
+    /// An answer to a request that names a file when no tool has run: look at the file
+    /// (issue 32).
+    UnreadFile,
+}
+
+impl Nudge {
+    /// The journal key of the reply to this nudge: one per kind, so a step interrupted after
+    /// two nudges replays both replies.
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Nudge::PlanAfterResults => "reply_after_plan",
+            Nudge::Claim => "reply_after_claim",
+            Nudge::PlanWithoutCall => "reply_after_plan_without_call",
+            Nudge::UnreadFile => "reply_after_unread_file",
+        }
+    }
+
+    /// What the model is told.
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            Nudge::PlanAfterResults => PLAN_NUDGE,
+            Nudge::Claim => CLAIM_NUDGE,
+            Nudge::PlanWithoutCall => CALL_NUDGE,
+            Nudge::UnreadFile => UNREAD_FILE_NUDGE,
+        }
+    }
+
+    /// Why, for the log.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Nudge::PlanAfterResults => "the model described how to use a tool instead of answering",
+            Nudge::Claim => "the model claimed a call or a change no tool made",
+            Nudge::PlanWithoutCall => "the model described a call instead of making it",
+            Nudge::UnreadFile => "the model answered about a file without looking at it",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        match self {
+            Nudge::PlanAfterResults => 1,
+            Nudge::Claim => 2,
+            Nudge::PlanWithoutCall => 4,
+            Nudge::UnreadFile => 8,
+        }
+    }
+}
+
+/// The nudges one step gives: what it knows of the execution, and the kinds given so far.
+#[derive(Debug, Default)]
+pub(crate) struct Nudges {
+    tools_ran: bool,
+    request_names_a_file: bool,
+    given: u8,
+}
+
+impl Nudges {
+    /// For a step of an execution in which a tool has run or not, whose conversation for
+    /// the model is `input` (its last user message is the request when no tool has run).
+    pub(crate) fn for_step(tools_ran: bool, input: &Messages) -> Self {
+        let request_names_a_file = !tools_ran
+            && input
+                .iter()
+                .rev()
+                .find(|message| message.role() == Role::User)
+                .is_some_and(|request| names_a_file(&request.text()));
+        Self {
+            tools_ran,
+            request_names_a_file,
+            given: 0,
+        }
+    }
+
+    /// The nudge `content` (a reply without native calls) gets, recorded as given; `None`
+    /// for an answer, or a reply whose nudges this step already gave.
+    pub(crate) fn next_for(&mut self, content: &str, tools: &Tools) -> Option<Nudge> {
+        let nudge = if self.tools_ran {
+            (!is_tool_call_text(content) && is_plan_reply(content, tools))
+                .then_some(Nudge::PlanAfterResults)
+        } else if content.contains('{') {
+            // A reply holding JSON may hold a call written as text: text-call recovery judges
+            // it, and a call announced in a plan may run.
+            None
+        } else if claims_unmade_call(content, tools) && !self.gave(Nudge::Claim) {
+            Some(Nudge::Claim)
+        } else if is_plan_reply(content, tools) && !self.gave(Nudge::PlanWithoutCall) {
+            Some(Nudge::PlanWithoutCall)
+        } else {
+            self.request_names_a_file.then_some(Nudge::UnreadFile)
+        }?;
+        if self.gave(nudge) {
+            return None;
+        }
+        self.given |= nudge.bit();
+        Some(nudge)
+    }
+
+    fn gave(&self, nudge: Nudge) -> bool {
+        self.given & nudge.bit() != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents_core::FunctionTool;
+    use messages::Message;
+
+    fn tools() -> Tools {
+        ["read_file", "edit_file"]
+            .into_iter()
+            .fold(Tools::new(), |tools, name| {
+                tools.with(FunctionTool::new(
+                    name,
+                    "A file tool.",
+                    |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
+                ))
+            })
+    }
+
+    fn step(tools_ran: bool, request: &str) -> Nudges {
+        let input = Messages::new()
+            .appended(Message::system("You are a helpful assistant."))
+            .appended(Message::user(request));
+        Nudges::for_step(tools_ran, &input)
+    }
+
+    // The 1.5B model's replies in issue 32's 32-turn conversation (separated mode, turn 12):
+    // first a claim, then, after the claim nudge, a plan.
+    const CHANGE: &str = "In config.ini, change workers from 4 to 6.";
+    const CLAIM: &str = "The workers in config.ini have been changed from 4 to 6.";
+    const PLAN: &str = "To change the workers from 4 to 6 in config.ini, you can use the `edit_file` function to replace the line.";
+
+    #[test]
+    fn a_claim_a_plan_and_an_answer_from_memory_get_one_nudge_each() {
+        let mut nudges = step(false, CHANGE);
+        assert_eq!(nudges.next_for(CLAIM, &tools()), Some(Nudge::Claim));
+        assert_eq!(
+            nudges.next_for(PLAN, &tools()),
+            Some(Nudge::PlanWithoutCall)
+        );
+        assert_eq!(nudges.next_for("Done.", &tools()), Some(Nudge::UnreadFile));
+        for reply in [CLAIM, PLAN, "Done."] {
+            assert_eq!(nudges.next_for(reply, &tools()), None, "{reply}");
+        }
+    }
+
+    #[test]
+    fn an_answer_about_a_named_file_from_memory_is_asked_to_look() {
+        // Separated mode, turn 2: "There are 10 lines" (app.log has 34), no tool called.
+        let mut nudges = step(false, "How many lines in app.log contain ERROR?");
+        assert_eq!(
+            nudges.next_for("There are 10 lines that contain ERROR.", &tools()),
+            Some(Nudge::UnreadFile)
+        );
+        // A request that names no file is answered from what the model knows.
+        let mut nudges = step(false, "Remind me: who owns the release?");
+        assert_eq!(nudges.next_for("Priya Raman.", &tools()), None);
+        // Once a tool ran, the answer may come from its result.
+        let mut nudges = step(true, "How many lines in app.log contain ERROR?");
+        assert_eq!(nudges.next_for("34 lines.", &tools()), None);
+    }
+
+    #[test]
+    fn a_plan_after_the_tools_ran_is_asked_for_an_answer_once() {
+        let mut nudges = step(true, CHANGE);
+        assert_eq!(
+            nudges.next_for(PLAN, &tools()),
+            Some(Nudge::PlanAfterResults)
+        );
+        assert_eq!(nudges.next_for(PLAN, &tools()), None);
+        // A claim after the tools ran is what happened.
+        assert_eq!(step(true, CHANGE).next_for(CLAIM, &tools()), None);
+    }
+
+    #[test]
+    fn calls_written_as_text_are_left_to_recovery() {
+        let plan_with_call = "You can use the `read_file` function: {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
+        assert_eq!(step(false, CHANGE).next_for(plan_with_call, &tools()), None);
+        assert_eq!(
+            step(false, "What is 17 times 3?").next_for("51", &tools()),
+            None
+        );
+    }
+
+    #[test]
+    fn each_kind_has_its_own_journal_key() {
+        let kinds = [
+            Nudge::PlanAfterResults,
+            Nudge::Claim,
+            Nudge::PlanWithoutCall,
+            Nudge::UnreadFile,
+        ];
+        for (i, a) in kinds.iter().enumerate() {
+            for b in &kinds[i + 1..] {
+                assert_ne!(a.key(), b.key());
+                assert_ne!(a.bit(), b.bit());
+            }
+        }
+    }
+}
