@@ -210,7 +210,7 @@ impl Respond for Scripted {
                 content.trim()
             ));
         }
-        if content.contains("the list") || content.contains("Look at the file with a tool") {
+        if content.contains("the list") || content.contains("Call a tool to read it now") {
             // (The second: the nudge after an answer about a file given without looking.)
             return tool_call("read_file", json!({"path": "todo.txt"}));
         }

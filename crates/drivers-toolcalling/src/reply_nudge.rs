@@ -6,6 +6,7 @@
 //! recovery on: the small local models that write such replies.
 
 use agents_core::Tools;
+use inference::InferenceResponse;
 use messages::{Messages, Role};
 
 use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
@@ -58,6 +59,15 @@ impl Nudge {
             Nudge::PlanWithoutCall => "the model described a call instead of making it",
             Nudge::UnreadFile => "the model answered about a file without looking at it",
         }
+    }
+
+    /// Whether `reply`, the model's reply to this nudge, is dropped for the earlier one: a
+    /// reply to the unread-file nudge counts only when it holds a call (native, or JSON that
+    /// text-call recovery judges). Without one it is the same guess in other words; the 1.5B
+    /// model answered "The file notes.md contains the line: ..." having read nothing, and
+    /// copied that form into every later answer.
+    pub(crate) fn needs_a_call_to_count(self, reply: &InferenceResponse) -> bool {
+        self == Nudge::UnreadFile && !reply.has_tool_calls() && !reply.content().contains('{')
     }
 
     fn bit(self) -> u8 {

@@ -352,8 +352,9 @@ impl AgentDriver for ToolCallingDriver {
                 let earlier_usage = response.usage();
                 let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;
                 let usage = earlier_usage + retry.usage();
-                if is_empty_reply(&retry) {
-                    // An empty reply to a nudge takes nothing away: the earlier reply stands.
+                if is_empty_reply(&retry) || nudge.needs_a_call_to_count(&retry) {
+                    // An empty reply to a nudge takes nothing away, and a reply to the
+                    // unread-file nudge counts only with a call: the earlier reply stands.
                     response = response.with_usage(usage);
                     break;
                 }

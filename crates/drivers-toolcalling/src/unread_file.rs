@@ -7,8 +7,8 @@
 /// What the model is told after answering a request that names a file when no tool has run:
 /// once per step.
 pub(crate) const UNREAD_FILE_NUDGE: &str = "No tool has run for this request, and it names a \
-file: an answer from memory may be wrong or out of date. Look at the file with a tool now, \
-then answer from what it holds. If the request needs no file, repeat your answer.";
+file, so your answer was not read from the file. Call a tool to read it now: reply with only \
+the tool call. If the request needs no file, repeat your answer.";
 
 /// Extensions of the files people ask an agent about: text, data, configuration and source.
 const EXTENSIONS: [&str; 30] = [

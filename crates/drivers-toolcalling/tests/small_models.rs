@@ -278,10 +278,19 @@ async fn an_answer_about_a_named_file_given_without_looking_gets_one_nudge() {
     assert_eq!(done.steps().next().unwrap().tool_executions().len(), 1);
     let nudged = model.requests()[1].messages.to_transcript();
     assert!(nudged.contains("It is raining in Paris."), "{nudged}");
-    assert!(
-        nudged.contains("Look at the file with a tool now"),
-        "{nudged}"
-    );
+    assert!(nudged.contains("Call a tool to read it now"), "{nudged}");
+    // A reply to the nudge without a call does not count: the first answer stands (the
+    // 1.5B model answered "The file ... contains the line: ..." having read nothing).
+    let model = ScriptedModel::new([
+        text("It is raining."),
+        text("The file paris.txt contains the line: rain."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message(request))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("It is raining."));
+    assert_eq!(model.requests().len(), 2);
     // Once per step: the same answer again stands.
     let model = ScriptedModel::new([text("It is raining."), text("It is raining.")]);
     let done = agent(ToolCallingDriver::new(model.clone()))
