@@ -90,18 +90,10 @@ fn contains_word(text: &str, phrase: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agents_core::FunctionTool;
+    use crate::test_tools::named_tools;
 
     fn tools() -> Tools {
-        ["read_file", "search_files", "edit_file"]
-            .into_iter()
-            .fold(Tools::new(), |tools, name| {
-                tools.with(FunctionTool::new(
-                    name,
-                    "A file tool.",
-                    |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
-                ))
-            })
+        named_tools(&["read_file", "search_files", "edit_file"])
     }
 
     #[test]

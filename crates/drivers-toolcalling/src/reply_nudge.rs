@@ -137,19 +137,11 @@ impl Nudges {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agents_core::FunctionTool;
+    use crate::test_tools::named_tools;
     use messages::Message;
 
     fn tools() -> Tools {
-        ["read_file", "edit_file"]
-            .into_iter()
-            .fold(Tools::new(), |tools, name| {
-                tools.with(FunctionTool::new(
-                    name,
-                    "A file tool.",
-                    |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
-                ))
-            })
+        named_tools(&["read_file", "edit_file"])
     }
 
     fn step(tools_ran: bool, request: &str) -> Nudges {

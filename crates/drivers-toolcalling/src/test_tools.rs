@@ -60,3 +60,14 @@ pub(crate) fn echo_tool() -> FnTool {
         run: |args| Ok(args["text"].as_str().unwrap_or_default().to_owned()),
     }
 }
+
+/// Tools with these names that do nothing (for the checks that read tool names).
+pub(crate) fn named_tools(names: &[&str]) -> agents_core::Tools {
+    names.iter().fold(agents_core::Tools::new(), |tools, name| {
+        tools.with(agents_core::FunctionTool::new(
+            *name,
+            "A file tool.",
+            |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
+        ))
+    })
+}

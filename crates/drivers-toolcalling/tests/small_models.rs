@@ -279,34 +279,22 @@ async fn an_answer_about_a_named_file_given_without_looking_gets_one_nudge() {
     let nudged = model.requests()[1].messages.to_transcript();
     assert!(nudged.contains("It is raining in Paris."), "{nudged}");
     assert!(nudged.contains("Call a tool to read it now"), "{nudged}");
-    // A reply to the nudge without a call does not count: the first answer stands (the
-    // 1.5B model answered "The file ... contains the line: ..." having read nothing).
-    let model = ScriptedModel::new([
-        text("It is raining."),
-        text("The file paris.txt contains the line: rain."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message(request))
-        .await
-        .unwrap();
-    assert_eq!(answer(&done).as_deref(), Some("It is raining."));
-    assert_eq!(model.requests().len(), 2);
-    // Once per step: the same answer again stands.
-    let model = ScriptedModel::new([text("It is raining."), text("It is raining.")]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message(request))
-        .await
-        .unwrap();
-    assert_eq!(answer(&done).as_deref(), Some("It is raining."));
-    assert_eq!(model.requests().len(), 2);
-    // An empty reply to the nudge takes nothing away: the first answer stands.
-    let model = ScriptedModel::new([text("It is raining."), text("")]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message(request))
-        .await
-        .unwrap();
-    assert_eq!(answer(&done).as_deref(), Some("It is raining."));
-    assert_eq!(model.requests().len(), 2);
+    // What does not replace the first answer: a reply to the nudge without a call (the 1.5B
+    // model answered "The file ... contains the line: ..." having read nothing), the same
+    // answer again (one nudge per step), an empty reply.
+    for reply in [
+        "The file paris.txt contains the line: rain.",
+        "It is raining.",
+        "",
+    ] {
+        let model = ScriptedModel::new([text("It is raining."), text(reply)]);
+        let done = agent(ToolCallingDriver::new(model.clone()))
+            .execute(AgentState::new().with_user_message(request))
+            .await
+            .unwrap();
+        assert_eq!(answer(&done).as_deref(), Some("It is raining."), "{reply}");
+        assert_eq!(model.requests().len(), 2, "{reply}");
+    }
 }
 
 /// Issue 36's held-out run h16: the 1.5B model called a tool it does not have (`move_file`),
