@@ -20,6 +20,7 @@
   function follow(box) {
     var live = document.getElementById("live");
     var answer = null;
+    var setAside = null;
     var source = new EventSource(box.dataset.events);
     box.dataset.running = "true";
     source.addEventListener("idle", function () {
@@ -34,8 +35,16 @@
       } else if (event.type === "set_aside") {
         // what streamed since the last tool call is not the answer
         if (answer) { answer.className = "answer set-aside"; }
+        if (event.earlier_stands) {
+          // a reply to a nudge was dropped: the one set aside before it is the answer
+          if (setAside) { setAside.className = "answer"; }
+          setAside = null;
+          line(live, "state-line", "dropped (" + event.reason + "): the reply before it stands");
+        } else {
+          setAside = answer;
+          line(live, "state-line", "not the answer (" + event.reason + "): asking again");
+        }
         answer = null;
-        line(live, "state-line", "not the answer (" + event.reason + "): asking again");
       } else if (event.type === "tool_started") {
         answer = null;
         line(live, "tool-line", "\u25b6 " + event.name + " " + event.arguments);

@@ -124,6 +124,28 @@ async fn an_answer_about_a_file_given_without_looking_is_set_aside_and_the_file_
     assert!(stdout.contains("assistant: It says: buy milk."), "{stdout}");
 }
 
+/// The same, when the reply to the nudge makes no call (the 1.5B model wrote "The file ...
+/// contains the line: ..." having read nothing): it is dropped, the person is told so, and the
+/// first reply is the answer.
+#[tokio::test]
+async fn a_reply_to_the_nudge_without_a_call_is_dropped_and_the_first_reply_stands() {
+    let server = server(&[
+        ("It says: buy eggs.", "stop"),
+        ("The file todo.txt contains the line: eggs.", "stop"),
+    ])
+    .await;
+    let run = run_prompt(&server, "What does todo.txt say?", &[]);
+    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    let stdout = run.stdout();
+    assert!(
+        stdout
+            .contains("dropped (the reply to the nudge made no call): the reply before it stands"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("assistant: It says: buy eggs."), "{stdout}");
+    assert!(!stdout.contains("assistant: The file"), "{stdout}");
+}
+
 #[tokio::test]
 async fn no_recover_tool_calls_keeps_the_text_as_the_answer() {
     let server = server(&[(CALL_AS_TEXT, "stop")]).await;

@@ -1,6 +1,8 @@
 //! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
-//! use a tool, a call or a change claimed that no tool made) is answered in the same step with
-//! one short user message saying what is wrong, and the model's reply to it takes its place.
+//! use a tool, a call or a change claimed that no tool made, an answer about a named file
+//! given when no tool has run) is answered in the same step with one short user message
+//! saying what is wrong, and the model's reply to it takes its place (for the unread-file
+//! nudge only if that reply holds a call).
 //! Each kind is given at most once per step, so a step asks at most three times more; the reply
 //! that follows stands, and the loop's other rules take it from there. Only with text-call
 //! recovery on: the small local models that write such replies.

@@ -344,6 +344,7 @@ impl AgentDriver for ToolCallingDriver {
                 context.emit_with(|| AgentEvent::ReplySetAside {
                     source: source.clone(),
                     reason: nudge.reason().to_owned(),
+                    earlier_reply_stands: false,
                 });
                 asked = asked
                     .appended(Message::assistant(response.content()))
@@ -355,6 +356,16 @@ impl AgentDriver for ToolCallingDriver {
                 if is_empty_reply(&retry) || nudge.needs_a_call_to_count(&retry) {
                     // An empty reply to a nudge takes nothing away, and a reply to the
                     // unread-file nudge counts only with a call: the earlier reply stands.
+                    context.emit_with(|| AgentEvent::ReplySetAside {
+                        source: source.clone(),
+                        reason: if is_empty_reply(&retry) {
+                            "the reply to the nudge was empty"
+                        } else {
+                            "the reply to the nudge made no call"
+                        }
+                        .to_owned(),
+                        earlier_reply_stands: true,
+                    });
                     response = response.with_usage(usage);
                     break;
                 }

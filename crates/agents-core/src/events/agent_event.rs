@@ -162,6 +162,10 @@ pub enum AgentEvent {
         source: EventSource,
         /// Why, in a few words ("the model described a call instead of making it").
         reason: String,
+        /// The set-aside reply was the model's reply to a nudge, dropped because it did not
+        /// do what the nudge asked (or was empty): the reply set aside before it is the
+        /// step's reply after all, and the model is not asked again.
+        earlier_reply_stands: bool,
     },
     /// A tool call is about to run.
     ToolCallStarted {

@@ -25,8 +25,13 @@ pub(crate) enum RunEvent {
     /// Text the model streamed.
     Text { text: String },
     /// The text streamed since the last tool call is not the answer (a plan, a claim of a
-    /// call no tool made, a guess about a file): the model is asked again.
-    SetAside { reason: String },
+    /// call no tool made, a guess about a file): the model is asked again. With
+    /// `earlier_stands`, the text is a reply to a nudge that was dropped, and the reply set
+    /// aside before it is the answer after all.
+    SetAside {
+        reason: String,
+        earlier_stands: bool,
+    },
     /// A tool call starts.
     ToolStarted {
         id: String,
@@ -74,8 +79,13 @@ impl RunEvent {
                     .collect(),
                 error: execution.has_error(),
             }),
-            AgentEvent::ReplySetAside { reason, .. } => Some(Self::SetAside {
+            AgentEvent::ReplySetAside {
+                reason,
+                earlier_reply_stands,
+                ..
+            } => Some(Self::SetAside {
                 reason: reason.clone(),
+                earlier_stands: *earlier_reply_stands,
             }),
             AgentEvent::ApprovalRequested { .. } => Some(Self::Suspended),
             _ => None,
@@ -289,11 +299,12 @@ mod tests {
         let event = RunEvent::of(&AgentEvent::ReplySetAside {
             source,
             reason: "the model described a call instead of making it".into(),
+            earlier_reply_stands: false,
         });
         let json = serde_json::to_string(&event).unwrap_or_default();
         assert_eq!(
             json,
-            r#"{"type":"set_aside","reason":"the model described a call instead of making it"}"#
+            r#"{"type":"set_aside","reason":"the model described a call instead of making it","earlier_stands":false}"#
         );
     }
 }

@@ -27,8 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 use webdriver::Browser;
 
-/// A guess the driver sets aside in the last chat turn.
+/// A guess the driver sets aside in the last chat turn, and the reply to the nudge it drops.
 const GUESS: &str = "The notes say nothing.";
+const DROPPED: &str = "The file notes.txt contains the line: hello.";
 /// The streamed answer the chat part watches arrive.
 const STREAMED: &str =
     "Streaming words arrive in the page one at a time, as the model writes them.";
@@ -126,9 +127,10 @@ async fn the_console_in_headless_chromium() {
         [
             InferenceResponse::text("The note is written."),
             InferenceResponse::text(STREAMED),
-            // A guess about a file (set aside by the driver: no tool ran), then the answer.
+            // A guess about a file (set aside by the driver: no tool ran), then a reply to the
+            // nudge that makes no call (dropped: the guess stands).
             InferenceResponse::text(GUESS),
-            InferenceResponse::text("The notes say hello."),
+            InferenceResponse::text(DROPPED),
         ],
         dir.path(),
         Duration::from_millis(80),
@@ -391,7 +393,8 @@ async fn the_console_in_headless_chromium() {
     assert_eq!(pwned(&browser).await, serde_json::Value::Null);
 
     // 8. A reply the driver sets aside (an answer about a file given without looking) is
-    // struck through and marked, and the answer follows it.
+    // struck through and marked; the reply to the nudge makes no call, so it is dropped in
+    // turn and the first reply stands again, no longer struck.
     browser
         .find("#chat-text")
         .await
@@ -413,19 +416,27 @@ async fn the_console_in_headless_chromium() {
         "the second chat turn finished"
     );
     let struck = browser
-        .execute("const a = document.querySelector('#live .answer.set-aside'); return a ? a.textContent : '';")
+        .execute("return Array.from(document.querySelectorAll('#live .answer.set-aside')).map(a => a.textContent);")
         .await
         .unwrap();
-    assert_eq!(struck.as_str(), Some(GUESS));
-    let live = browser.find("#live").await.unwrap().text().await.unwrap();
+    assert_eq!(struck, json!([DROPPED]));
+    let answers = browser
+        .execute("return Array.from(document.querySelectorAll('#live .answer')).map(a => a.textContent);")
+        .await
+        .unwrap();
     assert!(
-        live.contains(
-            "not the answer (the model answered about a file without looking at it): asking again"
-        ),
-        "{live}"
+        answers
+            .as_array()
+            .is_some_and(|a| a.contains(&json!(GUESS))),
+        "the first reply stands, not struck: {answers}"
     );
-    let after = live.split(GUESS).nth(1).unwrap_or_default();
-    assert!(after.contains("The notes say hello."), "{live}");
+    let live = browser.find("#live").await.unwrap().text().await.unwrap();
+    for line in [
+        "not the answer (the model answered about a file without looking at it): asking again",
+        "dropped (the reply to the nudge made no call): the reply before it stands",
+    ] {
+        assert!(live.contains(line), "{line}: {live}");
+    }
     save(&browser, "set-aside").await;
 
     browser.quit().await.unwrap();

@@ -530,16 +530,22 @@ impl Screen {
                 let rest = state.held.finish();
                 show_text(style, &mut state, &mut out, &rest);
             }
-            AgentEvent::ReplySetAside { reason, .. } => {
-                // What streamed above is not the answer: say so before the model is asked again.
+            AgentEvent::ReplySetAside {
+                reason,
+                earlier_reply_stands,
+                ..
+            } => {
+                // What streamed above is not the answer: say so before the model is asked again
+                // (or, for a reply to a nudge that is dropped, that the one before it stands).
                 let rest = state.held.finish();
                 show_text(style, &mut state, &mut out, &rest);
                 close_line(&mut state, &mut out);
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    style.dim(&format!("  (not the answer: {reason}; asking again)"))
-                );
+                let note = if *earlier_reply_stands {
+                    format!("  (dropped: {reason}; the reply before it stands)")
+                } else {
+                    format!("  (not the answer: {reason}; asking again)")
+                };
+                let _ = writeln!(out, "{}", style.dim(&note));
             }
             AgentEvent::ToolCallStarted { call, .. } => {
                 // A block holding this call is the call: the tool line shows it.

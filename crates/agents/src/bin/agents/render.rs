@@ -224,8 +224,16 @@ pub fn print_event(event: &AgentEvent) {
         AgentEvent::TextDelta { delta, .. } => {
             print!("{}", printable(delta));
         }
-        AgentEvent::ReplySetAside { reason, .. } => {
-            println!("    .. not the answer ({reason}): asking again");
+        AgentEvent::ReplySetAside {
+            reason,
+            earlier_reply_stands,
+            ..
+        } => {
+            if *earlier_reply_stands {
+                println!("    .. dropped ({reason}): the reply before it stands");
+            } else {
+                println!("    .. not the answer ({reason}): asking again");
+            }
         }
         _ => {}
     }
