@@ -13,7 +13,7 @@
 //! cargo xtask eval [--configs 1.5b/separated/toolcalling,...] [--half dev|heldout|both]
 //!                  [--models 0.5b,1.5b --modes separated,... --drivers toolcalling,react]
 //!                  [--tasks d1,h2,...] [--before PATH] [--agents PATH] [--timeout SECONDS]
-//!                  [--max-steps N] [--label TEXT] [--out NAME]
+//!                  [--max-steps N] [--label TEXT] [--out NAME] [--agents-arg ARG]...
 //! ```
 
 mod checks;
@@ -75,6 +75,9 @@ struct Options {
     before: Option<PathBuf>,
     /// The report's file name under `target/`, without extension (default `eval-report`).
     out: String,
+    /// More arguments for every `agents run`, one per `--agents-arg` (`--agents-arg
+    /// --show-recovered-calls --agents-arg as-written`), to compare one build's options.
+    agents_args: Vec<String>,
 }
 
 fn model(key: &str) -> Result<&'static ModelSpec, String> {
@@ -116,6 +119,7 @@ impl Options {
             agents: None,
             before: None,
             out: "eval-report".into(),
+            agents_args: Vec::new(),
         };
         let mut configs: Option<Vec<Config>> = None;
         let (mut models, mut modes, mut drivers) = (None, None, None);
@@ -182,6 +186,7 @@ impl Options {
                 "--agents" => options.agents = Some(value.into()),
                 "--before" => options.before = Some(value.into()),
                 "--out" => options.out = value.clone(),
+                "--agents-arg" => options.agents_args.push(value.clone()),
                 other => return Err(format!("unknown option `{other}`; see `cargo xtask help`")),
             }
         }
@@ -354,6 +359,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 port: PORT,
                 max_steps: options.max_steps,
                 timeout: options.timeout_for(model),
+                extra_args: &options.agents_args,
             };
             for config in options.configs.iter().filter(|c| c.model.key == model.key) {
                 let mut results = Vec::new();
@@ -397,8 +403,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let minutes = started.elapsed().as_secs_f64() / 60.0;
     let settings = format!(
         "llama-server `-c 4096 -t 2 --temp 0 --seed {SEED} -n {MAX_REPLY_TOKENS}`; \
-         `agents run --max-steps {}` with its defaults otherwise",
-        options.max_steps
+         `agents run --max-steps {}{}` with its defaults otherwise",
+        options.max_steps,
+        options
+            .agents_args
+            .iter()
+            .map(|a| format!(" {a}"))
+            .collect::<String>()
     );
     let mut report = String::new();
     let rows_of = |build: &str| -> Vec<&Row> {
@@ -431,6 +442,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "settings": {
             "temperature": 0, "seed": SEED, "max_reply_tokens": MAX_REPLY_TOKENS,
             "max_steps": options.max_steps, "context": 4096, "threads": 2,
+            "agents_args": options.agents_args,
         },
         "minutes": minutes,
         "configurations": rows.iter().map(|(build, row)| json!({
@@ -494,6 +506,7 @@ mod tests {
             ]
         );
         assert_eq!(options.halves, Half::ALL);
+        assert!(options.agents_args.is_empty());
         let named = parse(&["--configs", "required"]).unwrap();
         assert_eq!(labels(&named), labels(&options));
     }
@@ -511,6 +524,18 @@ mod tests {
         .unwrap();
         assert_eq!(labels(&options), ["0.5b digest react"]);
         assert_eq!(options.halves, [Half::Heldout]);
+        let with_args = parse(&[
+            "--agents-arg",
+            "--show-recovered-calls",
+            "--agents-arg",
+            "as-written",
+        ])
+        .unwrap();
+        assert_eq!(
+            with_args.agents_args,
+            ["--show-recovered-calls", "as-written"],
+            "passed on in order, values that start with -- included"
+        );
         let crossed = parse(&["--models", "1.5b", "--modes", "separated,legacy"]).unwrap();
         assert_eq!(crossed.configs.len(), 4);
         for bad in [

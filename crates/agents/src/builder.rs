@@ -11,7 +11,9 @@ use agents_core::{
 };
 use agents_processing::{standard_processors, StateProcessor, TraceRetention};
 use drivers_react::{ReActDriver, StopOnFinalDecision};
-use drivers_toolcalling::{ForgedEvidenceCheck, RefuseForgedEvidence, ToolCallingDriver};
+use drivers_toolcalling::{
+    ForgedEvidenceCheck, RecoveredCallsShown, RefuseForgedEvidence, ToolCallingDriver,
+};
 use inference::{LanguageModel, ModelCatalog, ModelSettings};
 use messages::{Message, ToolCall};
 
@@ -63,6 +65,7 @@ pub struct AgentBuilder {
     parallel_tool_calls: bool,
     streaming: bool,
     content_tool_call_recovery: Option<bool>,
+    recovered_calls_shown: RecoveredCallsShown,
     forged_evidence_check: bool,
     trace_mode_note: bool,
     system_prompt: Option<String>,
@@ -82,6 +85,7 @@ impl Default for AgentBuilder {
             parallel_tool_calls: false,
             streaming: false,
             content_tool_call_recovery: None,
+            recovered_calls_shown: RecoveredCallsShown::default(),
             forged_evidence_check: true,
             trace_mode_note: true,
             system_prompt: None,
@@ -172,6 +176,16 @@ impl AgentBuilder {
     /// scripted model), off for a hosted API, which calls tools natively.
     pub fn with_content_tool_call_recovery(mut self, enabled: bool) -> Self {
         self.content_tool_call_recovery = Some(enabled);
+        self
+    }
+
+    /// How a call recovered from the model's text is shown to the model in the requests
+    /// after it (default [`RecoveredCallsShown::Native`]): as a native call and tool result,
+    /// or as the model wrote it with its result as tool output (see
+    /// [`RecoveredCallsShown`]). The saved conversation and the trace are the same either
+    /// way. Only the tool-calling driver recovers calls.
+    pub fn with_recovered_calls_shown(mut self, shown: RecoveredCallsShown) -> Self {
+        self.recovered_calls_shown = shown;
         self
     }
 
@@ -644,6 +658,7 @@ impl AgentBuilder {
             parallel_tool_calls: self.parallel_tool_calls,
             streaming: self.streaming,
             content_tool_call_recovery: self.content_tool_call_recovery,
+            recovered_calls_shown: self.recovered_calls_shown,
             retention: TraceRetention::Ephemeral,
             // A subagent's conversation starts afresh with each call: no earlier answers.
             trace_mode_note: false,
@@ -667,7 +682,8 @@ impl AgentBuilder {
                         .with_model_settings(self.model_settings.clone())
                         .with_parallel_tool_calls(self.parallel_tool_calls)
                         .with_streaming(self.streaming)
-                        .with_content_tool_call_recovery(recover),
+                        .with_content_tool_call_recovery(recover)
+                        .with_recovered_calls_shown(self.recovered_calls_shown),
                 )
             }
             DriverChoice::React(model) => Arc::new(

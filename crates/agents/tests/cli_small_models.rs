@@ -101,6 +101,40 @@ async fn exit_0_when_the_run_completes_and_calls_written_as_text_run_by_default(
     assert!(run.stderr().is_empty(), "{}", run.stderr());
 }
 
+/// `--show-recovered-calls as-written`: the second request shows the model its own call and
+/// the result as `<tool_response>` text, with no native call; the saved state keeps the
+/// native call either way. A bad value says what to give.
+#[tokio::test]
+async fn show_recovered_calls_as_written_sends_the_call_back_as_the_model_wrote_it() {
+    let server = server(&[(CALL_AS_TEXT, "stop"), ("Buy milk.", "stop")]).await;
+    let run = run(&server, &["--show-recovered-calls", "as-written"]);
+    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    assert!(run.saved().contains("\"recovered_"), "{}", run.saved());
+    let requests = server.received_requests().await.unwrap();
+    let second: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"], "{second:#}");
+    assert!(
+        messages.iter().all(|m| m.get("tool_calls").is_none()),
+        "{second:#}"
+    );
+    let written = messages[2]["content"].as_str().unwrap();
+    assert!(written.contains("\"name\": \"read_file\""), "{written}");
+    assert_eq!(
+        messages[3]["content"].as_str(),
+        Some("<tool_response>\n     1\tbuy milk\n</tool_response>")
+    );
+
+    let bad = run_prompt(&server, "Hi", &["--show-recovered-calls", "text"]);
+    assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
+    assert!(
+        bad.stderr().contains("native, as-written"),
+        "{}",
+        bad.stderr()
+    );
+}
+
 /// Issue 32: a small model answered questions about a file without opening it. The answer
 /// is set aside, the person sees that it was, and the call the model makes next runs.
 #[tokio::test]

@@ -49,6 +49,7 @@ mod forged_evidence;
 mod plan_reply;
 mod recover;
 mod reply_nudge;
+mod shown_calls;
 mod step_messages;
 #[cfg(test)]
 mod test_tools;
@@ -64,5 +65,6 @@ pub use recover::{
     recover_tool_calls_from_content, recover_tool_calls_from_cut_reply, recovered_id_prefix,
     AnnouncedCall, RecoveredCall, RecoveredKind, MAX_TEXT_CALL_BYTES, RECOVERED_ID_PREFIX,
 };
+pub use shown_calls::RecoveredCallsShown;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};

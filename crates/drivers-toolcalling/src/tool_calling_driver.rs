@@ -18,6 +18,7 @@ use messages::{Message, Messages, Role, ToolCall};
 
 use crate::recover::is_tool_call_text;
 use crate::reply_nudge::Nudges;
+use crate::shown_calls::RecoveredCallsShown;
 use crate::step_messages::format_step_messages;
 use crate::trust::judge_text_calls;
 
@@ -62,6 +63,7 @@ pub struct ToolCallingDriver {
     response_format: Option<ResponseFormat>,
     streaming: bool,
     content_tool_call_recovery: bool,
+    recovered_calls_shown: RecoveredCallsShown,
     max_calls_per_step: usize,
 }
 
@@ -83,6 +85,7 @@ impl ToolCallingDriver {
             response_format: None,
             streaming: false,
             content_tool_call_recovery: true,
+            recovered_calls_shown: RecoveredCallsShown::default(),
             max_calls_per_step: DEFAULT_MAX_CALLS_PER_STEP,
         }
     }
@@ -159,6 +162,21 @@ impl ToolCallingDriver {
         self
     }
 
+    /// How a call recovered from the model's text is shown to the model in the requests
+    /// after it: as a native call and tool result (the default), or as the model wrote it,
+    /// with its result as tool output in a user message (see [`RecoveredCallsShown`]). The
+    /// state keeps native calls either way; only the requests differ.
+    pub fn with_recovered_calls_shown(mut self, shown: RecoveredCallsShown) -> Self {
+        self.recovered_calls_shown = shown;
+        self
+    }
+
+    /// How recovered calls are shown back to the model (see
+    /// [`with_recovered_calls_shown`](Self::with_recovered_calls_shown)).
+    pub fn recovered_calls_shown(&self) -> RecoveredCallsShown {
+        self.recovered_calls_shown
+    }
+
     /// The most calls one reply may make (default [`DEFAULT_MAX_CALLS_PER_STEP`]): the calls
     /// past it do not run; each gets a tool error saying so.
     pub fn with_max_calls_per_step(mut self, max: usize) -> Self {
@@ -190,7 +208,9 @@ impl ToolCallingDriver {
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.
         InferenceRequest {
             model: self.settings.chosen_model().map(str::to_owned),
-            messages: cached.messages.concat(input),
+            messages: cached
+                .messages
+                .concat(&self.recovered_calls_shown.show(input)),
             tools,
             tool_choice: if has_tools {
                 self.tool_choice
@@ -594,6 +614,7 @@ impl std::fmt::Debug for ToolCallingDriver {
                 "content_tool_call_recovery",
                 &self.content_tool_call_recovery,
             )
+            .field("recovered_calls_shown", &self.recovered_calls_shown)
             .finish_non_exhaustive()
     }
 }

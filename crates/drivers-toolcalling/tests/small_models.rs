@@ -11,7 +11,7 @@ use agents_core::{
     ToolEffects, ToolFailureKind, Tools, DEFAULT_SECTION, EXECUTION_BUFFER_SECTION,
 };
 use async_trait::async_trait;
-use drivers_toolcalling::ToolCallingDriver;
+use drivers_toolcalling::{RecoveredCallsShown, ToolCallingDriver};
 use inference::{FinishReason, InferenceResponse, ScriptedModel, Usage};
 use messages::{Role, ToolCall};
 use schemars::JsonSchema;
@@ -129,6 +129,62 @@ async fn recovery_is_on_by_default_and_the_call_runs() {
         second.contains(&format!("tool get_weather [{id}]: Sunny in Paris")),
         "{second}"
     );
+}
+
+#[tokio::test]
+async fn shown_as_written_the_model_sees_its_own_call_and_the_state_keeps_a_native_one() {
+    let read_call = r#"{"name": "read_file", "arguments": {"path": "notes.md"}}"#;
+    let cases = [
+        // A read-only call announced in prose, and a call that is the whole reply.
+        (
+            format!("I'll read it:\n```json\n{read_call}\n```"),
+            "read_file",
+            "contents of notes.md",
+        ),
+        (PARIS_CALL.to_owned(), "get_weather", "Sunny in Paris"),
+    ];
+    for (reply, tool, result) in cases {
+        let model = ScriptedModel::new([text(&reply), text("Done.")]);
+        let driver = ToolCallingDriver::new(model.clone())
+            .with_recovered_calls_shown(RecoveredCallsShown::AsWritten);
+        let done = agent(driver)
+            .execute(AgentState::new().with_user_message("Go."))
+            .await
+            .unwrap();
+        assert_eq!(answer(&done).as_deref(), Some("Done."));
+        let shown = &model.requests()[1].messages;
+        let transcript = shown.to_transcript();
+        assert!(
+            shown
+                .iter()
+                .all(|m| !m.has_tool_calls() && m.role() != Role::Tool),
+            "no native call or tool message: {transcript}"
+        );
+        let written = shown.get(1).unwrap();
+        assert_eq!(written.role(), Role::Assistant);
+        assert!(
+            written
+                .text()
+                .contains(&format!("{{\"name\": \"{tool}\", \"arguments\": ")),
+            "the call as written: {transcript}"
+        );
+        assert_eq!(
+            shown.get(2).map(|m| (m.role(), m.text())),
+            Some((
+                Role::User,
+                format!("<tool_response>\n{result}\n</tool_response>")
+            ))
+        );
+        // The state keeps the call as a native call with its result.
+        let trace = done
+            .steps()
+            .next()
+            .unwrap()
+            .trace_messages()
+            .to_transcript();
+        assert!(trace.contains(&format!("assistant -> {tool}")), "{trace}");
+        assert!(trace.contains(&format!("tool {tool} [")), "{trace}");
+    }
 }
 
 #[tokio::test]

@@ -36,6 +36,8 @@ pub struct RunSettings<'a> {
     pub port: u16,
     pub max_steps: u32,
     pub timeout: Duration,
+    /// More arguments for every `agents run` (`--agents-arg`).
+    pub extra_args: &'a [String],
 }
 
 /// What one task run under one configuration produced.
@@ -127,6 +129,7 @@ pub fn run_task(
             .arg(&workspace)
             .args(["--trace", &config.mode, "--driver", &config.driver])
             .args(["--max-steps", &settings.max_steps.to_string()])
+            .args(settings.extra_args)
             .arg("--state")
             .arg(&state_file)
             .current_dir(&workspace)

@@ -108,6 +108,12 @@ pub struct AgentArgs {
     /// Never treat a reply written as JSON text as a tool call.
     #[arg(long, group = "recovery")]
     pub no_recover_tool_calls: bool,
+    /// How a tool call recovered from the model's text is shown to the model afterwards:
+    /// `native` (as a native call and tool result, the default) or `as-written` (the reply as
+    /// the model wrote it, the result as `<tool_response>` text). The saved conversation is
+    /// the same either way.
+    #[arg(long, value_name = "HOW", value_parser = parse_recovered_calls_shown)]
+    pub show_recovered_calls: Option<agents::toolcalling::RecoveredCallsShown>,
     /// Also pass this environment variable to bash commands (repeatable). Commands get only
     /// PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TZ and TMPDIR otherwise.
     /// A name ending in `*` is a prefix; a name that looks like a key, token, secret, password
@@ -123,6 +129,13 @@ pub struct AgentArgs {
 fn parse_answer_on_stop(text: &str) -> Result<AnswerOnStop, String> {
     text.parse::<AnswerOnStop>()
         .map_err(|_| format!("`{text}` is not one of synthesize, notice, nothing"))
+}
+
+fn parse_recovered_calls_shown(
+    text: &str,
+) -> Result<agents::toolcalling::RecoveredCallsShown, String> {
+    agents::toolcalling::RecoveredCallsShown::parse(text)
+        .ok_or_else(|| format!("`{text}` is not one of native, as-written"))
 }
 
 impl AgentArgs {
@@ -236,6 +249,9 @@ pub async fn prepare(
         builder = builder.with_content_tool_call_recovery(false);
     } else if args.recover_tool_calls {
         builder = builder.with_content_tool_call_recovery(true);
+    }
+    if let Some(shown) = args.show_recovered_calls {
+        builder = builder.with_recovered_calls_shown(shown);
     }
     // (the definition's `execution.answer_on_stop` is in the builder already)
     if let Some(answer) = args.answer_on_stop {
