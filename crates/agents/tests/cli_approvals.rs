@@ -48,6 +48,11 @@ async fn model() -> MockServer {
                 .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
                 .collect();
             match results.last() {
+                // An error told in the model's own words (a pasted error is not an answer).
+                Some(result) if result.starts_with("Error:") => completion(
+                    json!({"role": "assistant", "content": "The call did not run."}),
+                    "stop",
+                ),
                 Some(result) => completion(
                     json!({"role": "assistant", "content": format!("tool said: {result}")}),
                     "stop",

@@ -45,6 +45,7 @@
 //! ```
 
 mod claimed_call;
+mod copied_error;
 mod forged_evidence;
 mod plan_reply;
 mod recover;

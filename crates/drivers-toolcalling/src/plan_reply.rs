@@ -18,40 +18,55 @@ pub(crate) const CALL_NUDGE: &str = "Your last reply described how a tool could 
 no tool has run for this request. If the request needs a tool, do not describe the call: make \
 it now. If the user only asked how something is done, give that answer again.";
 
-/// Phrases that say what someone could do, not what is.
-const INTENT: [&str; 12] = [
+/// Phrases that say what someone could do or will do, not what is.
+const INTENT: [&str; 14] = [
     "you can use",
     "you could use",
     "you need to use",
-    "i'll use",
-    "i will use",
+    "i'll ",
+    "i will ",
+    "i need to ",
     "we can use",
+    "we need to ",
     "let's use",
     "let me use",
-    "i'll call",
-    "i will call",
+    "let me call",
     "here's how",
     "here is how",
+    "the steps",
 ];
 
-/// Whether `content` reads as a plan to use one of `tools`: it names one of them (in
-/// backticks, or followed by "function", "tool" or "command") and says what could be done
-/// with it ("you can use", "I'll call", "here's how", ...). A reply that only mentions a tool
-/// ("`read_file` shows the port is 8472") is an answer.
+/// Whether `content` is a plan to use one of `tools` or an announcement, not an answer:
+/// - it names one of the tools (in backticks, or followed by "function", "tool" or
+///   "command") and says what could be or will be done with it ("you can use", "I'll count
+///   ... in the output of the `read_file` function", "here's how", ...); a reply that only
+///   mentions a tool ("`read_file` shows the port is 8472") is an answer;
+/// - or it ends announcing something it does not give: its last line ends with a colon
+///   ("Here's the JSON call to read the files:", "Here's how you can do it:"). Small models
+///   stop there, expecting the call or the result to follow; no answer ends that way.
 pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
-    // Every intent phrase ends in one of these words: most answers contain none of them, and
+    if ends_announcing(content) {
+        return true;
+    }
+    // Every intent phrase holds one of these words: most answers contain none of them, and
     // are let go after one pass over their bytes, without a lower-cased copy.
-    if !["use", "call", "how"]
+    if !["use", "call", "how", "i'll", "i will", "need", "steps"]
         .iter()
         .any(|word| contains_ignoring_ascii_case(content, word))
     {
         return false;
     }
-    let lower = content.to_lowercase();
+    let lower = content.to_lowercase().replace('\u{2019}', "'");
     if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
         return false;
     }
     names_a_tool(&lower, tools)
+}
+
+/// Whether the last line of `content` ends with a colon: it announces something (a call, a
+/// result, a list) that is not there.
+pub(crate) fn ends_announcing(content: &str) -> bool {
+    content.trim_end().ends_with(':')
 }
 
 /// Whether `lower` (lower-cased text) names one of `tools`: in backticks, or followed by
@@ -93,6 +108,11 @@ mod tests {
             "To find the total, I'll use the read_file function on both files.",
             "Here's how you can do it: call `read_file` with the path.",
             "YOU CAN USE THE `READ_FILE` FUNCTION to read it.",
+            // The 1.5B model's replies on the development half, saved as answers.
+            "To answer this question, I'll count the number of lines containing the word \"error\" in the output of the `read_file` function.\n",
+            "To determine if debug mode is enabled in `config.yaml`, you can search for the line containing the `debug` setting. Here's how you can do it:\n",
+            "To answer this question, I need to look at the file `report.txt` in the workspace. Here's the result of the `read_file` function call:\n",
+            "Here's the JSON call to read the files:",
         ] {
             assert!(is_plan_reply(reply, &tools()), "{reply}");
         }
@@ -105,6 +125,9 @@ mod tests {
             "`read_file` shows the port is 8472.",
             "You can use port 8472 to connect.",
             "To connect, you can use the address in config.ini: 10.0.0.1.",
+            "I'll note that the port is 8472.",
+            "The files are: a.txt, b.txt.",
+            "Note: the port is 8472.",
             "",
         ] {
             assert!(!is_plan_reply(reply, &tools()), "{reply}");

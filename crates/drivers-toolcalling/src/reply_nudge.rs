@@ -1,17 +1,19 @@
 //! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
-//! use a tool, a call or a change claimed that no tool made, an answer about a named file
-//! given when no tool has run) is answered in the same step with one short user message
-//! saying what is wrong, and the model's reply to it takes its place (for the unread-file
-//! nudge only if that reply holds a call).
-//! Each kind is given at most once per step, so a step asks at most three times more; the reply
-//! that follows stands, and the loop's other rules take it from there. Only with text-call
-//! recovery on: the small local models that write such replies.
+//! use a tool or a copied tool error after the tools ran; a call or a change claimed that no
+//! tool made, or an answer about a named file, given when no tool has run) is answered in the
+//! same step with one short user message saying what is wrong, and the model's reply to it
+//! takes its place (for the unread-file nudge only if that reply holds a call).
+//! Each kind is given at most once per step, so a step asks at most three times more. A plan
+//! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
+//! records an error and the run answers on stop. Only with text-call recovery on: the small
+//! local models that write such replies.
 
 use agents_core::Tools;
 use inference::InferenceResponse;
 use messages::{Messages, Role};
 
 use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
+use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::recover::is_tool_call_text;
 use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
@@ -21,6 +23,9 @@ use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
 pub(crate) enum Nudge {
     /// A plan to use a tool after the tools ran: answer from their results (issue 36).
     PlanAfterResults,
+    /// A tool's error copied as the reply after the tools ran: answer in your own words
+    /// (issue 36).
+    CopiedError,
     /// A call or a change claimed when no tool has run (issue 32).
     Claim,
     /// A plan to use a tool when no tool has run: make the call, or repeat a how-to answer
@@ -37,6 +42,7 @@ impl Nudge {
     pub(crate) fn key(self) -> &'static str {
         match self {
             Nudge::PlanAfterResults => "reply_after_plan",
+            Nudge::CopiedError => "reply_after_copied_error",
             Nudge::Claim => "reply_after_claim",
             Nudge::PlanWithoutCall => "reply_after_plan_without_call",
             Nudge::UnreadFile => "reply_after_unread_file",
@@ -47,6 +53,7 @@ impl Nudge {
     pub(crate) fn text(self) -> &'static str {
         match self {
             Nudge::PlanAfterResults => PLAN_NUDGE,
+            Nudge::CopiedError => COPIED_ERROR_NUDGE,
             Nudge::Claim => CLAIM_NUDGE,
             Nudge::PlanWithoutCall => CALL_NUDGE,
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
@@ -57,6 +64,7 @@ impl Nudge {
     pub(crate) fn reason(self) -> &'static str {
         match self {
             Nudge::PlanAfterResults => "the model described how to use a tool instead of answering",
+            Nudge::CopiedError => "the model copied a tool's error instead of answering",
             Nudge::Claim => "the model claimed a call or a change no tool made",
             Nudge::PlanWithoutCall => "the model described a call instead of making it",
             Nudge::UnreadFile => "the model answered about a file without looking at it",
@@ -78,6 +86,7 @@ impl Nudge {
             Nudge::Claim => 2,
             Nudge::PlanWithoutCall => 4,
             Nudge::UnreadFile => 8,
+            Nudge::CopiedError => 16,
         }
     }
 }
@@ -87,6 +96,8 @@ impl Nudge {
 pub(crate) struct Nudges {
     tools_ran: bool,
     request_names_a_file: bool,
+    /// The failed tool results the model was sent, as words (when a tool ran).
+    tool_errors: Vec<Vec<String>>,
     given: u8,
 }
 
@@ -103,7 +114,28 @@ impl Nudges {
         Self {
             tools_ran,
             request_names_a_file,
+            tool_errors: if tools_ran {
+                tool_errors(input)
+            } else {
+                Vec::new()
+            },
             given: 0,
+        }
+    }
+
+    /// The kind of non-answer `content` (a reply without native calls, after its nudges) still
+    /// is, when the tools ran: a plan to use a tool, or a copied tool error. Such a reply is not
+    /// saved as the answer; the step records an error and the run answers on stop.
+    pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
+        if !self.tools_ran || is_tool_call_text(content) {
+            return None;
+        }
+        if is_plan_reply(content, tools) {
+            Some(Nudge::PlanAfterResults)
+        } else if copies_a_tool_error(content, &self.tool_errors) {
+            Some(Nudge::CopiedError)
+        } else {
+            None
         }
     }
 
@@ -111,8 +143,7 @@ impl Nudges {
     /// for an answer, or a reply whose nudges this step already gave.
     pub(crate) fn next_for(&mut self, content: &str, tools: &Tools) -> Option<Nudge> {
         let nudge = if self.tools_ran {
-            (!is_tool_call_text(content) && is_plan_reply(content, tools))
-                .then_some(Nudge::PlanAfterResults)
+            self.not_an_answer(content, tools)
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges
             // it, and a call announced in a plan may run.
@@ -202,6 +233,33 @@ mod tests {
     }
 
     #[test]
+    fn a_copied_tool_error_is_asked_for_an_answer_once_then_is_not_an_answer() {
+        // Issue 36: after `rename_file` failed as unknown, the fix-it text was the answer.
+        let error = "Error: There is no tool named `rename_file`. The tools are: `read_file`, \
+                     `edit_file`.";
+        let call = messages::ToolCall::new("call_1", "rename_file", serde_json::json!({}));
+        let input = Messages::new()
+            .appended(Message::user("Rename draft.txt to final.txt."))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(&call, error));
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(nudges.next_for(error, &tools()), Some(Nudge::CopiedError));
+        assert_eq!(nudges.next_for(error, &tools()), None, "once per step");
+        assert_eq!(
+            nudges.not_an_answer(error, &tools()),
+            Some(Nudge::CopiedError)
+        );
+        assert_eq!(
+            nudges.not_an_answer(PLAN, &tools()),
+            Some(Nudge::PlanAfterResults)
+        );
+        let answer = "There is no tool to rename files here, so draft.txt is unchanged.";
+        assert_eq!(nudges.not_an_answer(answer, &tools()), None);
+        // Before any tool ran, nothing is judged this way.
+        assert_eq!(step(false, CHANGE).not_an_answer(PLAN, &tools()), None);
+    }
+
+    #[test]
     fn calls_written_as_text_are_left_to_recovery() {
         let plan_with_call = "You can use the `read_file` function: {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
         assert_eq!(step(false, CHANGE).next_for(plan_with_call, &tools()), None);
@@ -215,6 +273,7 @@ mod tests {
     fn each_kind_has_its_own_journal_key() {
         let kinds = [
             Nudge::PlanAfterResults,
+            Nudge::CopiedError,
             Nudge::Claim,
             Nudge::PlanWithoutCall,
             Nudge::UnreadFile,

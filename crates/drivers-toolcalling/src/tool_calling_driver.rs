@@ -16,6 +16,7 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
+use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::recover::is_tool_call_text;
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
@@ -353,11 +354,14 @@ impl AgentDriver for ToolCallingDriver {
             response = retry.with_usage(usage);
         }
         let recovering = self.content_tool_call_recovery && offered_tools;
-        if recovering && !response.has_tool_calls() {
+        // Only a reply without native calls is judged, and only with recovery on.
+        let mut nudges = (recovering && !response.has_tool_calls()).then(|| {
+            let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
+            Nudges::for_step(tools_ran, &input)
+        });
+        if let Some(nudges) = nudges.as_mut() {
             // A plan or a claim is not an answer: ask again in the same step, with the reply
             // and a nudge saying what is wrong; each kind of nudge once (see `reply_nudge`).
-            let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
-            let mut nudges = Nudges::for_step(tools_ran, &input);
             let mut asked = input.clone();
             while let Some(nudge) = nudges.next_for(response.content(), tools) {
                 tracing::info!("{}; asking once more", nudge.reason());
@@ -419,6 +423,11 @@ impl AgentDriver for ToolCallingDriver {
                 }
             }
         }
+        // A plan or a copied tool error that follows its nudge is not an answer either: it
+        // is not saved, and the step's error stops the run, which answers on stop.
+        let not_an_answer = nudges
+            .filter(|_| !response.has_tool_calls())
+            .and_then(|nudges| nudges.not_an_answer(response.content(), tools));
         if let Some(calls) = with_new_ids(response.tool_calls(), &input, execution, step) {
             response = response.with_calls(calls);
         }
@@ -473,7 +482,18 @@ impl AgentDriver for ToolCallingDriver {
             with_refusals(calls, ran, &refused, &source, context)
         };
         let mut messages = format_step_messages(&response, &executions);
-        let errors = if truncated && !calls.is_empty() {
+        let errors = if let Some(kind) = not_an_answer {
+            tracing::info!("{} after its nudge: not the answer", kind.reason());
+            messages.response = Messages::new();
+            vec![StepError::new(
+                ErrorType::Model,
+                format!(
+                    "the model's reply is not an answer ({}), even after it was asked once \
+                     more",
+                    kind.reason()
+                ),
+            )]
+        } else if truncated && !calls.is_empty() {
             // The calls ran (those written out in full); the model is told its reply was cut
             // and the run goes on.
             messages.trace = with_cut_note(&messages.trace);
@@ -498,6 +518,7 @@ impl AgentDriver for ToolCallingDriver {
         input: Messages,
         context: &StepContext,
     ) -> Result<Option<InferenceResponse>, AgentError> {
+        let errors = tool_errors(&input);
         let request = self.settings.apply_to(InferenceRequest::new(input));
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
@@ -506,6 +527,12 @@ impl AgentDriver for ToolCallingDriver {
             // Asked to answer without tools, a small model may write a call instead: that is
             // not an answer, so the loop appends its notice (the tokens still count).
             tracing::info!("asked for an answer without tools, the model wrote a tool call");
+            return Ok(Some(response.with_content("")));
+        }
+        if copies_a_tool_error(response.content(), &errors) {
+            // Nor is a tool's error pasted as the reply (issue 36): the notice says why the
+            // run stopped instead.
+            tracing::info!("asked for an answer without tools, the model copied a tool error");
             return Ok(Some(response.with_content("")));
         }
         Ok(Some(response))

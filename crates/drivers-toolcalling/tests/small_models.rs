@@ -235,14 +235,59 @@ async fn a_plan_after_the_tools_ran_gets_one_nudge_and_the_answer_follows() {
         nudged.contains("Answer the user's question now"),
         "{nudged}"
     );
-    // Once per step: a second plan stands (the loop's other rules take it from there).
-    let (done, _) = run(vec![
+    // Once per step: a second plan is not an answer either. It is not saved, and the step's
+    // error stops the run (an agent with answer-on-stop answers from what was found).
+    let (done, model) = run(vec![
         text(r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#),
         text(plan),
         text(plan),
     ])
     .await;
-    assert_eq!(answer(&done).as_deref(), Some(plan));
+    assert_eq!(model.requests().len(), 3, "one nudge, no more");
+    assert_eq!(answer(&done), None);
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    let last = done.steps().last().unwrap();
+    assert!(last.response_messages().is_empty());
+    assert!(
+        last.errors()[0].message.contains("not an answer"),
+        "{:?}",
+        last.errors()
+    );
+}
+
+/// Issue 36: after a call to a tool the agent does not have, the model pasted the fix-it
+/// error as its reply. It gets one nudge; the reply to it is the answer, and a second copy is
+/// not saved.
+#[tokio::test]
+async fn a_copied_tool_error_gets_one_nudge_and_is_never_the_answer() {
+    let copied = "Error: There is no tool named `get_forecast`. Did you mean";
+    let model = ScriptedModel::new([
+        text(UNKNOWN_CALL),
+        text(copied),
+        text("I cannot get a forecast: there is no such tool."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message("Forecast for Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("I cannot get a forecast: there is no such tool.")
+    );
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(nudged.contains("not an answer"), "{nudged}");
+
+    let model = ScriptedModel::new([text(UNKNOWN_CALL), text(copied), text(copied)]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message("Forecast for Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer(&done),
+        None,
+        "a copied error is never saved as the answer"
+    );
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
 }
 
 /// Issue 32's 32-turn conversation, turn 12 ("In config.ini, change workers from 4 to 6"):

@@ -1,0 +1,185 @@
+//! A reply that copies a tool's error is not an answer (issue 36). Small models paste the
+//! error a tool returned ("Error: There is no tool named `rename_file` ...") as their reply,
+//! and it used to be saved as the answer. Such a reply gets one nudge; the nudge's text is
+//! here, the decision in `reply_nudge`.
+
+use std::collections::HashSet;
+
+use messages::{Messages, Role};
+
+/// What the model is told after a reply that copies a tool error.
+pub(crate) const COPIED_ERROR_NUDGE: &str = "That is the text of a tool's error message, not \
+an answer. Answer the user's question now, in plain text and in your own words, using the tool \
+results above: if a tool failed, say what went wrong; if you need another tool, call it.";
+
+/// Words in a row a reply must share with a tool error to count as copying it (or all of the
+/// error's words, when it has fewer, but at least [`MIN_WORDS`]).
+const COPIED_WORDS: usize = 12;
+
+/// Errors shorter than this are relayed, not copied: "report.txt does not exist" is an answer.
+const MIN_WORDS: usize = 4;
+
+/// Only the start of a long reply is compared (a copy is at its start), so the check stays
+/// linear in a bounded prefix.
+const MAX_REPLY_BYTES: usize = 16 * 1024;
+
+/// The failed tool results among the latest tool results in `conversation` (tool messages that
+/// read `Error: ...`, how a failure is shown to the model), each as its words, lowercased.
+/// Read backwards from the end to the user message before the last tool results: the
+/// running execution's, when a tool ran in it, so the cost is the execution's, not the whole
+/// history's.
+pub(crate) fn tool_errors(conversation: &Messages) -> Vec<Vec<String>> {
+    let mut errors = Vec::new();
+    let mut seen_results = false;
+    for message in conversation.iter().rev() {
+        match message.role() {
+            Role::Tool => {
+                seen_results = true;
+                let text = message.text();
+                if let Some(error) = text.strip_prefix("Error: ") {
+                    let words = words(error);
+                    if words.len() >= MIN_WORDS {
+                        errors.push(words);
+                    }
+                }
+            }
+            Role::User if seen_results => break,
+            _ => {}
+        }
+    }
+    errors
+}
+
+/// Whether `reply` copies one of `errors` (see [`tool_errors`]): it starts with `Error:`, or it
+/// repeats [`COPIED_WORDS`] words in a row of an error (all of a shorter one's). Nothing
+/// counts when no tool failed.
+pub(crate) fn copies_a_tool_error(reply: &str, errors: &[Vec<String>]) -> bool {
+    if errors.is_empty() {
+        return false;
+    }
+    let reply = prefix(reply, MAX_REPLY_BYTES);
+    if reply.trim_start().to_lowercase().starts_with("error:") {
+        return true;
+    }
+    let reply_words = words(reply);
+    let mut windows: Vec<(usize, HashSet<&[String]>)> = Vec::new();
+    errors.iter().any(|error| {
+        let n = error.len().min(COPIED_WORDS);
+        if reply_words.len() < n {
+            return false;
+        }
+        let index = match windows.iter().position(|(size, _)| *size == n) {
+            Some(index) => index,
+            None => {
+                windows.push((n, reply_words.windows(n).collect()));
+                windows.len() - 1
+            }
+        };
+        let seen = &windows[index].1;
+        error.windows(n).any(|window| seen.contains(window))
+    })
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use messages::{Message, ToolCall};
+    use serde_json::json;
+
+    fn conversation(results: &[&str]) -> Messages {
+        let mut messages = Messages::new().appended(Message::user("Rename draft.txt."));
+        for (n, result) in results.iter().enumerate() {
+            let call = ToolCall::new(format!("call_{n}"), "rename_file", json!({}));
+            messages = messages
+                .appended(Message::assistant_tool_calls([call.clone()]))
+                .appended(Message::tool_result_for(&call, *result));
+        }
+        messages
+    }
+
+    const UNKNOWN: &str = "Error: There is no tool named `rename_file`. The tools are: \
+                           `read_file`, `write_file`, `edit_file`, `list_dir`, `bash`.";
+
+    #[test]
+    fn a_reply_that_pastes_a_tool_error_copies_it() {
+        let errors = tool_errors(&conversation(&[UNKNOWN]));
+        // Issue 36's run: the fix-it text saved as the answer.
+        assert!(copies_a_tool_error(UNKNOWN, &errors));
+        assert!(copies_a_tool_error(
+            "I could not do it. There is no tool named rename_file. The tools are: read_file, \
+             write_file, edit_file, list_dir, bash.",
+            &errors
+        ));
+        let short = tool_errors(&conversation(&["Error: no such file: report.txt"]));
+        assert!(copies_a_tool_error(
+            "Sorry: no such file: report.txt",
+            &short
+        ));
+    }
+
+    #[test]
+    fn answers_and_errors_told_in_other_words_are_not_copies() {
+        let errors = tool_errors(&conversation(&[UNKNOWN, "Error: no such file: report.txt"]));
+        for answer in [
+            "There is no tool to rename files, so I could not rename draft.txt.",
+            "The file report.txt does not exist.",
+            "The port is 8472.",
+        ] {
+            assert!(!copies_a_tool_error(answer, &errors), "{answer}");
+        }
+        // Too short to be more than relayed.
+        let tiny = tool_errors(&conversation(&["Error: not found"]));
+        assert!(tiny.is_empty());
+    }
+
+    #[test]
+    fn only_the_latest_results_are_read() {
+        let earlier = conversation(&[UNKNOWN])
+            .appended(Message::assistant("There is no rename tool."))
+            .appended(Message::user("What is in notes.md?"));
+        let call = ToolCall::new("call_9", "read_file", json!({}));
+        let running = earlier
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "Error: no such file: notes.md",
+            ))
+            .appended(Message::user("Answer from what was found."));
+        assert_eq!(
+            tool_errors(&running),
+            [vec!["no", "such", "file", "notes", "md"]],
+            "the earlier execution's error is not read; a request after the results \
+             (answer on stop) is passed over"
+        );
+    }
+
+    #[test]
+    fn nothing_is_a_copy_when_no_tool_failed() {
+        let fine = tool_errors(&conversation(&["     1\tError: disk full on /var"]));
+        assert!(fine.is_empty(), "a file's line is not a failure");
+        assert!(!copies_a_tool_error("Error: disk full on /var", &fine));
+    }
+
+    #[test]
+    fn a_huge_reply_is_compared_on_its_start_only() {
+        let errors = tool_errors(&conversation(&[UNKNOWN]));
+        let reply = format!("{} {}", "word ".repeat(100_000), &UNKNOWN[7..]);
+        assert!(!copies_a_tool_error(&reply, &errors));
+    }
+}
