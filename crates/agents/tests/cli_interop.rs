@@ -173,7 +173,7 @@ fn completion(body: &Value, message: Value, finish: &str) -> ResponseTemplate {
 
 /// The served agents' model: "turn N: PROMPT" (N counts the user messages), 30 s late for a
 /// prompt with "slow", a `write_file` call for one with "write", and "note written: RESULT"
-/// after a tool result.
+/// after a tool result ("The call was rejected ..." after a failed one).
 async fn served_model() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -184,6 +184,20 @@ async fn served_model() -> MockServer {
             let last = messages.last().unwrap();
             if last["role"] == "tool" {
                 let result = last["content"].as_str().unwrap_or_default();
+                if result.starts_with("Error:") {
+                    // Told in its own words, with the person's reason: a pasted error is not
+                    // an answer.
+                    let reason = result
+                        .split_once("Their reason: ")
+                        .map(|(_, reason)| format!(" (their reason: {reason})"))
+                        .unwrap_or_default();
+                    return completion(
+                        &body,
+                        json!({"role": "assistant",
+                               "content": format!("The call was rejected, nothing was written{reason}.")}),
+                        "stop",
+                    );
+                }
                 return completion(
                     &body,
                     json!({"role": "assistant", "content": format!("note written: {result}")}),

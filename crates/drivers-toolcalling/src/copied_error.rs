@@ -12,12 +12,10 @@ pub(crate) const COPIED_ERROR_NUDGE: &str = "That is the text of a tool's error 
 an answer. Answer the user's question now, in plain text and in your own words, using the tool \
 results above: if a tool failed, say what went wrong; if you need another tool, call it.";
 
-/// Words in a row a reply must share with a tool error to count as copying it (or all of the
-/// error's words, when it has fewer, but at least [`MIN_WORDS`]).
+/// Words in a row a reply must share with a tool error to count as copying it. A shorter
+/// error repeated in a reply is relayed, not pasted: "slowpoke: the agent did not answer within
+/// 2 seconds" is an answer.
 const COPIED_WORDS: usize = 12;
-
-/// Errors shorter than this are relayed, not copied: "report.txt does not exist" is an answer.
-const MIN_WORDS: usize = 4;
 
 /// Only the start of a long reply is compared (a copy is at its start), so the check stays
 /// linear in a bounded prefix.
@@ -37,10 +35,7 @@ pub(crate) fn tool_errors(conversation: &Messages) -> Vec<Vec<String>> {
                 seen_results = true;
                 let text = message.text();
                 if let Some(error) = text.strip_prefix("Error: ") {
-                    let words = words(error);
-                    if words.len() >= MIN_WORDS {
-                        errors.push(words);
-                    }
+                    errors.push(words(error));
                 }
             }
             Role::User if seen_results => break,
@@ -51,8 +46,7 @@ pub(crate) fn tool_errors(conversation: &Messages) -> Vec<Vec<String>> {
 }
 
 /// Whether `reply` copies one of `errors` (see [`tool_errors`]): it starts with `Error:`, or it
-/// repeats [`COPIED_WORDS`] words in a row of an error (all of a shorter one's). Nothing
-/// counts when no tool failed.
+/// repeats [`COPIED_WORDS`] words in a row of an error. Nothing counts when no tool failed.
 pub(crate) fn copies_a_tool_error(reply: &str, errors: &[Vec<String>]) -> bool {
     if errors.is_empty() {
         return false;
@@ -62,21 +56,14 @@ pub(crate) fn copies_a_tool_error(reply: &str, errors: &[Vec<String>]) -> bool {
         return true;
     }
     let reply_words = words(reply);
-    let mut windows: Vec<(usize, HashSet<&[String]>)> = Vec::new();
+    if reply_words.len() < COPIED_WORDS {
+        return false;
+    }
+    let windows: HashSet<&[String]> = reply_words.windows(COPIED_WORDS).collect();
     errors.iter().any(|error| {
-        let n = error.len().min(COPIED_WORDS);
-        if reply_words.len() < n {
-            return false;
-        }
-        let index = match windows.iter().position(|(size, _)| *size == n) {
-            Some(index) => index,
-            None => {
-                windows.push((n, reply_words.windows(n).collect()));
-                windows.len() - 1
-            }
-        };
-        let seen = &windows[index].1;
-        error.windows(n).any(|window| seen.contains(window))
+        error
+            .windows(COPIED_WORDS)
+            .any(|window| windows.contains(window))
     })
 }
 
@@ -128,7 +115,7 @@ mod tests {
         ));
         let short = tool_errors(&conversation(&["Error: no such file: report.txt"]));
         assert!(copies_a_tool_error(
-            "Sorry: no such file: report.txt",
+            "Error: no such file: report.txt",
             &short
         ));
     }
@@ -140,12 +127,12 @@ mod tests {
             "There is no tool to rename files, so I could not rename draft.txt.",
             "The file report.txt does not exist.",
             "The port is 8472.",
+            // A short error relayed in its own words is an answer.
+            "Sorry: no such file: report.txt",
+            "they said: turn 1 | Error: the agent did not answer within 2 seconds",
         ] {
             assert!(!copies_a_tool_error(answer, &errors), "{answer}");
         }
-        // Too short to be more than relayed.
-        let tiny = tool_errors(&conversation(&["Error: not found"]));
-        assert!(tiny.is_empty());
     }
 
     #[test]
