@@ -51,7 +51,7 @@ pub(crate) fn copies_a_tool_error(reply: &str, errors: &[Vec<String>]) -> bool {
     if errors.is_empty() {
         return false;
     }
-    let reply = prefix(reply, MAX_REPLY_BYTES);
+    let reply = &reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)];
     if reply.trim_start().to_lowercase().starts_with("error:") {
         return true;
     }
@@ -72,15 +72,6 @@ fn words(text: &str) -> Vec<String> {
         .filter(|word| !word.is_empty())
         .map(str::to_lowercase)
         .collect()
-}
-
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-fn prefix(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub enum RecoveredCallsShown {
 }
 
 impl RecoveredCallsShown {
-    /// The name used by the CLI and agent definitions: `native` or `as-written`.
+    /// The name the CLI's `--show-recovered-calls` takes: `native` or `as-written`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Native => "native",
