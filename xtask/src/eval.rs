@@ -78,6 +78,9 @@ struct Options {
     /// More arguments for every `agents run`, one per `--agents-arg` (`--agents-arg
     /// --show-recovered-calls --agents-arg as-written`), to compare one build's options.
     agents_args: Vec<String>,
+    /// Keep every run's folder (workspace, state file, CLI output) under this folder, to read
+    /// afterwards; without it they go to a temporary folder deleted at the end.
+    keep: Option<PathBuf>,
 }
 
 fn model(key: &str) -> Result<&'static ModelSpec, String> {
@@ -120,6 +123,7 @@ impl Options {
             before: None,
             out: "eval-report".into(),
             agents_args: Vec::new(),
+            keep: None,
         };
         let mut configs: Option<Vec<Config>> = None;
         let (mut models, mut modes, mut drivers) = (None, None, None);
@@ -187,6 +191,7 @@ impl Options {
                 "--before" => options.before = Some(value.into()),
                 "--out" => options.out = value.clone(),
                 "--agents-arg" => options.agents_args.push(value.clone()),
+                "--keep" => options.keep = Some(value.into()),
                 other => return Err(format!("unknown option `{other}`; see `cargo xtask help`")),
             }
         }
@@ -320,7 +325,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let llama = ensure_llama_server(&cache)?;
     let logs = cache.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-    let scratch = std::env::temp_dir().join(format!("agents-eval-{}", std::process::id()));
+    let scratch = match &options.keep {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("agents-eval-{}", std::process::id())),
+    };
 
     let started = Instant::now();
     let mut rows: Vec<(String, Row)> = Vec::new();
@@ -396,7 +404,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         drop(servers);
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    match &options.keep {
+        Some(dir) => eprintln!("eval: every run's folder is kept under {}", dir.display()),
+        None => {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+    }
     for (_, copy) in &copies {
         let _ = std::fs::remove_file(copy);
     }
@@ -535,6 +548,10 @@ mod tests {
             with_args.agents_args,
             ["--show-recovered-calls", "as-written"],
             "passed on in order, values that start with -- included"
+        );
+        assert_eq!(
+            parse(&["--keep", "/tmp/runs"]).unwrap().keep,
+            Some(PathBuf::from("/tmp/runs"))
         );
         let crossed = parse(&["--models", "1.5b", "--modes", "separated,legacy"]).unwrap();
         assert_eq!(crossed.configs.len(), 4);

@@ -67,7 +67,8 @@ fn print_help() {
          eval    task success of `agents run` on local Qwen 0.5B/1.5B models (dev and held-out halves), written to target/eval-report.md\n          \
          (--configs 1.5b/separated/toolcalling,... (default: the required three) --half dev|heldout|both --tasks d1,h2\n          \
          --before OLD-AGENTS-BINARY --agents PATH --timeout S --max-steps N --out NAME\n          \
-         --agents-arg ARG (repeatable: passed to every `agents run`); or --models/--modes/--drivers crossed)\n  \
+         --agents-arg ARG (repeatable: passed to every `agents run`) --keep DIR (keep every run's folder);\n          \
+         or --models/--modes/--drivers crossed)\n  \
          longrun a 32-turn conversation through `agents run` per trace mode on local Qwen 1.5B (-c 32768):\n          \
          tokens, prompt-cache reuse, success, recall, tool use; target/longrun/ (JSON, markdown, SVG charts)\n          \
          (--models 1.5b,0.5b --modes legacy,separated,digest,masked --turns N --max-steps N --timeout S\n          \

@@ -85,6 +85,8 @@ const MISSING: &[&str] = &[
     "not specif",
     "n't specif",
     "not set",
+    "not stored",
+    "n't stored",
     "not defined",
     "not list",
     "n't list",
@@ -481,6 +483,10 @@ mod tests {
         assert!(answer(
             &Check::SaysMissing,
             "settings.ini has no password entry: it is not set."
+        ));
+        assert!(answer(
+            &Check::SaysMissing,
+            "The database password is not stored in the `settings.ini` file."
         ));
         assert!(!answer(&Check::SaysMissing, "The password is hunter2."));
         assert!(answer(
