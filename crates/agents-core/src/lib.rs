@@ -146,10 +146,10 @@ pub use state::suspended_run::SuspendedRun;
 /// The token that cancels an execution (tokio-util's): see [`StepOptions::with_cancellation`].
 pub use tokio_util::sync::CancellationToken;
 pub use tools::{
-    arguments_schema, clean_schema, closest_names, signature, validate_arguments, AfterToolHook,
-    ApprovalPolicy, BeforeToolHook, DefaultToolExecutor, FunctionTool, PreviousCalls, Tool,
-    ToolCallLimits, ToolContext, ToolError, ToolEvent, ToolEventListener, ToolExecution,
-    ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision, ToolOutcome,
-    ToolOutput, ToolSource, Tools, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT,
-    DEFAULT_TOOL_TIMEOUT, MAX_TOOL_IMAGE_BYTES,
+    arguments_schema, clean_schema, closest_names, misspelled_names, signature, validate_arguments,
+    AfterToolHook, ApprovalPolicy, BeforeToolHook, DefaultToolExecutor, FunctionTool,
+    PreviousCalls, Tool, ToolCallLimits, ToolContext, ToolError, ToolEvent, ToolEventListener,
+    ToolExecution, ToolExecutions, ToolExecutor, ToolFailureKind, ToolHook, ToolHookDecision,
+    ToolOutcome, ToolOutput, ToolSource, Tools, DEFAULT_REPEATED_CALL_LIMIT,
+    DEFAULT_TOOL_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT, MAX_TOOL_IMAGE_BYTES,
 };

@@ -47,6 +47,41 @@ pub fn closest_names<'a>(
     scored.into_iter().take(max).map(|(_, name)| name).collect()
 }
 
+/// Up to `max` of `candidates` that `name` is likely a misspelling of, closest first: at
+/// most two edits away (Levenshtein, case-insensitive). Unlike [`closest_names`], a name that
+/// only shares a part with a candidate (`rename_file` and `read_file`) is not one: a model
+/// told "did you mean `read_file`" for a rename reads the file instead.
+///
+/// ```
+/// use agents_core::misspelled_names;
+///
+/// let tools = ["read_file", "write_file", "edit_file", "bash"];
+/// assert_eq!(misspelled_names("readfile", tools, 3), vec!["read_file"]);
+/// assert!(misspelled_names("rename_file", tools, 3).is_empty());
+/// ```
+pub fn misspelled_names<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> Vec<&'a str> {
+    let lower = |text: &str| -> Vec<char> {
+        text.chars()
+            .take(MAX_COMPARED_CHARS)
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = lower(name);
+    let mut scored: Vec<(usize, &'a str)> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let distance = edit_distance(&wanted, &lower(candidate));
+            (distance <= 2).then_some((distance, candidate))
+        })
+        .collect();
+    scored.sort_by_key(|(distance, _)| *distance);
+    scored.into_iter().take(max).map(|(_, name)| name).collect()
+}
+
 fn contains(haystack: &[char], needle: &[char]) -> bool {
     needle.len() <= haystack.len() && haystack.windows(needle.len()).any(|w| w == needle)
 }
@@ -89,8 +124,19 @@ mod tests {
     }
 
     #[test]
+    fn misspellings_are_two_edits_at_most() {
+        let names = ["read_file", "write_file", "edit_file", "list_dir"];
+        assert_eq!(misspelled_names("READ_FILE", names, 3), vec!["read_file"]);
+        assert_eq!(misspelled_names("edit_files", names, 3), vec!["edit_file"]);
+        assert!(misspelled_names("rename_file", names, 3).is_empty());
+        assert!(misspelled_names("file", names, 3).is_empty());
+        assert!(misspelled_names("read_file", names, 0).is_empty());
+    }
+
+    #[test]
     fn huge_names_are_cut_before_comparing() {
         let long = "a".repeat(100_000);
         assert!(closest_names(&long, ["bash"], 3).is_empty());
+        assert!(misspelled_names(&long, ["bash"], 3).is_empty());
     }
 }

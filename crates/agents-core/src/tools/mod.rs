@@ -26,7 +26,7 @@ pub use crate::records::tool_execution::{
 pub use crate::schema::{arguments_schema, clean_schema, validate_arguments};
 pub use crate::signature::signature;
 pub use approval_policy::ApprovalPolicy;
-pub use closest::closest_names;
+pub use closest::{closest_names, misspelled_names};
 pub use default_executor::{DefaultToolExecutor, ToolEventListener, DEFAULT_TOOL_TIMEOUT};
 pub use executor::{ToolEvent, ToolExecutor};
 pub use function_tool::FunctionTool;
