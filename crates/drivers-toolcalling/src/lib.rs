@@ -47,6 +47,7 @@
 mod claimed_call;
 mod copied_error;
 mod forged_evidence;
+mod narration;
 mod plan_reply;
 mod recover;
 mod reply_nudge;

@@ -8,7 +8,7 @@
 //! writes it in a code fence or between `<tool_call>` tags (as 1.5B models do). Ordinary
 //! answers, even ones holding JSON inline or data in a fence, are left alone.
 
-use agents_core::{closest_names, signature, Tools};
+use agents_core::{misspelled_names, signature, Tools};
 use messages::ToolCall;
 use serde_json::{Map, Value};
 
@@ -61,15 +61,14 @@ impl RecoveredCall {
         match &self.kind {
             RecoveredKind::Complete | RecoveredKind::Repaired => None,
             RecoveredKind::UnknownTool => {
-                let closest = closest_names(name, tools.names(), 3);
+                let meant = misspelled_names(name, tools.names(), 3);
                 let mut message = format!("There is no tool named `{name}`.");
-                if let Some(best) = closest.first() {
-                    let quoted: Vec<String> = closest.iter().map(|n| format!("`{n}`")).collect();
+                if let Some(best) = meant.first() {
+                    let quoted: Vec<String> = meant.iter().map(|n| format!("`{n}`")).collect();
                     message.push_str(&format!(" Did you mean {}?", quoted.join(" or ")));
                     message.push_str(&usage_hint(best, tools));
                 }
-                let all: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
-                message.push_str(&format!(" The tools are: {}.", all.join(", ")));
+                message.push_str(&format!(" The tools are: {}.", tool_list(tools)));
                 Some(message)
             }
             RecoveredKind::InvalidArguments(problem) => Some(format!(
@@ -78,6 +77,45 @@ impl RecoveredCall {
                 usage_hint(name, tools)
             )),
         }
+    }
+}
+
+/// The most tools [`tool_list`] describes; with more, it only names them.
+const DESCRIBED_TOOLS: usize = 16;
+
+/// The tools' names, each with the first sentence of its description (cut at 100
+/// characters) when there are at most [`DESCRIBED_TOOLS`]: a model that called a tool it
+/// does not have (`rename_file`) learns which one does the job (`bash`), not only which names
+/// look alike.
+fn tool_list(tools: &Tools) -> String {
+    let names = tools.names();
+    let described = names.len() <= DESCRIBED_TOOLS;
+    names
+        .iter()
+        .map(|name| {
+            let sentence = tools
+                .get(name)
+                .filter(|_| described)
+                .map(|tool| first_sentence(tool.description(), 100))
+                .unwrap_or_default();
+            if sentence.is_empty() {
+                format!("`{name}`")
+            } else {
+                format!("`{name}` ({sentence})")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The first sentence of `text` (to its first ". " or line end), at most `chars` characters.
+fn first_sentence(text: &str, chars: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    let sentence = line.split_once(". ").map_or(line, |(first, _)| first);
+    let sentence = sentence.trim().trim_end_matches('.');
+    match sentence.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &sentence[..end]),
+        None => sentence.to_owned(),
     }
 }
 
@@ -449,6 +487,33 @@ pub fn is_tool_call_text(content: &str) -> bool {
     only_calls
         || first_block_call(content, None).is_some()
         || !calls_in_prose_of(content, None, "").is_empty()
+}
+
+/// Whether a reply cut at its token limit stops inside a call it was writing as text: what
+/// follows its last unclosed code fence or `<tool_call>` tag (or the whole reply, when none is
+/// open) is a JSON object whose first key is `"name"`. Such a call was never written out, so
+/// it never runs, and the reply is not an answer either.
+pub(crate) fn cut_inside_a_call(content: &str) -> bool {
+    let open_fence = content
+        .match_indices("```")
+        .count()
+        .checked_rem(2)
+        .is_some_and(|odd| odd == 1);
+    let body = if open_fence {
+        let after = content.rfind("```").map_or("", |at| &content[at + 3..]);
+        // The fence's language tag (`json`) ends its first line.
+        after.split_once('\n').map_or("", |(_, rest)| rest)
+    } else {
+        match (content.rfind("<tool_call>"), content.rfind("</tool_call>")) {
+            (Some(open), close) if close.is_none_or(|close| close < open) => {
+                &content[open + "<tool_call>".len()..]
+            }
+            _ => content,
+        }
+    };
+    body.trim_start()
+        .strip_prefix('{')
+        .is_some_and(|rest| rest.trim_start().starts_with("\"name\""))
 }
 
 /// Whether `content` can hold a call written as text at all: every form a call is read from
@@ -1197,9 +1262,68 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.contains("The tools are: `get_weather`, `echo`."),
+            message.contains(
+                "The tools are: `get_weather` (Current weather for a city), `echo` (Repeats \
+                 the text)."
+            ),
             "{message}"
         );
+    }
+
+    #[test]
+    fn fix_it_message_for_a_tool_nobody_misspelled_lists_what_each_tool_does() {
+        // Issue 36: the 1.5B model called `rename_file`, was told "Did you mean `read_file`"
+        // with read_file's schema, and called `rename_file` again three times.
+        let calls = recover_tool_calls(
+            r#"{"name": "forecast_weather", "arguments": {"city": "X"}}"#,
+            &tools(),
+            1,
+        )
+        .unwrap_or_default();
+        let message = calls[0].fix_it_message(&tools()).unwrap_or_default();
+        assert!(!message.contains("Did you mean"), "{message}");
+        assert!(!message.contains("schema"), "{message}");
+        assert!(
+            message.contains("`get_weather` (Current weather for a city)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_reply_cut_inside_a_call_is_told_from_one_cut_inside_an_answer() {
+        for cut in [
+            "```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\"content\": \"\\n\\n",
+            "I'll write it:\n```json\n{\"name\": \"write_file\", \"argu",
+            "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls",
+            "{\"name\": \"read_file\"",
+        ] {
+            assert!(cut_inside_a_call(cut), "{cut}");
+        }
+        for cut in [
+            "It is sunny in Par",
+            "```json\n{\"name\": \"a\"}\n```\nThe weather today is sunny and the tempera",
+            "```json\n{\"city\": \"Paris\", \"temp",
+            "Here is the config:\n```yaml\nname: shop\nport: 80",
+            "<tool_call>{\"name\": \"a\"}</tool_call> and then I rea",
+            "",
+            "```",
+        ] {
+            assert!(!cut_inside_a_call(cut), "{cut}");
+        }
+    }
+
+    #[test]
+    fn first_sentences_are_cut_on_a_char_boundary() {
+        assert_eq!(
+            first_sentence("Reads a file. Then more.", 100),
+            "Reads a file"
+        );
+        assert_eq!(
+            first_sentence("Runs a command\nsecond line", 100),
+            "Runs a command"
+        );
+        assert_eq!(first_sentence("ééééé", 3), "ééé…");
+        assert_eq!(first_sentence("", 10), "");
     }
 
     #[test]

@@ -1,22 +1,36 @@
 //! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
-//! use a tool or a copied tool error after the tools ran; a call or a change claimed that no
+//! use a tool, a narration of a tool's use that gives nothing it found, or a copied tool error,
+//! after the tools ran; a call or a change claimed that no
 //! tool made, or an answer about a named file, given when no tool has run) is answered in the
 //! same step with one short user message saying what is wrong, and the model's reply to it
 //! takes its place (for the unread-file nudge only if that reply holds a call).
-//! Each kind is given at most once per step, so a step asks at most three times more. A plan
+//! A call the model wrote among other text, which is not run for that reason (`trust`), is
+//! asked about once too: sent alone, it runs; the tool error the call gets otherwise says the
+//! same, but the 1.5B model answered that error by repeating its reply word for word, and a
+//! user message by sending the call alone.
+//! Each kind is given at most once per step, so a step asks at most four times more. A plan
 //! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
 //! records an error and the run answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
 
 use agents_core::Tools;
-use inference::InferenceResponse;
+use inference::{FinishReason, InferenceResponse};
 use messages::{Messages, Role};
 
 use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
 use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
+use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::recover::is_tool_call_text;
+use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
+
+/// What the model is told after a reply that wrote a call among other text, which did not
+/// run for that reason.
+pub(crate) const CALL_IN_PROSE_NUDGE: &str = "The tool call in your last reply did not run: it \
+was written among other text, and a call runs only when the reply is the call alone. If you \
+meant to call the tool, reply now with only the JSON object of the call, nothing before or \
+after it. If you were only explaining or quoting it, answer in plain text without the call.";
 
 /// A kind of reply that is not an answer, and the nudge it gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +40,9 @@ pub(crate) enum Nudge {
     /// A tool's error copied as the reply after the tools ran: answer in your own words
     /// (issue 36).
     CopiedError,
+    /// A reply that tells which tool was used, and nothing it returned, after the tools ran:
+    /// answer with the facts (issue 36).
+    Narration,
     /// A call or a change claimed when no tool has run (issue 32).
     Claim,
     /// A plan to use a tool when no tool has run: make the call, or repeat a how-to answer
@@ -34,6 +51,9 @@ pub(crate) enum Nudge {
     /// An answer to a request that names a file when no tool has run: look at the file
     /// (issue 32).
     UnreadFile,
+    /// A call written among other text, not run for that reason: send it alone if it was
+    /// meant (issue 36).
+    CallInProse,
 }
 
 impl Nudge {
@@ -43,9 +63,11 @@ impl Nudge {
         match self {
             Nudge::PlanAfterResults => "reply_after_plan",
             Nudge::CopiedError => "reply_after_copied_error",
+            Nudge::Narration => "reply_after_narration",
             Nudge::Claim => "reply_after_claim",
             Nudge::PlanWithoutCall => "reply_after_plan_without_call",
             Nudge::UnreadFile => "reply_after_unread_file",
+            Nudge::CallInProse => "reply_after_call_in_prose",
         }
     }
 
@@ -54,9 +76,11 @@ impl Nudge {
         match self {
             Nudge::PlanAfterResults => PLAN_NUDGE,
             Nudge::CopiedError => COPIED_ERROR_NUDGE,
+            Nudge::Narration => NARRATION_NUDGE,
             Nudge::Claim => CLAIM_NUDGE,
             Nudge::PlanWithoutCall => CALL_NUDGE,
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
+            Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
         }
     }
 
@@ -65,9 +89,11 @@ impl Nudge {
         match self {
             Nudge::PlanAfterResults => "the model described how to use a tool instead of answering",
             Nudge::CopiedError => "the model copied a tool's error instead of answering",
+            Nudge::Narration => "the model said which tool it used, not what it found",
             Nudge::Claim => "the model claimed a call or a change no tool made",
             Nudge::PlanWithoutCall => "the model described a call instead of making it",
             Nudge::UnreadFile => "the model answered about a file without looking at it",
+            Nudge::CallInProse => "the model wrote a call among other text, where it does not run",
         }
     }
 
@@ -87,6 +113,8 @@ impl Nudge {
             Nudge::PlanWithoutCall => 4,
             Nudge::UnreadFile => 8,
             Nudge::CopiedError => 16,
+            Nudge::CallInProse => 32,
+            Nudge::Narration => 64,
         }
     }
 }
@@ -98,6 +126,10 @@ pub(crate) struct Nudges {
     request_names_a_file: bool,
     /// The failed tool results the model was sent, as words (when a tool ran).
     tool_errors: Vec<Vec<String>>,
+    /// What the tools returned (when a tool ran).
+    results: ResultWords,
+    /// What the model was sent: a call that repeats it is never asked about.
+    conversation: Messages,
     given: u8,
 }
 
@@ -119,6 +151,12 @@ impl Nudges {
             } else {
                 Vec::new()
             },
+            results: if tools_ran {
+                ResultWords::of(input)
+            } else {
+                ResultWords::default()
+            },
+            conversation: input.clone(),
             given: 0,
         }
     }
@@ -139,11 +177,40 @@ impl Nudges {
         }
     }
 
-    /// The nudge `content` (a reply without native calls) gets, recorded as given; `None`
-    /// for an answer, or a reply whose nudges this step already gave.
+    /// The nudge `reply` (without native calls) gets, recorded as given: as
+    /// [`Nudges::next_for`], except that a reply cut at its token limit is never asked about a
+    /// call among other text (its calls written out in full run; `trust` judges it as cut).
+    pub(crate) fn next_for_reply(
+        &mut self,
+        reply: &InferenceResponse,
+        tools: &Tools,
+    ) -> Option<Nudge> {
+        self.next_for_content(
+            reply.content(),
+            reply.finish_reason() == FinishReason::Length,
+            tools,
+        )
+    }
+
+    /// The nudge `content` (a finished reply without native calls) gets, recorded as given;
+    /// `None` for an answer, or a reply whose nudges this step already gave.
+    #[cfg(test)]
     pub(crate) fn next_for(&mut self, content: &str, tools: &Tools) -> Option<Nudge> {
-        let nudge = if self.tools_ran {
-            self.not_an_answer(content, tools)
+        self.next_for_content(content, false, tools)
+    }
+
+    fn next_for_content(&mut self, content: &str, cut: bool, tools: &Tools) -> Option<Nudge> {
+        let nudge = if !cut
+            && !self.gave(Nudge::CallInProse)
+            && holds_a_call_in_prose(content, tools, &self.conversation)
+        {
+            Some(Nudge::CallInProse)
+        } else if self.tools_ran {
+            self.not_an_answer(content, tools).or_else(|| {
+                // Nudged once, never discarded: a computed answer ("the sum is 42") holds no
+                // word of the results either.
+                narrates_without_results(content, tools, &self.results).then_some(Nudge::Narration)
+            })
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges
             // it, and a call announced in a plan may run.
@@ -260,9 +327,27 @@ mod tests {
     }
 
     #[test]
-    fn calls_written_as_text_are_left_to_recovery() {
+    fn a_call_among_other_text_is_asked_about_once_then_left_to_recovery() {
         let plan_with_call = "You can use the `read_file` function: {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
-        assert_eq!(step(false, CHANGE).next_for(plan_with_call, &tools()), None);
+        let mut nudges = step(false, CHANGE);
+        assert_eq!(
+            nudges.next_for(plan_with_call, &tools()),
+            Some(Nudge::CallInProse)
+        );
+        assert_eq!(nudges.next_for(plan_with_call, &tools()), None);
+        // A call alone runs, a call announced after prose to a tool that only reads runs:
+        // neither is asked about.
+        let alone = r#"{"name": "edit_file", "arguments": {"path": "a"}}"#;
+        assert_eq!(step(false, CHANGE).next_for(alone, &tools()), None);
+        // A call the model read in a tool result or a user message is text, never asked about.
+        let input = Messages::new().appended(Message::user(format!(
+            "What does this do? You can use the `edit_file` function: {alone}"
+        )));
+        let echoed = format!("It calls `edit_file` like this: {alone} to change a.");
+        assert_eq!(
+            Nudges::for_step(false, &input).next_for(&echoed, &tools()),
+            None
+        );
         assert_eq!(
             step(false, "What is 17 times 3?").next_for("51", &tools()),
             None
@@ -277,6 +362,8 @@ mod tests {
             Nudge::Claim,
             Nudge::PlanWithoutCall,
             Nudge::UnreadFile,
+            Nudge::CallInProse,
+            Nudge::Narration,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

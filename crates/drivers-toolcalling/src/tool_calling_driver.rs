@@ -17,7 +17,7 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
-use crate::recover::is_tool_call_text;
+use crate::recover::{cut_inside_a_call, is_tool_call_text};
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
 use crate::step_messages::format_step_messages;
@@ -363,7 +363,7 @@ impl AgentDriver for ToolCallingDriver {
             // A plan or a claim is not an answer: ask again in the same step, with the reply
             // and a nudge saying what is wrong; each kind of nudge once (see `reply_nudge`).
             let mut asked = input.clone();
-            while let Some(nudge) = nudges.next_for(response.content(), tools) {
+            while let Some(nudge) = nudges.next_for_reply(&response, tools) {
                 tracing::info!("{}; asking once more", nudge.reason());
                 context.emit_with(|| AgentEvent::ReplySetAside {
                     source: source.clone(),
@@ -377,12 +377,13 @@ impl AgentDriver for ToolCallingDriver {
                 let earlier_usage = response.usage();
                 let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;
                 let usage = earlier_usage + retry.usage();
-                if is_empty_reply(&retry) || nudge.needs_a_call_to_count(&retry) {
+                let empty = is_empty_reply(&retry);
+                if empty || nudge.needs_a_call_to_count(&retry) {
                     // An empty reply to a nudge takes nothing away, and a reply to the
                     // unread-file nudge counts only with a call: the earlier reply stands.
                     context.emit_with(|| AgentEvent::ReplySetAside {
                         source: source.clone(),
-                        reason: if is_empty_reply(&retry) {
+                        reason: if empty {
                             "the reply to the nudge was empty"
                         } else {
                             "the reply to the nudge made no call"
@@ -498,6 +499,13 @@ impl AgentDriver for ToolCallingDriver {
             // and the run goes on.
             messages.trace = with_cut_note(&messages.trace);
             Vec::new()
+        } else if truncated && recovering && cut_inside_a_call(response.content()) {
+            // A call cut off before it was complete (the 1.5B model wrote one whose content
+            // ran on until the token cap): it never ran, and it is not an answer either. It is
+            // not saved; the step's error stops the run, which answers on stop.
+            tracing::info!("the reply was cut off inside a call written as text: not the answer");
+            messages.response = Messages::new();
+            vec![StepError::new(ErrorType::Model, CUT_CALL_ERROR)]
         } else {
             finish_reason_error(response.finish_reason())
                 .into_iter()
@@ -539,17 +547,19 @@ impl AgentDriver for ToolCallingDriver {
     }
 }
 
+/// The step error for a reply cut at the token limit inside a call written as text.
+const CUT_CALL_ERROR: &str = "the model stopped at the token limit (finish reason `length`) \
+inside a tool call it was writing as text; the call did not run, and it is not an answer";
+
 /// What the model is told after an empty reply.
 const EMPTY_REPLY_NUDGE: &str = "Your last reply was empty. Answer the request above in plain \
 text, or call one of the tools.";
 
-/// The tool error for a call cut off at the token limit.
 /// Appended to the last tool result when the reply that asked for the calls was cut.
 const CUT_REPLY_NOTE: &str = "Note: your reply was cut off at the token limit (finish reason \
 `length`). The calls written out in full ran; a call that was cut off did not. Keep replies \
 short: one tool call at a time, or a brief answer.";
 
-/// No text and no tool calls.
 /// The default [`ToolCallingDriver::with_max_calls_per_step`]: 32 calls in one reply.
 pub const DEFAULT_MAX_CALLS_PER_STEP: usize = 32;
 
@@ -580,6 +590,7 @@ fn too_many_calls_message(max: usize) -> String {
     )
 }
 
+/// No text and no tool calls.
 fn is_empty_reply(response: &InferenceResponse) -> bool {
     !response.has_tool_calls() && response.content().trim().is_empty()
 }

@@ -15,7 +15,10 @@
 //!
 //! And before any of them: **a call whose text appears in a tool result or a user message of
 //! the conversation the model saw is never run** (the model echoing what it read: a file, a
-//! web page, an injected instruction). Such a reply is text. Every refused call keeps its place
+//! web page, an injected instruction). Such a reply is text. Before a call of rules 2 or 3 is
+//! refused, the driver asks the model once, in the same step, whether it meant it
+//! ([`holds_a_call_in_prose`], `reply_nudge`): only a reply that is the call alone then runs
+//! it, by rule 1. Every refused call keeps its place
 //! in the step (a tool-error result under its id), so the model learns what happened.
 
 use std::cell::OnceCell;
@@ -47,6 +50,19 @@ pub(crate) struct TextCalls {
     pub(crate) calls: Vec<ToolCall>,
     /// The calls that get a tool error instead of running: id, kind, message.
     pub(crate) refused: Vec<(String, ToolFailureKind, String)>,
+    /// Whether a call is refused for being written among other text (rules 2 and 3): the
+    /// model may have meant it, and can send it alone.
+    pub(crate) in_prose: bool,
+}
+
+/// Whether `content` holds a call that is not run only because it was written among other
+/// text (a call to a tool with side effects after prose, or a call inside a sentence), and
+/// that does not repeat what the model read. Sent alone, such a call runs (rule 1); the
+/// driver asks the model once whether it meant it (`reply_nudge`). Nothing runs on this
+/// answer itself.
+pub(crate) fn holds_a_call_in_prose(content: &str, tools: &Tools, conversation: &Messages) -> bool {
+    judge_text_calls(content, tools, conversation, ("", 0), false)
+        .is_some_and(|text_calls| text_calls.in_prose)
 }
 
 /// The calls written in `content` and what becomes of each, or `None` when the reply is text
@@ -78,10 +94,14 @@ pub(crate) fn judge_text_calls(
                     content: announced.lead_in,
                     calls: vec![announced.call],
                     refused: Vec::new(),
+                    in_prose: false,
                 });
             }
             tracing::info!(tool = %name, "a call to a tool with side effects written after prose: not run");
-            return Some(refused(content, announced.call, send_alone(&name)));
+            return Some(TextCalls {
+                in_prose: true,
+                ..refused(content, announced.call, send_alone(&name))
+            });
         }
     }
     if let Some((call, _)) = calls_in_prose(content, tools, prefix)
@@ -90,7 +110,10 @@ pub(crate) fn judge_text_calls(
     {
         tracing::info!(tool = call.name(), "a call written inside prose: not run");
         let message = in_prose(call.name());
-        return Some(refused(content, call, message));
+        return Some(TextCalls {
+            in_prose: true,
+            ..refused(content, call, message)
+        });
     }
     unknown_tool_again(content, tools, conversation, prefix, &seen)
 }
@@ -133,6 +156,7 @@ fn unknown_tool_again(
             message,
         )],
         calls: vec![found.call],
+        in_prose: false,
     })
 }
 
@@ -183,6 +207,7 @@ fn whole_reply(
         content: content.to_owned(),
         calls: recovered.into_iter().map(|r| r.call).collect(),
         refused,
+        in_prose: false,
     })
 }
 
@@ -191,6 +216,7 @@ fn refused(content: &str, call: ToolCall, message: String) -> TextCalls {
         content: content.to_owned(),
         refused: vec![(call.id().to_owned(), ToolFailureKind::Blocked, message)],
         calls: vec![call],
+        in_prose: false,
     }
 }
 

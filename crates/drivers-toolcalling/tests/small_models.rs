@@ -352,10 +352,40 @@ async fn a_call_claimed_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
     let (done, model) = run(vec![text(claim), text(claim)]).await;
     assert_eq!(answer(&done).as_deref(), Some(claim));
     assert_eq!(model.requests().len(), 2);
-    // After a tool ran, saying so is an answer.
-    let (done, model) = run(vec![text(call), text(claim)]).await;
-    assert_eq!(answer(&done).as_deref(), Some(claim));
+    // After a tool ran, saying so is an answer (with what the tool returned: a reply that
+    // tells the use and nothing the tool returned is asked for the facts, see below).
+    let told = "I called the `get_weather` tool: it is sunny in Paris.";
+    let (done, model) = run(vec![text(PARIS_CALL), text(told)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(told));
     assert_eq!(model.requests().len(), 2);
+}
+
+/// The 1.5B model on the eval's development half (d6): "To list the files in the fruits
+/// directory, I used the `list_dir` function ... The function returned the names and sizes of
+/// the files in the directory." was saved as the answer, with no file named. A reply that
+/// tells which tool was used and nothing the tools returned gets one nudge; the reply to it
+/// stands, whatever it is (a computed answer, "the sum is 42", holds no word of the results
+/// either, so this nudge never discards a reply).
+#[tokio::test]
+async fn a_reply_that_tells_the_tool_used_and_not_what_it_found_gets_one_nudge() {
+    let told = "To answer, I used the `get_weather` function, which returned the weather.";
+    let (done, model) = run(vec![
+        text(PARIS_CALL),
+        text(told),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(
+        nudged.contains("said which tool you used, not what it found"),
+        "{nudged}"
+    );
+    // Once per step, and never a step error: the same reply again is the answer.
+    let (done, model) = run(vec![text(PARIS_CALL), text(told), text(told)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(told));
+    assert_eq!(model.requests().len(), 3);
+    assert!(done.steps().all(|step| step.errors().is_empty()));
 }
 
 /// Issue 32's 32-turn conversation in separated mode: after the first turn the 1.5B model
@@ -439,13 +469,20 @@ async fn a_call_inside_a_sentence_is_not_run_and_not_the_answer() {
     // "Here's the result: {"name": "read_file", ...}" was saved as an answer by the 1.5B
     // model: a call that does not run is never the answer. The model gets a tool result
     // saying why, and answers next.
+    // The model is first asked, in the same step, whether it meant the call (sent alone, it
+    // would run); here it writes the same reply again.
     for reply in [
         format!("To get the weather I would call {PARIS_CALL}."),
         r#"Here's the result: {"name": "read_file", "arguments": {"path": "todo.txt"}}"#.to_owned(),
         format!("I will ignore the injected text <tool_call>{PARIS_CALL}</tool_call> of course."),
     ] {
-        let (done, model) = run(vec![text(&reply), text("Sunny in Paris.")]).await;
+        let (done, model) = run(vec![text(&reply), text(&reply), text("Sunny in Paris.")]).await;
         assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."), "{reply}");
+        let asked = model.requests()[1].messages.to_transcript();
+        assert!(
+            asked.contains("reply now with only the JSON object of the call"),
+            "{asked}"
+        );
         let first = done.steps().next().unwrap();
         let executions: Vec<_> = first.tool_executions().iter().cloned().collect();
         assert_eq!(executions.len(), 1, "{reply}");
@@ -454,17 +491,58 @@ async fn a_call_inside_a_sentence_is_not_run_and_not_the_answer() {
         assert!(error.contains("was not run"), "{error}");
         assert!(error.contains("reply with only the call"), "{error}");
         assert!(executions[0].id().starts_with("recovered_"));
-        let second = model.requests()[1].messages.to_transcript();
-        assert!(second.contains("was not run"), "{second}");
+        let third = model.requests()[2].messages.to_transcript();
+        assert!(third.contains("was not run"), "{third}");
     }
 }
 
 #[tokio::test]
-async fn a_side_effecting_call_announced_in_prose_is_refused_with_send_it_alone() {
+async fn a_side_effecting_call_announced_in_prose_is_asked_about_and_runs_only_sent_alone() {
+    // The 1.5B model on the development half (d19): "To find the largest file, I'll use the
+    // `bash` function ..." and the call in a fence. Told by a tool error to send the call
+    // alone, it repeated the reply word for word four times; asked by a user message in the
+    // same step, it sent the call alone.
     let reply = format!(
         "I'll check the weather with `get_weather`:\n```json\n{PARIS_CALL}\n```\nThis returns it."
     );
     let (done, model) = run(vec![text(&reply), text(PARIS_CALL), text("Sunny.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny."));
+    let steps: Vec<_> = done.steps().collect();
+    assert_eq!(steps.len(), 2);
+    let ran: Vec<_> = steps[0].tool_executions().iter().cloned().collect();
+    assert_eq!(ran.len(), 1, "the call sent alone ran, once");
+    assert_eq!(ran[0].result_text(), "Sunny in Paris");
+    let asked = model.requests()[1].messages.to_transcript();
+    assert!(
+        asked.contains("did not run: it was written among other text"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("This returns it."),
+        "the reply asked about: {asked}"
+    );
+
+    // An explanation stays one: the model says so, and nothing runs.
+    let (done, _) = run(vec![text(&reply), text("I was only showing the call.")]).await;
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("I was only showing the call.")
+    );
+    assert_eq!(done.steps().next().unwrap().tool_executions().len(), 0);
+}
+
+#[tokio::test]
+async fn a_side_effecting_call_announced_in_prose_twice_is_refused_with_send_it_alone() {
+    let reply = format!(
+        "I'll check the weather with `get_weather`:\n```json\n{PARIS_CALL}\n```\nThis returns it."
+    );
+    let (done, model) = run(vec![
+        text(&reply),
+        text(&reply),
+        text(PARIS_CALL),
+        text("Sunny."),
+    ])
+    .await;
     assert_eq!(answer(&done).as_deref(), Some("Sunny."));
     let steps: Vec<_> = done.steps().collect();
     let refused = steps[0].tool_executions().iter().next().unwrap().clone();
@@ -480,7 +558,7 @@ async fn a_side_effecting_call_announced_in_prose_is_refused_with_send_it_alone(
     // Sent alone, as told, it runs.
     let ran = steps[1].tool_executions().iter().next().unwrap().clone();
     assert_eq!(ran.result_text(), "Sunny in Paris");
-    assert!(model.requests()[1]
+    assert!(model.requests()[2]
         .messages
         .to_transcript()
         .contains("was not run"));
@@ -771,9 +849,10 @@ async fn a_finished_reply_with_a_broken_call_at_the_end_is_not_recovered() {
     let broken =
         format!("{PARIS_CALL}\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Ro");
     // The complete call written before the broken one is among other text: not run, and not
-    // the answer either (the model is told, and answers next).
-    let (done, model) = run(vec![text(&broken), text("Sunny.")]).await;
-    assert_eq!(model.requests().len(), 2);
+    // the answer either (the model is asked in the same step whether it meant the call,
+    // writes the same again, gets a tool error saying why, and answers next).
+    let (done, model) = run(vec![text(&broken), text(&broken), text("Sunny.")]).await;
+    assert_eq!(model.requests().len(), 3);
     assert_eq!(answer(&done).as_deref(), Some("Sunny."));
     let executions: Vec<_> = done
         .steps()
@@ -803,4 +882,40 @@ async fn a_cut_plain_answer_stays_a_step_error() {
         .unwrap();
     assert_eq!(step.finish_reason(), Some(FinishReason::Length));
     assert!(step.error_messages()[0].contains("token limit"));
+}
+
+#[tokio::test]
+async fn a_reply_cut_inside_a_call_it_was_writing_is_not_saved_as_the_answer() {
+    // The 1.5B model on the development half (d14): a `write_file` call whose content was
+    // newlines until the 512-token cap. The fenced, unfinished JSON was saved as the answer.
+    let cut = format!(
+        "```json\n{{\n  \"name\": \"get_weather\",\n  \"arguments\": {{\n    \"city\": \"{}",
+        "\\n".repeat(200)
+    );
+    let model = ScriptedModel::new([text(&cut).with_finish_reason(FinishReason::Length)]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Notice)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    let first = done.steps().next().unwrap();
+    assert!(
+        first.response_messages().is_empty(),
+        "the cut call is not kept as a reply"
+    );
+    assert_eq!(
+        first.tool_executions().len(),
+        0,
+        "a call never written out never runs"
+    );
+    assert!(
+        first.error_messages()[0].contains("inside a tool call"),
+        "{:?}",
+        first.error_messages()
+    );
+    // The run stops on the error and answers on stop (here the notice): never the raw call.
+    let saved = answer(&done).unwrap_or_default();
+    assert!(saved.starts_with("I could not finish this task"), "{saved}");
+    assert!(!saved.contains("\"name\""), "{saved}");
+    assert_eq!(model.requests().len(), 1, "nothing was asked again");
 }

@@ -225,9 +225,14 @@ async fn no_framed_call_to_a_tool_with_side_effects_runs() {
             for (form, block) in forms(tool, &arguments) {
                 for position in POSITIONS {
                     let reply = framed(framing, &block, position);
+                    // Written twice: asked whether it meant the call (a call among other text
+                    // is asked about once), the model writes the same reply again.
                     let (ran, done) = run(
                         framing.prompt,
-                        vec![InferenceResponse::text(&reply)],
+                        vec![
+                            InferenceResponse::text(&reply),
+                            InferenceResponse::text(&reply),
+                        ],
                         &BTreeMap::new(),
                     )
                     .await;
