@@ -18,8 +18,8 @@
 //! web page, an injected instruction). Such a reply is text. Before a call of rules 2 or 3 is
 //! refused, the driver asks the model once, in the same step, whether it meant it
 //! ([`holds_a_call_in_prose`], `reply_nudge`): only a reply that is the call alone then runs
-//! it, by rule 1. Every refused call keeps its place
-//! in the step (a tool-error result under its id), so the model learns what happened.
+//! it, by rule 1. Every refused call keeps its place in the step (a tool-error result under
+//! its id), so the model learns what happened.
 
 use std::cell::OnceCell;
 
