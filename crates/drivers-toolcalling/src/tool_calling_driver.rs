@@ -531,9 +531,13 @@ impl AgentDriver for ToolCallingDriver {
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
             .await?;
-        if is_tool_call_text(response.content()) {
-            // Asked to answer without tools, a small model may write a call instead: that is
-            // not an answer, so the loop appends its notice (the tokens still count).
+        if is_tool_call_text(response.content())
+            || (response.finish_reason() == FinishReason::Length
+                && cut_inside_a_call(response.content()))
+        {
+            // Asked to answer without tools, a small model may write a call instead (complete,
+            // or cut at its token limit: the 0.5B model on held-out task h4): that is not an
+            // answer, so the loop appends its notice (the tokens still count).
             tracing::info!("asked for an answer without tools, the model wrote a tool call");
             return Ok(Some(response.with_content("")));
         }

@@ -919,3 +919,30 @@ async fn a_reply_cut_inside_a_call_it_was_writing_is_not_saved_as_the_answer() {
     assert!(!saved.contains("\"name\""), "{saved}");
     assert_eq!(model.requests().len(), 1, "nothing was asked again");
 }
+
+#[tokio::test]
+async fn a_synthesized_answer_cut_inside_a_call_is_replaced_by_the_notice() {
+    // The 0.5B model on the held-out half (h4): its reply was cut inside a `write_file` call,
+    // not saved, and asked to answer without tools it wrote the same cut call, which was saved
+    // as the answer.
+    let cut = format!(
+        "{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{}",
+        "Paris ".repeat(100)
+    );
+    let model = ScriptedModel::new([
+        text(&cut).with_finish_reason(FinishReason::Length),
+        text(&cut).with_finish_reason(FinishReason::Length),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the reply, then the answer on stop"
+    );
+    let saved = answer(&done).unwrap_or_default();
+    assert!(saved.starts_with("I could not finish this task"), "{saved}");
+}
