@@ -516,6 +516,31 @@ pub(crate) fn cut_inside_a_call(content: &str) -> bool {
         .is_some_and(|rest| rest.trim_start().starts_with("\"name\""))
 }
 
+/// Whether a reply cut at its token limit was repeating itself: of its non-empty lines (at
+/// least six), at most half are distinct, and one line of ten characters or more comes three
+/// times or more. Small models at temperature 0 fall into such loops ("Here's the step-by-step
+/// process: 1. **Read the content of `greeting.txt`** ..." over and over until the cap: the
+/// 1.5B model on development task d4); the text is not an answer. A long list of different
+/// lines, or a short line repeated in a table, is not a loop.
+pub(crate) fn repeats_itself(content: &str) -> bool {
+    let lines: Vec<&str> = content
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    if lines.len() < 6 {
+        return false;
+    }
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in &lines {
+        *counts.entry(line).or_default() += 1;
+    }
+    counts.len() * 2 <= lines.len()
+        && counts
+            .iter()
+            .any(|(line, count)| *count >= 3 && line.chars().count() >= 10)
+}
+
 /// Whether `content` can hold a call written as text at all: every form a call is read from
 /// (a JSON object alone, in a fence or `<tool_call>` tags, or inside prose) has an object's
 /// `{`. Most answers have none and skip the search.
@@ -1310,6 +1335,23 @@ mod tests {
         ] {
             assert!(!cut_inside_a_call(cut), "{cut}");
         }
+    }
+
+    #[test]
+    fn a_reply_in_a_loop_is_told_from_a_long_answer() {
+        let looped = "To replace the word, do this:\n\n".to_owned()
+            + &"Here's the step-by-step process:\n\n1. **Read the content of `greeting.txt`**:\n\
+                2. **Replace the word**:\n"
+                .repeat(8);
+        assert!(repeats_itself(&looped));
+        let list: String = (1..=40).map(|n| format!("- item number {n}\n")).collect();
+        assert!(!repeats_itself(&list), "different lines");
+        let table = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n| 5 | 6 |\n| 7 | 8 |";
+        assert!(!repeats_itself(table), "short lines");
+        assert!(!repeats_itself(
+            "same line here\nsame line here\nsame line here"
+        ));
+        assert!(!repeats_itself(""));
     }
 
     #[test]

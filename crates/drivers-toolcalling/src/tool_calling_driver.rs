@@ -17,7 +17,7 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
-use crate::recover::{cut_inside_a_call, is_tool_call_text};
+use crate::recover::{cut_inside_a_call, is_tool_call_text, repeats_itself};
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
 use crate::step_messages::format_step_messages;
@@ -499,13 +499,13 @@ impl AgentDriver for ToolCallingDriver {
             // and the run goes on.
             messages.trace = with_cut_note(&messages.trace);
             Vec::new()
-        } else if truncated && recovering && cut_inside_a_call(response.content()) {
+        } else if let Some(error) = recovering.then(|| cut_reply_error(&response)).flatten() {
             // A call cut off before it was complete (the 1.5B model wrote one whose content
-            // ran on until the token cap): it never ran, and it is not an answer either. It is
-            // not saved; the step's error stops the run, which answers on stop.
-            tracing::info!("the reply was cut off inside a call written as text: not the answer");
+            // ran on until the token cap), or a reply that looped until the cap: neither is an
+            // answer. It is not saved; the step's error stops the run, which answers on stop.
+            tracing::info!("{error}: not the answer");
             messages.response = Messages::new();
-            vec![StepError::new(ErrorType::Model, CUT_CALL_ERROR)]
+            vec![StepError::new(ErrorType::Model, error)]
         } else {
             finish_reason_error(response.finish_reason())
                 .into_iter()
@@ -531,13 +531,11 @@ impl AgentDriver for ToolCallingDriver {
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
             .await?;
-        if is_tool_call_text(response.content())
-            || (response.finish_reason() == FinishReason::Length
-                && cut_inside_a_call(response.content()))
-        {
+        if is_tool_call_text(response.content()) || cut_reply_error(&response).is_some() {
             // Asked to answer without tools, a small model may write a call instead (complete,
-            // or cut at its token limit: the 0.5B model on held-out task h4): that is not an
-            // answer, so the loop appends its notice (the tokens still count).
+            // or cut at its token limit: the 0.5B model on held-out task h4), or loop until the
+            // cap: that is not an answer, so the loop appends its notice (the tokens still
+            // count).
             tracing::info!("asked for an answer without tools, the model wrote a tool call");
             return Ok(Some(response.with_content("")));
         }
@@ -551,9 +549,29 @@ impl AgentDriver for ToolCallingDriver {
     }
 }
 
+/// Why a reply cut at its token limit (finish reason `length`) is not an answer: it stops
+/// inside a call it was writing as text, or it was repeating itself. `None` for any other
+/// reply, cut or not (a cut answer is kept, with the finish-reason error).
+fn cut_reply_error(response: &InferenceResponse) -> Option<&'static str> {
+    if response.finish_reason() != FinishReason::Length {
+        return None;
+    }
+    if cut_inside_a_call(response.content()) {
+        Some(CUT_CALL_ERROR)
+    } else if repeats_itself(response.content()) {
+        Some(LOOPED_REPLY_ERROR)
+    } else {
+        None
+    }
+}
+
 /// The step error for a reply cut at the token limit inside a call written as text.
 const CUT_CALL_ERROR: &str = "the model stopped at the token limit (finish reason `length`) \
 inside a tool call it was writing as text; the call did not run, and it is not an answer";
+
+/// The step error for a reply that repeated itself until the token limit.
+const LOOPED_REPLY_ERROR: &str = "the model repeated the same lines until the token limit \
+(finish reason `length`); the reply is not an answer";
 
 /// What the model is told after an empty reply.
 const EMPTY_REPLY_NUDGE: &str = "Your last reply was empty. Answer the request above in plain \

@@ -946,3 +946,41 @@ async fn a_synthesized_answer_cut_inside_a_call_is_replaced_by_the_notice() {
     let saved = answer(&done).unwrap_or_default();
     assert!(saved.starts_with("I could not finish this task"), "{saved}");
 }
+
+#[tokio::test]
+async fn a_reply_that_loops_until_its_token_limit_is_not_the_answer() {
+    // The 1.5B model on the development half (d4): after its edit ran, "Here's the
+    // step-by-step process: 1. **Read the content of `greeting.txt`** ..." eight times over,
+    // cut at the cap, was saved as the answer.
+    let looped = "Here's the step-by-step process:\n\n1. **Read the content of `paris.txt`**.\n\
+                  2. **Report the weather**.\n"
+        .repeat(8);
+    let model = ScriptedModel::new([
+        text(PARIS_CALL),
+        text(&looped).with_finish_reason(FinishReason::Length),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Notice)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    let last = done.steps().last().unwrap();
+    assert!(last.response_messages().is_empty());
+    assert!(
+        last.error_messages()[0].contains("repeated the same lines"),
+        "{:?}",
+        last.error_messages()
+    );
+    let saved = answer(&done).unwrap_or_default();
+    assert!(saved.starts_with("I could not finish this task"), "{saved}");
+    // A cut answer that does not loop is kept, as before (with its finish-reason error).
+    let model = ScriptedModel::new([
+        text(PARIS_CALL),
+        text("It is sunny in Par").with_finish_reason(FinishReason::Length),
+    ]);
+    let done = agent(ToolCallingDriver::new(model))
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Par"));
+}
