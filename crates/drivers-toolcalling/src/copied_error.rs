@@ -5,7 +5,9 @@
 
 use std::collections::HashSet;
 
-use messages::{Messages, Role};
+use messages::Messages;
+
+use crate::latest_results::latest_results;
 
 /// What the model is told after a reply that copies a tool error.
 pub(crate) const COPIED_ERROR_NUDGE: &str = "That is the text of a tool's error message, not \
@@ -27,22 +29,12 @@ const MAX_REPLY_BYTES: usize = 16 * 1024;
 /// running execution's, when a tool ran in it, so the cost is the execution's, not the whole
 /// history's.
 pub(crate) fn tool_errors(conversation: &Messages) -> Vec<Vec<String>> {
-    let mut errors = Vec::new();
-    let mut seen_results = false;
-    for message in conversation.iter().rev() {
-        match message.role() {
-            Role::Tool => {
-                seen_results = true;
-                let text = message.text();
-                if let Some(error) = text.strip_prefix("Error: ") {
-                    errors.push(words(error));
-                }
-            }
-            Role::User if seen_results => break,
-            _ => {}
-        }
-    }
-    errors
+    latest_results(conversation)
+        .0
+        .iter()
+        .filter_map(|text| text.strip_prefix("Error: "))
+        .map(words)
+        .collect()
 }
 
 /// Whether `reply` copies one of `errors` (see [`tool_errors`]): it starts with `Error:`, or it

@@ -47,6 +47,7 @@
 mod claimed_call;
 mod copied_error;
 mod forged_evidence;
+mod latest_results;
 mod narration;
 mod plan_reply;
 mod recover;

@@ -7,8 +7,9 @@
 use std::collections::HashSet;
 
 use agents_core::Tools;
-use messages::{Messages, Role};
+use messages::Messages;
 
+use crate::latest_results::latest_results;
 use crate::plan_reply::names_a_tool;
 
 /// What the model is told after a reply that narrates a tool's use: once per step.
@@ -45,31 +46,19 @@ pub(crate) struct ResultWords {
 impl ResultWords {
     /// The words of the latest successful tool results of `conversation` not in the request.
     pub(crate) fn of(conversation: &Messages) -> Self {
-        let mut words = HashSet::new();
-        let mut seen_results = false;
-        let mut any = false;
-        for message in conversation.iter().rev() {
-            match message.role() {
-                Role::Tool => {
-                    seen_results = true;
-                    let text = message.text();
-                    if !text.starts_with("Error: ") {
-                        any = true;
-                        words.extend(telling_words(
-                            &text[..text.floor_char_boundary(MAX_REPLY_BYTES)],
-                        ));
-                    }
-                }
-                Role::User if seen_results => {
-                    for word in telling_words(&message.text()) {
-                        words.remove(&word);
-                    }
-                    break;
-                }
-                _ => {}
-            }
+        let (results, request) = latest_results(conversation);
+        let found = results.iter().filter(|text| !text.starts_with("Error: "));
+        let mut words: HashSet<String> = found
+            .clone()
+            .flat_map(|text| telling_words(&text[..text.floor_char_boundary(MAX_REPLY_BYTES)]))
+            .collect();
+        for word in telling_words(request.as_deref().unwrap_or_default()) {
+            words.remove(&word);
         }
-        Self { words, any }
+        Self {
+            words,
+            any: found.count() > 0,
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 //! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
 //! use a tool, a narration of a tool's use that gives nothing it found, or a copied tool error,
-//! after the tools ran; a call or a change claimed that no
-//! tool made, or an answer about a named file, given when no tool has run) is answered in the
-//! same step with one short user message saying what is wrong, and the model's reply to it
-//! takes its place (for the unread-file nudge only if that reply holds a call).
+//! after the tools ran; a call or a change claimed that no tool made, or an answer about a
+//! named file, given when no tool has run) is answered in the same step with one short user
+//! message saying what is wrong, and the model's reply to it takes its place (for the
+//! unread-file nudge only if that reply holds a call).
 //! A call the model wrote among other text, which is not run for that reason (`trust`), is
 //! asked about once too: sent alone, it runs; the tool error the call gets otherwise says the
 //! same, but the 1.5B model answered that error by repeating its reply word for word, and a
