@@ -536,7 +536,10 @@ impl AgentDriver for ToolCallingDriver {
             // or cut at its token limit: the 0.5B model on held-out task h4), or loop until the
             // cap: that is not an answer, so the loop appends its notice (the tokens still
             // count).
-            tracing::info!("asked for an answer without tools, the model wrote a tool call");
+            tracing::info!(
+                reason = cut_reply_error(&response).unwrap_or("the reply is a tool call"),
+                "asked for an answer without tools, the model did not answer"
+            );
             return Ok(Some(response.with_content("")));
         }
         if copies_a_tool_error(response.content(), &errors) {
