@@ -51,6 +51,7 @@ mod latest_results;
 mod narration;
 mod plan_reply;
 mod recover;
+mod repeated_answer;
 mod reply_nudge;
 mod shown_calls;
 mod step_messages;

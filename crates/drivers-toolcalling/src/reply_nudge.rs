@@ -8,7 +8,9 @@
 //! asked about once too: sent alone, it runs; the tool error the call gets otherwise says the
 //! same, but the 1.5B model answered that error by repeating its reply word for word, and a
 //! user message by sending the call alone.
-//! Each kind is given at most once per step, so a step asks at most four times more. A plan
+//! A reply that repeats an earlier answer of the conversation, given to a different request,
+//! is asked about once in either case (`repeated_answer`), and the reply to it stands.
+//! Each kind is given at most once per step, so a step asks at most five times more. A plan
 //! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
 //! records an error and the run answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
@@ -22,6 +24,7 @@ use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::recover::is_tool_call_text;
+use crate::repeated_answer::{EarlierAnswers, REPEATED_ANSWER_NUDGE};
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
 
@@ -54,6 +57,9 @@ pub(crate) enum Nudge {
     /// A call written among other text, not run for that reason: send it alone if it was
     /// meant (issue 36).
     CallInProse,
+    /// A reply that repeats an earlier answer of the conversation, given to a different
+    /// request: answer the latest request (issue 32).
+    RepeatedAnswer,
 }
 
 impl Nudge {
@@ -68,6 +74,7 @@ impl Nudge {
             Nudge::PlanWithoutCall => "reply_after_plan_without_call",
             Nudge::UnreadFile => "reply_after_unread_file",
             Nudge::CallInProse => "reply_after_call_in_prose",
+            Nudge::RepeatedAnswer => "reply_after_repeated_answer",
         }
     }
 
@@ -81,6 +88,7 @@ impl Nudge {
             Nudge::PlanWithoutCall => CALL_NUDGE,
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
             Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
+            Nudge::RepeatedAnswer => REPEATED_ANSWER_NUDGE,
         }
     }
 
@@ -94,6 +102,7 @@ impl Nudge {
             Nudge::PlanWithoutCall => "the model described a call instead of making it",
             Nudge::UnreadFile => "the model answered about a file without looking at it",
             Nudge::CallInProse => "the model wrote a call among other text, where it does not run",
+            Nudge::RepeatedAnswer => "the model repeated its answer to an earlier request",
         }
     }
 
@@ -115,6 +124,7 @@ impl Nudge {
             Nudge::CopiedError => 16,
             Nudge::CallInProse => 32,
             Nudge::Narration => 64,
+            Nudge::RepeatedAnswer => 128,
         }
     }
 }
@@ -130,6 +140,8 @@ pub(crate) struct Nudges {
     results: ResultWords,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
+    /// The conversation's answers to earlier, different requests.
+    earlier_answers: EarlierAnswers,
     given: u8,
 }
 
@@ -157,6 +169,7 @@ impl Nudges {
                 ResultWords::default()
             },
             conversation: input.clone(),
+            earlier_answers: EarlierAnswers::of(input),
             given: 0,
         }
     }
@@ -206,27 +219,40 @@ impl Nudges {
         {
             Some(Nudge::CallInProse)
         } else if self.tools_ran {
-            self.not_an_answer(content, tools).or_else(|| {
-                // Nudged once, never discarded: a computed answer ("the sum is 42") holds no
-                // word of the results either.
-                narrates_without_results(content, tools, &self.results).then_some(Nudge::Narration)
-            })
+            self.not_an_answer(content, tools)
+                .or_else(|| {
+                    // Nudged once, never discarded: a computed answer ("the sum is 42") holds
+                    // no word of the results either.
+                    narrates_without_results(content, tools, &self.results)
+                        .then_some(Nudge::Narration)
+                })
+                .or_else(|| self.repeats_an_earlier_answer(content))
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges
-            // it, and a call announced in a plan may run.
-            None
+            // it, and a call announced in a plan may run. Only a repeat is asked about.
+            self.repeats_an_earlier_answer(content)
         } else if claims_unmade_call(content, tools) && !self.gave(Nudge::Claim) {
             Some(Nudge::Claim)
         } else if is_plan_reply(content, tools) && !self.gave(Nudge::PlanWithoutCall) {
             Some(Nudge::PlanWithoutCall)
+        } else if self.request_names_a_file {
+            Some(Nudge::UnreadFile)
         } else {
-            self.request_names_a_file.then_some(Nudge::UnreadFile)
+            self.repeats_an_earlier_answer(content)
         }?;
         if self.gave(nudge) {
             return None;
         }
         self.given |= nudge.bit();
         Some(nudge)
+    }
+
+    /// A repeat of an earlier answer is asked about once, and its reply stands: a follow-up
+    /// may rightly get the same answer.
+    fn repeats_an_earlier_answer(&self, content: &str) -> Option<Nudge> {
+        self.earlier_answers
+            .repeated_by(content)
+            .then_some(Nudge::RepeatedAnswer)
     }
 
     fn gave(&self, nudge: Nudge) -> bool {
@@ -355,6 +381,45 @@ mod tests {
     }
 
     #[test]
+    fn a_repeat_of_an_earlier_answer_to_another_request_is_asked_about_once() {
+        // Issue 32's separated run, turn 12 (1.5B model): the edit request got a line of the
+        // answer before it.
+        let earlier = "The default port configured for the server is 8472.";
+        let with_request = |request: &str| {
+            Messages::new()
+                .appended(Message::user(
+                    "What default port does parse_port fall back to?",
+                ))
+                .appended(Message::assistant(earlier))
+                .appended(Message::user(request))
+        };
+        // Before any tool ran, a request naming a file gets the unread-file nudge first.
+        for (tools_ran, request) in [(true, CHANGE), (false, "Now set the workers to 6.")] {
+            let mut nudges = Nudges::for_step(tools_ran, &with_request(request));
+            assert_eq!(
+                nudges.next_for(earlier, &tools()),
+                Some(Nudge::RepeatedAnswer)
+            );
+            // The reply to the nudge stands, even the same repeat: never an error.
+            assert_eq!(nudges.next_for(earlier, &tools()), None);
+            assert_eq!(nudges.not_an_answer(earlier, &tools()), None);
+        }
+        // A repeated how-to holding JSON (turns 27 to 32, no tool run) is asked about too.
+        let how_to = r#"To read the file "notes.md", use the `read_file` function with the arguments `{"path": "notes.md"}`."#;
+        let input = Messages::new()
+            .appended(Message::user("What does RELEASE.txt contain?"))
+            .appended(Message::assistant(how_to))
+            .appended(Message::user("What does the HTTP status code 404 mean?"));
+        assert_eq!(
+            Nudges::for_step(false, &input).next_for(how_to, &tools()),
+            Some(Nudge::RepeatedAnswer)
+        );
+        // A new answer is not asked about.
+        let mut nudges = Nudges::for_step(true, &with_request(CHANGE));
+        assert_eq!(nudges.next_for("Done: workers = 6.", &tools()), None);
+    }
+
+    #[test]
     fn each_kind_has_its_own_journal_key() {
         let kinds = [
             Nudge::PlanAfterResults,
@@ -364,6 +429,7 @@ mod tests {
             Nudge::UnreadFile,
             Nudge::CallInProse,
             Nudge::Narration,
+            Nudge::RepeatedAnswer,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

@@ -388,6 +388,40 @@ async fn a_reply_that_tells_the_tool_used_and_not_what_it_found_gets_one_nudge()
     assert!(done.steps().all(|step| step.errors().is_empty()));
 }
 
+/// Issue 32's 32-turn conversation: the 1.5B model answered a new request with an earlier
+/// answer (separated mode: "change workers from 4 to 6" got the port line of the turn before;
+/// legacy mode: six turns in a row got turn 6's answer). A reply that repeats an earlier
+/// answer given to a different request gets one nudge; the reply to it stands.
+#[tokio::test]
+async fn a_repeat_of_an_earlier_answer_to_another_request_gets_one_nudge() {
+    let paris = "It is sunny in Paris today, at 24 degrees.";
+    let rome_call = r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#;
+    let model = ScriptedModel::new(vec![
+        text(PARIS_CALL),
+        text(paris),
+        text(rome_call),
+        text(paris),
+        text("It is raining in Rome."),
+    ]);
+    let agent = agent(ToolCallingDriver::new(model.clone()));
+    let first = agent
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(answer(&first).as_deref(), Some(paris));
+    let second = agent
+        .execute(first.with_user_message("And in Rome?"))
+        .await
+        .unwrap();
+    assert_eq!(answer(&second).as_deref(), Some("It is raining in Rome."));
+    let nudged = model.requests()[4].messages.to_transcript();
+    assert!(
+        nudged.contains("repeats what you answered to an earlier, different request"),
+        "{nudged}"
+    );
+    assert_eq!(model.requests().len(), 5, "one nudge, no more");
+}
+
 /// Issue 32's 32-turn conversation in separated mode: after the first turn the 1.5B model
 /// answered questions about the project's files from memory ("There are 10 lines that
 /// contain ERROR", where app.log has 34) without a single call. An answer to a request that

@@ -1,0 +1,223 @@
+//! A reply that repeats an earlier answer of the conversation, given to a different request,
+//! is asked about once (issue 32). In the long-conversation benchmark the 1.5B model answers
+//! from the conversation's earlier answers instead of the request: in separated mode "In
+//! config.ini, change workers from 4 to 6." got "The default port configured for the server is
+//! 8472.", a line of the answer before it, and in legacy mode six turns in a row got turn 6's
+//! "The port you found in `config.ini` earlier was `8472`". Such a reply gets one nudge and
+//! the model's reply to it stands (a follow-up may rightly repeat an earlier answer: asked, the
+//! model sends it again). The nudge's text and the check are here, the decision in
+//! `reply_nudge`.
+
+use messages::{Messages, Role};
+
+/// What the model is told after a reply that repeats an earlier answer.
+pub(crate) const REPEATED_ANSWER_NUDGE: &str = "Your reply repeats what you answered to an \
+earlier, different request of this conversation. Read the user's latest request again and \
+answer that one: if it needs a tool, call the tool now; if your reply does answer the latest \
+request, send it again.";
+
+/// The shortest repeat that counts, in bytes of normalized text (about five words): a short
+/// answer ("8472", "yes") is often rightly the same for two requests.
+const MIN_REPEAT_BYTES: usize = 24;
+
+/// Only the start of a long reply is compared, so the check stays linear in a bounded prefix.
+const MAX_REPLY_BYTES: usize = 16 * 1024;
+
+/// How many earlier answers are compared, newest first.
+const EARLIER_ANSWERS: usize = 16;
+
+/// How many messages back the earlier answers are looked for: the cost of a step stays
+/// bounded however long the history is.
+const LOOK_BACK_MESSAGES: usize = 256;
+
+/// The earlier answers of a conversation that were given to requests other than its latest
+/// one, normalized (lower case, words separated by one space, punctuation dropped).
+#[derive(Debug, Default)]
+pub(crate) struct EarlierAnswers(Vec<String>);
+
+impl EarlierAnswers {
+    /// The answers of `conversation` before its latest user message (the request): assistant
+    /// messages with text and no tool calls, newest first, each unless the user message it
+    /// answered is the same request again.
+    pub(crate) fn of(conversation: &Messages) -> Self {
+        let mut messages = conversation.iter().rev().take(LOOK_BACK_MESSAGES);
+        let Some(request) = messages.by_ref().find(|m| m.role() == Role::User) else {
+            return Self::default();
+        };
+        let request = normalized(&request.text());
+        let mut answers = Vec::new();
+        // The answers seen since the last user message, waiting to learn what they answered.
+        let mut pending: Vec<String> = Vec::new();
+        for message in messages {
+            match message.role() {
+                Role::Assistant if message.tool_calls().is_empty() => {
+                    let answer = normalized(&message.text());
+                    if !answer.is_empty() {
+                        pending.push(answer);
+                    }
+                }
+                Role::User => {
+                    if normalized(&message.text()) != request {
+                        answers.append(&mut pending);
+                    }
+                    pending.clear();
+                    if answers.len() >= EARLIER_ANSWERS {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        answers.truncate(EARLIER_ANSWERS);
+        Self(answers)
+    }
+
+    /// Whether `reply` repeats one of these answers: the same text, a part of one at least
+    /// [`MIN_REPEAT_BYTES`] long, or one of them whole (as long) inside the reply, compared
+    /// word by word after normalizing.
+    pub(crate) fn repeated_by(&self, reply: &str) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        let reply = normalized(&reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)]);
+        let padded_reply = format!(" {reply} ");
+        self.0.iter().any(|answer| {
+            let shorter = answer.len().min(reply.len());
+            shorter >= MIN_REPEAT_BYTES
+                && (format!(" {answer} ").contains(&padded_reply)
+                    || padded_reply.contains(&format!(" {answer} ")))
+        })
+    }
+}
+
+/// `text` in lower case, its words (letters, digits, `_`, `.` inside a number or a file name)
+/// separated by one space.
+fn normalized(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|word| word.trim_matches('.'))
+        .filter(|word| !word.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use messages::{Message, ToolCall};
+    use serde_json::json;
+
+    const PORT_ANSWER: &str = "To find the default port, I will look for the line that mentions \
+        \"default port\". The relevant line is: \"The default port configured for the server is \
+        8472.\" Therefore, the default port is 8472.";
+
+    fn conversation(turns: &[(&str, &str)], request: &str) -> Messages {
+        let mut messages = Messages::new().appended(Message::system("You are helpful."));
+        for (question, answer) in turns {
+            messages = messages
+                .appended(Message::user(*question))
+                .appended(Message::assistant(*answer));
+        }
+        messages.appended(Message::user(request))
+    }
+
+    #[test]
+    fn an_earlier_answer_or_a_line_of_it_given_to_another_request_is_a_repeat() {
+        // Issue 32's separated run, turns 11 to 13 (1.5B model).
+        let earlier = EarlierAnswers::of(&conversation(
+            &[(
+                "What default port does parse_port in src/utils.py fall back to?",
+                PORT_ANSWER,
+            )],
+            "In config.ini, change workers from 4 to 6.",
+        ));
+        assert!(earlier.repeated_by("The default port configured for the server is 8472."));
+        assert!(earlier.repeated_by(PORT_ANSWER));
+        // An earlier answer whole inside a longer reply.
+        let earlier = EarlierAnswers::of(&conversation(
+            &[
+                ("Which port?", PORT_ANSWER),
+                (
+                    "In config.ini, change workers from 4 to 6.",
+                    "The default port configured for the server is 8472.",
+                ),
+            ],
+            "How many workers did you just set in config.ini?",
+        ));
+        assert!(earlier.repeated_by(
+            "To find the number of workers, I will look for the line that mentions \"workers\". \
+             The relevant line is: \"The default port configured for the server is 8472.\""
+        ));
+    }
+
+    #[test]
+    fn new_answers_short_answers_and_the_same_request_again_are_not_repeats() {
+        let earlier = EarlierAnswers::of(&conversation(
+            &[
+                ("Which port does config.ini set?", "The port is 8472."),
+                (
+                    "Which host?",
+                    "The host configured in config.ini is build.internal.",
+                ),
+            ],
+            "How many workers does config.ini set?",
+        ));
+        assert!(!earlier.repeated_by("config.ini sets 4 workers."));
+        // Short answers may rightly be the same for two requests.
+        assert!(!earlier.repeated_by("The port is 8472."));
+        // A word of an earlier answer is not a repeat: "build.internal" is, "internal" alone
+        // inside it is not.
+        assert!(!earlier.repeated_by("The value is internal to the configured build."));
+        // The user asking the same again gets the same answer.
+        let again = EarlierAnswers::of(&conversation(
+            &[(
+                "Which host?",
+                "The host configured in config.ini is build.internal.",
+            )],
+            "Which host?",
+        ));
+        assert!(!again.repeated_by("The host configured in config.ini is build.internal."));
+        // A first request has nothing to repeat.
+        assert!(!EarlierAnswers::of(&conversation(&[], "Hi")).repeated_by(PORT_ANSWER));
+    }
+
+    #[test]
+    fn calls_and_their_results_are_not_answers_and_the_running_execution_is_not_earlier() {
+        let call = ToolCall::new("call_1", "read_file", json!({"path": "config.ini"}));
+        let text = "The port configured in config.ini is 8472 for the server.";
+        let conversation = Messages::new()
+            .appended(Message::user("Which port?"))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(&call, text))
+            .appended(Message::user("Which host?"))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(&call, text));
+        // Repeating a tool result is reading it, not repeating an answer.
+        assert!(!EarlierAnswers::of(&conversation).repeated_by(text));
+    }
+
+    #[test]
+    fn the_look_back_is_bounded() {
+        let mut turns = Vec::new();
+        for n in 0..200 {
+            turns.push((
+                format!("question {n}"),
+                format!("the answer number {n} is long enough"),
+            ));
+        }
+        let borrowed: Vec<(&str, &str)> = turns
+            .iter()
+            .map(|(q, a)| (q.as_str(), a.as_str()))
+            .collect();
+        let earlier = EarlierAnswers::of(&conversation(&borrowed, "a new question"));
+        assert_eq!(earlier.0.len(), EARLIER_ANSWERS);
+        assert!(earlier.repeated_by("the answer number 199 is long enough"));
+        assert!(!earlier.repeated_by("the answer number 3 is long enough"));
+    }
+}
