@@ -3,18 +3,23 @@
 //! from the conversation's earlier answers instead of the request: in separated mode "In
 //! config.ini, change workers from 4 to 6." got "The default port configured for the server is
 //! 8472.", a line of the answer before it, and in legacy mode six turns in a row got turn 6's
-//! "The port you found in `config.ini` earlier was `8472`". Such a reply gets one nudge and
-//! the model's reply to it stands (a follow-up may rightly repeat an earlier answer: asked, the
-//! model sends it again). The nudge's text and the check are here, the decision in
-//! `reply_nudge`.
+//! "The port you found in `config.ini` earlier was `8472`". Such a reply gets one nudge, which
+//! quotes the latest request. The model's reply to it counts only if it makes a call or is not
+//! a repeat itself: a follow-up may rightly repeat an earlier answer ("What was the port you
+//! found earlier?"), and asked about it, the 1.5B model replied with another earlier answer,
+//! a wrong one, which then became every later answer. The nudge's text and the check are
+//! here, the decision in `reply_nudge`.
 
 use messages::{Messages, Role};
 
-/// What the model is told after a reply that repeats an earlier answer.
-pub(crate) const REPEATED_ANSWER_NUDGE: &str = "Your reply repeats what you answered to an \
-earlier, different request of this conversation. Read the user's latest request again and \
-answer that one: if it needs a tool, call the tool now; if your reply does answer the latest \
-request, send it again.";
+/// What the model is told after a reply that repeats an earlier answer, before the latest
+/// request is quoted.
+const REPEATED_ANSWER_NUDGE: &str = "Your reply repeats what you answered to an earlier, \
+different request of this conversation. Answer the latest request: if it needs a tool, call \
+the tool now; if your reply does answer it, send your reply again. The latest request is: ";
+
+/// How much of the latest request the nudge quotes.
+const MAX_QUOTED_REQUEST_BYTES: usize = 1024;
 
 /// The shortest repeat that counts, in bytes of normalized text (about five words): a short
 /// answer ("8472", "yes") is often rightly the same for two requests.
@@ -31,9 +36,13 @@ const EARLIER_ANSWERS: usize = 16;
 const LOOK_BACK_MESSAGES: usize = 256;
 
 /// The earlier answers of a conversation that were given to requests other than its latest
-/// one, normalized (lower case, words separated by one space, punctuation dropped).
+/// one, normalized (lower case, words separated by one space, punctuation dropped), and that
+/// request as written.
 #[derive(Debug, Default)]
-pub(crate) struct EarlierAnswers(Vec<String>);
+pub(crate) struct EarlierAnswers {
+    answers: Vec<String>,
+    request: String,
+}
 
 impl EarlierAnswers {
     /// The answers of `conversation` before its latest user message (the request): assistant
@@ -44,7 +53,8 @@ impl EarlierAnswers {
         let Some(request) = messages.by_ref().find(|m| m.role() == Role::User) else {
             return Self::default();
         };
-        let request = normalized(&request.text());
+        let written = request.text();
+        let request = normalized(&written);
         let mut answers = Vec::new();
         // The answers seen since the last user message, waiting to learn what they answered.
         let mut pending: Vec<String> = Vec::new();
@@ -69,19 +79,29 @@ impl EarlierAnswers {
             }
         }
         answers.truncate(EARLIER_ANSWERS);
-        Self(answers)
+        Self {
+            answers,
+            request: written,
+        }
+    }
+
+    /// What the model is told after a repeat: the nudge and the latest request, quoted.
+    pub(crate) fn nudge(&self) -> String {
+        let request = self.request.trim();
+        let quoted = &request[..request.floor_char_boundary(MAX_QUOTED_REQUEST_BYTES)];
+        format!("{REPEATED_ANSWER_NUDGE}\"{quoted}\"")
     }
 
     /// Whether `reply` repeats one of these answers: the same text, a part of one at least
     /// [`MIN_REPEAT_BYTES`] long, or one of them whole (as long) inside the reply, compared
     /// word by word after normalizing.
     pub(crate) fn repeated_by(&self, reply: &str) -> bool {
-        if self.0.is_empty() {
+        if self.answers.is_empty() {
             return false;
         }
         let reply = normalized(&reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)]);
         let padded_reply = format!(" {reply} ");
-        self.0.iter().any(|answer| {
+        self.answers.iter().any(|answer| {
             let shorter = answer.len().min(reply.len());
             shorter >= MIN_REPEAT_BYTES
                 && (format!(" {answer} ").contains(&padded_reply)
@@ -139,6 +159,9 @@ mod tests {
         ));
         assert!(earlier.repeated_by("The default port configured for the server is 8472."));
         assert!(earlier.repeated_by(PORT_ANSWER));
+        assert!(earlier
+            .nudge()
+            .ends_with("The latest request is: \"In config.ini, change workers from 4 to 6.\""));
         // An earlier answer whole inside a longer reply.
         let earlier = EarlierAnswers::of(&conversation(
             &[
@@ -216,7 +239,7 @@ mod tests {
             .map(|(q, a)| (q.as_str(), a.as_str()))
             .collect();
         let earlier = EarlierAnswers::of(&conversation(&borrowed, "a new question"));
-        assert_eq!(earlier.0.len(), EARLIER_ANSWERS);
+        assert_eq!(earlier.answers.len(), EARLIER_ANSWERS);
         assert!(earlier.repeated_by("the answer number 199 is long enough"));
         assert!(!earlier.repeated_by("the answer number 3 is long enough"));
     }

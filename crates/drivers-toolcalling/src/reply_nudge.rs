@@ -9,7 +9,8 @@
 //! same, but the 1.5B model answered that error by repeating its reply word for word, and a
 //! user message by sending the call alone.
 //! A reply that repeats an earlier answer of the conversation, given to a different request,
-//! is asked about once in either case (`repeated_answer`), and the reply to it stands.
+//! is asked about once in either case (`repeated_answer`); the reply to it counts only if it
+//! makes a call or is not a repeat itself.
 //! Each kind is given at most once per step, so a step asks at most five times more. A plan
 //! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
 //! records an error and the run answers on stop. Only with text-call recovery on: the small
@@ -24,7 +25,7 @@ use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::recover::is_tool_call_text;
-use crate::repeated_answer::{EarlierAnswers, REPEATED_ANSWER_NUDGE};
+use crate::repeated_answer::EarlierAnswers;
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
 
@@ -78,20 +79,6 @@ impl Nudge {
         }
     }
 
-    /// What the model is told.
-    pub(crate) fn text(self) -> &'static str {
-        match self {
-            Nudge::PlanAfterResults => PLAN_NUDGE,
-            Nudge::CopiedError => COPIED_ERROR_NUDGE,
-            Nudge::Narration => NARRATION_NUDGE,
-            Nudge::Claim => CLAIM_NUDGE,
-            Nudge::PlanWithoutCall => CALL_NUDGE,
-            Nudge::UnreadFile => UNREAD_FILE_NUDGE,
-            Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
-            Nudge::RepeatedAnswer => REPEATED_ANSWER_NUDGE,
-        }
-    }
-
     /// Why, for the log.
     pub(crate) fn reason(self) -> &'static str {
         match self {
@@ -104,15 +91,6 @@ impl Nudge {
             Nudge::CallInProse => "the model wrote a call among other text, where it does not run",
             Nudge::RepeatedAnswer => "the model repeated its answer to an earlier request",
         }
-    }
-
-    /// Whether `reply`, the model's reply to this nudge, is dropped for the earlier one: a
-    /// reply to the unread-file nudge counts only when it holds a call (native, or JSON that
-    /// text-call recovery judges). Without one it is the same guess in other words; the 1.5B
-    /// model answered "The file notes.md contains the line: ..." having read nothing, and
-    /// copied that form into every later answer.
-    pub(crate) fn needs_a_call_to_count(self, reply: &InferenceResponse) -> bool {
-        self == Nudge::UnreadFile && !reply.has_tool_calls() && !reply.content().contains('{')
     }
 
     fn bit(self) -> u8 {
@@ -245,6 +223,46 @@ impl Nudges {
         }
         self.given |= nudge.bit();
         Some(nudge)
+    }
+
+    /// What the model is told after a reply that gets `nudge`.
+    pub(crate) fn message(&self, nudge: Nudge) -> String {
+        match nudge {
+            Nudge::PlanAfterResults => PLAN_NUDGE,
+            Nudge::CopiedError => COPIED_ERROR_NUDGE,
+            Nudge::Narration => NARRATION_NUDGE,
+            Nudge::Claim => CLAIM_NUDGE,
+            Nudge::PlanWithoutCall => CALL_NUDGE,
+            Nudge::UnreadFile => UNREAD_FILE_NUDGE,
+            Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
+            // The only one that quotes the request.
+            Nudge::RepeatedAnswer => return self.earlier_answers.nudge(),
+        }
+        .to_owned()
+    }
+
+    /// Why `reply`, the model's reply to `nudge`, is dropped for the reply before it, if it
+    /// is. A reply to the unread-file nudge counts only when it holds a call (native, or JSON
+    /// that text-call recovery judges): without one it is the same guess in other words (the
+    /// 1.5B model answered "The file notes.md contains the line: ..." having read nothing,
+    /// and copied that form into every later answer). A reply to the repeat nudge counts
+    /// only when it holds a call or is not a repeat itself: asked about a right repeat (the
+    /// port found earlier), the 1.5B model gave another earlier answer, a wrong one.
+    pub(crate) fn dropped_reply(
+        &self,
+        nudge: Nudge,
+        reply: &InferenceResponse,
+    ) -> Option<&'static str> {
+        let holds_a_call = reply.has_tool_calls() || reply.content().contains('{');
+        match nudge {
+            Nudge::UnreadFile if !holds_a_call => Some("the reply to the nudge made no call"),
+            Nudge::RepeatedAnswer
+                if !holds_a_call && self.earlier_answers.repeated_by(reply.content()) =>
+            {
+                Some("the reply to the nudge repeated an earlier answer too")
+            }
+            _ => None,
+        }
     }
 
     /// A repeat of an earlier answer is asked about once, and its reply stands: a follow-up
@@ -400,7 +418,25 @@ mod tests {
                 nudges.next_for(earlier, &tools()),
                 Some(Nudge::RepeatedAnswer)
             );
-            // The reply to the nudge stands, even the same repeat: never an error.
+            assert!(nudges
+                .message(Nudge::RepeatedAnswer)
+                .ends_with(&format!("\"{request}\"")));
+            // A repeat in reply to the nudge is dropped and the reply before it stands; a
+            // new answer or a call counts. Never an error.
+            let reply = InferenceResponse::text;
+            let repeat = "The default port configured for the server is 8472";
+            assert!(nudges
+                .dropped_reply(Nudge::RepeatedAnswer, &reply(repeat))
+                .is_some());
+            for counts in [
+                "Workers is 6 now.",
+                r#"{"name": "edit_file", "arguments": {}}"#,
+            ] {
+                assert_eq!(
+                    nudges.dropped_reply(Nudge::RepeatedAnswer, &reply(counts)),
+                    None
+                );
+            }
             assert_eq!(nudges.next_for(earlier, &tools()), None);
             assert_eq!(nudges.not_an_answer(earlier, &tools()), None);
         }

@@ -372,23 +372,22 @@ impl AgentDriver for ToolCallingDriver {
                 });
                 asked = asked
                     .appended(Message::assistant(response.content()))
-                    .appended(Message::user(nudge.text()));
+                    .appended(Message::user(nudges.message(nudge)));
                 let request = self.request_for(state, &context.cached_context, tools, &asked);
                 let earlier_usage = response.usage();
                 let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;
                 let usage = earlier_usage + retry.usage();
-                let empty = is_empty_reply(&retry);
-                if empty || nudge.needs_a_call_to_count(&retry) {
-                    // An empty reply to a nudge takes nothing away, and a reply to the
-                    // unread-file nudge counts only with a call: the earlier reply stands.
+                let dropped = if is_empty_reply(&retry) {
+                    Some("the reply to the nudge was empty")
+                } else {
+                    nudges.dropped_reply(nudge, &retry)
+                };
+                if let Some(reason) = dropped {
+                    // An empty reply to a nudge takes nothing away, and some nudges' replies
+                    // count only with a call or something new: the earlier reply stands.
                     context.emit_with(|| AgentEvent::ReplySetAside {
                         source: source.clone(),
-                        reason: if empty {
-                            "the reply to the nudge was empty"
-                        } else {
-                            "the reply to the nudge made no call"
-                        }
-                        .to_owned(),
+                        reason: reason.to_owned(),
                         earlier_reply_stands: true,
                     });
                     response = response.with_usage(usage);

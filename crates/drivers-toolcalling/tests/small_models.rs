@@ -391,17 +391,22 @@ async fn a_reply_that_tells_the_tool_used_and_not_what_it_found_gets_one_nudge()
 /// Issue 32's 32-turn conversation: the 1.5B model answered a new request with an earlier
 /// answer (separated mode: "change workers from 4 to 6" got the port line of the turn before;
 /// legacy mode: six turns in a row got turn 6's answer). A reply that repeats an earlier
-/// answer given to a different request gets one nudge; the reply to it stands.
+/// answer given to a different request gets one nudge quoting the request; the reply to it
+/// counts unless it is a repeat too (asked about a right repeat, the model gave a wrong one).
 #[tokio::test]
 async fn a_repeat_of_an_earlier_answer_to_another_request_gets_one_nudge() {
     let paris = "It is sunny in Paris today, at 24 degrees.";
+    let rome = "It is raining in Rome today, at 18 degrees.";
     let rome_call = r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#;
     let model = ScriptedModel::new(vec![
         text(PARIS_CALL),
         text(paris),
         text(rome_call),
         text(paris),
-        text("It is raining in Rome."),
+        text(rome),
+        // "What did you find for Paris?": the right repeat, then another repeat.
+        text(paris),
+        text(rome),
     ]);
     let agent = agent(ToolCallingDriver::new(model.clone()));
     let first = agent
@@ -413,13 +418,24 @@ async fn a_repeat_of_an_earlier_answer_to_another_request_gets_one_nudge() {
         .execute(first.with_user_message("And in Rome?"))
         .await
         .unwrap();
-    assert_eq!(answer(&second).as_deref(), Some("It is raining in Rome."));
+    assert_eq!(answer(&second).as_deref(), Some(rome));
     let nudged = model.requests()[4].messages.to_transcript();
     assert!(
         nudged.contains("repeats what you answered to an earlier, different request"),
         "{nudged}"
     );
+    assert!(
+        nudged.contains("The latest request is: \"And in Rome?\""),
+        "{nudged}"
+    );
     assert_eq!(model.requests().len(), 5, "one nudge, no more");
+    let third = agent
+        .execute(second.with_user_message("What did you find for Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(answer(&third).as_deref(), Some(paris));
+    assert_eq!(model.requests().len(), 7);
+    assert!(third.steps().all(|step| step.errors().is_empty()));
 }
 
 /// Issue 32's 32-turn conversation in separated mode: after the first turn the 1.5B model
