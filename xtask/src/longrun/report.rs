@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
+use super::turns::TURNS;
 use super::{ModeRun, Options, TurnResult, CONTEXT, MAX_REPLY_TOKENS, SEED};
 
 /// What the report says about the run besides the results.
@@ -60,6 +61,36 @@ impl Totals {
     pub fn tool_use_share(&self) -> f64 {
         share(self.tool_turns_used, self.tool_turns)
     }
+}
+
+/// How many answers of `turns` repeat, word for word, the answer of an earlier turn that asked
+/// something else (case, spacing and a closing full stop aside): the model answering from the
+/// conversation's earlier answers instead of the request.
+pub fn repeated_answers(turns: &[TurnResult]) -> usize {
+    let answer = |turn: &TurnResult| {
+        turn.answer
+            .as_deref()
+            .map(|text| {
+                text.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .trim_end_matches('.')
+                    .to_lowercase()
+            })
+            .filter(|text| !text.is_empty())
+    };
+    let prompt = |turn: &TurnResult| TURNS.get(turn.turn.wrapping_sub(1)).map(|t| t.prompt);
+    turns
+        .iter()
+        .enumerate()
+        .filter(|(i, turn)| {
+            answer(turn).is_some_and(|text| {
+                turns[..*i].iter().any(|earlier| {
+                    answer(earlier).as_ref() == Some(&text) && prompt(earlier) != prompt(turn)
+                })
+            })
+        })
+        .count()
 }
 
 fn share(part: usize, whole: usize) -> f64 {
@@ -196,15 +227,15 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
     out.push_str(
         "| model | mode | turns passed | recall passed | tool turns that used a tool | \
          input tokens (all turns) | vs legacy | cached by the server | output tokens | \
-         forged notes/results persisted | wall time |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+         forged notes/results persisted | answers repeating an earlier one | wall time |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for run in runs {
         let all = Totals::of(&run.turns, usize::MAX);
         let legacy = legacy_of(runs, &run.model).map(|l| Totals::of(&l.turns, usize::MAX));
         let _ = writeln!(
             out,
-            "| {} | {} | {}/{} | {}/{} | {}/{} ({:.0}%) | {} | {} | {} | {} | {} | {:.0} min |",
+            "| {} | {} | {}/{} | {}/{} | {}/{} ({:.0}%) | {} | {} | {} | {} | {} | {} | {:.0} min |",
             run.model,
             run.mode,
             all.passed,
@@ -222,6 +253,7 @@ pub fn markdown(runs: &[ModeRun], context: &Context<'_>, images: &str) -> String
             percent(all.cached_tokens, all.input_tokens),
             all.output_tokens,
             run.forged_messages,
+            repeated_answers(&run.turns),
             run.seconds / 60.0,
         );
     }
@@ -453,8 +485,12 @@ fn generated_page(report: &str) -> String {
          Rerun: `cargo xtask longrun --write-docs`, or one mode at a time \
          (`--modes legacy --write-docs`: each run replaces that mode's in \
          `docs/long-horizon/runs.json`, and the page is written from all of them). On 2 \
-         cores separated and digest take minutes; legacy and masked, whose turns carry every \
-         tool output, take one and a half to two hours each.\n\n\
+         cores separated takes about 45 minutes now that the model reads the files (digest \
+         took 7 when it did not); legacy and masked, whose turns carry every tool output, \
+         take one and a half to two hours each.\n\n\
+         \"Answers repeating an earlier one\" counts the answers that repeat, word for word, \
+         the answer of an earlier turn that asked something else: the small model answering from the conversation instead of the \
+         request.\n\n\
          Input tokens are the prompt tokens the server counted for every request of the turn; \
          \"cached\" is the part llama-server served from its prompt cache, as it reports it. \
          A request that does not fit the 32,768-token context fails its turn.\n\n{report}"
@@ -546,6 +582,28 @@ mod tests {
             document["runs"][0]["turns"].as_array().map(Vec::len),
             Some(32)
         );
+    }
+
+    #[test]
+    fn answers_that_repeat_an_earlier_turn_word_for_word_are_counted() {
+        let turn = |turn: usize, answer: &str| TurnResult {
+            turn,
+            answer: Some(answer.to_owned()),
+            ..TurnResult::default()
+        };
+        let turns = [
+            turn(1, "The port is 8472."),
+            turn(2, "The next release is planned for 2026-12-04."),
+            turn(3, "the next release is  planned for 2026-12-04"),
+            turn(4, "The port is 8472 (config.ini)."),
+            turn(5, "The port is 8472."),
+            TurnResult {
+                turn: 6,
+                ..TurnResult::default()
+            },
+        ];
+        assert_eq!(repeated_answers(&turns), 2);
+        assert_eq!(repeated_answers(&turns[..2]), 0);
     }
 
     #[test]
