@@ -265,8 +265,9 @@ impl Nudges {
         }
     }
 
-    /// A repeat of an earlier answer is asked about once, and its reply stands: a follow-up
-    /// may rightly get the same answer.
+    /// A repeat of an earlier answer is asked about once; the reply to it counts only if it
+    /// makes a call or is new ([`Nudges::dropped_reply`]): a follow-up may rightly get the
+    /// same answer.
     fn repeats_an_earlier_answer(&self, content: &str) -> Option<Nudge> {
         self.earlier_answers
             .repeated_by(content)
