@@ -197,27 +197,30 @@ impl Nudges {
         {
             Some(Nudge::CallInProse)
         } else if self.tools_ran {
-            self.not_an_answer(content, tools)
-                .or_else(|| {
-                    // Nudged once, never discarded: a computed answer ("the sum is 42") holds
-                    // no word of the results either.
-                    narrates_without_results(content, tools, &self.results)
-                        .then_some(Nudge::Narration)
-                })
-                .or_else(|| self.repeats_an_earlier_answer(content))
+            self.not_an_answer(content, tools).or_else(|| {
+                // Nudged once, never discarded: a computed answer ("the sum is 42") holds
+                // no word of the results either.
+                narrates_without_results(content, tools, &self.results).then_some(Nudge::Narration)
+            })
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges
             // it, and a call announced in a plan may run. Only a repeat is asked about.
-            self.repeats_an_earlier_answer(content)
+            None
         } else if claims_unmade_call(content, tools) && !self.gave(Nudge::Claim) {
             Some(Nudge::Claim)
         } else if is_plan_reply(content, tools) && !self.gave(Nudge::PlanWithoutCall) {
             Some(Nudge::PlanWithoutCall)
-        } else if self.request_names_a_file {
-            Some(Nudge::UnreadFile)
         } else {
-            self.repeats_an_earlier_answer(content)
-        }?;
+            self.request_names_a_file.then_some(Nudge::UnreadFile)
+        }
+        // A reply no rule above asks about is asked about once when it repeats an earlier
+        // answer; the reply to that counts only if it makes a call or is new
+        // ([`Nudges::dropped_reply`]): a follow-up may rightly get the same answer.
+        .or_else(|| {
+            self.earlier_answers
+                .repeated_by(content)
+                .then_some(Nudge::RepeatedAnswer)
+        })?;
         if self.gave(nudge) {
             return None;
         }
@@ -263,15 +266,6 @@ impl Nudges {
             }
             _ => None,
         }
-    }
-
-    /// A repeat of an earlier answer is asked about once; the reply to it counts only if it
-    /// makes a call or is new ([`Nudges::dropped_reply`]): a follow-up may rightly get the
-    /// same answer.
-    fn repeats_an_earlier_answer(&self, content: &str) -> Option<Nudge> {
-        self.earlier_answers
-            .repeated_by(content)
-            .then_some(Nudge::RepeatedAnswer)
     }
 
     fn gave(&self, nudge: Nudge) -> bool {
