@@ -10,6 +10,8 @@
 //! a wrong one, which then became every later answer. The nudge's text and the check are
 //! here, the decision in `reply_nudge`.
 
+use std::sync::OnceLock;
+
 use messages::{Messages, Role};
 
 /// What the model is told after a reply that repeats an earlier answer, before the latest
@@ -36,19 +38,63 @@ const EARLIER_ANSWERS: usize = 16;
 const LOOK_BACK_MESSAGES: usize = 256;
 
 /// The earlier answers of a conversation that were given to requests other than its latest
-/// one, normalized (lower case, words separated by one space, punctuation dropped), and that
-/// request as written.
+/// one, looked for the first time a reply could repeat one: a reply shorter than
+/// [`MIN_REPEAT_BYTES`] (most tool-step replies, and every short answer) never reads the
+/// history.
 #[derive(Debug, Default)]
 pub(crate) struct EarlierAnswers {
+    found: OnceLock<Found>,
+}
+
+/// The earlier answers, normalized (lower case, words separated by one space, punctuation
+/// dropped), and the latest request as written.
+#[derive(Debug, Default)]
+struct Found {
     answers: Vec<String>,
     request: String,
 }
 
 impl EarlierAnswers {
+    /// What the model is told after a repeat: the nudge and the latest request of
+    /// `conversation`, quoted.
+    pub(crate) fn nudge(&self, conversation: &Messages) -> String {
+        let request = self.found(conversation).request.trim();
+        let quoted = &request[..request.floor_char_boundary(MAX_QUOTED_REQUEST_BYTES)];
+        format!("{REPEATED_ANSWER_NUDGE}\"{quoted}\"")
+    }
+
+    /// Whether `reply` repeats one of the earlier answers of `conversation`: the same text, a
+    /// part of one at least [`MIN_REPEAT_BYTES`] long, or one of them whole (as long) inside
+    /// the reply, compared word by word after normalizing.
+    pub(crate) fn repeated_by(&self, conversation: &Messages, reply: &str) -> bool {
+        let reply = normalized(&reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)]);
+        // Both sides of a repeat are at least this long: a shorter reply is not one, and the
+        // history need not be read.
+        if reply.len() < MIN_REPEAT_BYTES {
+            return false;
+        }
+        let answers = &self.found(conversation).answers;
+        if answers.is_empty() {
+            return false;
+        }
+        let padded_reply = format!(" {reply} ");
+        answers.iter().any(|answer| {
+            answer.len() >= MIN_REPEAT_BYTES
+                && (format!(" {answer} ").contains(&padded_reply)
+                    || padded_reply.contains(&format!(" {answer} ")))
+        })
+    }
+
+    fn found(&self, conversation: &Messages) -> &Found {
+        self.found.get_or_init(|| Found::of(conversation))
+    }
+}
+
+impl Found {
     /// The answers of `conversation` before its latest user message (the request): assistant
     /// messages with text and no tool calls, newest first, each unless the user message it
     /// answered is the same request again.
-    pub(crate) fn of(conversation: &Messages) -> Self {
+    fn of(conversation: &Messages) -> Self {
         let mut messages = conversation.iter().rev().take(LOOK_BACK_MESSAGES);
         let Some(request) = messages.by_ref().find(|m| m.role() == Role::User) else {
             return Self::default();
@@ -84,30 +130,6 @@ impl EarlierAnswers {
             request: written,
         }
     }
-
-    /// What the model is told after a repeat: the nudge and the latest request, quoted.
-    pub(crate) fn nudge(&self) -> String {
-        let request = self.request.trim();
-        let quoted = &request[..request.floor_char_boundary(MAX_QUOTED_REQUEST_BYTES)];
-        format!("{REPEATED_ANSWER_NUDGE}\"{quoted}\"")
-    }
-
-    /// Whether `reply` repeats one of these answers: the same text, a part of one at least
-    /// [`MIN_REPEAT_BYTES`] long, or one of them whole (as long) inside the reply, compared
-    /// word by word after normalizing.
-    pub(crate) fn repeated_by(&self, reply: &str) -> bool {
-        if self.answers.is_empty() {
-            return false;
-        }
-        let reply = normalized(&reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)]);
-        let padded_reply = format!(" {reply} ");
-        self.answers.iter().any(|answer| {
-            let shorter = answer.len().min(reply.len());
-            shorter >= MIN_REPEAT_BYTES
-                && (format!(" {answer} ").contains(&padded_reply)
-                    || padded_reply.contains(&format!(" {answer} ")))
-        })
-    }
 }
 
 /// `text` in lower case, its words (letters, digits, `_`, `.` inside a number or a file name)
@@ -122,7 +144,14 @@ fn normalized(text: &str) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.extend(word.chars().flat_map(char::to_lowercase));
+        if word.is_ascii() {
+            // The common case, without a char-by-char Unicode lower-casing.
+            let start = out.len();
+            out.push_str(word);
+            out[start..].make_ascii_lowercase();
+        } else {
+            out.extend(word.chars().flat_map(char::to_lowercase));
+        }
     }
     out
 }
@@ -137,6 +166,29 @@ mod tests {
         \"default port\". The relevant line is: \"The default port configured for the server is \
         8472.\" Therefore, the default port is 8472.";
 
+    /// A conversation and its earlier answers, as a step's nudges hold them.
+    struct Earlier {
+        conversation: Messages,
+        answers: EarlierAnswers,
+    }
+
+    impl Earlier {
+        fn of(conversation: &Messages) -> Self {
+            Self {
+                conversation: conversation.clone(),
+                answers: EarlierAnswers::default(),
+            }
+        }
+
+        fn repeated_by(&self, reply: &str) -> bool {
+            self.answers.repeated_by(&self.conversation, reply)
+        }
+
+        fn nudge(&self) -> String {
+            self.answers.nudge(&self.conversation)
+        }
+    }
+
     fn conversation(turns: &[(&str, &str)], request: &str) -> Messages {
         let mut messages = Messages::new().appended(Message::system("You are helpful."));
         for (question, answer) in turns {
@@ -150,7 +202,7 @@ mod tests {
     #[test]
     fn an_earlier_answer_or_a_line_of_it_given_to_another_request_is_a_repeat() {
         // Issue 32's separated run, turns 11 to 13 (1.5B model).
-        let earlier = EarlierAnswers::of(&conversation(
+        let earlier = Earlier::of(&conversation(
             &[(
                 "What default port does parse_port in src/utils.py fall back to?",
                 PORT_ANSWER,
@@ -163,7 +215,7 @@ mod tests {
             .nudge()
             .ends_with("The latest request is: \"In config.ini, change workers from 4 to 6.\""));
         // An earlier answer whole inside a longer reply.
-        let earlier = EarlierAnswers::of(&conversation(
+        let earlier = Earlier::of(&conversation(
             &[
                 ("Which port?", PORT_ANSWER),
                 (
@@ -181,7 +233,7 @@ mod tests {
 
     #[test]
     fn new_answers_short_answers_and_the_same_request_again_are_not_repeats() {
-        let earlier = EarlierAnswers::of(&conversation(
+        let earlier = Earlier::of(&conversation(
             &[
                 ("Which port does config.ini set?", "The port is 8472."),
                 (
@@ -198,7 +250,7 @@ mod tests {
         // inside it is not.
         assert!(!earlier.repeated_by("The value is internal to the configured build."));
         // The user asking the same again gets the same answer.
-        let again = EarlierAnswers::of(&conversation(
+        let again = Earlier::of(&conversation(
             &[(
                 "Which host?",
                 "The host configured in config.ini is build.internal.",
@@ -207,7 +259,7 @@ mod tests {
         ));
         assert!(!again.repeated_by("The host configured in config.ini is build.internal."));
         // A first request has nothing to repeat.
-        assert!(!EarlierAnswers::of(&conversation(&[], "Hi")).repeated_by(PORT_ANSWER));
+        assert!(!Earlier::of(&conversation(&[], "Hi")).repeated_by(PORT_ANSWER));
     }
 
     #[test]
@@ -222,7 +274,7 @@ mod tests {
             .appended(Message::assistant_tool_calls([call.clone()]))
             .appended(Message::tool_result_for(&call, text));
         // Repeating a tool result is reading it, not repeating an answer.
-        assert!(!EarlierAnswers::of(&conversation).repeated_by(text));
+        assert!(!Earlier::of(&conversation).repeated_by(text));
     }
 
     #[test]
@@ -238,9 +290,37 @@ mod tests {
             .iter()
             .map(|(q, a)| (q.as_str(), a.as_str()))
             .collect();
-        let earlier = EarlierAnswers::of(&conversation(&borrowed, "a new question"));
-        assert_eq!(earlier.answers.len(), EARLIER_ANSWERS);
+        let earlier = Earlier::of(&conversation(&borrowed, "a new question"));
+        assert_eq!(
+            earlier.answers.found(&earlier.conversation).answers.len(),
+            EARLIER_ANSWERS
+        );
         assert!(earlier.repeated_by("the answer number 199 is long enough"));
         assert!(!earlier.repeated_by("the answer number 3 is long enough"));
+    }
+
+    #[test]
+    fn a_reply_too_short_to_be_a_repeat_does_not_read_the_history() {
+        let earlier = Earlier::of(&conversation(
+            &[("Which port?", PORT_ANSWER)],
+            "Did the tool run?",
+        ));
+        assert!(!earlier.repeated_by("The tool said ok."));
+        assert!(
+            earlier.answers.found.get().is_none(),
+            "a 16-byte reply looked the earlier answers up"
+        );
+        assert!(earlier.repeated_by(PORT_ANSWER));
+        assert!(earlier.answers.found.get().is_some());
+    }
+
+    #[test]
+    fn normalizing_ascii_and_other_text_lowers_case_alike() {
+        assert_eq!(normalized("The PORT is 8472."), "the port is 8472");
+        assert_eq!(normalized("Ünïcode ÄND ascii"), "ünïcode änd ascii");
+        assert_eq!(
+            normalized("..config.INI, (notes.md)!"),
+            "config.ini notes.md"
+        );
     }
 }

@@ -118,7 +118,8 @@ pub(crate) struct Nudges {
     results: ResultWords,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
-    /// The conversation's answers to earlier, different requests.
+    /// The conversation's answers to earlier, different requests, looked up the first
+    /// time a reply could repeat one.
     earlier_answers: EarlierAnswers,
     given: u8,
 }
@@ -147,7 +148,7 @@ impl Nudges {
                 ResultWords::default()
             },
             conversation: input.clone(),
-            earlier_answers: EarlierAnswers::of(input),
+            earlier_answers: EarlierAnswers::default(),
             given: 0,
         }
     }
@@ -218,7 +219,7 @@ impl Nudges {
         // ([`Nudges::dropped_reply`]): a follow-up may rightly get the same answer.
         .or_else(|| {
             self.earlier_answers
-                .repeated_by(content)
+                .repeated_by(&self.conversation, content)
                 .then_some(Nudge::RepeatedAnswer)
         })?;
         if self.gave(nudge) {
@@ -239,7 +240,7 @@ impl Nudges {
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
             Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
             // The only one that quotes the request.
-            Nudge::RepeatedAnswer => return self.earlier_answers.nudge(),
+            Nudge::RepeatedAnswer => return self.earlier_answers.nudge(&self.conversation),
         }
         .to_owned()
     }
@@ -260,7 +261,10 @@ impl Nudges {
         match nudge {
             Nudge::UnreadFile if !holds_a_call => Some("the reply to the nudge made no call"),
             Nudge::RepeatedAnswer
-                if !holds_a_call && self.earlier_answers.repeated_by(reply.content()) =>
+                if !holds_a_call
+                    && self
+                        .earlier_answers
+                        .repeated_by(&self.conversation, reply.content()) =>
             {
                 Some("the reply to the nudge repeated an earlier answer too")
             }
