@@ -15,6 +15,16 @@ use crate::{Message, MessagesError, Role};
 /// never copied. Every method that "changes" the list returns a new one.
 #[derive(Clone, Default)]
 pub struct Messages {
+    /// The list behind one handle (none when empty): a clone touches only the handle's
+    /// reference count, never the shared history's. Many runs that each add a message to one
+    /// shared history (one system prompt and history, many users) then clone their own
+    /// handles, on their own cores, instead of all writing to the history's counts.
+    list: Option<Arc<List>>,
+}
+
+/// What a [`Messages`] handle holds.
+#[derive(Default)]
+struct List {
     items: PersistentVec<Arc<Message>>,
     /// How many of the messages carry tool calls, kept by the two places that build a list
     /// (`extended_shared` and `from_iter`), so [`Messages::tool_call_ids`] can stop at the
@@ -22,20 +32,38 @@ pub struct Messages {
     with_calls: usize,
 }
 
+/// The items of every empty list.
+static NO_ITEMS: PersistentVec<Arc<Message>> = PersistentVec::new();
+
 impl Messages {
     /// An empty list.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// The list of `items`, `with_calls` of them with tool calls.
+    fn of(items: PersistentVec<Arc<Message>>, with_calls: usize) -> Self {
+        Self {
+            list: (items.len() > 0).then(|| Arc::new(List { items, with_calls })),
+        }
+    }
+
+    fn items(&self) -> &PersistentVec<Arc<Message>> {
+        self.list.as_ref().map_or(&NO_ITEMS, |list| &list.items)
+    }
+
+    fn with_calls(&self) -> usize {
+        self.list.as_ref().map_or(0, |list| list.with_calls)
+    }
+
     /// Number of messages.
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.items().len()
     }
 
     /// True when there are no messages.
     pub fn is_empty(&self) -> bool {
-        self.items.len() == 0
+        self.items().len() == 0
     }
 
     /// Messages in order.
@@ -50,7 +78,7 @@ impl Messages {
 
     /// The shared messages in order (clone one to keep it without copying the message).
     pub fn iter_shared(&self) -> impl ExactSizeIterator<Item = &Arc<Message>> + '_ {
-        self.items.iter()
+        self.items().iter()
     }
 
     /// How many leading messages `self` and `other` share (the same message objects, as in a
@@ -68,7 +96,7 @@ impl Messages {
     /// assert_eq!(history.common_prefix_len(&rebuilt), 0);
     /// ```
     pub fn common_prefix_len(&self, other: &Messages) -> usize {
-        self.items.common_prefix_len(&other.items, Arc::ptr_eq)
+        self.items().common_prefix_len(other.items(), Arc::ptr_eq)
     }
 
     /// The ids of the tool calls in the list, newest message first (a message's calls in the
@@ -90,7 +118,7 @@ impl Messages {
     /// assert_eq!(ids, ["call_2", "call_1"]);
     /// ```
     pub fn tool_call_ids(&self) -> impl Iterator<Item = &str> + '_ {
-        let mut left = self.with_calls;
+        let mut left = self.with_calls();
         self.iter()
             .rev()
             .take_while(move |message| {
@@ -118,15 +146,17 @@ impl Messages {
         let (len, n) = (self.len(), tail.len());
         n > 0
             && n <= len
-            && (0..n).all(|i| match (self.items.get(len - n + i), tail.items.get(i)) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                _ => false,
-            })
+            && (0..n).all(
+                |i| match (self.items().get(len - n + i), tail.items().get(i)) {
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    _ => false,
+                },
+            )
     }
 
     /// The message at `index`.
     pub fn get(&self, index: usize) -> Option<&Message> {
-        self.items.get(index).map(Arc::as_ref)
+        self.items().get(index).map(Arc::as_ref)
     }
 
     /// The first message.
@@ -158,15 +188,18 @@ impl Messages {
     where
         I: IntoIterator<Item = Arc<Message>>,
     {
-        let messages = messages.into_iter();
-        let mut items = self.items.clone();
-        let mut with_calls = self.with_calls;
+        let mut messages = messages.into_iter().peekable();
+        if messages.peek().is_none() {
+            return self.clone();
+        }
+        let mut items = self.items().clone();
+        let mut with_calls = self.with_calls();
         items.reserve(messages.size_hint().0);
         for message in messages {
             with_calls += usize::from(message.has_tool_calls());
             items.push(message);
         }
-        Self { items, with_calls }
+        Self::of(items, with_calls)
     }
 
     /// A copy with every message of `other` appended (shares the messages themselves).
@@ -182,7 +215,7 @@ impl Messages {
 
     /// The messages for which `predicate` is true.
     pub fn filter(&self, mut predicate: impl FnMut(&Message) -> bool) -> Self {
-        self.items
+        self.items()
             .iter()
             .filter(|m| predicate(m))
             .cloned()
@@ -201,18 +234,18 @@ impl Messages {
 
     /// The first `n` messages.
     pub fn head(&self, n: usize) -> Self {
-        self.items.iter().take(n).cloned().collect()
+        self.items().iter().take(n).cloned().collect()
     }
 
     /// The last `n` messages.
     pub fn tail(&self, n: usize) -> Self {
         let skip = self.len().saturating_sub(n);
-        self.items.iter().skip(skip).cloned().collect()
+        self.items().iter().skip(skip).cloned().collect()
     }
 
     /// The messages in reverse order.
     pub fn reversed(&self) -> Self {
-        let mut all: Vec<Arc<Message>> = self.items.iter().cloned().collect();
+        let mut all: Vec<Arc<Message>> = self.items().iter().cloned().collect();
         all.reverse();
         all.into_iter().collect()
     }
@@ -447,7 +480,7 @@ impl FromIterator<Arc<Message>> for Messages {
             .into_iter()
             .inspect(|message| with_calls += usize::from(message.has_tool_calls()))
             .collect();
-        Self { items, with_calls }
+        Self::of(items, with_calls)
     }
 }
 
@@ -501,6 +534,28 @@ mod tests {
         assert_eq!(iter.next_back().map(Message::text).as_deref(), Some("m99"));
         assert_eq!(iter.nth(87).map(Message::text).as_deref(), Some("m98"));
         assert!(iter.next().is_none());
+    }
+
+    #[test]
+    fn clones_of_a_branch_leave_the_shared_history_alone() {
+        // The server case: one shared history, each run adds its message and then clones
+        // its list many times (sections, requests, records) on its own core.
+        let shared: Messages = (0..100).map(|i| Message::user(format!("m{i}"))).collect();
+        let alone = shared.items().shared_counts();
+        let branch = shared.appended(Message::user("mine"));
+        let branched = shared.items().shared_counts();
+        assert_eq!(
+            branched,
+            (alone.0 + 1, alone.1 + 1),
+            "the branch holds the history once"
+        );
+        let clones: Vec<Messages> = (0..10).map(|_| branch.clone()).collect();
+        let concatenated = branch.concat(&Messages::new());
+        assert_eq!(shared.items().shared_counts(), branched);
+        assert_eq!(clones[9], branch);
+        assert_eq!(concatenated.len(), 101);
+        assert_eq!(Messages::new().concat(&branch), branch);
+        assert_eq!(shared.items().shared_counts(), branched);
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl<T: Clone> Default for PersistentVec<T> {
 }
 
 impl<T: Clone> PersistentVec<T> {
-    pub(crate) fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Self {
             len: 0,
             shift: BITS,
@@ -119,6 +119,15 @@ impl<T: Clone> PersistentVec<T> {
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// How many vectors hold this one's trie root and its newest tail segment.
+    #[cfg(test)]
+    pub(crate) fn shared_counts(&self) -> (usize, usize) {
+        (
+            self.root.as_ref().map_or(0, Arc::strong_count),
+            self.tail.as_ref().map_or(0, Arc::strong_count),
+        )
     }
 
     fn tail_offset(&self) -> usize {
