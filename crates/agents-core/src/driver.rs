@@ -1,5 +1,6 @@
 //! The `AgentDriver` contract and the `StepContext` drivers receive.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -36,16 +37,22 @@ use crate::tools::tool::{HeldRuns, ToolContext};
 ///
 /// This is the one deviation from the indicative `next_step(state, tools, executor)` signature:
 /// a fourth argument that can grow without breaking drivers.
+///
+/// The parts that belong to the agent (events, clock, approval policy, tool-call onion) are
+/// borrowed from it for the step (`Cow::Borrowed`), not cloned: a step touches none of the
+/// agent's reference counts, so many cores running steps of one shared `Agent` do not all
+/// write to the same counters. A context built with [`StepContext::new`] and the `with_*`
+/// methods owns them instead (`StepContext<'static>`).
 #[derive(Clone, Debug)]
-pub struct StepContext {
+pub struct StepContext<'a> {
     /// Where to emit events.
-    pub events: AgentEvents,
+    pub events: Cow<'a, AgentEvents>,
     /// Cancelled when the execution is cancelled.
     pub cancellation: CancellationToken,
     /// The agent's fixed request prefix.
     pub cached_context: Arc<CachedContext>,
     /// The agent's clock (tool executions are stamped with it).
-    pub clock: Arc<dyn Clock>,
+    pub clock: Cow<'a, Arc<dyn Clock>>,
     /// The limits on every tool call (output cap, repeated calls).
     pub tool_limits: ToolCallLimits,
     /// The calls made earlier in this execution (for the repeated-call limit).
@@ -59,37 +66,37 @@ pub struct StepContext {
     /// Which calls wait for a person's approval:
     /// [`run_tool_calls`](Self::run_tool_calls) does not run them (each gets a placeholder
     /// result, [`ToolFailureKind::AwaitingApproval`]) and the loop suspends the run.
-    pub approval: ApprovalPolicy,
+    pub approval: Cow<'a, ApprovalPolicy>,
     /// The tool-call onion every call of the step goes through before the executor
     /// ([`standard_tool_layers`](crate::tools::standard_tool_layers) and the agent's own).
-    pub tool_layers: ToolLayers,
+    pub tool_layers: Cow<'a, ToolLayers>,
     /// The suspended subagent runs this step's calls left (see `ToolContext::hold`).
     pub(crate) held: HeldRuns,
     /// Whether the calls run now were decided by a person (a suspended step resuming).
     pub(crate) decided: bool,
 }
 
-impl Default for StepContext {
+impl Default for StepContext<'_> {
     fn default() -> Self {
         Self::new(AgentEvents::new())
     }
 }
 
-impl StepContext {
+impl StepContext<'_> {
     /// A context with these events, a fresh cancellation token, no request prefix and the
     /// system clock.
     pub fn new(events: AgentEvents) -> Self {
         Self {
-            events,
+            events: Cow::Owned(events),
             cancellation: CancellationToken::new(),
             cached_context: Arc::default(),
-            clock: Arc::new(SystemClock),
+            clock: Cow::Owned(Arc::new(SystemClock) as Arc<dyn Clock>),
             tool_limits: ToolCallLimits::default(),
             previous_calls: Arc::default(),
             journal: None,
             capture_content: false,
-            approval: ApprovalPolicy::default(),
-            tool_layers: standard_tool_layers(),
+            approval: Cow::Owned(ApprovalPolicy::default()),
+            tool_layers: Cow::Owned(standard_tool_layers()),
             held: HeldRuns::default(),
             decided: false,
         }
@@ -123,7 +130,7 @@ impl StepContext {
 
     /// A copy with this approval policy.
     pub fn with_approval_policy(mut self, policy: ApprovalPolicy) -> Self {
-        self.approval = policy;
+        self.approval = Cow::Owned(policy);
         self
     }
 
@@ -170,7 +177,7 @@ impl StepContext {
 
     /// A copy with this clock.
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.clock = Cow::Owned(clock);
         self
     }
 
@@ -305,7 +312,7 @@ impl StepContext {
             step_number: state.step_count() + 1,
             metadata: state.metadata().clone(),
             cancellation: self.cancellation.clone(),
-            clock: Arc::clone(&self.clock),
+            clock: Arc::clone(&*self.clock),
             capture_content: self.capture_content,
             resumed: None,
             execution_id: state.execution().map(|e| Arc::from(e.id())),
@@ -333,7 +340,7 @@ pub trait AgentDriver: Send + Sync {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError>;
 
     /// One inference without tools on `input` (what the model saw, its last tool calls and
@@ -346,7 +353,7 @@ pub trait AgentDriver: Send + Sync {
     async fn answer_without_tools(
         &self,
         _input: Messages,
-        _context: &StepContext,
+        _context: &StepContext<'_>,
     ) -> Result<Option<inference::InferenceResponse>, AgentError> {
         Ok(None)
     }

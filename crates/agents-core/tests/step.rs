@@ -40,7 +40,7 @@ impl AgentDriver for MovesDriver {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError> {
         let index = state.step_count();
         let input = context.prompt_messages(state);
@@ -331,4 +331,43 @@ fn a_state_continues_in_another_process_exactly_as_in_this_one() {
         assert!(processes < 10, "the run did not finish");
     }
     assert_eq!(processes, 4, "one process per step");
+}
+
+/// A driver that answers whether its step's context borrowed the agent's parts.
+struct BorrowCheckDriver;
+
+#[async_trait]
+impl AgentDriver for BorrowCheckDriver {
+    async fn next_step(
+        &self,
+        state: &AgentState,
+        _tools: &Tools,
+        _executor: &dyn ToolExecutor,
+        context: &StepContext<'_>,
+    ) -> Result<AgentStep, AgentError> {
+        use std::borrow::Cow;
+        let borrowed = matches!(context.events, Cow::Borrowed(_))
+            && matches!(context.clock, Cow::Borrowed(_))
+            && matches!(context.approval, Cow::Borrowed(_))
+            && matches!(context.tool_layers, Cow::Borrowed(_));
+        let response = InferenceResponse::text(if borrowed { "borrowed" } else { "cloned" });
+        Ok(AgentStep::from_parts(StepParts {
+            input_messages: context.prompt_messages(state),
+            response_messages: response.to_message().into(),
+            inference_response: Some(response),
+            ..StepParts::default()
+        }))
+    }
+}
+
+/// Many cores running steps of one shared agent must not all write to its reference counts:
+/// the step's context borrows the agent's events, clock, approval policy and tool layers.
+#[tokio::test]
+async fn a_step_borrows_the_agents_parts_instead_of_cloning_them() {
+    let agent = Agent::new(BorrowCheckDriver).with_clock(ManualClock::default());
+    let done = agent
+        .execute(AgentState::new().with_user_message("hi"))
+        .await
+        .unwrap();
+    assert_eq!(done.final_response().unwrap().text(), "borrowed");
 }

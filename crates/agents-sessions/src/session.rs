@@ -84,7 +84,7 @@ impl agents_core::AgentDriver for Undriven {
         _state: &AgentState,
         _tools: &agents_core::Tools,
         _executor: &dyn agents_core::ToolExecutor,
-        _context: &agents_core::StepContext,
+        _context: &agents_core::StepContext<'_>,
     ) -> Result<agents_core::AgentStep, agents_core::AgentError> {
         Err(agents_core::AgentError::driver(
             "this session handle only records decisions; open it with agent.session(..) to run it",

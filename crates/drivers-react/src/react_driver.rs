@@ -165,7 +165,7 @@ impl ReActDriver {
         key: &str,
         request: InferenceRequest,
         source: &EventSource,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<InferenceResponse, AgentError> {
         context
             .journaled_inference(key, async {
@@ -197,7 +197,7 @@ impl ReActDriver {
         request: &InferenceRequest,
         tools: &Tools,
         source: &EventSource,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<Decided, AgentError> {
         let mut usage = Usage::default();
         let mut attempt_request = request.clone();
@@ -244,7 +244,7 @@ impl ReActDriver {
         state: &AgentState,
         decided_answer: String,
         source: &EventSource,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<(String, Option<InferenceResponse>), AgentError> {
         if !self.final_via_inference {
             return Ok((decided_answer, None));
@@ -278,7 +278,7 @@ impl AgentDriver for ReActDriver {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
         let request = self.build_request(state, tools, &context.cached_context);
@@ -341,7 +341,7 @@ impl AgentDriver for ReActDriver {
     async fn answer_without_tools(
         &self,
         input: Messages,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
         let response = context
             .until_cancelled(self.model.as_ref().complete(self.base_request(input)))

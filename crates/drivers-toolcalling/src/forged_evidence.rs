@@ -130,7 +130,7 @@ impl AgentDriver for RefuseForgedEvidence {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError> {
         let step = self
             .inner
@@ -157,7 +157,7 @@ impl AgentDriver for RefuseForgedEvidence {
     async fn answer_without_tools(
         &self,
         input: Messages,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
         let response = self.inner.answer_without_tools(input, context).await?;
         Ok(response.map(|response| {

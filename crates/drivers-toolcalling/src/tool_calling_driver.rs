@@ -238,7 +238,7 @@ impl ToolCallingDriver {
         key: &str,
         request: InferenceRequest,
         source: &EventSource,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<InferenceResponse, AgentError> {
         context.emit_with(|| AgentEvent::InferenceRequested {
             source: source.clone(),
@@ -279,7 +279,7 @@ impl ToolCallingDriver {
         &self,
         request: InferenceRequest,
         source: &EventSource,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<InferenceResponse, AgentError> {
         // A stream's events do not name the model; the reply does, so that the step is
         // priced (the model asked for, else the provider's configured one).
@@ -333,7 +333,7 @@ impl AgentDriver for ToolCallingDriver {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
         let source = EventSource::step(state);
@@ -523,7 +523,7 @@ impl AgentDriver for ToolCallingDriver {
     async fn answer_without_tools(
         &self,
         input: Messages,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
         let errors = tool_errors(&input);
         let request = self.settings.apply_to(InferenceRequest::new(input));
@@ -626,7 +626,7 @@ fn with_refusals(
     ran: ToolExecutions,
     refused: &[(String, ToolFailureKind, String)],
     source: &EventSource,
-    context: &StepContext,
+    context: &StepContext<'_>,
 ) -> ToolExecutions {
     let now = context.clock.now();
     calls

@@ -95,7 +95,7 @@ fn step_transcripts(state: &AgentState) -> String {
 async fn one_step(
     driver: &ToolCallingDriver,
     state: &AgentState,
-    context: &StepContext,
+    context: &StepContext<'_>,
 ) -> AgentStep {
     driver
         .next_step(state, &tools(), &DefaultToolExecutor::new(), context)
@@ -269,7 +269,7 @@ async fn inference_failures_are_returned_as_agent_errors() {
     assert!(error.is_retryable());
 }
 
-fn recording_context() -> (StepContext, Arc<Mutex<Vec<AgentEvent>>>) {
+fn recording_context() -> (StepContext<'static>, Arc<Mutex<Vec<AgentEvent>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
     let events = AgentEvents::new().with_listener(move |e| sink.lock().unwrap().push(e.clone()));

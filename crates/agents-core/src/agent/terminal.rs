@@ -1,6 +1,7 @@
 //! The step at the centre of the processors: the driver makes the step, then the agent
 //! records it and its verdict. A layer that returns without calling it gets a guard stop.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -39,18 +40,18 @@ impl<'a> Terminal<'a> {
             recorded: AtomicBool::new(false),
         }
     }
-    pub(super) fn context(&self, cached_context: Arc<CachedContext>) -> StepContext {
+    pub(super) fn context(&self, cached_context: Arc<CachedContext>) -> StepContext<'a> {
         StepContext {
-            events: self.agent.events.clone(),
+            events: Cow::Borrowed(&self.agent.events),
             cancellation: self.token.clone(),
             cached_context,
-            clock: Arc::clone(&self.agent.clock),
+            clock: Cow::Borrowed(&self.agent.clock),
             tool_limits: self.agent.tool_limits,
             previous_calls: Arc::default(),
             journal: self.options.journal.clone(),
             capture_content: self.agent.telemetry.capture_content,
-            approval: self.agent.approval.clone(),
-            tool_layers: self.agent.tool_layers.clone(),
+            approval: Cow::Borrowed(&self.agent.approval),
+            tool_layers: Cow::Borrowed(&self.agent.tool_layers),
             held: HeldRuns::default(),
             decided: false,
         }
@@ -61,7 +62,7 @@ impl<'a> Terminal<'a> {
         &self,
         state: &AgentState,
         cached_context: Arc<CachedContext>,
-    ) -> StepContext {
+    ) -> StepContext<'a> {
         let mut context = self.context(cached_context);
         if self.agent.tool_limits.repeated_call_limit.is_some() {
             context.previous_calls = Arc::new(PreviousCalls::of(state));

@@ -84,7 +84,7 @@ impl AgentDriver for ScriptedDriver {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError> {
         let input = context.prompt_messages(state);
         if let Ok(mut inputs) = self.inputs.lock() {

@@ -130,7 +130,7 @@ impl AgentDriver for CritiquedDriver {
         state: &AgentState,
         tools: &Tools,
         executor: &dyn ToolExecutor,
-        context: &StepContext,
+        context: &StepContext<'_>,
     ) -> Result<AgentStep, AgentError> {
         let step = self
             .inner
