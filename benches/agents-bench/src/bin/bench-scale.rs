@@ -13,8 +13,14 @@
 //! `agent.execute(start.clone().with_user_message(..))`, where `start` holds `H` messages
 //! (default 100): built per worker (own state) or built once and cloned by every worker
 //! (shared state). With `--agent-per-worker` every worker builds its own `Agent` instead of
-//! cloning one (a diagnostic: what sharing the agent's `Arc`s costs across cores). Prints a
-//! table and writes `DIR/scale.json` (default `target/bench`).
+//! cloning one (a diagnostic: what sharing the agent's `Arc`s costs across cores).
+//!
+//! Each worker count also measures the machine's own ceiling: the same threads doing work that
+//! shares nothing (small allocations filled with pseudo-random numbers and summed, about as
+//! much allocation per microsecond as a run). A many-core virtual machine whose cores are
+//! hyperthreads of fewer physical ones, or whose clock drops with load, shows it here: read a
+//! run's speed-up against the ceiling's. Prints a table and writes `DIR/scale.json` (default
+//! `target/bench`).
 //! Needs no network and no file of the repository: copy the release binary anywhere.
 // A benchmark binary: it prints its table.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -159,6 +165,54 @@ fn measure(
     Ok((runs, elapsed))
 }
 
+/// The ceiling: `workers` threads doing `seconds` of work that shares nothing. Returns work
+/// units per second.
+fn ceiling(workers: usize, seconds: f64) -> Result<f64, String> {
+    let barrier = Barrier::new(workers + 1);
+    let deadline_after = Duration::from_secs_f64(seconds);
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ worker as u64;
+                    barrier.wait();
+                    let started = Instant::now();
+                    let mut units = 0u64;
+                    while started.elapsed() < deadline_after {
+                        for _ in 0..256 {
+                            // One unit: a 32-word allocation filled and summed.
+                            let words: Vec<u64> = (0..32)
+                                .map(|_| {
+                                    seed ^= seed << 13;
+                                    seed ^= seed >> 7;
+                                    seed ^= seed << 17;
+                                    seed
+                                })
+                                .collect();
+                            std::hint::black_box(words.iter().fold(0u64, |a, w| a ^ w));
+                            units += 1;
+                        }
+                    }
+                    (units, started.elapsed())
+                })
+            })
+            .collect();
+        barrier.wait();
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| "a ceiling worker panicked".to_owned()))
+            .collect::<Result<Vec<_>, String>>()
+    })?;
+    let units: u64 = results.iter().map(|(u, _)| u).sum();
+    let elapsed = results
+        .iter()
+        .map(|(_, e)| *e)
+        .max()
+        .unwrap_or(Duration::ZERO);
+    Ok(units as f64 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE))
+}
+
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -188,11 +242,11 @@ fn run() -> Result<(), String> {
         options.seconds
     );
     println!(
-        "{:>8} {:>14} {:>8} {:>14} {:>8} {:>13}",
-        "workers", "own runs/s", "x1", "shared runs/s", "x1", "shared/own"
+        "{:>8} {:>14} {:>8} {:>14} {:>8} {:>13} {:>10}",
+        "workers", "own runs/s", "x1", "shared runs/s", "x1", "shared/own", "ceiling x1"
     );
     let mut rows = Vec::new();
-    let mut base = (0.0f64, 0.0f64);
+    let mut base = (0.0f64, 0.0f64, 0.0f64);
     for workers in worker_counts(options.max_workers) {
         let (own_runs, own_time) = measure(
             &agent,
@@ -208,16 +262,18 @@ fn run() -> Result<(), String> {
             options.seconds,
             &shared_start,
         )?;
+        let ceiling_rate = ceiling(workers, options.seconds)?;
         let own_rate = own_runs as f64 / own_time.as_secs_f64();
         let shared_rate = shared_runs as f64 / shared_time.as_secs_f64();
         if workers == 1 {
-            base = (own_rate, shared_rate);
+            base = (own_rate, shared_rate, ceiling_rate);
         }
         println!(
-            "{workers:>8} {own_rate:>14.0} {:>7.2}x {shared_rate:>14.0} {:>7.2}x {:>12.2}",
+            "{workers:>8} {own_rate:>14.0} {:>7.2}x {shared_rate:>14.0} {:>7.2}x {:>12.2} {:>9.2}x",
             own_rate / base.0,
             shared_rate / base.1,
-            shared_rate / own_rate
+            shared_rate / own_rate,
+            ceiling_rate / base.2
         );
         rows.push(json!({
             "workers": workers,
@@ -225,6 +281,7 @@ fn run() -> Result<(), String> {
             "shared_runs_per_second": shared_rate,
             "own_speedup": own_rate / base.0,
             "shared_speedup": shared_rate / base.1,
+            "ceiling_speedup": ceiling_rate / base.2,
         }));
     }
     if options.max_workers > cores && cores > 0 {
