@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
+use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that copies a tool error.
 pub(crate) const COPIED_ERROR_NUDGE: &str = "That is the text of a tool's error message, not \
@@ -18,10 +19,6 @@ results above: if a tool failed, say what went wrong; if you need another tool, 
 /// error repeated in a reply is relayed, not pasted: "slowpoke: the agent did not answer within
 /// 2 seconds" is an answer.
 const COPIED_WORDS: usize = 12;
-
-/// Only the start of a long reply is compared (a copy is at its start), so the check stays
-/// linear in a bounded prefix.
-const MAX_REPLY_BYTES: usize = 16 * 1024;
 
 /// The failed tool results among the latest tool results in `conversation` (tool messages that
 /// read `Error: ...`, how a failure is shown to the model), each as its words, lowercased.
@@ -43,7 +40,8 @@ pub(crate) fn copies_a_tool_error(reply: &str, errors: &[Vec<String>]) -> bool {
     if errors.is_empty() {
         return false;
     }
-    let reply = &reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)];
+    // Only the start of a long reply is compared: a copy is at its start.
+    let reply = compared_prefix(reply);
     if reply.trim_start().to_lowercase().starts_with("error:") {
         return true;
     }

@@ -53,6 +53,7 @@ mod plan_reply;
 mod recover;
 mod repeated_answer;
 mod reply_nudge;
+mod reply_prefix;
 mod shown_calls;
 mod step_messages;
 #[cfg(test)]

@@ -11,6 +11,7 @@ use messages::Messages;
 
 use crate::latest_results::latest_results;
 use crate::plan_reply::names_a_tool;
+use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that narrates a tool's use: once per step.
 pub(crate) const NARRATION_NUDGE: &str = "Your last reply said which tool you used, not what \
@@ -30,9 +31,6 @@ const USE: [&str; 9] = [
     "which returned",
 ];
 
-/// Only the start of a long reply is read: linear in a bounded prefix.
-const MAX_REPLY_BYTES: usize = 16 * 1024;
-
 /// What the tools returned in the running execution, as words: the successful tool results
 /// back to the user message before them, less the words of that message (the request), which
 /// a reply may repeat without having read anything.
@@ -50,7 +48,7 @@ impl ResultWords {
         let found = results.iter().filter(|text| !text.starts_with("Error: "));
         let mut words: HashSet<String> = found
             .clone()
-            .flat_map(|text| telling_words(&text[..text.floor_char_boundary(MAX_REPLY_BYTES)]))
+            .flat_map(|text| telling_words(compared_prefix(text)))
             .collect();
         for word in telling_words(request.as_deref().unwrap_or_default()) {
             words.remove(&word);
@@ -74,7 +72,7 @@ pub(crate) fn narrates_without_results(
     if !results.any {
         return false;
     }
-    let content = &content[..content.floor_char_boundary(MAX_REPLY_BYTES)];
+    let content = compared_prefix(content);
     let lower = content.to_lowercase().replace('\u{2019}', "'");
     if !USE.iter().any(|phrase| lower.contains(phrase)) || !names_a_tool(&lower, tools) {
         return false;

@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use messages::{Messages, Role};
 
+use crate::reply_prefix::compared_prefix;
+
 /// What the model is told after a reply that repeats an earlier answer, before the latest
 /// request is quoted.
 const REPEATED_ANSWER_NUDGE: &str = "Your reply repeats what you answered to an earlier, \
@@ -26,9 +28,6 @@ const MAX_QUOTED_REQUEST_BYTES: usize = 1024;
 /// The shortest repeat that counts, in bytes of normalized text (about five words): a short
 /// answer ("8472", "yes") is often rightly the same for two requests.
 const MIN_REPEAT_BYTES: usize = 24;
-
-/// Only the start of a long reply is compared, so the check stays linear in a bounded prefix.
-const MAX_REPLY_BYTES: usize = 16 * 1024;
 
 /// How many earlier answers are compared, newest first.
 const EARLIER_ANSWERS: usize = 16;
@@ -47,7 +46,8 @@ pub(crate) struct EarlierAnswers {
 }
 
 /// The earlier answers, normalized (lower case, words separated by one space, punctuation
-/// dropped), and the latest request as written.
+/// dropped) and padded with a space on each side (so a match is whole words), and the latest
+/// request as written.
 #[derive(Debug, Default)]
 struct Found {
     answers: Vec<String>,
@@ -67,7 +67,7 @@ impl EarlierAnswers {
     /// part of one at least [`MIN_REPEAT_BYTES`] long, or one of them whole (as long) inside
     /// the reply, compared word by word after normalizing.
     pub(crate) fn repeated_by(&self, conversation: &Messages, reply: &str) -> bool {
-        let reply = normalized(&reply[..reply.floor_char_boundary(MAX_REPLY_BYTES)]);
+        let reply = normalized(compared_prefix(reply));
         // Both sides of a repeat are at least this long: a shorter reply is not one, and the
         // history need not be read.
         if reply.len() < MIN_REPEAT_BYTES {
@@ -79,9 +79,8 @@ impl EarlierAnswers {
         }
         let padded_reply = format!(" {reply} ");
         answers.iter().any(|answer| {
-            answer.len() >= MIN_REPEAT_BYTES
-                && (format!(" {answer} ").contains(&padded_reply)
-                    || padded_reply.contains(&format!(" {answer} ")))
+            answer.len() >= MIN_REPEAT_BYTES + 2
+                && (answer.contains(&padded_reply) || padded_reply.contains(answer.as_str()))
         })
     }
 
@@ -109,7 +108,7 @@ impl Found {
                 Role::Assistant if message.tool_calls().is_empty() => {
                     let answer = normalized(&message.text());
                     if !answer.is_empty() {
-                        pending.push(answer);
+                        pending.push(format!(" {answer} "));
                     }
                 }
                 Role::User => {
