@@ -36,19 +36,25 @@ pub(crate) fn tool_errors(conversation: &Messages) -> Vec<Vec<String>> {
 
 /// Whether `reply` copies one of `errors` (see [`tool_errors`]): it starts with `Error:`, or it
 /// repeats [`COPIED_WORDS`] words in a row of an error. Nothing counts when no tool failed.
-pub(crate) fn copies_a_tool_error(reply: &str, errors: &[Vec<String>]) -> bool {
-    if errors.is_empty() {
-        return false;
-    }
+/// `errors` is asked for only when the reply could be a copy (most answers are too short).
+pub(crate) fn copies_a_tool_error<'e>(
+    reply: &str,
+    errors: impl FnOnce() -> &'e [Vec<String>],
+) -> bool {
     // Only the start of a long reply is compared: a copy is at its start.
     let reply = compared_prefix(reply);
-    if reply.trim_start().to_lowercase().starts_with("error:") {
-        return true;
+    let starts_with_error = reply
+        .trim_start()
+        .get(..6)
+        .is_some_and(|start| start.eq_ignore_ascii_case("error:"));
+    if starts_with_error {
+        return !errors().is_empty();
     }
     let reply_words = words(reply);
     if reply_words.len() < COPIED_WORDS {
         return false;
     }
+    let errors = errors();
     let windows: HashSet<&[String]> = reply_words.windows(COPIED_WORDS).collect();
     errors.iter().any(|error| {
         error
@@ -88,16 +94,16 @@ mod tests {
     fn a_reply_that_pastes_a_tool_error_copies_it() {
         let errors = tool_errors(&conversation(&[UNKNOWN]));
         // Issue 36's run: the fix-it text saved as the answer.
-        assert!(copies_a_tool_error(UNKNOWN, &errors));
+        assert!(copies_a_tool_error(UNKNOWN, || &errors));
         assert!(copies_a_tool_error(
             "I could not do it. There is no tool named rename_file. The tools are: read_file, \
              write_file, edit_file, list_dir, bash.",
-            &errors
+            || &errors
         ));
         let short = tool_errors(&conversation(&["Error: no such file: report.txt"]));
         assert!(copies_a_tool_error(
             "Error: no such file: report.txt",
-            &short
+            || &short
         ));
     }
 
@@ -112,7 +118,7 @@ mod tests {
             "Sorry: no such file: report.txt",
             "they said: turn 1 | Error: the agent did not answer within 2 seconds",
         ] {
-            assert!(!copies_a_tool_error(answer, &errors), "{answer}");
+            assert!(!copies_a_tool_error(answer, || &errors), "{answer}");
         }
     }
 
@@ -141,13 +147,22 @@ mod tests {
     fn nothing_is_a_copy_when_no_tool_failed() {
         let fine = tool_errors(&conversation(&["     1\tError: disk full on /var"]));
         assert!(fine.is_empty(), "a file's line is not a failure");
-        assert!(!copies_a_tool_error("Error: disk full on /var", &fine));
+        assert!(!copies_a_tool_error("Error: disk full on /var", || &fine));
     }
 
     #[test]
     fn a_huge_reply_is_compared_on_its_start_only() {
         let errors = tool_errors(&conversation(&[UNKNOWN]));
         let reply = format!("{} {}", "word ".repeat(100_000), &UNKNOWN[7..]);
-        assert!(!copies_a_tool_error(&reply, &errors));
+        assert!(!copies_a_tool_error(&reply, || &errors));
+    }
+
+    #[test]
+    fn the_errors_are_read_only_for_a_reply_that_could_copy_one() {
+        let unread = || -> &[Vec<String>] { panic!("the errors were read for a short answer") };
+        assert!(!copies_a_tool_error("The tool said ok.", unread));
+        let errors = tool_errors(&conversation(&["Error: no such file: report.txt"]));
+        assert!(copies_a_tool_error("ERROR: no such file", || &errors));
+        assert!(!copies_a_tool_error("Error: but no tool failed", || &[]));
     }
 }

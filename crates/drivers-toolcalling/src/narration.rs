@@ -10,7 +10,7 @@ use agents_core::Tools;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
-use crate::plan_reply::names_a_tool;
+use crate::plan_reply::{contains_ignoring_ascii_case, names_a_tool};
 use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that narrates a tool's use: once per step.
@@ -63,18 +63,28 @@ impl ResultWords {
 /// Whether `content` narrates the use of one of `tools` ("I used the `list_dir` function")
 /// and holds no word the tools returned (see [`ResultWords`]): it says a tool ran, not what
 /// it found. A reply that tells the use and gives a fact ("I used `read_file`: the port is
-/// 8472") is an answer.
-pub(crate) fn narrates_without_results(
+/// 8472") is an answer. `results` is asked for only when the reply tells a tool's use.
+pub(crate) fn narrates_without_results<'r>(
     content: &str,
     tools: &Tools,
-    results: &ResultWords,
+    results: impl FnOnce() -> &'r ResultWords,
 ) -> bool {
-    if !results.any {
+    let content = compared_prefix(content);
+    // Most replies tell no use: decided without a lower-cased copy (only a typographic
+    // apostrophe, as in "I’ve used", needs the copy to be seen).
+    if !content.contains('\u{2019}')
+        && !USE
+            .iter()
+            .any(|phrase| contains_ignoring_ascii_case(content, phrase))
+    {
         return false;
     }
-    let content = compared_prefix(content);
     let lower = content.to_lowercase().replace('\u{2019}', "'");
     if !USE.iter().any(|phrase| lower.contains(phrase)) || !names_a_tool(&lower, tools) {
+        return false;
+    }
+    let results = results();
+    if !results.any {
         return false;
     }
     let gives_a_fact = telling_words(&lower).any(|word| results.words.contains(&word));
@@ -119,7 +129,10 @@ mod tests {
              the directory.",
             "I called the list_dir tool on fruits, which returned the listing.",
         ] {
-            assert!(narrates_without_results(reply, &tools, &found), "{reply}");
+            assert!(
+                narrates_without_results(reply, &tools, || &found),
+                "{reply}"
+            );
         }
     }
 
@@ -135,12 +148,15 @@ mod tests {
             "The function returned the names of the files.",
             "",
         ] {
-            assert!(!narrates_without_results(reply, &tools, &found), "{reply}");
+            assert!(
+                !narrates_without_results(reply, &tools, || &found),
+                "{reply}"
+            );
         }
         // Nothing returned (only errors): nothing to give, nothing judged.
         let failed = results("List the files.", "Error: no such directory");
         let narration = "I used the `list_dir` function, which returned an error.";
-        assert!(!narrates_without_results(narration, &tools, &failed));
+        assert!(!narrates_without_results(narration, &tools, || &failed));
     }
 
     #[test]
@@ -149,6 +165,24 @@ mod tests {
         // d1: the search returned the file name the request already gave.
         let found = results("Which port is configured in config.ini?", "config.ini");
         let reply = "I used the `search_files` tool to find config.ini.";
-        assert!(narrates_without_results(reply, &tools, &found));
+        assert!(narrates_without_results(reply, &tools, || &found));
+    }
+
+    #[test]
+    fn a_typographic_apostrophe_is_read_and_a_reply_telling_no_use_reads_no_results() {
+        let tools = named_tools(&["list_dir", "read_file"]);
+        let found = results("List the files in the fruits directory.", LISTING);
+        assert!(narrates_without_results(
+            "I\u{2019}ve used the list_dir tool, which returned the listing.",
+            &tools,
+            || &found
+        ));
+        // The results are read only for a reply that tells a tool's use.
+        let unread = || -> &ResultWords { panic!("the results were read for a plain answer") };
+        assert!(!narrates_without_results(
+            "The tool said ok.",
+            &tools,
+            unread
+        ));
     }
 }

@@ -81,11 +81,20 @@ pub(crate) fn names_a_tool(lower: &str, tools: &Tools) -> bool {
     })
 }
 
-/// Whether `text` contains `word` (ASCII letters, any case).
+/// Whether `text` contains `word` (ASCII letters, any case). Only the places where the first
+/// byte matches are compared further: most of a reply's bytes are rejected with one compare.
 pub(crate) fn contains_ignoring_ascii_case(text: &str, word: &str) -> bool {
-    text.as_bytes()
-        .windows(word.len())
-        .any(|window| window.eq_ignore_ascii_case(word.as_bytes()))
+    let (text, word) = (text.as_bytes(), word.as_bytes());
+    let Some((first, rest)) = word.split_first() else {
+        return true;
+    };
+    let Some(last_start) = text.len().checked_sub(word.len()) else {
+        return false;
+    };
+    let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    text[..=last_start].iter().enumerate().any(|(at, &byte)| {
+        (byte == lower || byte == upper) && text[at + 1..at + word.len()].eq_ignore_ascii_case(rest)
+    })
 }
 
 #[cfg(test)]
@@ -131,6 +140,40 @@ mod tests {
             "",
         ] {
             assert!(!is_plan_reply(reply, &tools()), "{reply}");
+        }
+    }
+
+    #[test]
+    fn contains_ignoring_ascii_case_agrees_with_a_lower_cased_search() {
+        for (text, word) in [
+            ("The tool said ok.", "use"),
+            ("You can USE the tool", "use"),
+            ("use", "use"),
+            ("us", "use"),
+            ("", "use"),
+            ("anything", ""),
+            ("Ünïcode then HOW", "how"),
+            ("caLL", "call"),
+            ("I'LL do it", "i'll"),
+        ] {
+            assert_eq!(
+                contains_ignoring_ascii_case(text, word),
+                text.to_ascii_lowercase().contains(word),
+                "{text:?} {word:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn contains_ignoring_ascii_case_is_a_lower_cased_search(
+            text in "[a-cA-C' éÉ]{0,40}",
+            word in "[a-cA-C']{0,4}",
+        ) {
+            proptest::prop_assert_eq!(
+                contains_ignoring_ascii_case(&text, &word),
+                text.to_ascii_lowercase().contains(&word.to_ascii_lowercase())
+            );
         }
     }
 }

@@ -16,6 +16,8 @@
 //! records an error and the run answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
 
+use std::sync::OnceLock;
+
 use agents_core::Tools;
 use inference::{FinishReason, InferenceResponse};
 use messages::{Messages, Role};
@@ -112,10 +114,10 @@ impl Nudge {
 pub(crate) struct Nudges {
     tools_ran: bool,
     request_names_a_file: bool,
-    /// The failed tool results the model was sent, as words (when a tool ran).
-    tool_errors: Vec<Vec<String>>,
-    /// What the tools returned (when a tool ran).
-    results: ResultWords,
+    /// The failed tool results the model was sent, as words, read on first need.
+    tool_errors: OnceLock<Vec<Vec<String>>>,
+    /// What the tools returned, read on first need (a reply that tells a tool's use).
+    results: OnceLock<ResultWords>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -137,16 +139,8 @@ impl Nudges {
         Self {
             tools_ran,
             request_names_a_file,
-            tool_errors: if tools_ran {
-                tool_errors(input)
-            } else {
-                Vec::new()
-            },
-            results: if tools_ran {
-                ResultWords::of(input)
-            } else {
-                ResultWords::default()
-            },
+            tool_errors: OnceLock::new(),
+            results: OnceLock::new(),
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             given: 0,
@@ -162,7 +156,10 @@ impl Nudges {
         }
         if is_plan_reply(content, tools) {
             Some(Nudge::PlanAfterResults)
-        } else if copies_a_tool_error(content, &self.tool_errors) {
+        } else if copies_a_tool_error(content, || {
+            self.tool_errors
+                .get_or_init(|| tool_errors(&self.conversation))
+        }) {
             Some(Nudge::CopiedError)
         } else {
             None
@@ -201,7 +198,11 @@ impl Nudges {
             self.not_an_answer(content, tools).or_else(|| {
                 // Nudged once, never discarded: a computed answer ("the sum is 42") holds
                 // no word of the results either.
-                narrates_without_results(content, tools, &self.results).then_some(Nudge::Narration)
+                narrates_without_results(content, tools, || {
+                    self.results
+                        .get_or_init(|| ResultWords::of(&self.conversation))
+                })
+                .then_some(Nudge::Narration)
             })
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges

@@ -337,7 +337,6 @@ impl AgentDriver for ToolCallingDriver {
     ) -> Result<AgentStep, AgentError> {
         let input = state.messages_for_inference();
         let source = EventSource::step(state);
-        let tool_context = context.tool_context(state);
         // The request moves into the model's (or the stream's) future, so the step's own future
         // never holds a copy of it.
         let request = self.request_for(state, &context.cached_context, tools, &input);
@@ -402,7 +401,8 @@ impl AgentDriver for ToolCallingDriver {
 
         let truncated = response.finish_reason() == FinishReason::Length;
         let execution = state.execution().map(|e| e.id()).unwrap_or_default();
-        let step = tool_context.step_number;
+        // The number this step will have (its tool context's `step_number`).
+        let step = state.step_count() + 1;
         // Calls answered with a tool error (how to fix them, or why they did not run) instead
         // of running.
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
@@ -448,6 +448,7 @@ impl AgentDriver for ToolCallingDriver {
         }
         let calls = response.tool_calls();
 
+        // The tool context is built only for a step with calls: an answer step needs none.
         let executions = if calls.is_empty() {
             Default::default()
         } else if refused.is_empty() {
@@ -456,7 +457,7 @@ impl AgentDriver for ToolCallingDriver {
                     executor,
                     calls,
                     tools,
-                    &tool_context,
+                    &context.tool_context(state),
                     self.parallel_tool_calls,
                 )
                 .await?
@@ -474,7 +475,7 @@ impl AgentDriver for ToolCallingDriver {
                         executor,
                         &runnable,
                         tools,
-                        &tool_context,
+                        &context.tool_context(state),
                         self.parallel_tool_calls,
                     )
                     .await?
@@ -541,7 +542,7 @@ impl AgentDriver for ToolCallingDriver {
             );
             return Ok(Some(response.with_content("")));
         }
-        if copies_a_tool_error(response.content(), &errors) {
+        if copies_a_tool_error(response.content(), || &errors) {
             // Nor is a tool's error pasted as the reply (issue 36): the notice says why the
             // run stopped instead.
             tracing::info!("asked for an answer without tools, the model copied a tool error");
