@@ -50,10 +50,11 @@ pub(crate) fn copies_a_tool_error<'e>(
     if starts_with_error {
         return !errors().is_empty();
     }
-    let reply_words = words(reply);
-    if reply_words.len() < COPIED_WORDS {
+    // Counted before any word is copied: most answers are shorter than a copy.
+    if word_slices(reply).take(COPIED_WORDS).count() < COPIED_WORDS {
         return false;
     }
+    let reply_words = words(reply);
     let errors = errors();
     let windows: HashSet<&[String]> = reply_words.windows(COPIED_WORDS).collect();
     errors.iter().any(|error| {
@@ -64,10 +65,12 @@ pub(crate) fn copies_a_tool_error<'e>(
 }
 
 fn words(text: &str) -> Vec<String> {
+    word_slices(text).map(str::to_lowercase).collect()
+}
+
+fn word_slices(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
         .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 #[cfg(test)]
