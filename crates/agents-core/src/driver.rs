@@ -39,10 +39,10 @@ use crate::tools::tool::{HeldRuns, ToolContext};
 /// a fourth argument that can grow without breaking drivers.
 ///
 /// The parts that belong to the agent (events, clock, approval policy, tool-call onion) are
-/// borrowed from it for the step (`Cow::Borrowed`), not cloned: a step touches none of the
-/// agent's reference counts, so many cores running steps of one shared `Agent` do not all
-/// write to the same counters. A context built with [`StepContext::new`] and the `with_*`
-/// methods owns them instead (`StepContext<'static>`).
+/// borrowed from it for the step (`Cow::Borrowed`), not cloned: each clone wrote to a
+/// reference count that every core running steps of one shared `Agent` writes to. A context
+/// built with [`StepContext::new`] and the `with_*` methods owns them instead (it can be
+/// `StepContext<'static>`).
 #[derive(Clone, Debug)]
 pub struct StepContext<'a> {
     /// Where to emit events.
