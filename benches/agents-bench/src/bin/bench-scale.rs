@@ -26,7 +26,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::PathBuf;
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use agents_bench::{history, tool_calling_agent, ReplyModel, ANSWER};
@@ -99,6 +99,45 @@ fn start_state(history_len: usize) -> AgentState {
     AgentState::new().with_messages(history(history_len))
 }
 
+/// Runs on `workers` threads at once: each prepares (`prepare(worker)`), all start together,
+/// then each works (`work(prepared, started)`, returning how many units it did). A worker
+/// whose preparation failed still takes its place at the start line, so its error is
+/// reported instead of the others waiting for it forever. Returns the units of all workers
+/// and the longest time one took.
+fn on_threads<P>(
+    workers: usize,
+    prepare: impl Fn(usize) -> Result<P, String> + Sync,
+    work: impl Fn(P, Instant) -> Result<u64, String> + Sync,
+) -> Result<(u64, Duration), String> {
+    let start_line = Barrier::new(workers + 1);
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                let (start_line, prepare, work) = (&start_line, &prepare, &work);
+                scope.spawn(move || -> Result<(u64, Duration), String> {
+                    let prepared = prepare(worker);
+                    start_line.wait();
+                    let started = Instant::now();
+                    let units = work(prepared?, started)?;
+                    Ok((units, started.elapsed()))
+                })
+            })
+            .collect();
+        start_line.wait();
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| "a worker panicked".to_owned())?)
+            .collect::<Result<Vec<_>, String>>()
+    })?;
+    let units = results.iter().map(|(u, _)| u).sum();
+    let elapsed = results
+        .iter()
+        .map(|(_, e)| *e)
+        .max()
+        .unwrap_or(Duration::ZERO);
+    Ok((units, elapsed))
+}
+
 /// Runs from `workers` threads for `seconds`; every worker starts its runs from `start()`
 /// (called once per worker). Returns (runs, elapsed).
 fn measure(
@@ -108,108 +147,70 @@ fn measure(
     seconds: f64,
     start: &(dyn Fn() -> AgentState + Sync),
 ) -> Result<(u64, Duration), String> {
-    let barrier = Arc::new(Barrier::new(workers + 1));
     let deadline_after = Duration::from_secs_f64(seconds);
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|worker| {
-                let agent = if per_worker {
-                    self::agent()
-                } else {
-                    agent.clone()
-                };
-                let barrier = Arc::clone(&barrier);
-                let state = start();
-                scope.spawn(move || -> Result<(u64, Duration), String> {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .map_err(|e| e.to_string())?;
-                    let question = format!("Worker {worker}: run the tool, please.");
-                    // Warm up, and check the run is the two-step conversation.
-                    let done = rt
-                        .block_on(agent.execute(state.clone().with_user_message(question.clone())))
-                        .map_err(|e| e.to_string())?;
-                    if done.final_response().map(|m| m.text()).as_deref() != Some(ANSWER) {
-                        return Err("the run did not end with the answer".into());
-                    }
-                    barrier.wait();
-                    let started = Instant::now();
-                    let mut runs = 0u64;
-                    rt.block_on(async {
-                        while started.elapsed() < deadline_after {
-                            for _ in 0..64 {
-                                let run = agent
-                                    .execute(state.clone().with_user_message(question.as_str()));
-                                std::hint::black_box(run.await.map_err(|e| e.to_string())?);
-                                runs += 1;
-                            }
-                        }
-                        Ok::<_, String>(())
-                    })?;
-                    Ok((runs, started.elapsed()))
-                })
-            })
-            .collect();
-        barrier.wait();
-        handles
-            .into_iter()
-            .map(|h| h.join().map_err(|_| "a worker panicked".to_owned())?)
-            .collect::<Result<Vec<_>, String>>()
-    })?;
-    let runs = results.iter().map(|(r, _)| r).sum();
-    let elapsed = results
-        .iter()
-        .map(|(_, e)| *e)
-        .max()
-        .unwrap_or(Duration::ZERO);
-    Ok((runs, elapsed))
+    let prepare = |worker: usize| {
+        let agent = if per_worker {
+            self::agent()
+        } else {
+            agent.clone()
+        };
+        let state = start();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let question = format!("Worker {worker}: run the tool, please.");
+        // Warm up, and check the run is the two-step conversation.
+        let done = rt
+            .block_on(agent.execute(state.clone().with_user_message(question.clone())))
+            .map_err(|e| e.to_string())?;
+        if done.final_response().map(|m| m.text()).as_deref() != Some(ANSWER) {
+            return Err("the run did not end with the answer".to_owned());
+        }
+        Ok((rt, agent, state, question))
+    };
+    on_threads(workers, prepare, |(rt, agent, state, question), started| {
+        let mut runs = 0u64;
+        rt.block_on(async {
+            while started.elapsed() < deadline_after {
+                for _ in 0..64 {
+                    let run = agent.execute(state.clone().with_user_message(question.as_str()));
+                    std::hint::black_box(run.await.map_err(|e| e.to_string())?);
+                    runs += 1;
+                }
+            }
+            Ok::<_, String>(())
+        })?;
+        Ok(runs)
+    })
 }
 
 /// The ceiling: `workers` threads doing `seconds` of work that shares nothing. Returns work
 /// units per second.
 fn ceiling(workers: usize, seconds: f64) -> Result<f64, String> {
-    let barrier = Barrier::new(workers + 1);
     let deadline_after = Duration::from_secs_f64(seconds);
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|worker| {
-                let barrier = &barrier;
-                scope.spawn(move || {
-                    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ worker as u64;
-                    barrier.wait();
-                    let started = Instant::now();
-                    let mut units = 0u64;
-                    while started.elapsed() < deadline_after {
-                        for _ in 0..256 {
-                            // One unit: a 32-word allocation filled and summed.
-                            let words: Vec<u64> = (0..32)
-                                .map(|_| {
-                                    seed ^= seed << 13;
-                                    seed ^= seed >> 7;
-                                    seed ^= seed << 17;
-                                    seed
-                                })
-                                .collect();
-                            std::hint::black_box(words.iter().fold(0u64, |a, w| a ^ w));
-                            units += 1;
-                        }
-                    }
-                    (units, started.elapsed())
-                })
-            })
-            .collect();
-        barrier.wait();
-        handles
-            .into_iter()
-            .map(|h| h.join().map_err(|_| "a ceiling worker panicked".to_owned()))
-            .collect::<Result<Vec<_>, String>>()
-    })?;
-    let units: u64 = results.iter().map(|(u, _)| u).sum();
-    let elapsed = results
-        .iter()
-        .map(|(_, e)| *e)
-        .max()
-        .unwrap_or(Duration::ZERO);
+    let (units, elapsed) = on_threads(
+        workers,
+        |worker| Ok(0x9E37_79B9_7F4A_7C15u64 ^ worker as u64),
+        |mut seed, started| {
+            let mut units = 0u64;
+            while started.elapsed() < deadline_after {
+                for _ in 0..256 {
+                    // One unit: a 32-word allocation filled and summed.
+                    let words: Vec<u64> = (0..32)
+                        .map(|_| {
+                            seed ^= seed << 13;
+                            seed ^= seed >> 7;
+                            seed ^= seed << 17;
+                            seed
+                        })
+                        .collect();
+                    std::hint::black_box(words.iter().fold(0u64, |a, w| a ^ w));
+                    units += 1;
+                }
+            }
+            Ok(units)
+        },
+    )?;
     Ok(units as f64 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE))
 }
 
