@@ -62,6 +62,10 @@ impl LanguageModel for CycleModel {
 
 /// A model for concurrent runs: it asks for `calls` when the request ends with anything but
 /// tool results, and gives `answer` once the tool results are in. Records nothing.
+///
+/// Every reply is built anew, as a provider parses each response from its own bytes: a clone
+/// of one stored reply would share its calls' reference counts between every run on every
+/// core, which no real model's replies do.
 #[derive(Clone)]
 pub struct ReplyModel {
     calls: InferenceResponse,
@@ -89,9 +93,14 @@ impl LanguageModel for ReplyModel {
             .last()
             .is_some_and(|message| message.role() == Role::Tool);
         Ok(if after_tools {
-            self.answer.clone()
+            InferenceResponse::text(self.answer.content())
         } else {
-            self.calls.clone()
+            InferenceResponse::with_tool_calls(
+                self.calls
+                    .tool_calls()
+                    .iter()
+                    .map(|call| ToolCall::new(call.id(), call.name(), call.arguments().clone())),
+            )
         })
     }
 

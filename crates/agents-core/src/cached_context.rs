@@ -1,10 +1,8 @@
 //! `CachedContext`: the request parts an agent sends the same way every step (configuration,
 //! held by the [`Agent`](crate::Agent), never by the state).
 
-use std::sync::Arc;
-
 use inference::{ResponseFormat, ToolChoice, ToolSchema};
-use messages::Messages;
+use messages::{Messages, SharedSlice};
 use serde::{Deserialize, Serialize};
 
 /// The parts of an inference request that do not change between steps (system prompt, tool
@@ -16,7 +14,7 @@ pub struct CachedContext {
     pub messages: Messages,
     /// Tool schemas.
     #[serde(default, skip_serializing_if = "<[ToolSchema]>::is_empty")]
-    pub tools: Arc<[ToolSchema]>,
+    pub tools: SharedSlice<ToolSchema>,
     /// Tool choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
@@ -28,9 +26,9 @@ pub struct CachedContext {
 impl CachedContext {
     /// The tool schemas to offer: those of the agent's registry when it has tools (they are the
     /// ones the executor can run), else the cached ones.
-    pub fn tool_schemas(&self, tools: &crate::tools::registry::Tools) -> Arc<[ToolSchema]> {
+    pub fn tool_schemas(&self, tools: &crate::tools::registry::Tools) -> SharedSlice<ToolSchema> {
         if tools.is_empty() {
-            Arc::clone(&self.tools)
+            self.tools.clone()
         } else {
             tools.schemas()
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use inference::ToolSchema;
-use messages::Messages;
+use messages::{Messages, SharedSlice};
 use tokio_util::sync::CancellationToken;
 
 use crate::cached_context::CachedContext;
@@ -191,7 +191,7 @@ impl StepContext<'_> {
 
     /// The tool schemas to offer: the registry's when it has tools (they are the ones the
     /// executor can run), else the request prefix's.
-    pub fn tool_schemas(&self, tools: &Tools) -> Arc<[ToolSchema]> {
+    pub fn tool_schemas(&self, tools: &Tools) -> SharedSlice<ToolSchema> {
         self.cached_context.tool_schemas(tools)
     }
 

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
+use messages::SharedSlice;
 
 use crate::cached_context::CachedContext;
 use crate::records::agent_error::AgentError;
@@ -224,7 +225,7 @@ impl<'a> Next<'a> {
 /// ```
 #[derive(Clone, Default)]
 pub struct StateProcessors {
-    layers: Arc<[Arc<dyn StateProcessor>]>,
+    layers: SharedSlice<Arc<dyn StateProcessor>>,
 }
 
 impl StateProcessors {

@@ -66,7 +66,7 @@ pub fn format_step_messages(
     }
     let text = response.content();
     let mut invocation = Message::new(messages::Role::Assistant, messages::Content::empty())
-        .with_shared_tool_calls(std::sync::Arc::clone(response.shared_tool_calls()));
+        .with_shared_tool_calls(response.shared_tool_calls().clone());
     if !text.trim().is_empty() && !repeats_calls(text, calls) {
         invocation = invocation.with_content(text);
     }

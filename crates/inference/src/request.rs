@@ -1,8 +1,6 @@
 //! `InferenceRequest` and the pieces it is made of.
 
-use std::sync::Arc;
-
-use messages::Messages;
+use messages::{Messages, SharedSlice};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -73,7 +71,7 @@ pub struct InferenceRequest {
     /// prompt extract it).
     pub messages: Messages,
     /// Tools the model may call. Shared: an agent hands the same list to every request.
-    pub tools: Arc<[ToolSchema]>,
+    pub tools: SharedSlice<ToolSchema>,
     /// Tool choice; `None` means the provider default.
     pub tool_choice: Option<ToolChoice>,
     /// Response format; `None` means free text.
@@ -117,10 +115,10 @@ impl InferenceRequest {
         self
     }
 
-    /// Sets a shared list of tools (no copy).
+    /// Sets a shared list of tools (no copy; an `Arc<[ToolSchema]>` converts).
     #[inline]
-    pub fn with_shared_tools(mut self, tools: Arc<[ToolSchema]>) -> Self {
-        self.tools = tools;
+    pub fn with_shared_tools(mut self, tools: impl Into<SharedSlice<ToolSchema>>) -> Self {
+        self.tools = tools.into();
         self
     }
 

@@ -1,8 +1,6 @@
 //! `InferenceResponse`: what a model answered.
 
-use std::sync::Arc;
-
-use messages::{Message, ToolCall};
+use messages::{Message, SharedSlice, ToolCall};
 use serde::{Deserialize, Serialize};
 
 use crate::{FinishReason, Usage};
@@ -13,7 +11,7 @@ use crate::{FinishReason, Usage};
 pub struct InferenceResponse {
     content: String,
     #[serde(skip_serializing_if = "<[ToolCall]>::is_empty")]
-    tool_calls: Arc<[ToolCall]>,
+    tool_calls: SharedSlice<ToolCall>,
     finish_reason: FinishReason,
     usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,7 +52,7 @@ impl InferenceResponse {
     }
 
     /// The tool calls, shared (keeping them copies nothing).
-    pub fn shared_tool_calls(&self) -> &Arc<[ToolCall]> {
+    pub fn shared_tool_calls(&self) -> &SharedSlice<ToolCall> {
         &self.tool_calls
     }
 
@@ -132,7 +130,6 @@ impl InferenceResponse {
 
     /// The answer as an assistant message (text and tool calls).
     pub fn to_message(&self) -> Message {
-        Message::assistant(self.content.as_str())
-            .with_shared_tool_calls(Arc::clone(&self.tool_calls))
+        Message::assistant(self.content.as_str()).with_shared_tool_calls(self.tool_calls.clone())
     }
 }

@@ -49,6 +49,7 @@ mod messages;
 mod metadata;
 mod persistent;
 mod role;
+mod shared_slice;
 mod store;
 mod tool_call;
 
@@ -62,5 +63,6 @@ pub use message::Message;
 pub use messages::Messages;
 pub use metadata::Metadata;
 pub use role::Role;
+pub use shared_slice::SharedSlice;
 pub use store::{MessageStore, Section, SectionMut, SectionOperator};
 pub use tool_call::ToolCall;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::shared_slice::SharedSlice;
 use crate::{Content, ContentPart, MessagesError, Metadata, Role, ToolCall};
 
 /// One message of a conversation: who said it, what it says, and, for tool traffic, the typed
@@ -21,7 +22,7 @@ pub struct Message {
     role: Role,
     name: Option<String>,
     content: Content,
-    tool_calls: Arc<[ToolCall]>,
+    tool_calls: SharedSlice<ToolCall>,
     tool_call_id: Option<Arc<str>>,
     tool_name: Option<Arc<str>>,
     metadata: Metadata,
@@ -34,7 +35,7 @@ impl Message {
             role,
             name: None,
             content: content.into(),
-            tool_calls: Arc::default(),
+            tool_calls: SharedSlice::new(),
             tool_call_id: None,
             tool_name: None,
             metadata: Metadata::new(),
@@ -119,7 +120,7 @@ impl Message {
     }
 
     /// The tool calls, shared (keeping them copies nothing).
-    pub fn shared_tool_calls(&self) -> &Arc<[ToolCall]> {
+    pub fn shared_tool_calls(&self) -> &SharedSlice<ToolCall> {
         &self.tool_calls
     }
 
@@ -198,9 +199,9 @@ impl Message {
         self
     }
 
-    /// A copy with a shared list of tool calls (no copy).
-    pub fn with_shared_tool_calls(mut self, calls: Arc<[ToolCall]>) -> Self {
-        self.tool_calls = calls;
+    /// A copy with a shared list of tool calls (no copy; an `Arc<[ToolCall]>` converts).
+    pub fn with_shared_tool_calls(mut self, calls: impl Into<SharedSlice<ToolCall>>) -> Self {
+        self.tool_calls = calls.into();
         self
     }
 
@@ -270,8 +271,8 @@ impl Message {
             Some(calls) if !calls.is_null() => Some(calls.clone()),
             _ => metadata.shift_remove("tool_calls"),
         };
-        let tool_calls: Arc<[ToolCall]> = match calls_value {
-            None | Some(Value::Null) => Arc::default(),
+        let tool_calls: SharedSlice<ToolCall> = match calls_value {
+            None | Some(Value::Null) => SharedSlice::new(),
             Some(Value::Array(items)) => items
                 .iter()
                 .map(ToolCall::from_value)

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::shared_slice::SharedSlice;
 use crate::{Message, Messages, MessagesError, Metadata};
 
 /// One named section of a [`MessageStore`].
@@ -45,7 +46,7 @@ impl Section {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MessageStore {
     /// Shared between copies; a change copies the (short) list of sections, never messages.
-    sections: Arc<[Section]>,
+    sections: SharedSlice<Section>,
     parameters: Metadata,
 }
 
@@ -219,7 +220,7 @@ impl MessageStore {
     fn set_in_place(&mut self, name: &str, messages: Messages) {
         match self.position(name) {
             Some(position) => {
-                if let Some(section) = Arc::make_mut(&mut self.sections).get_mut(position) {
+                if let Some(section) = self.sections.make_mut().get_mut(position) {
                     section.messages = messages;
                 }
             }

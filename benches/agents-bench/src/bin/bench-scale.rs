@@ -3,13 +3,14 @@
 //! system prompt and history, many users).
 //!
 //! ```text
-//! bench-scale [--max-workers N] [--seconds S] [--history H] [--agent-per-worker] [--out DIR]
+//! bench-scale [--max-workers N | --workers N] [--seconds S] [--history H] [--agent-per-worker] [--out DIR]
 //! ```
 //!
 //! Each worker is an OS thread with its own current-thread runtime, looping two-step runs
 //! (a `noop` tool call, then the answer, from a zero-latency model that decides from the
 //! request, so it shares nothing between runs) for `S` seconds (default 2). Worker counts are
-//! 1, 2, 4, ... up to `N` (default: the machine's cores), and `N` itself. A run is
+//! 1, 2, 4, ... up to `N` (default: the machine's cores), and `N` itself; `--workers N` measures
+//! `N` alone (to profile one count: its speed-ups are then against itself). A run is
 //! `agent.execute(start.clone().with_user_message(..))`, where `start` holds `H` messages
 //! (default 100): built per worker (own state) or built once and cloned by every worker
 //! (shared state). With `--agent-per-worker` every worker builds its own `Agent` instead of
@@ -37,6 +38,8 @@ use serde_json::json;
 
 struct Options {
     max_workers: usize,
+    /// `--workers N`: only this count instead of the sweep.
+    only: bool,
     seconds: f64,
     history: usize,
     agent_per_worker: bool,
@@ -47,6 +50,7 @@ fn parse() -> Result<Options, String> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut options = Options {
         max_workers: cores,
+        only: false,
         seconds: 2.0,
         history: 100,
         agent_per_worker: false,
@@ -59,20 +63,24 @@ fn parse() -> Result<Options, String> {
             "--max-workers" => {
                 options.max_workers = value()?.parse().map_err(|_| "--max-workers N")?;
             }
+            "--workers" => {
+                options.max_workers = value()?.parse().map_err(|_| "--workers N")?;
+                options.only = true;
+            }
             "--seconds" => options.seconds = value()?.parse().map_err(|_| "--seconds S")?,
             "--history" => options.history = value()?.parse().map_err(|_| "--history H")?,
             "--out" => options.out = PathBuf::from(value()?),
             "--agent-per-worker" => options.agent_per_worker = true,
             "--help" | "-h" => {
-                return Err("usage: bench-scale [--max-workers N] [--seconds S] \
-                            [--history H] [--agent-per-worker] [--out DIR]"
+                return Err("usage: bench-scale [--max-workers N | --workers N] \
+                            [--seconds S] [--history H] [--agent-per-worker] [--out DIR]"
                     .into())
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
     if options.max_workers == 0 || options.seconds <= 0.0 {
-        return Err("--max-workers and --seconds must be positive".into());
+        return Err("--max-workers, --workers and --seconds must be positive".into());
     }
     Ok(options)
 }
@@ -248,7 +256,12 @@ fn run() -> Result<(), String> {
     );
     let mut rows = Vec::new();
     let mut base = (0.0f64, 0.0f64, 0.0f64);
-    for workers in worker_counts(options.max_workers) {
+    let counts = if options.only {
+        vec![options.max_workers]
+    } else {
+        worker_counts(options.max_workers)
+    };
+    for workers in counts {
         let (own_runs, own_time) = measure(
             &agent,
             options.agent_per_worker,
@@ -266,7 +279,7 @@ fn run() -> Result<(), String> {
         let ceiling_rate = ceiling(workers, options.seconds)?;
         let own_rate = own_runs as f64 / own_time.as_secs_f64();
         let shared_rate = shared_runs as f64 / shared_time.as_secs_f64();
-        if workers == 1 {
+        if rows.is_empty() {
             base = (own_rate, shared_rate, ceiling_rate);
         }
         println!(

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use inference::Usage;
+use messages::SharedSlice;
 use serde::{Deserialize, Serialize};
 
 use crate::records::agent_step::AgentStep;
@@ -111,7 +112,7 @@ impl StepExecution {
 /// pointers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct StepExecutions(Arc<[Arc<StepExecution>]>);
+pub struct StepExecutions(SharedSlice<Arc<StepExecution>>);
 
 impl StepExecutions {
     /// None.
@@ -166,7 +167,7 @@ impl StepExecutions {
             outcome,
             ..StepExecution::clone(last)
         });
-        match Arc::get_mut(&mut self.0).and_then(<[_]>::last_mut) {
+        match self.0.get_mut().and_then(<[_]>::last_mut) {
             Some(slot) => *slot = updated,
             None => {
                 let len = self.0.len();

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use messages::ToolCall;
+use messages::{SharedSlice, ToolCall};
 
 use crate::journal::StepJournal;
 use crate::records::agent_error::AgentError;
@@ -272,7 +272,7 @@ impl CallBatch {
 /// A list of tool layers, the first outermost. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct ToolLayers {
-    layers: Arc<[Arc<dyn ToolLayer>]>,
+    layers: SharedSlice<Arc<dyn ToolLayer>>,
 }
 
 impl ToolLayers {

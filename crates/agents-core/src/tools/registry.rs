@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use inference::ToolSchema;
+use messages::SharedSlice;
 
 use crate::records::tool_effects::ToolEffects;
 
@@ -23,7 +24,7 @@ pub struct Tools {
 struct Registry {
     order: Vec<String>,
     tools: BTreeMap<String, Arc<dyn Tool>>,
-    schemas: Arc<[ToolSchema]>,
+    schemas: SharedSlice<ToolSchema>,
 }
 
 impl Registry {
@@ -112,8 +113,8 @@ impl Tools {
     }
 
     /// The schemas sent to the model, in registration order (built at registration, shared).
-    pub fn schemas(&self) -> Arc<[ToolSchema]> {
-        Arc::clone(&self.inner.schemas)
+    pub fn schemas(&self) -> SharedSlice<ToolSchema> {
+        self.inner.schemas.clone()
     }
 
     /// The schema of the tool `name`, as sent to the model (built at registration).

@@ -35,7 +35,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
-use messages::{Message, Messages};
+use messages::{Message, Messages, SharedSlice};
 
 use super::array_out::{ArrayOut, JsonBytes};
 use crate::error::InferenceError;
@@ -174,7 +174,7 @@ struct Inner<S> {
     slots: Vec<Slot<S>>,
     tick: u64,
     next_id: u64,
-    tools: Option<(Arc<[ToolSchema]>, Bytes)>,
+    tools: Option<(SharedSlice<ToolSchema>, Bytes)>,
 }
 
 /// A model's cache of encoded messages (see the module documentation).
@@ -302,17 +302,17 @@ impl<S: Copy + Default> EncodeCache<S> {
     /// had the same (shared) list.
     pub(crate) fn tools(
         &self,
-        tools: &Arc<[ToolSchema]>,
+        tools: &SharedSlice<ToolSchema>,
         write: impl FnOnce() -> Result<Vec<u8>, InferenceError>,
     ) -> Result<Bytes, InferenceError> {
         if let Some((cached, bytes)) = &self.lock().tools {
-            if Arc::ptr_eq(cached, tools) {
+            if cached.ptr_eq(tools) {
                 return Ok(bytes.clone());
             }
         }
         let bytes = Bytes::from(write()?);
         if self.max_slots > 0 {
-            self.lock().tools = Some((Arc::clone(tools), bytes.clone()));
+            self.lock().tools = Some((tools.clone(), bytes.clone()));
         }
         Ok(bytes)
     }
