@@ -11,15 +11,59 @@ use crate::{Message, Messages, MessagesError, Metadata};
 /// One named section of a [`MessageStore`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Section {
-    name: Arc<str>,
+    name: SectionName,
     messages: Messages,
+}
+
+/// The names the agents use for their sections: a section named so holds a `&'static str`, so
+/// copying it (every change to a shared store copies its list of sections) touches no
+/// reference count that the copies of every run share.
+const WELL_KNOWN_NAMES: [&str; 4] = ["messages", "execution_buffer", "summary", "buffer"];
+
+/// A section's name: one of [`WELL_KNOWN_NAMES`], or any other, shared.
+#[derive(Clone)]
+enum SectionName {
+    WellKnown(&'static str),
+    Other(Arc<str>),
+}
+
+impl SectionName {
+    fn new(name: &str) -> Self {
+        match WELL_KNOWN_NAMES.iter().find(|known| **known == name) {
+            Some(known) => Self::WellKnown(known),
+            None => Self::Other(Arc::from(name)),
+        }
+    }
+}
+
+impl std::ops::Deref for SectionName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Self::WellKnown(name) => name,
+            Self::Other(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Debug for SectionName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for SectionName {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
 }
 
 impl Section {
     /// A section with the given name and messages.
     pub fn new(name: impl Into<String>, messages: impl Into<Messages>) -> Self {
         Self {
-            name: Arc::from(name.into()),
+            name: SectionName::new(&name.into()),
             messages: messages.into(),
         }
     }
@@ -231,7 +275,7 @@ impl MessageStore {
                     .iter()
                     .cloned()
                     .chain(std::iter::once(Section {
-                        name: Arc::from(name),
+                        name: SectionName::new(name),
                         messages,
                     }))
                     .collect();
@@ -359,6 +403,22 @@ mod tests {
             .append(vec![Message::user("hi")])
             .section("execution_buffer")
             .append(vec![Message::tool_result("c", "t", "r")])
+    }
+
+    #[test]
+    fn the_agents_section_names_are_static() {
+        let s = store().section("notes").append(Message::user("n"));
+        let kinds: Vec<bool> = s
+            .sections
+            .iter()
+            .map(|section| matches!(section.name, SectionName::WellKnown(_)))
+            .collect();
+        assert_eq!(kinds, [true, true, false]);
+        assert_eq!(s.section_names(), ["messages", "execution_buffer", "notes"]);
+        assert_eq!(
+            Section::new("summary", Vec::<Message>::new()).name(),
+            "summary"
+        );
     }
 
     #[test]

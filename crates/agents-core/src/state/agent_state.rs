@@ -37,7 +37,7 @@ pub struct AgentState {
     data: Arc<StateData>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub(super) struct StateData {
     pub(super) agent_id: Arc<str>,
     pub(super) parent_agent_id: Option<Arc<str>>,
@@ -55,6 +55,30 @@ pub(super) struct StateData {
     pub(super) approvals: Vec<crate::state::pending_approval::PendingApproval>,
     pub(super) created_at: DateTime<Utc>,
     pub(super) updated_at: DateTime<Utc>,
+}
+
+/// A copy owns its id strings. `Arc::make_mut` copies the data only when another state shares
+/// it, as when many runs start from one shared state; each run then clones its id into the
+/// tool contexts and events of its steps, and those clones would all count on the shared
+/// state's one id, written to by every core. One small allocation per copy instead.
+impl Clone for StateData {
+    fn clone(&self) -> Self {
+        Self {
+            agent_id: Arc::from(&*self.agent_id),
+            parent_agent_id: self.parent_agent_id.as_deref().map(Arc::from),
+            status: self.status,
+            stop_reason: self.stop_reason,
+            store: self.store.clone(),
+            metadata: self.metadata.clone(),
+            usage: self.usage,
+            cost: self.cost,
+            execution: self.execution.clone(),
+            step_executions: self.step_executions.clone(),
+            approvals: self.approvals.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
 }
 
 /// One execution: the run of steps from a user message until the agent stops.
@@ -450,5 +474,34 @@ impl AgentState {
 impl std::fmt::Debug for AgentState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(&self.data, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_copy_of_a_shared_state_owns_its_ids() {
+        let shared = AgentState::new().with_parent_agent_id("parent");
+        let run = shared.clone().with_user_message("hi");
+        assert_eq!(run.agent_id(), shared.agent_id());
+        assert_eq!(run.parent_agent_id(), Some("parent"));
+        assert!(!Arc::ptr_eq(
+            run.shared_agent_id(),
+            shared.shared_agent_id()
+        ));
+        let (Some(a), Some(b)) = (
+            run.shared_parent_agent_id(),
+            shared.shared_parent_agent_id(),
+        ) else {
+            panic!("both have a parent");
+        };
+        assert!(!Arc::ptr_eq(a, b));
+        // A state nobody else holds is changed in place: its id stays.
+        let id = Arc::clone(run.shared_agent_id());
+        let again = run.with_user_message("more");
+        assert_eq!(Arc::strong_count(&id), 2, "no copy of the id was made");
+        assert!(Arc::ptr_eq(again.shared_agent_id(), &id));
     }
 }
