@@ -309,7 +309,7 @@ impl StepContext<'_> {
         ToolContext {
             agent_id: Arc::clone(state.shared_agent_id()),
             parent_agent_id: state.shared_parent_agent_id().cloned(),
-            step_number: state.step_count() + 1,
+            step_number: state.next_step_number(),
             metadata: state.metadata().clone(),
             cancellation: self.cancellation.clone(),
             clock: Arc::clone(&*self.clock),

@@ -314,7 +314,7 @@ impl AgentSession {
         ctx: &ObjectContext<'_>,
         state: AgentState,
     ) -> Result<AgentState, Interrupted> {
-        let number = state.step_count() + 1;
+        let number = state.next_step_number();
         // A step that starts an execution makes its id: journaled once, so a replay of the
         // step gets the same execution id, and every tool the same idempotency key.
         let execution_id = if state.execution().is_none() {

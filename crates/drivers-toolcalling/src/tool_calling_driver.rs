@@ -402,7 +402,7 @@ impl AgentDriver for ToolCallingDriver {
         let truncated = response.finish_reason() == FinishReason::Length;
         let execution = state.execution().map(|e| e.id()).unwrap_or_default();
         // The number this step will have (its tool context's `step_number`).
-        let step = state.step_count() + 1;
+        let step = state.next_step_number();
         // Calls answered with a tool error (how to fix them, or why they did not run) instead
         // of running.
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();

@@ -69,7 +69,7 @@ impl Agent {
     /// its outcome stops the execution with [`StopReason::Guard`].
     pub(super) fn record_guard_stop(&self, state: AgentState) -> AgentState {
         let now = self.clock.now();
-        let number = state.step_count() + 1;
+        let number = state.next_step_number();
         let outcome = ContinuationOutcome::from_evaluation(
             ContinuationEvaluation::forbid("StateProcessor", StopReason::Guard)
                 .with_reason("a processor returned without running the step"),

@@ -35,7 +35,7 @@ impl EventSource {
         Self {
             agent_id: Arc::clone(state.shared_agent_id()),
             parent_agent_id: state.shared_parent_agent_id().cloned(),
-            step_number: state.step_count() + 1,
+            step_number: state.next_step_number(),
         }
     }
 

@@ -354,6 +354,12 @@ impl AgentState {
         self.data.step_executions.len()
     }
 
+    /// The 1-based number of the step that runs next (the one a driver is producing): what
+    /// step records, events, tool contexts and journal keys call it.
+    pub fn next_step_number(&self) -> usize {
+        self.step_count() + 1
+    }
+
     /// The step executions of this execution.
     pub fn step_executions(&self) -> &StepExecutions {
         &self.data.step_executions

@@ -34,7 +34,7 @@ pub fn with_recorded_step(state: AgentState, step: AgentStep) -> AgentState {
         state.started(Execution::new(crate::ids::new_id(), now))
     };
     let at = state.updated_at();
-    let number = state.step_count() + 1;
+    let number = state.next_step_number();
     let pending = ContinuationOutcome::from_evaluations(Vec::new());
     state.recorded(StepExecution::new(step, pending, at, at, number))
 }
