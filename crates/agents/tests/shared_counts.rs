@@ -3,10 +3,10 @@
 //! The standard library's `Arc::<[T]>::default()` and `Arc::<str>::default()` hand out one
 //! static allocation: every empty list made that way, in any thread, counts on the same
 //! reference count, so copying and dropping them makes every core write to one cache line. A
-//! server running conversations on 16 cores spent a third of its time there (issue 35). This
-//! test runs a conversation with a tool call through the builder's defaults and checks, while
-//! the tool runs and after the run with its state kept, that nothing holds such a list. (Its
-//! own test binary: the count is process-wide, so no other test may run beside it.)
+//! server running conversations on 16 cores spent about half of its time there (issue 35).
+//! This test runs a conversation with a tool call through the builder's defaults and checks,
+//! while the tool runs and after the run with its state kept, that nothing holds such a list.
+//! (Its own test binary: the count is process-wide, so no other test may run beside it.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 

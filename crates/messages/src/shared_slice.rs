@@ -9,13 +9,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// An immutable list shared between its copies, like `Arc<[T]>`, except that an empty list
 /// holds no `Arc`.
 ///
-/// Why not `Arc<[T]>`: the standard library's `Arc::<[T]>::default()` (and `Arc::<str>::default()`)
-/// hands out one static allocation that every empty list of the process shares, so each clone
-/// or drop of an empty list writes to one reference count that every core touches. Messages
-/// without tool calls, responses without calls and executions without steps are the common
-/// case, and a server running conversations on 16 cores spent a third of its time waiting on
-/// that one count (issue 35, session 15). An empty `SharedSlice` is `None` inside: it is made,
-/// cloned and dropped without touching memory any other thread uses.
+/// Why not `Arc<[T]>`: the standard library's `Arc::<[T]>::default()` (and
+/// `Arc::<str>::default()`) hands out one static allocation that every empty list of the
+/// process shares, so each clone or drop of an empty list writes to one reference count that
+/// every core touches. Messages without tool calls, responses without calls and executions
+/// without steps are the common case, and a server running conversations on 16 cores spent
+/// about half of its time waiting on that one count (issue 35, session 15). An empty
+/// `SharedSlice` is `None` inside: it is made, cloned and dropped without touching memory any
+/// other thread uses.
 ///
 /// ```
 /// use messages::SharedSlice;

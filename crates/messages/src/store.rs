@@ -15,9 +15,11 @@ pub struct Section {
     messages: Messages,
 }
 
-/// The names the agents use for their sections: a section named so holds a `&'static str`, so
-/// copying it (every change to a shared store copies its list of sections) touches no
-/// reference count that the copies of every run share.
+/// The names the agents use for their sections (agents-core's `DEFAULT_SECTION`,
+/// `EXECUTION_BUFFER_SECTION`, `SUMMARY_SECTION` and `BUFFER_SECTION`): a section named so
+/// holds a `&'static str`, so copying it (every change to a shared store copies its list of
+/// sections) touches no reference count that the copies of every run share. Any other name
+/// works the same, at the cost of that count.
 const WELL_KNOWN_NAMES: [&str; 4] = ["messages", "execution_buffer", "summary", "buffer"];
 
 /// A section's name: one of [`WELL_KNOWN_NAMES`], or any other, shared.

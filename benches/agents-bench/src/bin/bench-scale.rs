@@ -3,7 +3,8 @@
 //! system prompt and history, many users).
 //!
 //! ```text
-//! bench-scale [--max-workers N | --workers N] [--seconds S] [--history H] [--agent-per-worker] [--out DIR]
+//! bench-scale [--max-workers N | --workers N] [--seconds S] [--history H]
+//!             [--agent-per-worker] [--out DIR]
 //! ```
 //!
 //! Each worker is an OS thread with its own current-thread runtime, looping two-step runs
