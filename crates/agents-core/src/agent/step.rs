@@ -275,7 +275,7 @@ impl Agent {
     ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.next_step_number();
-        let step = self.priced(step).with_id(&*self.ids.new_id());
+        let step = self.priced(step).with_id(self.ids.new_id());
         self.check_context_window(&state, &step, number);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(

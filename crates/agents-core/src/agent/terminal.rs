@@ -41,13 +41,22 @@ impl<'a> Terminal<'a> {
         }
     }
     pub(super) fn context(&self, cached_context: Arc<CachedContext>) -> StepContext<'a> {
+        self.context_with(cached_context, Arc::default())
+    }
+
+    /// [`context`](Self::context) with the calls made so far.
+    fn context_with(
+        &self,
+        cached_context: Arc<CachedContext>,
+        previous_calls: Arc<PreviousCalls>,
+    ) -> StepContext<'a> {
         StepContext {
             events: Cow::Borrowed(&self.agent.events),
             cancellation: self.token.clone(),
             cached_context,
             clock: Cow::Borrowed(&self.agent.clock),
             tool_limits: self.agent.tool_limits,
-            previous_calls: Arc::default(),
+            previous_calls,
             journal: self.options.journal.clone(),
             capture_content: self.agent.telemetry.capture_content,
             approval: Cow::Borrowed(&self.agent.approval),
@@ -63,11 +72,12 @@ impl<'a> Terminal<'a> {
         state: &AgentState,
         cached_context: Arc<CachedContext>,
     ) -> StepContext<'a> {
-        let mut context = self.context(cached_context);
-        if self.agent.tool_limits.repeated_call_limit.is_some() {
-            context.previous_calls = Arc::new(PreviousCalls::of(state));
-        }
-        context
+        let previous_calls = if self.agent.tool_limits.repeated_call_limit.is_some() {
+            Arc::new(PreviousCalls::of(state))
+        } else {
+            Arc::default()
+        };
+        self.context_with(cached_context, previous_calls)
     }
 }
 

@@ -166,9 +166,9 @@ impl AgentStep {
         &self.id
     }
 
-    /// A copy with another id.
-    pub fn with_id(mut self, id: impl Into<String>) -> Self {
-        self.id = Arc::from(id.into());
+    /// A copy with another id (a `&str`, a `String`, or a shared `Arc<str>`, kept as is).
+    pub fn with_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.id = id.into();
         self
     }
 
