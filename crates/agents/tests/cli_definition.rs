@@ -30,7 +30,7 @@ description: Answers stock questions
 system_prompt: You are the inventory agent.
 llm: {{ provider: openai, model: def-model, base_url: '{base_url}' }}
 execution: {{ max_steps: 5, trace: legacy }}
-tools: {{ deny: [write_file, edit_file] }}
+tools: {{ deny: [write_file, edit_file, move_file] }}
 capabilities: [files, metadata]
 "
     )

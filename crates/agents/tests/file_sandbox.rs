@@ -160,6 +160,28 @@ async fn every_tool_refuses_symlinks_out_of_the_root() {
             ws.call("write_file", write).await.unwrap_err(),
             escapes(path)
         );
+        let lines = json!({"pattern": "TOP", "path": path});
+        assert_eq!(
+            ws.call("search_files", lines).await.unwrap_err(),
+            escapes(path)
+        );
+        // neither end of a move leads out through a directory: nothing is taken in, nothing
+        // is put out (a symlink named as the end itself is moved or refused as existing)
+        if !path.contains('/') {
+            continue;
+        }
+        std::fs::write(ws.root.join("mine.txt"), "mine\n").unwrap();
+        let take_in = json!({"from": path, "to": "taken.txt"});
+        assert_eq!(
+            ws.call("move_file", take_in).await.unwrap_err(),
+            escapes(path)
+        );
+        let put_out = json!({"from": "mine.txt", "to": path});
+        assert_eq!(
+            ws.call("move_file", put_out).await.unwrap_err(),
+            escapes(path)
+        );
+        assert!(ws.root.join("mine.txt").exists() && !ws.root.join("taken.txt").exists());
     }
     for path in ["absolute-dir", "relative-dir", "up", "up/outside"] {
         assert_eq!(
@@ -174,6 +196,22 @@ async fn every_tool_refuses_symlinks_out_of_the_root() {
             escapes(path)
         );
     }
+    // a symlink moved is the link itself: what it points to stays, and stays out of reach
+    assert_eq!(
+        ws.call(
+            "move_file",
+            json!({"from": "absolute.txt", "to": "moved.txt"})
+        )
+        .await
+        .unwrap(),
+        "moved the symlink `absolute.txt` to `moved.txt`"
+    );
+    assert_eq!(
+        ws.call("read_file", json!({"path": "moved.txt"}))
+            .await
+            .unwrap_err(),
+        escapes("moved.txt")
+    );
     assert_eq!(
         std::fs::read_to_string(ws.outside.join("secret.txt")).unwrap(),
         "TOP SECRET\n"
@@ -263,9 +301,19 @@ async fn a_directory_swapped_for_a_symlink_while_writing_never_leads_outside() {
     let mut written = 0;
     for i in 0..2000 {
         let path = format!("work/sub{}/file{i}.txt", i % 3);
-        let arguments = json!({"path": path, "content": "x"});
-        if ws.call("write_file", arguments).await.is_ok() {
-            written += 1;
+        if i % 2 == 0 {
+            let arguments = json!({"path": path, "content": "x"});
+            if ws.call("write_file", arguments).await.is_ok() {
+                written += 1;
+            }
+        } else {
+            // a file made at the root, moved into the swapped directory
+            let staged = format!("staged{i}.txt");
+            std::fs::write(ws.root.join(&staged), "x").unwrap();
+            let arguments = json!({"from": staged, "to": path});
+            if ws.call("move_file", arguments).await.is_ok() {
+                written += 1;
+            }
         }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -286,10 +334,16 @@ async fn a_directory_swapped_for_a_symlink_while_reading_never_shows_outside_fil
     let mut leaked = 0;
     let mut read = 0;
     for i in 0..2000 {
-        let (tool, arguments) = match i % 3 {
+        let (tool, arguments) = match i % 5 {
             0 => ("read_file", json!({"path": "work/secret.txt"})),
             1 => ("list_dir", json!({"path": "work"})),
-            _ => ("search_files", json!({"pattern": "secret", "path": "work"})),
+            2 => ("search_files", json!({"pattern": "secret", "path": "work"})),
+            // the lines of the files below `work`, and of one file in it
+            3 => ("search_files", json!({"pattern": "top", "path": "work"})),
+            _ => (
+                "search_files",
+                json!({"pattern": "secret", "path": "work/secret.txt"}),
+            ),
         };
         match ws.call(tool, arguments).await {
             Ok(output) if output.contains("TOP SECRET") => leaked += 1,

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use crate::capabilities::{FileTools, Sandbox};
 use crate::{AgentBuilder, AgentCapability};
 
-/// Gives the agent `read_file`, `write_file`, `edit_file`, `list_dir` and `search_files`,
-/// confined to `root` (paths escaping it are refused). [`UseFileTools::read_only`] leaves out
-/// the tools that write.
+/// Gives the agent `read_file`, `write_file`, `edit_file`, `move_file`, `list_dir` and
+/// `search_files`, confined to `root` (paths escaping it are refused).
+/// [`UseFileTools::read_only`] leaves out the tools that write.
 #[derive(Clone, Debug)]
 pub struct UseFileTools {
     root: PathBuf,

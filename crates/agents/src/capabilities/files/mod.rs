@@ -1,8 +1,9 @@
-//! File tools confined to a workspace root: `read_file`, `write_file`, `edit_file`, `list_dir`
-//! and `search_files`.
+//! File tools confined to a workspace root: `read_file`, `write_file`, `edit_file`,
+//! `move_file`, `list_dir` and `search_files`.
 
 mod edit;
 mod list;
+mod moves;
 mod read;
 mod sandbox;
 mod search;
@@ -24,6 +25,7 @@ use serde_json::Value;
 
 pub use edit::EditFileTool;
 pub use list::ListDirTool;
+pub use moves::MoveFileTool;
 pub use read::ReadFileTool;
 pub use sandbox::{Sandbox, SandboxError};
 pub use search::SearchFilesTool;
@@ -38,7 +40,7 @@ pub use write::WriteFileTool;
 /// let tools = FileTools::new(sandbox).all();
 /// assert_eq!(
 ///     tools.names(),
-///     ["read_file", "write_file", "edit_file", "list_dir", "search_files"]
+///     ["read_file", "write_file", "edit_file", "move_file", "list_dir", "search_files"]
 /// );
 /// ```
 #[derive(Clone, Debug)]
@@ -73,10 +75,12 @@ impl FileTools {
             .with(SearchFilesTool::new(self.sandbox.clone()))
     }
 
-    /// All five file tools.
+    /// All six file tools: [`FileTools::editing`]'s, `move_file` and
+    /// [`FileTools::read_only`]'s.
     pub fn all(&self) -> Tools {
         let mut tools = self.editing();
-        let extra: [Arc<dyn Tool>; 2] = [
+        let extra: [Arc<dyn Tool>; 3] = [
+            Arc::new(MoveFileTool::new(self.sandbox.clone())),
             Arc::new(ListDirTool::new(self.sandbox.clone())),
             Arc::new(SearchFilesTool::new(self.sandbox.clone())),
         ];

@@ -291,6 +291,11 @@ impl RelativePath {
             .map(|part| part.to_string_lossy().into_owned())
     }
 
+    /// The last part of the path as given (`None` for the root).
+    pub(super) fn last_part(&self) -> Option<&std::ffi::OsStr> {
+        self.parts.last().map(OsString::as_os_str)
+    }
+
     /// The directory holding this path (`None` for the root).
     pub(super) fn parent(&self) -> Option<RelativePath> {
         let (_, parent) = self.parts.split_last()?;

@@ -1,6 +1,8 @@
-//! `search_files`: find files by name pattern.
+//! `search_files`: find files by name pattern, or lines by the text they hold.
 
-use std::ffi::OsString;
+use std::cell::Cell;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
@@ -13,7 +15,12 @@ use serde_json::Value;
 use globset::{GlobBuilder, GlobMatcher};
 use rustix::fs::{FileType, Mode, OFlags};
 
-use super::{blocking, open_dir, parse_arguments, read_entries, relative, Sandbox};
+use super::read::MAX_FILE_BYTES;
+use super::sandbox::RelativePath;
+use super::{
+    blocking, open_dir, open_file, parse_arguments, read_at_most, read_entries, relative,
+    too_large, Access, Sandbox,
+};
 
 /// Matches shown at most.
 pub const MAX_MATCHES: usize = 100;
@@ -24,6 +31,12 @@ pub const MAX_VISITED: usize = 50_000;
 pub const MAX_PATTERN_CHARS: usize = 500;
 /// Directories never searched.
 const SKIPPED_DIRS: [&str; 3] = [".git", "node_modules", "target"];
+/// Files larger than this are skipped when a directory's files are searched for a text.
+pub const MAX_SEARCHED_FILE_BYTES: u64 = 1024 * 1024;
+/// The most bytes one search for a text in a directory reads, all files together.
+pub const MAX_SEARCHED_BYTES: usize = 16 * 1024 * 1024;
+/// A matching line longer than this is cut and ends with `...`.
+const MAX_SHOWN_LINE_CHARS: usize = 200;
 
 /// `search_files{pattern, path?}`: files whose path matches `pattern`, case-insensitively.
 ///
@@ -35,6 +48,13 @@ const SKIPPED_DIRS: [&str; 3] = [".git", "node_modules", "target"];
 /// (`*.rs`); with `/` it matches the path relative to the searched directory (`src/**/*.rs`).
 /// A pattern without wildcards matches names containing it (`config` finds `app_config.yaml`).
 /// Symlinks are not followed; `.git`, `node_modules` and `target` are skipped.
+///
+/// Small models take a tool named `search_files` for grep: they call it with a word to find
+/// in the files (`{"pattern": "error", "path": "app.log"}`), so it finds lines too. With a
+/// file as `path`, it returns the file's lines that contain `pattern` (case-insensitively),
+/// numbered. A pattern without wildcards that no file name holds is looked up inside the
+/// files: the lines that contain it, as `path:line: text`, from text files of at most
+/// `MAX_SEARCHED_FILE_BYTES`, `MAX_SEARCHED_BYTES` read in all, at most `MAX_MATCHES` lines.
 #[derive(Clone, Debug)]
 pub struct SearchFilesTool {
     sandbox: Sandbox,
@@ -46,7 +66,7 @@ pub struct SearchFilesTool {
 pub struct SearchFilesArgs {
     /// A glob (`*.rs`, `src/**/test_*.py`) or a part of a file name (`config`).
     pub pattern: String,
-    /// Directory to search in, relative to the workspace root (default: the root).
+    /// Directory to search in, or a file to search the lines of (default: the root).
     #[serde(default)]
     pub path: Option<String>,
 }
@@ -66,7 +86,9 @@ impl Tool for SearchFilesTool {
 
     fn description(&self) -> &str {
         "Find files in the workspace by name: a glob such as *.rs or src/**/*.py, or a part of \
-         a file name such as config. Returns matching paths."
+         a file name such as config. Returns matching paths. A word that no file name holds is \
+         looked up inside the files: returns the lines that contain it. With a file as path, \
+         returns that file's lines that contain the pattern."
     }
 
     fn parameters(&self) -> Value {
@@ -90,16 +112,117 @@ impl Tool for SearchFilesTool {
         blocking(move || {
             let base = relative(&sandbox, args.path.as_deref().unwrap_or("."))?;
             let shown = sandbox.shown(&base);
+            let cancelled =
+                || ToolError::failed(format!("the search for `{pattern}` was cancelled"));
+            if args.path.is_some() {
+                if let Some(file) = open_if_file(&sandbox, &base)? {
+                    return file_lines(file, &shown, &pattern).map(ToolOutput::text);
+                }
+            }
             let dir = open_dir(&sandbox, &base, &shown, "search")?;
             let Some((found, complete)) = walk(dir, &matcher, &|| stop.is_cancelled()) else {
-                return Err(ToolError::failed(format!(
-                    "the search for `{pattern}` was cancelled"
-                )));
+                return Err(cancelled());
             };
+            if found.is_empty() {
+                if let Matcher::Contains(needle) = &matcher {
+                    let dir = open_dir(&sandbox, &base, &shown, "search")?;
+                    let Some((lines, complete)) = lines_below(dir, needle, &|| stop.is_cancelled())
+                    else {
+                        return Err(cancelled());
+                    };
+                    return Ok(ToolOutput::text(lines_report(&pattern, lines, complete)));
+                }
+            }
             Ok(ToolOutput::text(report(&pattern, found, complete)))
         })
         .await
     }
+}
+
+/// `path` opened when it is a file (with its size); `None` when it is a directory. Other
+/// failures (it does not exist, it is a FIFO) are the errors `read_file` gives.
+fn open_if_file(sandbox: &Sandbox, path: &RelativePath) -> Result<Option<(File, u64)>, ToolError> {
+    let directory = Cell::new(false);
+    let is_directory = || {
+        directory.set(true);
+        ToolError::failed("a directory")
+    };
+    match open_file(sandbox, path, Access::Read, "search", is_directory) {
+        Ok(file) => Ok(Some(file)),
+        Err(_) if directory.get() => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// The tool's text for a search of the file `shown` for lines that contain `pattern`.
+fn file_lines((file, size): (File, u64), shown: &str, pattern: &str) -> Result<String, ToolError> {
+    if size > MAX_FILE_BYTES {
+        return Err(too_large(shown, "search", size, MAX_FILE_BYTES));
+    }
+    let bytes = read_at_most(&file, MAX_FILE_BYTES, shown)?;
+    if bytes.contains(&0) {
+        return Err(ToolError::failed(format!(
+            "`{shown}` is a binary file; its lines cannot be searched as text"
+        )));
+    }
+    let needle = pattern.to_lowercase();
+    let text = String::from_utf8_lossy(&bytes);
+    let found: Vec<String> = matching_lines(&text, &needle)
+        .map(|(number, line)| format!("{number}: {line}"))
+        .collect();
+    Ok(match found.len() {
+        0 => format!("(no line of `{shown}` contains `{pattern}`; read_file shows the whole file)"),
+        count => {
+            let (lines, contain) = if count == 1 {
+                ("line", "contains")
+            } else {
+                ("lines", "contain")
+            };
+            let mut text = format!(
+                "{count} {lines} of `{shown}` {contain} `{pattern}`:\n{}",
+                found[..count.min(MAX_MATCHES)].join("\n")
+            );
+            if count > MAX_MATCHES {
+                text.push_str(&format!("\n... showing the first {MAX_MATCHES}."));
+            }
+            text
+        }
+    })
+}
+
+/// The lines of `text` that contain `needle` (lower case), case-insensitively, numbered from
+/// 1 and cut at [`MAX_SHOWN_LINE_CHARS`].
+fn matching_lines<'t>(
+    text: &'t str,
+    needle: &'t str,
+) -> impl Iterator<Item = (usize, String)> + 't {
+    text.lines()
+        .enumerate()
+        .filter(move |(_, line)| line.to_lowercase().contains(needle))
+        .map(|(index, line)| (index + 1, shortened(line)))
+}
+
+/// `line` cut at [`MAX_SHOWN_LINE_CHARS`] characters, with `...` when cut.
+fn shortened(line: &str) -> String {
+    match line.char_indices().nth(MAX_SHOWN_LINE_CHARS) {
+        Some((end, _)) => format!("{}...", &line[..end]),
+        None => line.to_owned(),
+    }
+}
+
+/// The tool's text when no file name holds `pattern` and its lines were searched instead.
+fn lines_report(pattern: &str, lines: Vec<String>, complete: bool) -> String {
+    if lines.is_empty() {
+        return format!("(no file names or lines contain `{pattern}`)");
+    }
+    let mut text = format!(
+        "No file names contain `{pattern}`. Lines that contain it:\n{}",
+        lines.join("\n")
+    );
+    if !complete {
+        text.push_str("\n... more lines may match. Use a narrower path.");
+    }
+    text
 }
 
 /// The tool's text: the matches sorted, at most [`MAX_MATCHES`], with a note when there may be
@@ -187,17 +310,92 @@ fn compile_glob(pattern: &str) -> Result<GlobMatcher, ToolError> {
 /// Walks the directory `base` depth-first collecting matching file paths (relative,
 /// `/`-separated). The flag is false when the walk stopped early at a limit; `None` when
 /// `cancelled` said so (checked before each entry).
-///
-/// Sub-directories are opened by name relative to their parent's descriptor with
-/// `O_NOFOLLOW`, so the walk never leaves the tree, even if a directory is swapped for a
-/// symlink while it runs.
 fn walk(
     base: OwnedFd,
     matcher: &Matcher,
     cancelled: &dyn Fn() -> bool,
 ) -> Option<(Vec<String>, bool)> {
     let mut found = Vec::new();
-    let mut complete = true;
+    let complete = walk_files(base, cancelled, &mut |_, _, relative, name| {
+        if found.len() > MAX_MATCHES {
+            return false;
+        }
+        if matcher.matches(&relative, name) {
+            found.push(relative);
+        }
+        true
+    })?;
+    Some((found, complete))
+}
+
+/// The lines of the text files below `base` that contain `needle` (lower case), as
+/// `path:line: text`: at most [`MAX_MATCHES`], from files of at most
+/// [`MAX_SEARCHED_FILE_BYTES`], [`MAX_SEARCHED_BYTES`] read in all. The flag is false when a
+/// limit stopped the search; `None` when `cancelled` said so.
+fn lines_below(
+    base: OwnedFd,
+    needle: &str,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<(Vec<String>, bool)> {
+    let mut found = Vec::new();
+    let mut read = 0;
+    let complete = walk_files(base, cancelled, &mut |dir, entry, relative, _| {
+        if found.len() >= MAX_MATCHES || read >= MAX_SEARCHED_BYTES {
+            return false;
+        }
+        let Some(text) = text_at(dir, entry) else {
+            return true;
+        };
+        read += text.len();
+        for (number, line) in matching_lines(&text, needle) {
+            if found.len() == MAX_MATCHES {
+                return false;
+            }
+            found.push(format!("{relative}:{number}: {line}"));
+        }
+        true
+    })?;
+    Some((found, complete))
+}
+
+/// The text of the regular file `name` in `dir` when it is at most
+/// [`MAX_SEARCHED_FILE_BYTES`] and not binary. Opened without following a symlink and without
+/// blocking (a FIFO put in its place is refused by its type, never read).
+fn text_at(dir: &OwnedFd, name: &OsStr) -> Option<String> {
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let size = u64::try_from(stat.st_size).ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile
+        || size > MAX_SEARCHED_FILE_BYTES
+    {
+        return None;
+    }
+    let bytes = read_at_most(&File::from(fd), MAX_SEARCHED_FILE_BYTES, "").ok()?;
+    if bytes.contains(&0) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Walks the directory `base` depth-first and calls `visit(directory, entry name, relative
+/// path, name)` for each entry that is not a directory, until it returns false. The result
+/// is false when the walk stopped early (`visit` or [`MAX_VISITED`]); `None` when
+/// `cancelled` said so (checked before each entry).
+///
+/// Sub-directories are opened by name relative to their parent's descriptor with
+/// `O_NOFOLLOW`, so the walk never leaves the tree, even if a directory is swapped for a
+/// symlink while it runs.
+fn walk_files(
+    base: OwnedFd,
+    cancelled: &dyn Fn() -> bool,
+    visit: &mut dyn FnMut(&OwnedFd, &OsStr, String, &str) -> bool,
+) -> Option<bool> {
     let mut visited = 0;
     // directories still to read: the parent's descriptor, the name in it, the relative prefix
     let base = Arc::new(base);
@@ -227,9 +425,8 @@ fn walk(
                 break;
             };
             visited += 1;
-            if visited > MAX_VISITED || found.len() > MAX_MATCHES {
-                complete = false;
-                return Some((found, complete));
+            if visited > MAX_VISITED {
+                return Some(false);
             }
             let name = entry.name.to_string_lossy().into_owned();
             let relative = format!("{prefix}{name}");
@@ -237,12 +434,12 @@ fn walk(
                 if !SKIPPED_DIRS.contains(&name.as_str()) {
                     pending.push((Arc::clone(&dir), Some(entry.name), format!("{relative}/")));
                 }
-            } else if matcher.matches(&relative, &name) {
-                found.push(relative);
+            } else if !visit(&dir, &entry.name, relative, &name) {
+                return Some(false);
             }
         }
     }
-    Some((found, complete))
+    Some(true)
 }
 
 #[cfg(test)]
@@ -367,7 +564,7 @@ mod tests {
         std::fs::write(outside.path().join("secret.rs"), "").unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
         let output = search(&dir, json!({"pattern": "secret"})).await.unwrap();
-        assert_eq!(output, "(no files match `secret`)");
+        assert_eq!(output, "(no file names or lines contain `secret`)");
     }
 
     /// 27 characters that made the old backtracking matcher run for minutes on a long name.
@@ -445,6 +642,150 @@ mod tests {
         };
         assert!(walk(base, &matcher, &stop_after_three).is_none());
         assert_eq!(checks.get(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_file_as_path_gives_its_lines_that_contain_the_pattern() {
+        // The 1.5B model's first call on the eval's d11 ("How many lines of app.log contain
+        // the word error?"), refused before as "a file, not a directory".
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("app.log"),
+            "start service\nerror: disk full\nretry write\nERROR: disk full\nok\n\
+             error: timeout\nstop service\n",
+        )
+        .unwrap();
+        assert_eq!(
+            search(&dir, json!({"pattern": "error", "path": "app.log"}))
+                .await
+                .unwrap(),
+            "3 lines of `app.log` contain `error`:\n2: error: disk full\n4: ERROR: disk full\n\
+             6: error: timeout"
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "debug_mode", "path": "app.log"}))
+                .await
+                .unwrap(),
+            "(no line of `app.log` contains `debug_mode`; read_file shows the whole file)"
+        );
+        std::fs::write(dir.path().join("blob.bin"), b"error\0").unwrap();
+        assert_eq!(
+            search(&dir, json!({"pattern": "error", "path": "blob.bin"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed("`blob.bin` is a binary file; its lines cannot be searched as text")
+        );
+        let missing = search(&dir, json!({"pattern": "error", "path": "nope.log"}))
+            .await
+            .unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .contains("cannot search `nope.log`: no such file"),
+            "{missing}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_word_no_file_name_holds_is_looked_up_in_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/main.rs"),
+            "fn main() {\n    parse_config();\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("src/config.rs"),
+            "pub struct Settings;\n\npub fn parse_config() -> Settings {\n    Settings\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("src/data.bin"), b"parse_config\0").unwrap();
+        let output = search(&dir, json!({"pattern": "parse_config"}))
+            .await
+            .unwrap();
+        let mut lines: Vec<&str> = output.lines().collect();
+        assert_eq!(
+            lines.remove(0),
+            "No file names contain `parse_config`. Lines that contain it:"
+        );
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            [
+                "src/config.rs:3: pub fn parse_config() -> Settings {",
+                "src/main.rs:2:     parse_config();"
+            ]
+        );
+        // a name match is what it was; a glob is never looked up in the files
+        assert_eq!(
+            search(&dir, json!({"pattern": "config"})).await.unwrap(),
+            "src/config.rs"
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "*.py"})).await.unwrap(),
+            "(no files match `*.py`)"
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "zeppelin"})).await.unwrap(),
+            "(no file names or lines contain `zeppelin`)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_search_of_the_lines_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("many.txt"), "hit\n".repeat(MAX_MATCHES * 3)).unwrap();
+        let long = "x".repeat(5000) + "hit";
+        std::fs::write(dir.path().join("long.txt"), &long).unwrap();
+        let big = "hit\n".repeat(usize::try_from(MAX_SEARCHED_FILE_BYTES).unwrap());
+        std::fs::write(dir.path().join("big.txt"), big).unwrap();
+        let output = search(&dir, json!({"pattern": "hit"})).await.unwrap();
+        assert_eq!(output.lines().count(), MAX_MATCHES + 2, "{output}");
+        assert!(output.ends_with("... more lines may match. Use a narrower path."));
+        assert!(
+            !output.contains("big.txt"),
+            "a file over the limit is skipped"
+        );
+        let file = search(&dir, json!({"pattern": "hit", "path": "long.txt"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            file,
+            format!(
+                "1 line of `long.txt` contains `hit`:\n1: {}...",
+                "x".repeat(200)
+            )
+        );
+        let many = search(&dir, json!({"pattern": "HIT", "path": "many.txt"}))
+            .await
+            .unwrap();
+        assert!(many.starts_with("300 lines of `many.txt` contain `HIT`:\n1: hit\n"));
+        assert_eq!(many.lines().count(), MAX_MATCHES + 2);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_search_of_the_lines_does_not_follow_symlinks_or_open_fifos() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "the password").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            dir.path().join("secret.txt"),
+        )
+        .unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            dir.path().join("pipe"),
+            Mode::RUSR | Mode::WUSR,
+        )
+        .unwrap();
+        assert_eq!(
+            search(&dir, json!({"pattern": "password"})).await.unwrap(),
+            "(no file names or lines contain `password`)"
+        );
     }
 
     #[test]
