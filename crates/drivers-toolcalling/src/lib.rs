@@ -46,6 +46,7 @@
 
 mod claimed_call;
 mod copied_error;
+mod echoed_request;
 mod forged_evidence;
 mod latest_results;
 mod narration;

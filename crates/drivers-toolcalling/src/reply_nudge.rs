@@ -1,7 +1,8 @@
 //! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
-//! use a tool, a narration of a tool's use that gives nothing it found, or a copied tool error,
-//! after the tools ran; a call or a change claimed that no tool made, or an answer about a
-//! named file, given when no tool has run) is answered in the same step with one short user
+//! use a tool, a narration of a tool's use that gives nothing it found, a copied tool error,
+//! or a reply made only of the request's words, after the tools ran; a call or a change
+//! claimed that no tool made, or an answer about a named file, given when no tool has run)
+//! is answered in the same step with one short user
 //! message saying what is wrong, and the model's reply to it takes its place (for the
 //! unread-file nudge only if that reply holds a call).
 //! A call the model wrote among other text, which is not run for that reason (`trust`), is
@@ -11,7 +12,7 @@
 //! A reply that repeats an earlier answer of the conversation, given to a different request,
 //! is asked about once in either case (`repeated_answer`); the reply to it counts only if it
 //! makes a call or is not a repeat itself.
-//! Each kind is given at most once per step, so a step asks at most five times more. A plan
+//! Each kind is given at most once per step, so a step asks at most six times more. A plan
 //! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
 //! records an error and the run answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
@@ -24,6 +25,7 @@ use messages::{Messages, Role};
 
 use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
 use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
+use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::recover::is_tool_call_text;
@@ -63,6 +65,8 @@ pub(crate) enum Nudge {
     /// A reply that repeats an earlier answer of the conversation, given to a different
     /// request: answer the latest request (issue 32).
     RepeatedAnswer,
+    /// A reply made only of the request's words, after the tools ran: answer it (issue 36).
+    EchoedRequest,
 }
 
 impl Nudge {
@@ -78,6 +82,7 @@ impl Nudge {
             Nudge::UnreadFile => "reply_after_unread_file",
             Nudge::CallInProse => "reply_after_call_in_prose",
             Nudge::RepeatedAnswer => "reply_after_repeated_answer",
+            Nudge::EchoedRequest => "reply_after_echoed_request",
         }
     }
 
@@ -92,10 +97,11 @@ impl Nudge {
             Nudge::UnreadFile => "the model answered about a file without looking at it",
             Nudge::CallInProse => "the model wrote a call among other text, where it does not run",
             Nudge::RepeatedAnswer => "the model repeated its answer to an earlier request",
+            Nudge::EchoedRequest => "the model repeated the request instead of answering it",
         }
     }
 
-    fn bit(self) -> u8 {
+    fn bit(self) -> u16 {
         match self {
             Nudge::PlanAfterResults => 1,
             Nudge::Claim => 2,
@@ -105,6 +111,7 @@ impl Nudge {
             Nudge::CallInProse => 32,
             Nudge::Narration => 64,
             Nudge::RepeatedAnswer => 128,
+            Nudge::EchoedRequest => 256,
         }
     }
 }
@@ -123,7 +130,7 @@ pub(crate) struct Nudges {
     /// The conversation's answers to earlier, different requests, looked up the first
     /// time a reply could repeat one.
     earlier_answers: EarlierAnswers,
-    given: u8,
+    given: u16,
 }
 
 impl Nudges {
@@ -195,15 +202,20 @@ impl Nudges {
         {
             Some(Nudge::CallInProse)
         } else if self.tools_ran {
-            self.not_an_answer(content, tools).or_else(|| {
-                // Nudged once, never discarded: a computed answer ("the sum is 42") holds
-                // no word of the results either.
-                narrates_without_results(content, tools, || {
-                    self.results
-                        .get_or_init(|| ResultWords::of(&self.conversation))
+            self.not_an_answer(content, tools)
+                .or_else(|| {
+                    self.echoes_the_request(content)
+                        .then_some(Nudge::EchoedRequest)
                 })
-                .then_some(Nudge::Narration)
-            })
+                .or_else(|| {
+                    // Nudged once, never discarded: a computed answer ("the sum is 42") holds
+                    // no word of the results either.
+                    narrates_without_results(content, tools, || {
+                        self.results
+                            .get_or_init(|| ResultWords::of(&self.conversation))
+                    })
+                    .then_some(Nudge::Narration)
+                })
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges
             // it, and a call announced in a plan may run. Only a repeat is asked about.
@@ -240,6 +252,7 @@ impl Nudges {
             Nudge::PlanWithoutCall => CALL_NUDGE,
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
             Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
+            Nudge::EchoedRequest => ECHO_NUDGE,
             // The only one that quotes the request.
             Nudge::RepeatedAnswer => return self.earlier_answers.nudge(&self.conversation),
         }
@@ -271,6 +284,18 @@ impl Nudges {
             }
             _ => None,
         }
+    }
+
+    /// Whether `content` only restates the request, the conversation's last user message
+    /// (see [`echoes_request`]).
+    fn echoes_the_request(&self, content: &str) -> bool {
+        content.len() <= MAX_ECHO_BYTES
+            && self
+                .conversation
+                .iter()
+                .rev()
+                .find(|message| message.role() == Role::User)
+                .is_some_and(|request| echoes_request(content, &request.text()))
     }
 
     fn gave(&self, nudge: Nudge) -> bool {

@@ -388,6 +388,34 @@ async fn a_reply_that_tells_the_tool_used_and_not_what_it_found_gets_one_nudge()
     assert!(done.steps().all(|step| step.errors().is_empty()));
 }
 
+/// Issue 36's eval, d1: "Which port is configured in config.ini?" answered "The port is
+/// configured in config.ini." after a call: every word the request's. One nudge; the reply
+/// to it stands, whatever it is.
+#[tokio::test]
+async fn a_reply_that_only_restates_the_request_gets_one_nudge() {
+    let echo = "The weather in Paris.";
+    let (done, model) = run(vec![
+        text(PARIS_CALL),
+        text(echo),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(
+        nudged.contains("only repeats the request; it does not answer it"),
+        "{nudged}"
+    );
+    let (done, model) = run(vec![text(PARIS_CALL), text(echo), text(echo)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(echo));
+    assert_eq!(model.requests().len(), 3);
+    assert!(done.steps().all(|step| step.errors().is_empty()));
+    // An answer with a fact of its own is not asked about.
+    let (done, model) = run(vec![text(PARIS_CALL), text("Sunny.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny."));
+    assert_eq!(model.requests().len(), 2);
+}
+
 /// Issue 32's 32-turn conversation: the 1.5B model answered a new request with an earlier
 /// answer (separated mode: "change workers from 4 to 6" got the port line of the turn before;
 /// legacy mode: six turns in a row got turn 6's answer). A reply that repeats an earlier
