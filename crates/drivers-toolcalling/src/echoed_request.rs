@@ -13,7 +13,7 @@ pub(crate) const ECHO_NUDGE: &str = "Your last reply only repeats the request; i
 answer it. Answer it now with the facts from the tool results above. If you have not read \
 what the answer needs yet, call a tool to read it.";
 
-/// Words an answer adds to the request's without adding a fact (lower case).
+/// Words an answer adds to the request's without adding a fact (lower case, sorted).
 const FILLER: [&str; 32] = [
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "file", "files", "for", "from", "here",
     "i", "in", "is", "it", "its", "of", "on", "or", "s", "that", "the", "there", "these", "this",
@@ -24,7 +24,7 @@ const FILLER: [&str; 32] = [
 /// of filler alone ("It is done.") restates nothing.
 const MIN_REPEATED_WORDS: usize = 2;
 
-/// First words of a question answered yes or no (lower case).
+/// First words of a question answered yes or no (lower case, sorted).
 const YES_NO: [&str; 18] = [
     "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might", "must",
     "shall", "should", "was", "were", "will",
@@ -37,14 +37,18 @@ const MAX_ECHO_GROWTH: usize = 2;
 /// A reply longer than this (bytes) is never an echo: the request is not even looked up.
 pub(crate) const MAX_ECHO_BYTES: usize = 512;
 
-/// Whether `reply` only restates `request`: each of its words (letters and digits, any
-/// case) is a word of the request or a [`FILLER`] word, and at least
+/// No word of [`FILLER`] or [`YES_NO`] is longer (bytes): a longer word is not looked up.
+const MAX_LISTED_BYTES: usize = 6;
+
+/// Whether `reply` only restates `request`: each of its words (see [`words`]; ASCII case
+/// ignored) is a word of the request or a [`FILLER`] word, and at least
 /// [`MIN_REPEATED_WORDS`] are the request's own. A request that opens like a yes/no question
 /// never counts as restated.
 pub(crate) fn echoes_request(reply: &str, request: &str) -> bool {
     if reply.len() > MAX_ECHO_BYTES || reply.len() > request.len() * MAX_ECHO_GROWTH + 32 {
         return false;
     }
+    let (reply, request) = (reply.as_bytes(), request.as_bytes());
     if words(request)
         .next()
         .is_none_or(|first| is_one_of(first, &YES_NO))
@@ -64,15 +68,20 @@ pub(crate) fn echoes_request(reply: &str, request: &str) -> bool {
     repeated >= MIN_REPEATED_WORDS
 }
 
-/// Whether `word` is one of `list` (lower case), ignoring ASCII case.
-fn is_one_of(word: &str, list: &[&str]) -> bool {
-    list.iter().any(|known| known.eq_ignore_ascii_case(word))
+/// Whether `word` is one of `list` (lower case), ignoring ASCII case. (A binary search of
+/// a lower-cased copy was measured slower on these short lists.)
+fn is_one_of(word: &[u8], list: &[&str]) -> bool {
+    word.len() <= MAX_LISTED_BYTES
+        && list
+            .iter()
+            .any(|known| known.as_bytes().eq_ignore_ascii_case(word))
 }
 
-/// The words of `text`: runs of letters and digits (compared ignoring ASCII case; no copy is
-/// made, so checking a reply allocates nothing).
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric())
+/// The words of `text`: the runs of bytes between ASCII spaces and punctuation (so letters
+/// and digits; a non-ASCII character stays inside its word). Split on bytes, without a copy:
+/// checking a reply allocates nothing and decodes no character.
+fn words(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|byte| byte.is_ascii() && !byte.is_ascii_alphanumeric())
         .filter(|word| !word.is_empty())
 }
 
@@ -85,6 +94,7 @@ mod tests {
         for list in [&FILLER[..], &YES_NO[..]] {
             assert!(list.windows(2).all(|pair| pair[0] < pair[1]), "{list:?}");
             assert!(list.iter().all(|word| word.to_lowercase() == *word));
+            assert!(list.iter().all(|word| word.len() <= MAX_LISTED_BYTES));
         }
     }
 
@@ -95,6 +105,15 @@ mod tests {
             "Which port is configured in config.ini?"
         ));
         assert!(!echoes_request("IS debug mode on.", "is debug mode on?"));
+        // words of other scripts are whole words too
+        assert!(echoes_request(
+            "Le café est fermé.",
+            "Pourquoi le café est fermé ?"
+        ));
+        assert!(!echoes_request(
+            "Le café est ouvert.",
+            "Pourquoi le café est fermé ?"
+        ));
     }
 
     #[test]

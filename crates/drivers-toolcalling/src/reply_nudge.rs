@@ -295,7 +295,13 @@ impl Nudges {
                 .iter()
                 .rev()
                 .find(|message| message.role() == Role::User)
-                .is_some_and(|request| echoes_request(content, &request.text()))
+                .is_some_and(|request| match request.content().parts() {
+                    // the common case, a request of one text part, is read in place
+                    [part] => part
+                        .as_text()
+                        .is_some_and(|request| echoes_request(content, request)),
+                    _ => echoes_request(content, &request.text()),
+                })
     }
 
     fn gave(&self, nudge: Nudge) -> bool {
