@@ -167,10 +167,16 @@ fn file_lines((file, size): (File, u64), shown: &str, pattern: &str) -> Result<S
     }
     let needle = pattern.to_lowercase();
     let text = String::from_utf8_lossy(&bytes);
-    let found: Vec<String> = matching_lines(&text, &needle)
-        .map(|(number, line)| format!("{number}: {line}"))
-        .collect();
-    Ok(match found.len() {
+    // every match is counted, the first MAX_MATCHES kept
+    let mut count = 0;
+    let mut found = Vec::new();
+    for (number, line) in matching_lines(&text, &needle) {
+        count += 1;
+        if found.len() < MAX_MATCHES {
+            found.push(format!("{number}: {}", shortened(line)));
+        }
+    }
+    Ok(match count {
         0 => format!("(no line of `{shown}` contains `{pattern}`; read_file shows the whole file)"),
         count => {
             let (lines, contain) = if count == 1 {
@@ -180,7 +186,7 @@ fn file_lines((file, size): (File, u64), shown: &str, pattern: &str) -> Result<S
             };
             let mut text = format!(
                 "{count} {lines} of `{shown}` {contain} `{pattern}`:\n{}",
-                found[..count.min(MAX_MATCHES)].join("\n")
+                found.join("\n")
             );
             if count > MAX_MATCHES {
                 text.push_str(&format!("\n... showing the first {MAX_MATCHES}."));
@@ -191,15 +197,15 @@ fn file_lines((file, size): (File, u64), shown: &str, pattern: &str) -> Result<S
 }
 
 /// The lines of `text` that contain `needle` (lower case), case-insensitively, numbered from
-/// 1 and cut at [`MAX_SHOWN_LINE_CHARS`].
+/// 1.
 fn matching_lines<'t>(
     text: &'t str,
     needle: &'t str,
-) -> impl Iterator<Item = (usize, String)> + 't {
+) -> impl Iterator<Item = (usize, &'t str)> + 't {
     text.lines()
         .enumerate()
         .filter(move |(_, line)| line.to_lowercase().contains(needle))
-        .map(|(index, line)| (index + 1, shortened(line)))
+        .map(|(index, line)| (index + 1, line))
 }
 
 /// `line` cut at [`MAX_SHOWN_LINE_CHARS`] characters, with `...` when cut.
@@ -351,7 +357,7 @@ fn lines_below(
             if found.len() == MAX_MATCHES {
                 return false;
             }
-            found.push(format!("{relative}:{number}: {line}"));
+            found.push(format!("{relative}:{number}: {}", shortened(line)));
         }
         true
     })?;
