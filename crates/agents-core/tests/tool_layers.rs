@@ -183,7 +183,7 @@ async fn a_read_only_call_repeated_right_after_its_result_is_answered_from_it() 
     let text = answered.result_text();
     assert!(text.starts_with("You already have this result:"), "{text}");
     assert!(
-        text.contains("Answer the user's question from it now."),
+        text.contains("Answer the user's question from it now; only if it does not hold the answer, make a different call for what is missing."),
         "{text}"
     );
     assert!(text.ends_with("counted 1"), "{text}");

@@ -6,7 +6,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agents::core::{ToolFailureKind, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY};
+use agents::core::{
+    ToolEffects, ToolFailureKind, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY,
+};
 use agents::prelude::*;
 use agents::AgentEvent;
 use async_trait::async_trait;
@@ -577,4 +579,99 @@ async fn a_call_that_does_not_run_is_never_the_answer() {
         );
         assert!(every_call_has_a_result(&done.messages()));
     }
+}
+
+#[tokio::test]
+async fn a_synthesized_answer_is_told_what_the_calls_changed() {
+    // The 1.5B model renamed a file, then wrote the same call again until the step limit;
+    // asked to answer, it said it needed the file's name. The synthesis request now lists
+    // the changes made (tools that can change things, successful calls, each once), and not
+    // what was only read.
+    #[derive(Deserialize, JsonSchema)]
+    struct MoveArgs {
+        from: String,
+        to: String,
+    }
+    let rename = FunctionTool::new("rename", "Renames a file", |args: MoveArgs| async move {
+        Ok::<_, ToolError>(format!("renamed `{}` to `{}`", args.from, args.to))
+    })
+    .with_effects(ToolEffects::SideEffecting);
+    let call = |id: &str| {
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            id,
+            "rename",
+            json!({"from": "draft.txt", "to": "final.txt"}),
+        )])
+    };
+    let model = ScriptedModel::new([
+        call("c1"),
+        read("c2", "final.txt"),
+        InferenceResponse::text("I renamed draft.txt to final.txt."),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(rename)
+        .with_tool(read_file().with_effects(ToolEffects::ReadOnly))
+        .with_separated_tool_trace(true)
+        .with_max_steps(2)
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("Rename draft.txt to final.txt."))
+        .await
+        .unwrap();
+    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+    let transcript = model.last_request().unwrap().messages.to_transcript();
+    assert!(
+        transcript.contains("These calls of yours ran and succeeded, so their changes are made")
+            && transcript.contains(
+                r#"- rename({"from":"draft.txt","to":"final.txt"}): renamed `draft.txt` to `final.txt`"#
+            ),
+        "{transcript}"
+    );
+    let listed = transcript.split("their changes are made").nth(1).unwrap();
+    assert!(!listed.contains("read_file("), "{transcript}");
+}
+
+#[tokio::test]
+async fn a_notice_says_what_changed_and_not_that_a_done_call_failed() {
+    // The notice after a run that renamed a file and then asked for the same rename again
+    // (refused: its work was done) says what changed, not "the last error was: ... not run
+    // again".
+    #[derive(Deserialize, JsonSchema)]
+    struct MoveArgs {
+        from: String,
+        to: String,
+    }
+    let rename = FunctionTool::new("rename", "Renames a file", |args: MoveArgs| async move {
+        Ok::<_, ToolError>(format!("renamed `{}` to `{}`", args.from, args.to))
+    })
+    .with_effects(ToolEffects::SideEffecting);
+    let call = r#"{"name": "rename", "arguments": {"from": "draft.txt", "to": "final.txt"}}"#;
+    let again = format!("To rename it, you can use the `rename` function:\n```json\n{call}\n```");
+    let model = ScriptedModel::new([
+        InferenceResponse::text(call),
+        InferenceResponse::text(again.clone()),
+        InferenceResponse::text(again.clone()),
+        InferenceResponse::text(again),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model)
+        .with_tool(rename)
+        .with_separated_tool_trace(true)
+        .with_content_tool_call_recovery(true)
+        .with_answer_on_stop(AnswerOnStop::Notice)
+        .with_max_steps(2)
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("Rename draft.txt to final.txt."))
+        .await
+        .unwrap();
+    let notice = done.final_response().unwrap().text();
+    assert!(
+        notice.contains("What changed: renamed `draft.txt` to `final.txt` (rename)."),
+        "{notice}"
+    );
+    assert!(!notice.contains("not run again"), "{notice}");
 }

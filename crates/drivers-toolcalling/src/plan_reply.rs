@@ -60,7 +60,35 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
     if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
         return false;
     }
-    names_a_tool(&lower, tools)
+    names_a_tool(&lower, tools) || intends_a_command(&lower)
+}
+
+/// How far after an intent phrase [`intends_a_command`] looks, in bytes.
+const INTENT_REACH: usize = 48;
+
+/// Whether an intent phrase of `lower` is followed closely, in the same clause, by
+/// "command", "tool" or "function": "you can use the following command:" and a shell block, after the tools
+/// already did the work (the 1.5B model on development task d23), names no tool of the
+/// agent but is still a how-to, not an answer.
+fn intends_a_command(lower: &str) -> bool {
+    INTENT.iter().any(|phrase| {
+        lower.match_indices(phrase).any(|(at, _)| {
+            let start = at + phrase.len();
+            let mut end = (start + INTENT_REACH).min(lower.len());
+            while !lower.is_char_boundary(end) {
+                end -= 1;
+            }
+            let after = &lower[start..end];
+            // Within the same clause: "I'll remind you: the functions are ..." is not one.
+            let clause = after
+                .split(['.', ',', ';', ':', '!', '?', '\n'])
+                .next()
+                .unwrap_or_default();
+            ["command", "tool", "function"]
+                .iter()
+                .any(|word| clause.contains(word))
+        })
+    })
 }
 
 /// Whether the last line of `content` ends with a colon: it announces something (a call, a
@@ -122,6 +150,9 @@ mod tests {
             "To determine if debug mode is enabled in `config.yaml`, you can search for the line containing the `debug` setting. Here's how you can do it:\n",
             "To answer this question, I need to look at the file `report.txt` in the workspace. Here's the result of the `read_file` function call:\n",
             "Here's the JSON call to read the files:",
+            // Development task d23, after `write_file` made the file: a shell how-to.
+            "To create a folder named reports containing a file summary.txt with the line: all good, you can use the following command:\n\n```sh\nmkdir -p reports\necho \"all good\" > reports/summary.txt\n```\n\nThis command creates the `reports` directory if it doesn't exist.",
+            "I'll run the grep command on the log.",
         ] {
             assert!(is_plan_reply(reply, &tools()), "{reply}");
         }
@@ -135,6 +166,8 @@ mod tests {
             "You can use port 8472 to connect.",
             "To connect, you can use the address in config.ini: 10.0.0.1.",
             "I'll note that the port is 8472.",
+            "You can use port 8472 to connect; the command line flag is --port.",
+            "I'll remind you: the functions are in src/lib.rs.",
             "The files are: a.txt, b.txt.",
             "Note: the port is 8472.",
             "",

@@ -19,7 +19,7 @@
 
 use std::sync::OnceLock;
 
-use agents_core::Tools;
+use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Messages, Role};
 
@@ -130,6 +130,9 @@ pub(crate) struct Nudges {
     /// The conversation's answers to earlier, different requests, looked up the first
     /// time a reply could repeat one.
     earlier_answers: EarlierAnswers,
+    /// The execution's calls so far: a call in prose that repeats the one that just
+    /// succeeded is not asked about.
+    previous: PreviousCalls,
     given: u16,
 }
 
@@ -150,8 +153,14 @@ impl Nudges {
             results: OnceLock::new(),
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
+            previous: PreviousCalls::default(),
             given: 0,
         }
+    }
+
+    /// These nudges, knowing the execution's calls so far.
+    pub(crate) fn with_previous(self, previous: PreviousCalls) -> Self {
+        Self { previous, ..self }
     }
 
     /// The kind of non-answer `content` (a reply without native calls, after its nudges) still
@@ -198,7 +207,7 @@ impl Nudges {
     fn next_for_content(&mut self, content: &str, cut: bool, tools: &Tools) -> Option<Nudge> {
         let nudge = if !cut
             && !self.gave(Nudge::CallInProse)
-            && holds_a_call_in_prose(content, tools, &self.conversation)
+            && holds_a_call_in_prose(content, tools, &self.conversation, &self.previous)
         {
             Some(Nudge::CallInProse)
         } else if self.tools_ran {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
-    EventSource, StepContext, StepError, StepParts, ToolExecution, ToolExecutions, ToolExecutor,
-    ToolFailureKind, Tools, BUFFER_SECTION, DEFAULT_SECTION, SUMMARY_SECTION,
+    EventSource, PreviousCalls, StepContext, StepError, StepParts, ToolExecution, ToolExecutions,
+    ToolExecutor, ToolFailureKind, Tools, BUFFER_SECTION, DEFAULT_SECTION, SUMMARY_SECTION,
 };
 use async_trait::async_trait;
 use futures::future::Either;
@@ -21,7 +21,7 @@ use crate::recover::{cut_inside_a_call, is_tool_call_text, repeats_itself};
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
 use crate::step_messages::format_step_messages;
-use crate::trust::judge_text_calls;
+use crate::trust::{done_already, judge_text_calls};
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -354,9 +354,11 @@ impl AgentDriver for ToolCallingDriver {
         }
         let recovering = self.content_tool_call_recovery && offered_tools;
         // Only a reply without native calls is judged, and only with recovery on.
+        // The execution's calls so far, indexed only if a reply's text is judged.
+        let previous = PreviousCalls::of(state);
         let mut nudges = (recovering && !response.has_tool_calls()).then(|| {
             let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
-            Nudges::for_step(tools_ran, &input)
+            Nudges::for_step(tools_ran, &input).with_previous(previous.clone())
         });
         if let Some(nudges) = nudges.as_mut() {
             // A plan or a claim is not an answer: ask again in the same step, with the reply
@@ -414,6 +416,7 @@ impl AgentDriver for ToolCallingDriver {
                 (execution, step),
                 truncated,
             ) {
+                let text_calls = done_already(text_calls, tools, &previous);
                 refused = text_calls.refused;
                 response = response
                     .with_content(text_calls.content)

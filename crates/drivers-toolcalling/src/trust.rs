@@ -23,7 +23,7 @@
 
 use std::cell::OnceCell;
 
-use agents_core::{ToolEffects, ToolFailureKind, Tools};
+use agents_core::{PreviousCalls, ToolEffects, ToolFailureKind, Tools};
 use messages::{Messages, Role, ToolCall};
 
 use crate::recover::{
@@ -59,10 +59,86 @@ pub(crate) struct TextCalls {
 /// text (a call to a tool with side effects after prose, or a call inside a sentence), and
 /// that does not repeat what the model read. Sent alone, such a call runs (rule 1); the
 /// driver asks the model once whether it meant it (`reply_nudge`). Nothing runs on this
-/// answer itself.
-pub(crate) fn holds_a_call_in_prose(content: &str, tools: &Tools, conversation: &Messages) -> bool {
-    judge_text_calls(content, tools, conversation, ("", 0), false)
-        .is_some_and(|text_calls| text_calls.in_prose)
+/// answer itself. A call that already did its work ([`done_already`]) is not asked about:
+/// sent alone it would only do the same work again.
+pub(crate) fn holds_a_call_in_prose(
+    content: &str,
+    tools: &Tools,
+    conversation: &Messages,
+    previous: &PreviousCalls,
+) -> bool {
+    judge_text_calls(content, tools, conversation, ("", 0), false).is_some_and(|text_calls| {
+        text_calls.in_prose
+            && !text_calls
+                .calls
+                .iter()
+                .any(|call| earlier_success(call, tools, previous).is_some())
+    })
+}
+
+/// `text_calls` with each call that is not run for how it was written (blocked) and that
+/// already ran and succeeded in this execution refused as a repeat
+/// ([`ToolFailureKind::Repeated`]) and told so: the work is done, here is its result, answer
+/// now. Small models write the call they made again among their explanation, step after
+/// step; "send it alone" would only make them do it twice.
+pub(crate) fn done_already(
+    mut text_calls: TextCalls,
+    tools: &Tools,
+    previous: &PreviousCalls,
+) -> TextCalls {
+    for (id, kind, message) in &mut text_calls.refused {
+        if *kind != ToolFailureKind::Blocked {
+            continue;
+        }
+        let Some(call) = text_calls.calls.iter().find(|call| call.id() == id) else {
+            continue;
+        };
+        if let Some(result) = earlier_success(call, tools, previous) {
+            // A repeat of a call already made: the repeated-call guard stops a model that
+            // keeps writing it (the second such refusal ends the run, which answers on stop).
+            *kind = ToolFailureKind::Repeated;
+            *message = done_message(call.name(), tools.effects(call.name()), &result);
+        }
+    }
+    text_calls
+}
+
+/// The result of `call`'s earlier successful run in this execution: for a read-only tool only
+/// when nothing ran since (a later call may have changed what it read), for any other
+/// whatever ran since (its work is done).
+fn earlier_success(call: &ToolCall, tools: &Tools, previous: &PreviousCalls) -> Option<String> {
+    if tools.effects(call.name()) == ToolEffects::ReadOnly {
+        previous.succeeded_just_before(call)
+    } else {
+        previous.succeeded_earlier(call)
+    }
+}
+
+/// How much of the earlier result [`done_already`] quotes.
+const DONE_RESULT_EXCERPT: usize = 1_000;
+
+fn done_message(name: &str, effects: ToolEffects, result: &str) -> String {
+    let excerpt = match result.char_indices().nth(DONE_RESULT_EXCERPT) {
+        Some((end, _)) => format!("{}…", &result[..end]),
+        None => result.to_owned(),
+    };
+    let (when, next) = if effects == ToolEffects::ReadOnly {
+        (
+            "just before",
+            "Do not make this call again: answer the user's question from this result now; \
+             only if it does not hold the answer, make a different call for what is missing.",
+        )
+    } else {
+        (
+            "earlier in this task",
+            "Its work is done: do not make this call again. Do what is still missing, if \
+             anything; otherwise tell the user now what was done.",
+        )
+    };
+    format!(
+        "This call to `{name}` was not run again: the same call, with the same arguments, \
+         ran {when} and succeeded. Its result was:\n{excerpt}\n{next}"
+    )
 }
 
 /// The calls written in `content` and what becomes of each, or `None` when the reply is text

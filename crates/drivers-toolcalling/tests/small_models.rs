@@ -1062,3 +1062,107 @@ async fn a_reply_that_loops_until_its_token_limit_is_not_the_answer() {
         .unwrap();
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Par"));
 }
+
+#[tokio::test]
+async fn a_call_that_just_succeeded_written_again_in_prose_is_told_its_work_is_done() {
+    // The 1.5B model on the development half (d16, d14): `move_file` ran alone and
+    // succeeded, then the model wrote the same call after "To rename `draft.txt` ... you can
+    // use the `move_file` function. Here's how:" four steps in a row, each refused with "send
+    // the call alone", until the step limit; the answer on stop said it lacked information.
+    let prose = format!(
+        "To check the weather you can use the `get_weather` function. Here's how:\n```json\n\
+         {PARIS_CALL}\n```"
+    );
+    let (done, model) = run(vec![
+        text(PARIS_CALL),
+        text(&prose),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let executions: Vec<_> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter().cloned())
+        .collect();
+    let ran = executions.iter().filter(|e| !e.has_error()).count();
+    assert_eq!(ran, 1, "the call ran once: {executions:?}");
+    let refusal = executions
+        .iter()
+        .find_map(|e| e.error_message())
+        .expect("the call written again is refused");
+    assert!(
+        refusal.contains("ran earlier in this task and succeeded")
+            && refusal.contains("Sunny in Paris")
+            && refusal.contains("tell the user now what was done"),
+        "{refusal}"
+    );
+    // Never asked to send the call alone: sent alone, it would do the work twice.
+    for request in model.requests() {
+        let transcript = request.messages.to_transcript();
+        assert!(
+            !transcript.contains("reply now with only the JSON object of the call"),
+            "{transcript}"
+        );
+        assert!(
+            !transcript.contains("only a reply that is the call alone runs it"),
+            "{transcript}"
+        );
+    }
+
+    // Refused as a repeat: a model that writes it again is stopped by the repeated-call
+    // guard (the run then answers on stop), the call still made once.
+    let (done, _) = run(vec![text(PARIS_CALL), text(&prose), text(&prose)]).await;
+    assert_eq!(done.stop_reason(), Some(StopReason::RepeatedToolCalls));
+    let ran = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .filter(|e| !e.has_error())
+        .count();
+    assert_eq!(ran, 1);
+}
+
+#[tokio::test]
+async fn a_call_that_changed_things_is_done_even_after_other_calls() {
+    // Development task d22: two edits ran, then the model wrote the first edit again in prose,
+    // step after step, each refused with "send it alone".
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let prose = format!(
+        "To do both, you can call the `get_weather` function. Here's how:\n```json\n{PARIS_CALL}\n```"
+    );
+    let (done, _) = run(vec![
+        text(PARIS_CALL),
+        text(READ),
+        text(&prose),
+        text("Done: sunny in Paris."),
+    ])
+    .await;
+    let refusal = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter().cloned())
+        .find_map(|e| e.error_message().map(str::to_owned))
+        .expect("the call written again is refused");
+    assert!(
+        refusal.contains("ran earlier in this task and succeeded"),
+        "{refusal}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_that_only_read_is_asked_about_once_something_else_ran() {
+    // A read-only result may be stale once another call ran: the call in prose is asked
+    // about as before (sent alone, it reads again).
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let prose = format!("The weather is in paris.txt: {READ} as shown.");
+    let (_, model) = run(vec![
+        text(READ),
+        text(PARIS_CALL),
+        text(&prose),
+        text(READ),
+        text("Sunny."),
+    ])
+    .await;
+    assert!(model.requests().iter().any(|r| r
+        .messages
+        .to_transcript()
+        .contains("did not run: it was written among other text")));
+}

@@ -9,8 +9,10 @@ use crate::records::answer_on_stop::{
     AnswerOnStop, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY,
 };
 use crate::records::decision::StopReason;
+use crate::records::tool_effects::ToolEffects;
 use crate::records::tool_execution::ToolFailureKind;
 use crate::state::agent_state::AgentState;
+use crate::tools::registry::Tools;
 
 use std::sync::Arc;
 
@@ -62,14 +64,19 @@ pub(crate) fn marked(message: Message, reason: StopReason, path: AnswerOnStop) -
         .with_metadata(ANSWERED_BY_KEY, path.as_str())
 }
 
-/// The notice: not finished, why, what was done.
-pub(crate) fn notice(state: &AgentState, reason: StopReason) -> Message {
+/// The notice: not finished, why, what changed, what was done.
+pub(crate) fn notice(state: &AgentState, tools: &Tools, reason: StopReason) -> Message {
     let mut text = format!("I could not finish this task: {}.", reason.describe());
-    if let Some(error) = state
-        .current_step()
-        .and_then(|step| step.error_messages().into_iter().last())
-    {
+    if let Some(error) = last_error(state) {
         let _ = write!(text, " The last error was: {}.", excerpt(&error, 300));
+    }
+    let changes = changes_made(state, tools);
+    if !changes.is_empty() {
+        let changed: Vec<String> = changes
+            .iter()
+            .map(|change| format!("{} ({})", change.result, change.name))
+            .collect();
+        let _ = write!(text, " What changed: {}.", changed.join("; "));
     }
     let mut calls: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for step in state.steps() {
@@ -99,9 +106,10 @@ pub(crate) fn notice(state: &AgentState, reason: StopReason) -> Message {
 }
 
 /// What the model is given to answer from on a stop: what it saw at the last step, that
-/// step's tool calls and results, and an instruction.
+/// step's tool calls and results, what the execution's calls changed, and an instruction.
 pub(crate) fn synthesis_input(
     state: &AgentState,
+    tools: &Tools,
     prompt: Messages,
     reason: StopReason,
 ) -> Messages {
@@ -111,12 +119,85 @@ pub(crate) fn synthesis_input(
         }
         _ => prompt,
     };
-    seen.appended(Message::user(format!(
-        "You have to stop now: {}. Do not call any tools. Using only what you found above, \
-         answer my request as well as you can, and say briefly what is still missing.",
-        reason.describe()
-    )))
+    let mut instruction = format!("You have to stop now: {}.", reason.describe());
+    let changes = changes_made(state, tools);
+    if !changes.is_empty() {
+        let listed: Vec<String> = changes
+            .iter()
+            .map(|change| format!("- {}({}): {}", change.name, change.arguments, change.result))
+            .collect();
+        let _ = write!(
+            instruction,
+            " These calls of yours ran and succeeded, so their changes are made:\n{}",
+            listed.join("\n")
+        );
+    }
+    instruction.push_str(
+        " Do not call any tools. Using only what you found above, answer my request as well \
+         as you can, and say briefly what is still missing.",
+    );
+    seen.appended(Message::user(instruction))
 }
+
+/// The last error of the stopped step: the step's own, or a tool's, leaving out calls
+/// refused as repeats (the stop reason says so when they stopped the run, and a repeat of a
+/// call that did its work is no failure).
+fn last_error(state: &AgentState) -> Option<String> {
+    let step = state.current_step()?;
+    if let Some(error) = step.errors().last() {
+        return Some(error.message.clone());
+    }
+    step.tool_executions()
+        .errors()
+        .filter(|execution| execution.failure_kind() != Some(ToolFailureKind::Repeated))
+        .last()
+        .map(|execution| {
+            format!(
+                "tool `{}`: {}",
+                execution.name(),
+                execution.error_message().unwrap_or_default()
+            )
+        })
+}
+
+/// A successful call to a tool that can change things, as the answer on stop reports it.
+#[derive(PartialEq)]
+struct Change {
+    name: String,
+    /// Its arguments as JSON, cut to 200 characters.
+    arguments: String,
+    /// Its result's first line, cut to 200 characters.
+    result: String,
+}
+
+/// The execution's successful calls to tools that are not read-only, in order, each once (at
+/// most [`MAX_CHANGES_LISTED`]). A model stopped after a change often answers as if nothing
+/// had happened ("tell me the file's name" after the file was renamed); the synthesis request
+/// and the notice say what its calls did, from the run's records.
+fn changes_made(state: &AgentState, tools: &Tools) -> Vec<Change> {
+    let mut changes: Vec<Change> = Vec::new();
+    for execution in state.steps().flat_map(|step| step.tool_executions().iter()) {
+        if execution.has_error() || tools.effects(execution.name()) == ToolEffects::ReadOnly {
+            continue;
+        }
+        let result = execution.result_text();
+        let change = Change {
+            name: execution.name().to_owned(),
+            arguments: excerpt(&execution.arguments().to_string(), 200),
+            result: excerpt(result.lines().next().unwrap_or_default(), 200),
+        };
+        if !changes.contains(&change) {
+            changes.push(change);
+        }
+        if changes.len() == MAX_CHANGES_LISTED {
+            break;
+        }
+    }
+    changes
+}
+
+/// The most changes the answer on stop lists.
+const MAX_CHANGES_LISTED: usize = 20;
 
 fn excerpt(text: &str, chars: usize) -> String {
     match text.char_indices().nth(chars) {
@@ -152,7 +233,8 @@ impl Agent {
         if mode == AnswerOnStop::Synthesize {
             let options = StepOptions::new().with_cancellation(token.clone());
             let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
-            let input = synthesis_input(&state, context.prompt_messages(&state), reason);
+            let input =
+                synthesis_input(&state, &self.tools, context.prompt_messages(&state), reason);
             let input = self.cached_context.messages.concat(&input);
             match self.driver.answer_without_tools(input, &context).await {
                 Ok(Some(response)) => {
@@ -176,7 +258,7 @@ impl Agent {
                 ),
             }
         }
-        let answer = answer.unwrap_or_else(|| notice(&state, reason));
+        let answer = answer.unwrap_or_else(|| notice(&state, &self.tools, reason));
         let store = state
             .store()
             .section(crate::state::sections::DEFAULT_SECTION)

@@ -114,6 +114,54 @@ impl PreviousCalls {
         index.last_result_key(&key)
     }
 
+    /// The result of the execution's last successful run of `call` (same tool, same
+    /// arguments) when no other call was made since: only this same call again, refused
+    /// without running (blocked or repeated) or answered from that result. `None` otherwise,
+    /// or when that run failed.
+    ///
+    /// How a driver tells a model that writes again a call that already did its work that
+    /// the work is done, instead of only why the new call did not run.
+    pub fn succeeded_just_before(&self, call: &ToolCall) -> Option<String> {
+        self.last_success(call, false)
+    }
+
+    /// [`PreviousCalls::succeeded_just_before`], with other calls allowed in between: the
+    /// result of the execution's last run of `call` when it succeeded (later refusals of the
+    /// same call aside). For a call that changed things, what it did is done whatever ran
+    /// since; a read-only result may be stale once something else ran.
+    pub fn succeeded_earlier(&self, call: &ToolCall) -> Option<String> {
+        self.last_success(call, true)
+    }
+
+    fn last_success(&self, call: &ToolCall, others_since: bool) -> Option<String> {
+        let key = signature(call);
+        let executions = self
+            .steps
+            .steps()
+            .rev()
+            .flat_map(|step| step.tool_executions().iter().rev());
+        for execution in executions {
+            if signature(execution.call()) != key {
+                if others_since {
+                    continue;
+                }
+                return None;
+            }
+            match execution.failure_kind() {
+                None => {
+                    let result = execution.result_text();
+                    // An answer from the earlier result quotes it: the original comes before.
+                    if !result.starts_with(ALREADY_HAVE_IT) {
+                        return Some(result);
+                    }
+                }
+                Some(ToolFailureKind::Blocked | ToolFailureKind::Repeated) => continue,
+                Some(_) => return None,
+            }
+        }
+        None
+    }
+
     /// How often `call` was made before.
     pub fn count(&self, call: &ToolCall) -> u32 {
         self.count_key(&signature(call))
@@ -167,7 +215,8 @@ pub(crate) const ALREADY_HAVE_IT: &str = "You already have this result:";
 pub(crate) fn already_have_it(earlier: &str) -> String {
     format!(
         "{ALREADY_HAVE_IT} the same call returned it just before, and nothing has run since, \
-         so it was not run again. Answer the user's question from it now.\n\n{}",
+         so it was not run again. Answer the user's question from it now; only if it does \
+         not hold the answer, make a different call for what is missing.\n\n{}",
         cut(earlier, EARLIER_RESULT_EXCERPT, None).0
     )
 }
@@ -344,6 +393,80 @@ mod tests {
             json!({"q": "x", "opts": {"b": 1, "a": [2, {"d": 1, "c": 0}]}}),
         );
         assert_ne!(signature(&a), signature(&renamed));
+    }
+
+    fn state_with_calls(steps: Vec<Vec<ToolExecution>>) -> AgentState {
+        let now = chrono::Utc::now();
+        let state = AgentState::new().started(crate::state::agent_state::Execution::new(
+            "execution".into(),
+            now,
+        ));
+        steps.into_iter().fold(state, |state, executions| {
+            let step = crate::records::agent_step::AgentStep::new(messages::Messages::new())
+                .with_tool_executions(executions.into());
+            let number = state.next_step_number();
+            let pending =
+                crate::records::outcome::ContinuationOutcome::from_evaluations(Vec::new());
+            state.recorded(crate::records::step_execution::StepExecution::new(
+                step, pending, now, now, number,
+            ))
+        })
+    }
+
+    #[test]
+    fn a_call_succeeded_just_before_only_when_nothing_else_ran_since_and_earlier_otherwise() {
+        let now = chrono::Utc::now();
+        let call = |id: &str, path: &str| ToolCall::new(id, "write", json!({"path": path}));
+        let ok = |c: ToolCall| ToolExecution::success(c, "wrote 3 bytes", now, now);
+        let failed = |c: ToolCall, kind| ToolExecution::failure(c, kind, "no", now, now);
+        let asked = call("9", "a");
+
+        // Ran and succeeded; then the same call twice, refused for how it was written.
+        let state = state_with_calls(vec![
+            vec![ok(call("1", "a"))],
+            vec![failed(call("2", "a"), ToolFailureKind::Blocked)],
+            vec![failed(call("3", "a"), ToolFailureKind::Repeated)],
+            vec![ToolExecution::success(
+                call("4", "a"),
+                already_have_it("wrote 3 bytes"),
+                now,
+                now,
+            )],
+        ]);
+        assert_eq!(
+            PreviousCalls::of(&state)
+                .succeeded_just_before(&asked)
+                .as_deref(),
+            Some("wrote 3 bytes")
+        );
+        // Another call since: not "just before", but earlier.
+        let state = state_with_calls(vec![
+            vec![ok(call("1", "a"))],
+            vec![ok(call("2", "b"))],
+            vec![failed(call("3", "a"), ToolFailureKind::Blocked)],
+        ]);
+        let previous = PreviousCalls::of(&state);
+        assert_eq!(previous.succeeded_just_before(&asked), None);
+        assert_eq!(
+            previous.succeeded_earlier(&asked).as_deref(),
+            Some("wrote 3 bytes")
+        );
+        assert_eq!(previous.succeeded_earlier(&call("9", "c")), None);
+        // Its last run failed for real: nothing was done.
+        let state = state_with_calls(vec![vec![
+            ok(call("1", "a")),
+            failed(call("2", "a"), ToolFailureKind::Failed),
+        ]]);
+        assert_eq!(
+            PreviousCalls::of(&state).succeeded_just_before(&asked),
+            None
+        );
+        assert_eq!(PreviousCalls::of(&state).succeeded_earlier(&asked), None);
+        // Never made.
+        assert_eq!(
+            PreviousCalls::of(&AgentState::new()).succeeded_just_before(&asked),
+            None
+        );
     }
 
     #[test]

@@ -192,6 +192,12 @@ fn read_at_most(file: &File, limit: u64, shown: &str) -> Result<Vec<u8>, ToolErr
     Ok(bytes)
 }
 
+/// `bytes` as text (invalid UTF-8 replaced), or `None` for a binary file: one holding a NUL
+/// byte, which no text file the tools show or search does.
+fn as_text(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    (!bytes.contains(&0)).then(|| String::from_utf8_lossy(bytes))
+}
+
 /// The error for a file over a size limit.
 fn too_large(shown: &str, action: &str, size: u64, limit: u64) -> ToolError {
     ToolError::failed(format!(

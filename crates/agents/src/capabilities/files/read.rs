@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    blocking, open_file, parse_arguments, read_at_most, relative, too_large, Access, Sandbox,
+    as_text, blocking, open_file, parse_arguments, read_at_most, relative, too_large, Access,
+    Sandbox,
 };
 
 /// Lines returned when the model gives no `limit` (and the most it may ask for).
@@ -95,15 +96,14 @@ fn read_file(sandbox: &Sandbox, args: &ReadFileArgs) -> Result<ToolOutput, ToolE
         return Err(too_large(&shown, "read", size, MAX_FILE_BYTES));
     }
     let bytes = read_at_most(&file, MAX_FILE_BYTES, &shown)?;
-    if bytes.contains(&0) {
+    let Some(text) = as_text(&bytes) else {
         return Err(ToolError::failed(format!(
             "`{shown}` is a binary file and cannot be shown as text"
         )));
-    }
-    if bytes.is_empty() {
+    };
+    if text.is_empty() {
         return Ok(ToolOutput::text("(empty file)"));
     }
-    let text = String::from_utf8_lossy(&bytes);
     number_lines(&text, args.offset, args.limit).map(ToolOutput::text)
 }
 

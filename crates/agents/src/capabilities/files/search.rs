@@ -18,7 +18,7 @@ use rustix::fs::{FileType, Mode, OFlags};
 use super::read::MAX_FILE_BYTES;
 use super::sandbox::RelativePath;
 use super::{
-    blocking, open_dir, open_file, parse_arguments, read_at_most, read_entries, relative,
+    as_text, blocking, open_dir, open_file, parse_arguments, read_at_most, read_entries, relative,
     too_large, Access, Sandbox,
 };
 
@@ -160,13 +160,12 @@ fn file_lines((file, size): (File, u64), shown: &str, pattern: &str) -> Result<S
         return Err(too_large(shown, "search", size, MAX_FILE_BYTES));
     }
     let bytes = read_at_most(&file, MAX_FILE_BYTES, shown)?;
-    if bytes.contains(&0) {
+    let Some(text) = as_text(&bytes) else {
         return Err(ToolError::failed(format!(
             "`{shown}` is a binary file; its lines cannot be searched as text"
         )));
-    }
+    };
     let needle = pattern.to_lowercase();
-    let text = String::from_utf8_lossy(&bytes);
     // every match is counted, the first MAX_MATCHES kept
     let mut count = 0;
     let mut found = Vec::new();
@@ -383,10 +382,7 @@ fn text_at(dir: &OwnedFd, name: &OsStr) -> Option<String> {
         return None;
     }
     let bytes = read_at_most(&File::from(fd), MAX_SEARCHED_FILE_BYTES, "").ok()?;
-    if bytes.contains(&0) {
-        return None;
-    }
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    as_text(&bytes).map(std::borrow::Cow::into_owned)
 }
 
 /// Walks the directory `base` depth-first and calls `visit(directory, entry name, relative
