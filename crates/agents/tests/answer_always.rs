@@ -581,21 +581,27 @@ async fn a_call_that_does_not_run_is_never_the_answer() {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct MoveArgs {
+    from: String,
+    to: String,
+}
+
+/// `rename`, a tool that changes things: "renamed `from` to `to`".
+fn rename() -> FunctionTool {
+    FunctionTool::new("rename", "Renames a file", |args: MoveArgs| async move {
+        Ok::<_, ToolError>(format!("renamed `{}` to `{}`", args.from, args.to))
+    })
+    .with_effects(ToolEffects::SideEffecting)
+}
+
 #[tokio::test]
 async fn a_synthesized_answer_is_told_what_the_calls_changed() {
     // The 1.5B model renamed a file, then wrote the same call again until the step limit;
     // asked to answer, it said it needed the file's name. The synthesis request now lists
     // the changes made (tools that can change things, successful calls, each once), and not
     // what was only read.
-    #[derive(Deserialize, JsonSchema)]
-    struct MoveArgs {
-        from: String,
-        to: String,
-    }
-    let rename = FunctionTool::new("rename", "Renames a file", |args: MoveArgs| async move {
-        Ok::<_, ToolError>(format!("renamed `{}` to `{}`", args.from, args.to))
-    })
-    .with_effects(ToolEffects::SideEffecting);
+    let rename = rename();
     let call = |id: &str| {
         InferenceResponse::with_tool_calls([ToolCall::new(
             id,
@@ -638,15 +644,7 @@ async fn a_notice_says_what_changed_and_not_that_a_done_call_failed() {
     // The notice after a run that renamed a file and then asked for the same rename again
     // (refused: its work was done) says what changed, not "the last error was: ... not run
     // again".
-    #[derive(Deserialize, JsonSchema)]
-    struct MoveArgs {
-        from: String,
-        to: String,
-    }
-    let rename = FunctionTool::new("rename", "Renames a file", |args: MoveArgs| async move {
-        Ok::<_, ToolError>(format!("renamed `{}` to `{}`", args.from, args.to))
-    })
-    .with_effects(ToolEffects::SideEffecting);
+    let rename = rename();
     let call = r#"{"name": "rename", "arguments": {"from": "draft.txt", "to": "final.txt"}}"#;
     let again = format!("To rename it, you can use the `rename` function:\n```json\n{call}\n```");
     let model = ScriptedModel::new([
