@@ -51,6 +51,7 @@ mod forged_evidence;
 mod latest_results;
 mod narration;
 mod plan_reply;
+mod plan_steps;
 mod recover;
 mod repeated_answer;
 mod reply_nudge;

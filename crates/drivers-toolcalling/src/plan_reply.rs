@@ -67,9 +67,9 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
 const INTENT_REACH: usize = 48;
 
 /// Whether an intent phrase of `lower` is followed closely, in the same clause, by
-/// "command", "tool" or "function": "you can use the following command:" and a shell block, after the tools
-/// already did the work (the 1.5B model on development task d23), names no tool of the
-/// agent but is still a how-to, not an answer.
+/// "command", "tool" or "function": "you can use the following command:" and a shell block,
+/// after the tools already did the work (the 1.5B model on development task d23), names no
+/// tool of the agent but is still a how-to, not an answer.
 fn intends_a_command(lower: &str) -> bool {
     INTENT.iter().any(|phrase| {
         lower.match_indices(phrase).any(|(at, _)| {

@@ -113,10 +113,7 @@ fn first_sentence(text: &str, chars: usize) -> String {
     let line = text.trim().lines().next().unwrap_or_default();
     let sentence = line.split_once(". ").map_or(line, |(first, _)| first);
     let sentence = sentence.trim().trim_end_matches('.');
-    match sentence.char_indices().nth(chars) {
-        Some((end, _)) => format!("{}…", &sentence[..end]),
-        None => sentence.to_owned(),
-    }
+    messages::excerpt(sentence, chars).into_owned()
 }
 
 /// " Its arguments schema is ...; call it like this: ..." for a known tool.

@@ -28,6 +28,7 @@ use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
+use crate::plan_steps::next_step_after_called;
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::EarlierAnswers;
 use crate::trust::holds_a_call_in_prose;
@@ -130,8 +131,8 @@ pub(crate) struct Nudges {
     /// The conversation's answers to earlier, different requests, looked up the first
     /// time a reply could repeat one.
     earlier_answers: EarlierAnswers,
-    /// The execution's calls so far: a call in prose that repeats the one that just
-    /// succeeded is not asked about.
+    /// The execution's calls so far: a call in prose that repeats one that already succeeded
+    /// (see `trust::done_already`) is not asked about.
     previous: PreviousCalls,
     given: u16,
 }
@@ -252,9 +253,9 @@ impl Nudges {
     }
 
     /// What the model is told after a reply that gets `nudge`.
-    pub(crate) fn message(&self, nudge: Nudge) -> String {
+    pub(crate) fn message(&self, nudge: Nudge, reply: &str) -> String {
         match nudge {
-            Nudge::PlanAfterResults => PLAN_NUDGE,
+            Nudge::PlanAfterResults => return self.plan_nudge(reply),
             Nudge::CopiedError => COPIED_ERROR_NUDGE,
             Nudge::Narration => NARRATION_NUDGE,
             Nudge::Claim => CLAIM_NUDGE,
@@ -266,6 +267,22 @@ impl Nudges {
             Nudge::RepeatedAnswer => return self.earlier_answers.nudge(&self.conversation),
         }
         .to_owned()
+    }
+
+    /// The nudge for a plan written after the tools ran. When `reply` is a numbered plan and
+    /// a step of it names a tool called in this execution, the nudge names the step after it:
+    /// told only to answer, the 1.5B model wrote its plan again after its first step's call had
+    /// run, then said it lacked the results (development task d3); told which step was next,
+    /// it made that call.
+    fn plan_nudge(&self, reply: &str) -> String {
+        let called = called_in_execution(&self.conversation);
+        match next_step_after_called(reply, &called) {
+            Some(next) => format!(
+                "Your last reply wrote your plan again. The steps whose tools ran are done: \
+                 their results are above. Do the next step of your plan now: {next}"
+            ),
+            None => PLAN_NUDGE.to_owned(),
+        }
     }
 
     /// Why `reply`, the model's reply to `nudge`, is dropped for the reply before it, if it
@@ -316,6 +333,23 @@ impl Nudges {
     fn gave(&self, nudge: Nudge) -> bool {
         self.given & nudge.bit() != 0
     }
+}
+
+/// The names of the tools called since the last user message of `conversation` (the running
+/// execution's calls, in separated mode; nudges are not in it).
+fn called_in_execution(conversation: &Messages) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for message in conversation.iter().rev() {
+        if message.role() == Role::User {
+            break;
+        }
+        for call in message.tool_calls() {
+            if !names.contains(&call.name()) {
+                names.push(call.name());
+            }
+        }
+    }
+    names
 }
 
 #[cfg(test)]
@@ -459,7 +493,7 @@ mod tests {
                 Some(Nudge::RepeatedAnswer)
             );
             assert!(nudges
-                .message(Nudge::RepeatedAnswer)
+                .message(Nudge::RepeatedAnswer, "")
                 .ends_with(&format!("\"{request}\"")));
             // A repeat in reply to the nudge is dropped and the reply before it stands; a
             // new answer or a call counts. Never an error.

@@ -17,6 +17,7 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
+use crate::plan_steps::step_done_note;
 use crate::recover::{cut_inside_a_call, is_tool_call_text, repeats_itself};
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
@@ -373,7 +374,7 @@ impl AgentDriver for ToolCallingDriver {
                 });
                 asked = asked
                     .appended(Message::assistant(response.content()))
-                    .appended(Message::user(nudges.message(nudge)));
+                    .appended(Message::user(nudges.message(nudge, response.content())));
                 let request = self.request_for(state, &context.cached_context, tools, &asked);
                 let earlier_usage = response.usage();
                 let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;
@@ -408,6 +409,8 @@ impl AgentDriver for ToolCallingDriver {
         // Calls answered with a tool error (how to fix them, or why they did not run) instead
         // of running.
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
+        // Whether the step's calls were written as text (their lead-in is the step's text).
+        let mut from_text = false;
         if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
             if let Some(text_calls) = judge_text_calls(
                 response.content(),
@@ -417,6 +420,7 @@ impl AgentDriver for ToolCallingDriver {
                 truncated,
             ) {
                 let text_calls = done_already(text_calls, tools, &previous);
+                from_text = true;
                 refused = text_calls.refused;
                 response = response
                     .with_content(text_calls.content)
@@ -486,6 +490,13 @@ impl AgentDriver for ToolCallingDriver {
             with_refusals(calls, ran, &refused, &source, context)
         };
         let mut messages = format_step_messages(&response, &executions);
+        if from_text && !truncated {
+            // A call that did a step of the numbered plan its reply's text holds: the model is
+            // told which step is next.
+            if let Some(note) = step_done_note(response.content(), &executions) {
+                messages.trace = with_note(&messages.trace, &note);
+            }
+        }
         let errors = if let Some(kind) = not_an_answer {
             tracing::info!("{} after its nudge: not the answer", kind.reason());
             messages.response = Messages::new();
@@ -500,7 +511,7 @@ impl AgentDriver for ToolCallingDriver {
         } else if truncated && !calls.is_empty() {
             // The calls ran (those written out in full); the model is told its reply was cut
             // and the run goes on.
-            messages.trace = with_cut_note(&messages.trace);
+            messages.trace = with_note(&messages.trace, CUT_REPLY_NOTE);
             Vec::new()
         } else if let Some(error) = recovering.then(|| cut_reply_error(&response)).flatten() {
             // A call cut off before it was complete (the 1.5B model wrote one whose content
@@ -651,8 +662,8 @@ fn with_refusals(
         .collect()
 }
 
-/// The trace with [`CUT_REPLY_NOTE`] added to its last tool result.
-fn with_cut_note(trace: &Messages) -> Messages {
+/// The trace with `note` added to its last tool result.
+fn with_note(trace: &Messages, note: &str) -> Messages {
     let count = trace.len();
     trace
         .iter()
@@ -661,7 +672,7 @@ fn with_cut_note(trace: &Messages) -> Messages {
             if i + 1 == count && message.role() == Role::Tool {
                 message
                     .clone()
-                    .with_content(format!("{}\n\n{CUT_REPLY_NOTE}", message.text()))
+                    .with_content(format!("{}\n\n{note}", message.text()))
             } else {
                 message.clone()
             }

@@ -26,6 +26,7 @@ use std::cell::OnceCell;
 use agents_core::{PreviousCalls, ToolEffects, ToolFailureKind, Tools};
 use messages::{Messages, Role, ToolCall};
 
+use crate::plan_steps::next_step;
 use crate::recover::{
     announced_of_any_tool, announced_with_prefix, calls_in_prose, may_hold_a_call,
     recover_with_prefix, recovered_id_prefix, RecoveredCall, RecoveredKind,
@@ -76,28 +77,49 @@ pub(crate) fn holds_a_call_in_prose(
     })
 }
 
-/// `text_calls` with each call that is not run for how it was written (blocked) and that
-/// already ran and succeeded in this execution refused as a repeat
-/// ([`ToolFailureKind::Repeated`]) and told so: the work is done, here is its result, answer
-/// now. Small models write the call they made again among their explanation, step after
-/// step; "send it alone" would only make them do it twice.
+/// `text_calls` with each call that already did its work in this execution refused as a
+/// repeat ([`ToolFailureKind::Repeated`]) and told so: the work is done, here is its result,
+/// answer now. That is each call not run for how it was written (blocked) that already ran
+/// and succeeded: small models write the call they made again among their explanation, step
+/// after step, and "send it alone" would only make them do it twice. And a read-only call
+/// that would run, repeating the call that succeeded just before, when the reply's text holds
+/// a numbered plan: the model restarted its plan at the step it did, and the refusal names
+/// the plan's next step ([`next_step`]). Without a plan such a call is answered from its
+/// result by the repeated-call layer, as any other repeat.
 pub(crate) fn done_already(
     mut text_calls: TextCalls,
     tools: &Tools,
     previous: &PreviousCalls,
 ) -> TextCalls {
-    for (id, kind, message) in &mut text_calls.refused {
-        if *kind != ToolFailureKind::Blocked {
-            continue;
-        }
-        let Some(call) = text_calls.calls.iter().find(|call| call.id() == id) else {
-            continue;
-        };
-        if let Some(result) = earlier_success(call, tools, previous) {
-            // A repeat of a call already made: the repeated-call guard stops a model that
-            // keeps writing it (the second such refusal ends the run, which answers on stop).
-            *kind = ToolFailureKind::Repeated;
-            *message = done_message(call.name(), tools.effects(call.name()), &result);
+    let TextCalls {
+        content,
+        calls,
+        refused,
+        ..
+    } = &mut text_calls;
+    for call in calls.iter() {
+        let next = || next_step(content, call.name());
+        match refused.iter_mut().find(|(id, _, _)| id == call.id()) {
+            Some((_, kind, message)) if *kind == ToolFailureKind::Blocked => {
+                if let Some(result) = earlier_success(call, tools, previous) {
+                    // A repeat of a call already made: the repeated-call guard stops a model
+                    // that keeps writing it (the second such refusal ends the run, which
+                    // answers on stop).
+                    *kind = ToolFailureKind::Repeated;
+                    *message =
+                        done_message(call.name(), tools.effects(call.name()), &result, next());
+                }
+            }
+            Some(_) => {}
+            None if is_read_only(tools, call.name()) => {
+                let Some(next) = next() else { continue };
+                if let Some(result) = previous.succeeded_just_before(call) {
+                    let message =
+                        done_message(call.name(), ToolEffects::ReadOnly, &result, Some(next));
+                    refused.push((call.id().to_owned(), ToolFailureKind::Repeated, message));
+                }
+            }
+            None => {}
         }
     }
     text_calls
@@ -117,28 +139,32 @@ fn earlier_success(call: &ToolCall, tools: &Tools, previous: &PreviousCalls) -> 
 /// How much of the earlier result [`done_already`] quotes.
 const DONE_RESULT_EXCERPT: usize = 1_000;
 
-fn done_message(name: &str, effects: ToolEffects, result: &str) -> String {
-    let excerpt = match result.char_indices().nth(DONE_RESULT_EXCERPT) {
-        Some((end, _)) => format!("{}…", &result[..end]),
-        None => result.to_owned(),
-    };
-    let (when, next) = if effects == ToolEffects::ReadOnly {
-        (
-            "just before",
-            "Do not make this call again: answer the user's question from this result now; \
-             only if it does not hold the answer, make a different call for what is missing.",
-        )
+fn done_message(name: &str, effects: ToolEffects, result: &str, next: Option<String>) -> String {
+    let excerpt = messages::excerpt(result, DONE_RESULT_EXCERPT);
+    let head = format!(
+        "This call to `{name}` was not run again: the same call, with the same arguments, ran {} \
+         and succeeded",
+        if effects == ToolEffects::ReadOnly {
+            "just before"
+        } else {
+            "earlier in this task"
+        }
+    );
+    if let Some(next) = next {
+        // No "if it answers the question, answer": with it the 1.5B model restarted its plan.
+        return format!(
+            "{head}, so that step of your plan is done. Its result was:\n{excerpt}\nDo not \
+             start your plan again. Do the next step of your plan now: {next}"
+        );
+    }
+    let next = if effects == ToolEffects::ReadOnly {
+        "Do not make this call again: answer the user's question from this result now; only if \
+         it does not hold the answer, make a different call for what is missing."
     } else {
-        (
-            "earlier in this task",
-            "Its work is done: do not make this call again. Do what is still missing, if \
-             anything; otherwise tell the user now what was done.",
-        )
+        "Its work is done: do not make this call again. Do what is still missing, if anything; \
+         otherwise tell the user now what was done."
     };
-    format!(
-        "This call to `{name}` was not run again: the same call, with the same arguments, \
-         ran {when} and succeeded. Its result was:\n{excerpt}\n{next}"
-    )
+    format!("{head}. Its result was:\n{excerpt}\n{next}")
 }
 
 /// The calls written in `content` and what becomes of each, or `None` when the reply is text

@@ -1166,3 +1166,116 @@ async fn a_call_that_only_read_is_asked_about_once_something_else_ran() {
         .to_transcript()
         .contains("did not run: it was written among other text")));
 }
+
+#[tokio::test]
+async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step() {
+    // The 1.5B model on development tasks d3 and d11: a numbered plan, then its first step's
+    // call (read-only, announced in prose, so it runs); the next reply wrote the same plan
+    // and the same first call again, and again, then said it lacked the results.
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let plan = format!(
+        "To answer, I'll need to:\n1. Read the notes with `read_file`.\n2. **Check the weather \
+         in Paris** with `get_weather`.\n\nHere's the JSON call:\n```json\n{READ}\n```"
+    );
+    const NEXT: &str = "Do the next step of your plan now: Check the weather in Paris with \
+                        `get_weather`.";
+
+    // The result of the step's call is followed, for the model, by the plan's next step; the
+    // stored result is the tool's own.
+    let (done, model) = run(vec![
+        text(&plan),
+        text(PARIS_CALL),
+        text("Sunny in Paris, as the notes say."),
+    ])
+    .await;
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("Sunny in Paris, as the notes say.")
+    );
+    let seen = model.requests()[1].messages.to_transcript();
+    assert!(
+        seen.contains("tool read_file [recovered_")
+            && seen.contains(&format!(
+                "This step of your plan is done: its result is above. {NEXT}"
+            )),
+        "{seen}"
+    );
+    let first = done.steps().next().unwrap();
+    assert_eq!(
+        first.tool_executions().iter().next().unwrap().result_text(),
+        "contents of paris.txt"
+    );
+
+    // The plan written again with the same call: refused as a repeat that says the step is
+    // done and which is next (read once; a second such repeat stops the run).
+    let (done, model) = run(vec![
+        text(&plan),
+        text(&plan),
+        text(PARIS_CALL),
+        text("Sunny in Paris, as the notes say."),
+    ])
+    .await;
+    let executions: Vec<_> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter().cloned())
+        .collect();
+    let reads = executions
+        .iter()
+        .filter(|e| e.name() == "read_file" && !e.has_error())
+        .count();
+    assert_eq!(reads, 1, "the read ran once: {executions:?}");
+    let refusal = executions
+        .iter()
+        .find(|e| e.failure_kind() == Some(agents_core::ToolFailureKind::Repeated))
+        .and_then(|e| e.error_message().map(str::to_owned))
+        .expect("the read written again is refused as a repeat");
+    assert!(
+        refusal.contains("so that step of your plan is done")
+            && refusal.contains("contents of paris.txt")
+            && refusal.contains(&format!("Do not start your plan again. {NEXT}")),
+        "{refusal}"
+    );
+    assert!(model.requests()[2]
+        .messages
+        .to_transcript()
+        .contains("Do not start your plan again"));
+
+    // The plan written again without a call, after its first step ran: the nudge names the
+    // next step instead of only asking for the answer.
+    let again = "To answer, I'll need to:\n1. Read the notes with `read_file`.\n2. **Check the \
+                 weather in Paris** with `get_weather`.";
+    let (done, model) = run(vec![
+        text(&plan),
+        text(again),
+        text(PARIS_CALL),
+        text("Sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(
+        nudged.contains(&format!(
+            "Your last reply wrote your plan again. The steps whose tools ran are done: their \
+             results are above. {NEXT}"
+        )),
+        "{nudged}"
+    );
+
+    // Without a plan: no note, and a repeated read is answered from its result as before.
+    let alone = format!("Let me read it.\n```json\n{READ}\n```");
+    let (done, model) = run(vec![text(&alone), text(&alone), text("Sunny.")]).await;
+    assert!(done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .all(|e| !e.has_error()));
+    assert!(!model.requests()[1]
+        .messages
+        .to_transcript()
+        .contains("step of your plan"));
+
+    // A plan whose call failed gets no note: the model fixes the call first.
+    let failing = plan.replace(r#""path": "paris.txt""#, r#""file": "paris.txt""#);
+    let (_, model) = run(vec![text(&failing), text("Sunny.")]).await;
+    let seen = model.requests()[1].messages.to_transcript();
+    assert!(!seen.contains("step of your plan"), "{seen}");
+}

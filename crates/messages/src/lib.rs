@@ -44,6 +44,7 @@
 mod compile;
 mod content;
 mod error;
+mod excerpt;
 mod message;
 mod messages;
 mod metadata;
@@ -59,6 +60,7 @@ pub mod testing;
 pub use compile::{AllSections, CompileMessages, SelectedSections};
 pub use content::{Content, ContentPart};
 pub use error::MessagesError;
+pub use excerpt::excerpt;
 pub use message::Message;
 pub use messages::Messages;
 pub use metadata::Metadata;

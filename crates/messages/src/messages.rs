@@ -389,7 +389,7 @@ fn write_transcript_entry(out: &mut String, message: &Message) {
 
 fn shorten(url: &str) -> String {
     if url.starts_with("data:") {
-        return crate::tool_call::excerpt(url, 24);
+        return crate::excerpt::excerpt(url, 24).into_owned();
     }
     url.to_owned()
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::excerpt::excerpt;
 use crate::MessagesError;
 
 /// A request from the model to call the tool `name` with JSON `arguments`.
@@ -134,14 +135,6 @@ fn normalize_arguments(arguments: Value) -> Value {
         Value::Array(items) if items.is_empty() => Value::Object(Map::new()),
         other => other,
     }
-}
-
-pub(crate) fn excerpt(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
-    }
-    let cut: String = text.chars().take(max_chars).collect();
-    format!("{cut}...")
 }
 
 impl<'de> Deserialize<'de> for ToolCall {

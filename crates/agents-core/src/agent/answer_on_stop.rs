@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use messages::{Message, Messages};
+use messages::{excerpt, Message, Messages};
 
+use crate::records::agent_step::tool_error_line;
 use crate::records::answer_on_stop::{
     AnswerOnStop, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY,
 };
@@ -151,13 +152,7 @@ fn last_error(state: &AgentState) -> Option<String> {
         .errors()
         .filter(|execution| execution.failure_kind() != Some(ToolFailureKind::Repeated))
         .last()
-        .map(|execution| {
-            format!(
-                "tool `{}`: {}",
-                execution.name(),
-                execution.error_message().unwrap_or_default()
-            )
-        })
+        .map(tool_error_line)
 }
 
 /// A successful call to a tool that can change things, as the answer on stop reports it.
@@ -183,8 +178,8 @@ fn changes_made(state: &AgentState, tools: &Tools) -> Vec<Change> {
         let result = execution.result_text();
         let change = Change {
             name: execution.name().to_owned(),
-            arguments: excerpt(&execution.arguments().to_string(), 200),
-            result: excerpt(result.lines().next().unwrap_or_default(), 200),
+            arguments: excerpt(&execution.arguments().to_string(), 200).into_owned(),
+            result: excerpt(result.lines().next().unwrap_or_default(), 200).into_owned(),
         };
         if !changes.contains(&change) {
             changes.push(change);
@@ -198,13 +193,6 @@ fn changes_made(state: &AgentState, tools: &Tools) -> Vec<Change> {
 
 /// The most changes the answer on stop lists.
 const MAX_CHANGES_LISTED: usize = 20;
-
-fn excerpt(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
-}
 
 impl Agent {
     /// Appends an answer when the execution stops without one: synthesized by the model

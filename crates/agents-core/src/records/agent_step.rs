@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::records::agent_error::AgentError;
 use crate::records::cost::RunCost;
 use crate::records::step_error::StepError;
-use crate::records::tool_execution::ToolExecutions;
+use crate::records::tool_execution::{ToolExecution, ToolExecutions};
 
 /// The kind of a step, derived from its content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -289,7 +289,7 @@ impl AgentStep {
     pub fn error_messages(&self) -> Vec<String> {
         self.tool_executions
             .errors()
-            .map(|e| format!("tool `{}`: {}", e.name(), e.error_message().unwrap_or("")))
+            .map(tool_error_line)
             .chain(self.errors.iter().map(|e| e.message.clone()))
             .collect()
     }
@@ -352,12 +352,20 @@ pub(crate) fn final_assistant_message(messages: &Messages) -> Option<&Message> {
     messages.iter().rev().find(|m| is_final_answer(m))
 }
 
+/// How a failed tool execution reads among a step's errors: "tool `name`: message".
+pub(crate) fn tool_error_line(execution: &ToolExecution) -> String {
+    format!(
+        "tool `{}`: {}",
+        execution.name(),
+        execution.error_message().unwrap_or_default()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::records::tool_execution::ToolExecution;
     use crate::records::tool_execution::ToolFailureKind;
 
     #[test]
