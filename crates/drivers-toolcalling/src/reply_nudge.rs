@@ -252,7 +252,7 @@ impl Nudges {
         Some(nudge)
     }
 
-    /// What the model is told after a reply that gets `nudge`.
+    /// What the model is told after `reply`, a reply that gets `nudge`.
     pub(crate) fn message(&self, nudge: Nudge, reply: &str) -> String {
         match nudge {
             Nudge::PlanAfterResults => return self.plan_nudge(reply),
@@ -272,8 +272,9 @@ impl Nudges {
     /// The nudge for a plan written after the tools ran. When `reply` is a numbered plan and
     /// a step of it names a tool called in this execution, the nudge names the step after it:
     /// told only to answer, the 1.5B model wrote its plan again after its first step's call had
-    /// run, then said it lacked the results (development task d3); told which step was next,
-    /// it made that call.
+    /// run, then said it lacked the results (development task d3). In a replay of that
+    /// request, told which step was next, it made that call; the live run still did not
+    /// (docs/eval.md, session 18).
     fn plan_nudge(&self, reply: &str) -> String {
         let called = called_in_execution(&self.conversation);
         match next_step_after_called(reply, &called) {
