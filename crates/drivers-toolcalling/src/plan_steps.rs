@@ -4,8 +4,10 @@
 //! first step runs, and the next reply writes the same plan, and the same first call, again
 //! (the 1.5B model on development tasks d3 and d11). Told only that the call was not run
 //! again, the model restarts the plan once more. [`next_step`] finds, in the reply's text
-//! before the call, the step the call does and the step after it, so the refusal can say
-//! which step is done and which is next.
+//! before the call, the step the call does and the step after it, so the note after the
+//! call's result ([`step_done_note`]) and the refusal of a repeat can say which step is next;
+//! [`next_step_after_called`] does the same for a plan written again without a call (the
+//! plan nudge).
 
 use agents_core::ToolExecutions;
 
@@ -23,8 +25,8 @@ struct Item<'a> {
 }
 
 /// The step of a numbered plan in `lead_in` (a reply's text before a call to `tool`) that
-/// comes after the step the call does, quoted without markdown emphasis; `None` when the lead-in holds no plan of two
-/// different steps or does not show which step the call does.
+/// comes after the step the call does, quoted without markdown emphasis; `None` when the
+/// lead-in holds no plan of two different steps or does not show which step the call does.
 ///
 /// The call's step is the first item that names `tool`, or else the lead-in's last line when
 /// it is an item (the call follows it). The next step is the first different item after it
@@ -37,13 +39,7 @@ pub(crate) fn next_step(lead_in: &str, tool: &str) -> Option<String> {
         .position(|item| names(item.text, tool))
         .or_else(|| ends_with_item(lead_in, &items))?;
     let done_key = &items[done].key;
-    // Distinct items in the order they first appear.
-    let mut distinct: Vec<&Item<'_>> = Vec::new();
-    for item in &items {
-        if !distinct.iter().any(|seen| seen.key == item.key) {
-            distinct.push(item);
-        }
-    }
+    let distinct = distinct(&items);
     let done_at = distinct.iter().position(|item| &item.key == done_key)?;
     let next = distinct[done_at + 1..]
         .iter()
@@ -75,16 +71,22 @@ pub(crate) fn step_done_note(lead_in: &str, executions: &ToolExecutions) -> Opti
 /// the reply holds no such plan or that step is its last.
 pub(crate) fn next_step_after_called(reply: &str, called: &[&str]) -> Option<String> {
     let items = items(reply);
-    let mut distinct: Vec<&Item<'_>> = Vec::new();
-    for item in &items {
-        if !distinct.iter().any(|seen| seen.key == item.key) {
-            distinct.push(item);
-        }
-    }
+    let distinct = distinct(&items);
     let done = distinct
         .iter()
         .rposition(|item| called.iter().any(|tool| names(item.text, tool)))?;
     distinct.get(done + 1).map(|next| quoted(next.text))
+}
+
+/// `items` each once (by key), in the order they first appear.
+fn distinct<'a>(items: &'a [Item<'a>]) -> Vec<&'a Item<'a>> {
+    let mut distinct: Vec<&Item<'_>> = Vec::new();
+    for item in items {
+        if !distinct.iter().any(|seen| seen.key == item.key) {
+            distinct.push(item);
+        }
+    }
+    distinct
 }
 
 /// `text` without markdown emphasis, cut to [`MAX_STEP_CHARS`].
