@@ -6,6 +6,7 @@ Answers every message with "python agent says: MESSAGE IN CAPITALS". Prints its 
 listens; runs until killed (tests/cli_interop.rs stops it by its pid).
 """
 
+import socket
 import sys
 
 import uvicorn
@@ -49,8 +50,14 @@ def main():
     handler = DefaultRequestHandler(
         agent_executor=Shouter(), task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/"))
+    # Listen before printing the URL: the test calls the agent as soon as it reads the line
+    # (connections wait in the backlog until uvicorn accepts them).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
     print(url, flush=True)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 main()
