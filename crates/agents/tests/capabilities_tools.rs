@@ -76,3 +76,112 @@ async fn a_model_session_through_the_executor() {
     assert_eq!(kinds[7], Some(ToolFailureKind::InvalidArguments));
     assert_eq!(executions.errors().count(), 2);
 }
+
+/// Runs `replies` as the model of an agent with the file tools in `dir`, asked `request`, and
+/// returns each call's `id name: result`.
+async fn run_with_files(
+    dir: &std::path::Path,
+    replies: Vec<inference::InferenceResponse>,
+    request: &str,
+) -> Vec<String> {
+    use agents::prelude::*;
+    let agent = AgentBuilder::new()
+        .with_model(ScriptedModel::new(replies))
+        .with_capability(UseFileTools::new(dir))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message(request))
+        .await
+        .unwrap();
+    done.steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .map(|e| format!("{} {}: {}", e.id(), e.name(), e.result_text()))
+        .collect()
+}
+
+/// Issue 36, development task d14: asked to add a line to `list.txt`, the 1.5B model wrote
+/// the new line over the file without reading it. In an execution, `write_file` replaces a
+/// file with content only once the execution has read (or written) it; new and empty files
+/// are written at once.
+#[tokio::test]
+async fn write_file_replaces_only_a_file_the_execution_has_read() {
+    use inference::InferenceResponse;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+    let write = |id: &str, path: &str, content: &str| {
+        ToolCall::new(id, "write_file", json!({"path": path, "content": content}))
+    };
+    let calls = |calls: Vec<ToolCall>| InferenceResponse::with_tool_calls(calls);
+    let read = ToolCall::new("4", "read_file", json!({"path": "./list.txt"}));
+    let results = run_with_files(
+        dir.path(),
+        vec![
+            calls(vec![
+                write("1", "list.txt", "gamma\n"),
+                write("2", "new.txt", "fresh\n"),
+                write("3", "empty.txt", "filled\n"),
+            ]),
+            calls(vec![read]),
+            calls(vec![write("5", "list.txt", "alpha\nbeta\ngamma\n")]),
+            InferenceResponse::text("Added gamma."),
+        ],
+        "Add the line gamma to list.txt.",
+    )
+    .await;
+    assert!(
+        results[0].starts_with(
+            "1 write_file: Error: `list.txt` was not changed: it holds 11 bytes that you have \
+             not read in this task, and writing would replace them. Call read_file on \
+             `list.txt` now"
+        ),
+        "{results:#?}"
+    );
+    assert_eq!(
+        results[1..3],
+        [
+            "2 write_file: wrote 6 bytes (1 line) to `new.txt`",
+            "3 write_file: wrote 7 bytes (1 line) to `empty.txt`"
+        ]
+    );
+    assert_eq!(
+        results[4],
+        "5 write_file: wrote 17 bytes (3 lines) to `list.txt`"
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("list.txt"), "alpha\nbeta\ngamma\n");
+    assert_eq!(
+        (read("new.txt"), read("empty.txt")),
+        ("fresh\n".into(), "filled\n".into())
+    );
+
+    // A file the execution wrote is its own to write again, unread.
+    let results = run_with_files(
+        dir.path(),
+        vec![
+            calls(vec![write("1", "mine.txt", "one\n")]),
+            calls(vec![write("2", "mine.txt", "two\n")]),
+            InferenceResponse::text("Done."),
+        ],
+        "Write mine.txt twice.",
+    )
+    .await;
+    assert!(results[1].starts_with("2 write_file: wrote"), "{results:?}");
+    assert_eq!(read("mine.txt"), "two\n");
+
+    // Outside an execution (a direct call, a tool server's client) the caller sees what it
+    // replaces.
+    let tools = FileTools::new(Sandbox::new(dir.path()).unwrap()).all();
+    let output = tools
+        .get("write_file")
+        .unwrap()
+        .call(
+            json!({"path": "list.txt", "content": "three\n"}),
+            &ToolContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.content(), "wrote 6 bytes (1 line) to `list.txt`");
+}

@@ -10,7 +10,9 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
+use crate::records::step_execution::StepExecutions;
 use crate::records::tool_effects::ToolEffects;
+use crate::records::tool_execution::ToolExecution;
 use crate::state::suspended_run::SuspendedRun;
 
 /// What a tool returns: the text the model sees, optionally a structured value, and optionally
@@ -207,6 +209,9 @@ pub struct ToolContext {
     pub execution_id: Option<Arc<str>>,
     /// The id of the call being run (set by the executor for each call).
     pub call_id: Option<Arc<str>>,
+    /// The steps the execution recorded before the one that runs the call (set by the loop;
+    /// shared with the state, not copied): see [`ToolContext::earlier_calls`].
+    pub(crate) earlier_steps: StepExecutions,
     /// Where a call that waits on a subagent's approvals leaves the subagent's suspended run
     /// for the loop (which keeps it in the state's approvals, not in the tool execution).
     pub(crate) held: HeldRuns,
@@ -239,6 +244,7 @@ impl Default for ToolContext {
             resumed: None,
             execution_id: None,
             call_id: None,
+            earlier_steps: StepExecutions::new(),
             held: HeldRuns::default(),
         }
     }
@@ -259,6 +265,23 @@ impl ToolContext {
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
         self.cancellation = cancellation;
         self
+    }
+
+    /// This context for a call of an execution that recorded `steps` before the step that
+    /// runs it (the loop sets them; a tool run outside the loop, or a test, sets them here).
+    pub fn with_earlier_steps(mut self, steps: StepExecutions) -> Self {
+        self.earlier_steps = steps;
+        self
+    }
+
+    /// The calls the execution made in the steps before this one, in order, with what each
+    /// returned: what the model has already seen. The file tools' `write_file` reads it to
+    /// replace only a file the model has read or written in the execution. Empty outside
+    /// the loop.
+    pub fn earlier_calls(&self) -> impl Iterator<Item = &ToolExecution> {
+        self.earlier_steps
+            .steps()
+            .flat_map(|step| step.tool_executions().iter())
     }
 
     /// This context for the call `call_id`.

@@ -98,9 +98,15 @@ fn edit_file(sandbox: &Sandbox, args: &EditFileArgs) -> Result<ToolOutput, ToolE
     })?;
     let count = content.matches(&args.old_string).count();
     if count == 0 {
-        return Err(ToolError::failed(format!(
-            "old_string was not found in `{shown}`; read the file and copy the text exactly"
-        )));
+        return Err(ToolError::failed(already_made(&content, &args.new_string)
+            .map_or_else(
+                || format!("old_string was not found in `{shown}`; read the file and copy the text exactly"),
+                |line| format!(
+                    "old_string was not found in `{shown}`, and new_string is there (line \
+                     {line}): the edit looks made already (an edit that ran before, say). Read \
+                     the file to check it before you change anything more"
+                ),
+            )));
     }
     if count > 1 && !args.replace_all {
         return Err(ToolError::failed(format!(
@@ -137,6 +143,18 @@ fn edited_size(size: usize, count: usize, old: &str, new: &str) -> u64 {
     let count = count as u128;
     let edited = size - count * old.len() as u128 + count * new.len() as u128;
     u64::try_from(edited).unwrap_or(u64::MAX)
+}
+
+/// The line (1-based) where `content` holds `new_string`, when it does: an edit whose
+/// replacement is there and whose original is not was likely made already. The 1.5B model
+/// sent the same `edit_file` call twice in a row; told only that the text was not found, it
+/// took the edit for undone and planned it again (development task d4).
+fn already_made(content: &str, new_string: &str) -> Option<usize> {
+    if new_string.trim().is_empty() {
+        return None;
+    }
+    let at = content.find(new_string)?;
+    Some(content[..at].matches('\n').count() + 1)
 }
 
 #[cfg(test)]
@@ -204,6 +222,8 @@ mod tests {
         let cases = [
             (json!({"path": "a.txt", "old_string": "bye", "new_string": "x"}),
              ToolError::failed("old_string was not found in `a.txt`; read the file and copy the text exactly")),
+            (json!({"path": "a.txt", "old_string": "bye", "new_string": "ell"}),
+             ToolError::failed("old_string was not found in `a.txt`, and new_string is there (line 1): the edit looks made already (an edit that ran before, say). Read the file to check it before you change anything more")),
             (json!({"path": "a.txt", "old_string": "hello", "new_string": "hello"}),
              ToolError::invalid_arguments("old_string and new_string are identical; nothing would change")),
             (json!({"path": "a.txt", "old_string": "", "new_string": "x"}),

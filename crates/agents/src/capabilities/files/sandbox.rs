@@ -274,6 +274,12 @@ impl Sandbox {
 }
 
 impl RelativePath {
+    /// Whether `other` names the same path below the root, however each was written
+    /// (`list.txt` and `./list.txt` do).
+    pub(super) fn same_path(&self, other: &RelativePath) -> bool {
+        self.parts == other.parts
+    }
+
     /// The path relative to the root (empty for the root).
     pub(super) fn to_path(&self) -> PathBuf {
         self.parts.iter().collect()

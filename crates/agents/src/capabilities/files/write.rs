@@ -1,4 +1,12 @@
 //! `write_file`: create or overwrite a file.
+//!
+//! Inside an agent's execution it replaces only a file the execution has read or written
+//! (a successful `read_file`, `write_file` or `edit_file` on the same path): a model that
+//! has not seen a file's content cannot keep it. Asked to add a line to `list.txt`, the
+//! 1.5B model wrote `gamma` over its two lines without reading it (issue 36, development
+//! task d14); now it is told to read the file first. A new or empty file, and a call made
+//! outside an execution (a test, a direct call, a tool server's client, who sees what it
+//! replaces), are written as asked.
 
 use std::io::Write;
 
@@ -9,11 +17,14 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    blocking, io_error, open_error, open_file, parse_arguments, relative, Access, Sandbox,
+    blocking, io_error, open_error, open_file, parse_arguments, relative, Access, RelativePath,
+    Sandbox,
 };
 
 /// `write_file{path, content}`: writes `content` to `path` (replacing what was there), creating
-/// missing parent directories, and reports the bytes and lines written.
+/// missing parent directories, and reports the bytes and lines written. In an execution, a
+/// file with content is replaced only once the execution has read or written it (see the
+/// module doc).
 #[derive(Clone, Debug)]
 pub struct WriteFileTool {
     sandbox: Sandbox,
@@ -56,21 +67,40 @@ impl Tool for WriteFileTool {
         agents_core::ToolEffects::Idempotent
     }
 
-    async fn call(
-        &self,
-        arguments: Value,
-        _context: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: WriteFileArgs = parse_arguments(arguments)?;
         let sandbox = self.sandbox.clone();
-        blocking(move || write_file(&sandbox, &args)).await
+        let path = relative(&sandbox, &args.path)?;
+        let may_replace =
+            context.execution_id.is_none() || seen_in_execution(&sandbox, &path, context);
+        blocking(move || write_file(&sandbox, &path, &args, may_replace)).await
     }
 }
 
-/// Creates the missing parents beneath the root, then writes the file through its descriptor.
-fn write_file(sandbox: &Sandbox, args: &WriteFileArgs) -> Result<ToolOutput, ToolError> {
-    let path = relative(sandbox, &args.path)?;
-    let shown = sandbox.shown(&path);
+/// Whether a call of the execution before this one read or wrote `path`: a successful
+/// `read_file`, `write_file` or `edit_file` whose `path` is the same file.
+fn seen_in_execution(sandbox: &Sandbox, path: &RelativePath, context: &ToolContext) -> bool {
+    context.earlier_calls().any(|execution| {
+        !execution.has_error()
+            && matches!(execution.name(), "read_file" | "write_file" | "edit_file")
+            && execution
+                .arguments()
+                .get("path")
+                .and_then(Value::as_str)
+                .and_then(|seen| sandbox.relative(seen).ok())
+                .is_some_and(|seen| seen.same_path(path))
+    })
+}
+
+/// Creates the missing parents beneath the root, then writes the file through its descriptor;
+/// a file with content is replaced only when `may_replace`.
+fn write_file(
+    sandbox: &Sandbox,
+    path: &RelativePath,
+    args: &WriteFileArgs,
+    may_replace: bool,
+) -> Result<ToolOutput, ToolError> {
+    let shown = sandbox.shown(path);
     let directory =
         || ToolError::failed(format!("`{shown}` is a directory; give the path of a file"));
     if path.is_root() {
@@ -82,7 +112,15 @@ fn write_file(sandbox: &Sandbox, args: &WriteFileArgs) -> Result<ToolOutput, Too
             .map_err(|e| open_error("create the directories of", &shown, e))?;
     }
     // the kind is checked on the descriptor before anything is truncated
-    let (mut file, _) = open_file(sandbox, &path, Access::Create, "write", directory)?;
+    let (mut file, size) = open_file(sandbox, path, Access::Create, "write", directory)?;
+    if size > 0 && !may_replace {
+        return Err(ToolError::failed(format!(
+            "`{shown}` was not changed: it holds {size} bytes that you have not read in this \
+             task, and writing would replace them. Call read_file on `{shown}` now; then write \
+             its complete new content (what to keep and what to add), or change only part of \
+             it with edit_file."
+        )));
+    }
     file.set_len(0)
         .and_then(|()| file.write_all(args.content.as_bytes()))
         .map_err(|e| io_error("write", &shown, &e))?;
