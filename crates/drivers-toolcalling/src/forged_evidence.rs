@@ -17,7 +17,9 @@ use agents_core::{
 };
 use async_trait::async_trait;
 use inference::InferenceResponse;
-use messages::{Message, Messages};
+use messages::{Message, Messages, Role};
+
+use crate::plan_steps::next_step;
 
 /// Metadata key on the message that tells the model its reply was withheld.
 pub const FORGED_REPLY_KEY: &str = "forged_reply_refused";
@@ -147,7 +149,11 @@ impl AgentDriver for RefuseForgedEvidence {
             return Ok(step);
         };
         tracing::info!(?kind, "the model wrote tool results itself; reply withheld");
-        let nudge = Message::user(FORGED_REPLY_NUDGE).with_metadata(FORGED_REPLY_KEY, true);
+        let nudge = match plan_step_after_last_call(&state.messages_for_inference()) {
+            Some(next) => format!("{FORGED_REPLY_NUDGE} Do the next step of your plan now: {next}"),
+            None => FORGED_REPLY_NUDGE.to_owned(),
+        };
+        let nudge = Message::user(nudge).with_metadata(FORGED_REPLY_KEY, true);
         let trace = step.trace_messages().appended(nudge);
         Ok(step
             .with_trace_messages(trace)
@@ -169,6 +175,22 @@ impl AgentDriver for RefuseForgedEvidence {
             }
         }))
     }
+}
+
+/// The next step of the numbered plan written before the execution's last call, when that
+/// call did a step of it: after a plan's first step ran, the 1.5B model wrote the plan again
+/// with a `<tool_response>` of its own, copying the result and the note naming the next step
+/// (development task d11). The nudge then names that step too.
+fn plan_step_after_last_call(conversation: &Messages) -> Option<String> {
+    conversation
+        .iter()
+        .rev()
+        .take_while(|message| message.role() != Role::User)
+        .find_map(|message| {
+            let call = message.tool_calls().first()?;
+            Some(next_step(&message.text(), call.name()))
+        })
+        .flatten()
 }
 
 /// The name this criterion reports in its evaluations.

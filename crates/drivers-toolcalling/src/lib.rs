@@ -54,6 +54,7 @@ mod plan_reply;
 mod plan_steps;
 mod recover;
 mod repeated_answer;
+mod repeated_reply;
 mod reply_nudge;
 mod reply_prefix;
 mod shown_calls;

@@ -31,8 +31,9 @@ use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::plan_steps::next_step_after_called;
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::EarlierAnswers;
+use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::trust::holds_a_call_in_prose;
-use crate::unread_file::{names_a_file, UNREAD_FILE_NUDGE};
+use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 
 /// What the model is told after a reply that wrote a call among other text, which did not
 /// run for that reason.
@@ -57,8 +58,8 @@ pub(crate) enum Nudge {
     /// A plan to use a tool when no tool has run: make the call, or repeat a how-to answer
     /// (issue 32).
     PlanWithoutCall,
-    /// An answer to a request that names a file when no tool has run: look at the file
-    /// (issue 32).
+    /// An answer to a request that names a file when no tool has run (issue 32), or, after
+    /// the tools ran, that names a file no call looked at (issue 36): look at the file.
     UnreadFile,
     /// A call written among other text, not run for that reason: send it alone if it was
     /// meant (issue 36).
@@ -68,6 +69,9 @@ pub(crate) enum Nudge {
     RepeatedAnswer,
     /// A reply made only of the request's words, after the tools ran: answer it (issue 36).
     EchoedRequest,
+    /// A reply that repeats, word for word, a reply of this execution whose call ran: answer
+    /// from its result, or do the plan's next step (issue 36).
+    RepeatedReply,
 }
 
 impl Nudge {
@@ -84,6 +88,7 @@ impl Nudge {
             Nudge::CallInProse => "reply_after_call_in_prose",
             Nudge::RepeatedAnswer => "reply_after_repeated_answer",
             Nudge::EchoedRequest => "reply_after_echoed_request",
+            Nudge::RepeatedReply => "reply_after_repeated_reply",
         }
     }
 
@@ -99,6 +104,7 @@ impl Nudge {
             Nudge::CallInProse => "the model wrote a call among other text, where it does not run",
             Nudge::RepeatedAnswer => "the model repeated its answer to an earlier request",
             Nudge::EchoedRequest => "the model repeated the request instead of answering it",
+            Nudge::RepeatedReply => "the model repeated a reply whose call already ran",
         }
     }
 
@@ -113,7 +119,15 @@ impl Nudge {
             Nudge::Narration => 64,
             Nudge::RepeatedAnswer => 128,
             Nudge::EchoedRequest => 256,
+            Nudge::RepeatedReply => 512,
         }
+    }
+
+    /// Whether the request that asks again shows the reply being asked about before the
+    /// nudge. A repeated reply is left out: each copy the model sees makes the next likelier
+    /// (`repeated_reply`).
+    pub(crate) fn shows_reply(self) -> bool {
+        self != Nudge::RepeatedReply
     }
 }
 
@@ -126,6 +140,9 @@ pub(crate) struct Nudges {
     tool_errors: OnceLock<Vec<Vec<String>>>,
     /// What the tools returned, read on first need (a reply that tells a tool's use).
     results: OnceLock<ResultWords>,
+    /// The files the request names that no call of the execution named, read on first
+    /// need (an answer after the tools ran).
+    unread_files: OnceLock<Vec<String>>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -152,6 +169,7 @@ impl Nudges {
             request_names_a_file,
             tool_errors: OnceLock::new(),
             results: OnceLock::new(),
+            unread_files: OnceLock::new(),
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -206,7 +224,12 @@ impl Nudges {
     }
 
     fn next_for_content(&mut self, content: &str, cut: bool, tools: &Tools) -> Option<Nudge> {
-        let nudge = if !cut
+        let nudge = if self.tools_ran
+            && !self.gave(Nudge::RepeatedReply)
+            && repeated_reply(&self.conversation, content).is_some()
+        {
+            Some(Nudge::RepeatedReply)
+        } else if !cut
             && !self.gave(Nudge::CallInProse)
             && holds_a_call_in_prose(content, tools, &self.conversation, &self.previous)
         {
@@ -226,6 +249,7 @@ impl Nudges {
                     })
                     .then_some(Nudge::Narration)
                 })
+                .or_else(|| (!self.unread_files().is_empty()).then_some(Nudge::UnreadFile))
         } else if content.contains('{') {
             // A reply holding JSON may hold a call written as text: text-call recovery judges
             // it, and a call announced in a plan may run. Only a repeat is asked about.
@@ -260,11 +284,18 @@ impl Nudges {
             Nudge::Narration => NARRATION_NUDGE,
             Nudge::Claim => CLAIM_NUDGE,
             Nudge::PlanWithoutCall => CALL_NUDGE,
+            Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
             Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
             Nudge::EchoedRequest => ECHO_NUDGE,
             // The only one that quotes the request.
             Nudge::RepeatedAnswer => return self.earlier_answers.nudge(&self.conversation),
+            Nudge::RepeatedReply => {
+                return match repeated_reply(&self.conversation, reply) {
+                    Some((earlier, tool)) => repeated_reply_nudge(&earlier, tool),
+                    None => PLAN_NUDGE.to_owned(),
+                }
+            }
         }
         .to_owned()
     }
@@ -290,7 +321,8 @@ impl Nudges {
     /// is. A reply to the unread-file nudge counts only when it holds a call (native, or JSON
     /// that text-call recovery judges): without one it is the same guess in other words (the
     /// 1.5B model answered "The file notes.md contains the line: ..." having read nothing,
-    /// and copied that form into every later answer). A reply to the repeat nudge counts
+    /// and copied that form into every later answer), or, after the tools ran, an answer that
+    /// the model says needs no more files. A reply to the repeat nudge counts
     /// only when it holds a call or is not a repeat itself: asked about a right repeat (the
     /// port found earlier), the 1.5B model gave another earlier answer, a wrong one.
     pub(crate) fn dropped_reply(
@@ -301,6 +333,11 @@ impl Nudges {
         let holds_a_call = reply.has_tool_calls() || reply.content().contains('{');
         match nudge {
             Nudge::UnreadFile if !holds_a_call => Some("the reply to the nudge made no call"),
+            Nudge::RepeatedReply
+                if repeated_reply(&self.conversation, reply.content()).is_some() =>
+            {
+                Some("the reply to the nudge repeated the reply again")
+            }
             Nudge::RepeatedAnswer
                 if !holds_a_call
                     && self
@@ -329,6 +366,13 @@ impl Nudges {
                         .is_some_and(|request| echoes_request(content, request)),
                     _ => echoes_request(content, &request.text()),
                 })
+    }
+
+    /// The files the request names that no call of the execution named (see
+    /// [`unread_files`]).
+    fn unread_files(&self) -> &[String] {
+        self.unread_files
+            .get_or_init(|| unread_files(&self.conversation))
     }
 
     fn gave(&self, nudge: Nudge) -> bool {
@@ -367,7 +411,96 @@ mod tests {
         let input = Messages::new()
             .appended(Message::system("You are a helpful assistant."))
             .appended(Message::user(request));
-        Nudges::for_step(tools_ran, &input)
+        Nudges::for_step(tools_ran, &ran(tools_ran, input))
+    }
+
+    /// `input` with, when `tools_ran`, the calls that read the files the tests' requests name.
+    fn ran(tools_ran: bool, mut input: Messages) -> Messages {
+        if tools_ran {
+            for (i, path) in ["config.ini", "app.log"].into_iter().enumerate() {
+                let call = messages::ToolCall::new(
+                    format!("call_{i}"),
+                    "read_file",
+                    serde_json::json!({ "path": path }),
+                );
+                input = input
+                    .appended(Message::assistant_tool_calls([call.clone()]))
+                    .appended(Message::tool_result_for(&call, "workers = 4"));
+            }
+        }
+        input
+    }
+
+    #[test]
+    fn an_answer_about_a_file_no_call_read_is_asked_to_read_it_once() {
+        // Development task d10: `a.txt` read, the answer given without opening `b.txt`.
+        let call =
+            messages::ToolCall::new("call_1", "read_file", serde_json::json!({"path": "a.txt"}));
+        let input = Messages::new()
+            .appended(Message::user(
+                "a.txt and b.txt each hold a number. What is their sum?",
+            ))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(&call, "     1\t17"));
+        let mut nudges = Nudges::for_step(true, &input);
+        let answer = "The sum of the numbers in `a.txt` and `b.txt` is 18.";
+        assert_eq!(nudges.next_for(answer, &tools()), Some(Nudge::UnreadFile));
+        assert!(nudges
+            .message(Nudge::UnreadFile, answer)
+            .starts_with("The request names `b.txt`, and no tool call of yours has used it"));
+        assert_eq!(nudges.next_for(answer, &tools()), None, "once per step");
+        // The reply to it counts only with a call: repeated, the answer before it stands.
+        let reply = InferenceResponse::text;
+        assert!(nudges
+            .dropped_reply(Nudge::UnreadFile, &reply(answer))
+            .is_some());
+        let call = r#"{"name": "read_file", "arguments": {"path": "b.txt"}}"#;
+        assert_eq!(nudges.dropped_reply(Nudge::UnreadFile, &reply(call)), None);
+    }
+
+    #[test]
+    fn a_reply_repeating_one_whose_call_ran_is_asked_about_once_without_the_copy() {
+        // Development task d18: the same reply and search, five times.
+        let lead_in = "To determine if debug mode is enabled in `config.yaml`, you can use the \
+                       `search_files` function. Here's how you can do it:";
+        let arguments = serde_json::json!({"pattern": "debug_mode: true", "path": "config.yaml"});
+        let call = messages::ToolCall::new("call_1", "search_files", arguments.clone());
+        let input = Messages::new()
+            .appended(Message::user("Is debug mode enabled in config.yaml?"))
+            .appended(Message::assistant(lead_in).with_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "(no line contains `debug_mode: true`)",
+            ));
+        let tools = named_tools(&["search_files", "read_file"]);
+        let repeat = format!(
+            "{lead_in}\n\n{}",
+            serde_json::json!({"name": "search_files", "arguments": arguments})
+        );
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(nudges.next_for(&repeat, &tools), Some(Nudge::RepeatedReply));
+        assert!(!Nudge::RepeatedReply.shows_reply());
+        assert!(nudges
+            .message(Nudge::RepeatedReply, &repeat)
+            .starts_with("You already sent that reply, and its `search_files` call ran"));
+        let reply = InferenceResponse::text;
+        assert!(nudges
+            .dropped_reply(Nudge::RepeatedReply, &reply(repeat.as_str()))
+            .is_some());
+        assert_eq!(
+            nudges.dropped_reply(Nudge::RepeatedReply, &reply("No, debug mode is off.")),
+            None
+        );
+        assert_ne!(
+            nudges.next_for(&repeat, &tools),
+            Some(Nudge::RepeatedReply),
+            "once per step"
+        );
+        // Before any tool ran there is nothing to repeat.
+        assert_ne!(
+            Nudges::for_step(false, &input).next_for(&repeat, &tools),
+            Some(Nudge::RepeatedReply)
+        );
     }
 
     // The 1.5B model's replies in issue 32's 32-turn conversation (separated mode, turn 12):
@@ -488,7 +621,7 @@ mod tests {
         };
         // Before any tool ran, a request naming a file gets the unread-file nudge first.
         for (tools_ran, request) in [(true, CHANGE), (false, "Now set the workers to 6.")] {
-            let mut nudges = Nudges::for_step(tools_ran, &with_request(request));
+            let mut nudges = Nudges::for_step(tools_ran, &ran(tools_ran, with_request(request)));
             assert_eq!(
                 nudges.next_for(earlier, &tools()),
                 Some(Nudge::RepeatedAnswer)
@@ -526,7 +659,7 @@ mod tests {
             Some(Nudge::RepeatedAnswer)
         );
         // A new answer is not asked about.
-        let mut nudges = Nudges::for_step(true, &with_request(CHANGE));
+        let mut nudges = Nudges::for_step(true, &ran(true, with_request(CHANGE)));
         assert_eq!(nudges.next_for("Done: workers = 6.", &tools()), None);
     }
 
@@ -541,6 +674,8 @@ mod tests {
             Nudge::CallInProse,
             Nudge::Narration,
             Nudge::RepeatedAnswer,
+            Nudge::EchoedRequest,
+            Nudge::RepeatedReply,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

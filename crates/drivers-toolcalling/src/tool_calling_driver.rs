@@ -372,9 +372,10 @@ impl AgentDriver for ToolCallingDriver {
                     reason: nudge.reason().to_owned(),
                     earlier_reply_stands: false,
                 });
-                asked = asked
-                    .appended(Message::assistant(response.content()))
-                    .appended(Message::user(nudges.message(nudge, response.content())));
+                if nudge.shows_reply() {
+                    asked = asked.appended(Message::assistant(response.content()));
+                }
+                asked = asked.appended(Message::user(nudges.message(nudge, response.content())));
                 let request = self.request_for(state, &context.cached_context, tools, &asked);
                 let earlier_usage = response.usage();
                 let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;

@@ -85,7 +85,9 @@ pub(crate) fn holds_a_call_in_prose(
 /// that would run, repeating the call that succeeded just before, when the reply's text holds
 /// a numbered plan: the model restarted its plan at the step it did, and the refusal names
 /// the plan's next step ([`next_step`]). Without a plan such a call is answered from its
-/// result by the repeated-call layer, as any other repeat.
+/// result by the repeated-call layer, as any other repeat. And a call to a tool that is not
+/// read-only that would run, repeating the call that succeeded just before (nothing ran
+/// since): its work is done.
 pub(crate) fn done_already(
     mut text_calls: TextCalls,
     tools: &Tools,
@@ -119,7 +121,17 @@ pub(crate) fn done_already(
                     refused.push((call.id().to_owned(), ToolFailureKind::Repeated, message));
                 }
             }
-            None => {}
+            None => {
+                // A call with effects, sent alone, that repeats the call that succeeded just
+                // before: the 1.5B model sent the same `edit_file` call twice in a row, and
+                // the second run, finding the text replaced, answered that it was not found
+                // (development task d4). Its work is done.
+                if let Some(result) = previous.succeeded_just_before(call) {
+                    let message =
+                        done_message(call.name(), tools.effects(call.name()), &result, next());
+                    refused.push((call.id().to_owned(), ToolFailureKind::Repeated, message));
+                }
+            }
         }
     }
     text_calls

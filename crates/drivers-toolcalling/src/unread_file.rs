@@ -1,8 +1,15 @@
-//! An answer to a request that names a file, given when no tool has run: "How many lines of
-//! app.log contain ERROR?" answered "There are 10" without opening app.log (it holds 34).
-//! Issue 32's long conversations found it: in separated mode the 1.5B model looked things up
-//! on the first turn and answered from memory from then on, inventing counts, dates and
-//! names. The driver answers such a reply with one nudge to look at the file.
+//! An answer about a file that no tool looked at. Issue 32's long conversations found the
+//! first kind: "How many lines of app.log contain ERROR?" answered "There are 10" without
+//! opening app.log (it holds 34); in separated mode the 1.5B model looked things up on the
+//! first turn and answered from memory from then on, inventing counts, dates and names.
+//! Issue 36's eval found the second: asked for the sum of the numbers in `a.txt` and `b.txt`,
+//! the model read `a.txt` (17) and answered 18, never opening `b.txt`. The driver answers
+//! such a reply with one nudge to look at the file: when no tool has run
+//! ([`UNREAD_FILE_NUDGE`]), or when tools ran and no call named a file the request names
+//! ([`unread_files_nudge`]).
+
+use messages::{Messages, Role, ToolCall};
+use serde_json::Value;
 
 /// What the model is told after answering a request that names a file when no tool has run:
 /// once per step.
@@ -17,14 +24,24 @@ const EXTENSIONS: [&str; 30] = [
     "env", "lock",
 ];
 
+/// Argument names whose value is a shell command: its words are read one by one for a file
+/// (`cat a.txt b.txt`). Any other string argument names a file only as a whole (`"path":
+/// "a.txt"`), so a search for the text `a.txt b.txt` reads neither file.
+const COMMAND_ARGUMENTS: [&str; 3] = ["command", "cmd", "script"];
+
 /// Whether `request` names a file: a word like `notes.md` or `src/app.py`, whose extension
 /// is one of [`EXTENSIONS`] (any case). Numbers ("3.5"), abbreviations ("e.g."), host names
 /// ("example.com") and extensions alone ("an .ini file") are not files.
 pub(crate) fn names_a_file(request: &str) -> bool {
+    named_files(request).next().is_some()
+}
+
+/// The files `request` names (see [`names_a_file`]), in order, repeats included.
+fn named_files(request: &str) -> impl Iterator<Item = &str> {
     request
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
         .map(|word| word.trim_end_matches('.'))
-        .any(|word| {
+        .filter(|word| {
             word.rsplit_once('.').is_some_and(|(stem, extension)| {
                 stem.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-')
                     && EXTENSIONS
@@ -34,9 +51,96 @@ pub(crate) fn names_a_file(request: &str) -> bool {
         })
 }
 
+/// The files the request (the last user message of `conversation`) names that no call made
+/// since it names, each once: the files the execution's tools have not looked at. A call
+/// names a file when one of its string arguments is that file's path (`a.txt`, `./a.txt`,
+/// `notes/a.txt` for `a.txt`; any case), or, for a shell command, one of its words is. A
+/// file the model wrote, moved or failed to read counts as looked at: its call named it.
+pub(crate) fn unread_files(conversation: &Messages) -> Vec<String> {
+    let mut calls: Vec<&ToolCall> = Vec::new();
+    let mut request = None;
+    for message in conversation.iter().rev() {
+        if message.role() == Role::User {
+            request = Some(message.text());
+            break;
+        }
+        calls.extend(message.tool_calls());
+    }
+    let Some(request) = request else {
+        return Vec::new();
+    };
+    let mut unread: Vec<String> = Vec::new();
+    for file in named_files(&request) {
+        if !unread.iter().any(|known| known == file)
+            && !calls.iter().any(|call| call_names_file(call, file))
+        {
+            unread.push(file.to_owned());
+        }
+    }
+    unread
+}
+
+/// What the model is told after an answer, given when tools ran, to a request that names
+/// `files` that no call looked at.
+pub(crate) fn unread_files_nudge(files: &[String]) -> String {
+    let named = match files {
+        [one] => format!("`{one}`"),
+        [first @ .., last] => {
+            let first: Vec<String> = first.iter().map(|file| format!("`{file}`")).collect();
+            format!("{} and `{last}`", first.join(", "))
+        }
+        [] => "a file".to_owned(),
+    };
+    let (it, them) = if files.len() > 1 {
+        ("them", "those files")
+    } else {
+        ("it", "that file")
+    };
+    format!(
+        "The request names {named}, and no tool call of yours has used {it}, so your answer \
+         did not come from {it}. If the request needs {them}, call the tool it needs now (read \
+         {it}, or change {it} as asked): reply with only the tool call. If it does not, \
+         repeat your answer."
+    )
+}
+
+/// Whether `call` names `file` (see [`unread_files`]).
+fn call_names_file(call: &ToolCall, file: &str) -> bool {
+    let Value::Object(arguments) = call.arguments() else {
+        return false;
+    };
+    arguments.iter().any(|(key, value)| match value {
+        Value::String(text) if COMMAND_ARGUMENTS.contains(&key.as_str()) => text
+            .split(|c: char| c.is_whitespace() || "\"'`;|&<>()".contains(c))
+            .any(|word| is_path_of(word, file)),
+        Value::String(text) => is_path_of(text, file),
+        Value::Array(items) => items
+            .iter()
+            .any(|item| item.as_str().is_some_and(|text| is_path_of(text, file))),
+        _ => false,
+    })
+}
+
+/// Whether `value` is a path to `file`: the same path, or a longer one ending in `/file`
+/// (any case, a leading `./` and surrounding quotes aside).
+fn is_path_of(value: &str, file: &str) -> bool {
+    let trim = |path: &str| -> String {
+        let path = path.trim().trim_matches(|c| matches!(c, '"' | '\'' | '`'));
+        path.strip_prefix("./").unwrap_or(path).to_ascii_lowercase()
+    };
+    let (value, file) = (trim(value), trim(file));
+    !file.is_empty()
+        && (value == file
+            || value
+                .strip_suffix(&file)
+                .is_some_and(|head| head.ends_with('/')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use messages::Message;
+    use serde_json::json;
 
     #[test]
     fn requests_that_name_a_file_are_recognised() {
@@ -52,6 +156,79 @@ mod tests {
         ] {
             assert!(names_a_file(request), "{request}");
         }
+    }
+
+    fn execution(request: &str, calls: &[(&str, serde_json::Value)]) -> Messages {
+        let mut conversation = Messages::new()
+            .appended(Message::user("Which port does config.ini set?"))
+            .appended(Message::assistant("8472."))
+            .appended(Message::user(request));
+        for (i, (name, arguments)) in calls.iter().enumerate() {
+            let call = ToolCall::new(format!("call_{i}"), *name, arguments.clone());
+            conversation = conversation
+                .appended(Message::assistant_tool_calls([call.clone()]))
+                .appended(Message::tool_result_for(&call, "ok"));
+        }
+        conversation
+    }
+
+    #[test]
+    fn a_file_the_request_names_is_unread_until_a_call_names_its_path() {
+        // Issue 36, development task d10: `a.txt` read, `b.txt` never opened; the search
+        // for the text "a.txt b.txt" read neither.
+        let request = "a.txt and b.txt each hold a number. What is their sum?";
+        let searched = (
+            "search_files",
+            json!({"pattern": "a.txt b.txt", "path": null}),
+        );
+        let read_a = ("read_file", json!({"path": "a.txt"}));
+        let unread = unread_files(&execution(request, &[searched.clone(), read_a.clone()]));
+        assert_eq!(unread, ["b.txt"]);
+        let message = unread_files_nudge(&unread);
+        assert!(message.starts_with("The request names `b.txt`, and no tool call"));
+        assert!(message.contains("call the tool it needs now (read it, or change it as asked)"));
+        assert_eq!(
+            unread_files(&execution(request, &[searched])),
+            ["a.txt", "b.txt"]
+        );
+        assert!(
+            unread_files_nudge(&["a.txt".into(), "b.txt".into()]).starts_with(
+                "The request names `a.txt` and `b.txt`, and no tool call of yours has used them"
+            )
+        );
+        // A path in any argument, a longer path, a list of paths, a shell command's words.
+        for calls in [
+            vec![read_a.clone(), ("read_file", json!({"path": "./B.TXT"}))],
+            vec![
+                ("read_file", json!({"path": "data/a.txt"})),
+                ("read_file", json!({"path": "data/b.txt"})),
+            ],
+            vec![("read_files", json!({"paths": ["a.txt", "b.txt"]}))],
+            vec![(
+                "bash",
+                json!({"command": "cat a.txt 'b.txt' | paste -sd+ | bc"}),
+            )],
+        ] {
+            assert!(
+                unread_files(&execution(request, &calls)).is_empty(),
+                "{calls:?}"
+            );
+        }
+        // A file written, moved or missing counts: its call named it.
+        let moved = ("move_file", json!({"from": "draft.txt", "to": "final.txt"}));
+        assert!(unread_files(&execution("Rename draft.txt to final.txt.", &[moved])).is_empty());
+        // Not a path: a longer name, a word of a non-command argument.
+        for arguments in [json!({"path": "ab.txt"}), json!({"pattern": "grep b.txt"})] {
+            let calls = [read_a.clone(), ("read_file", arguments)];
+            assert_eq!(unread_files(&execution(request, &calls)), ["b.txt"]);
+        }
+        // Only the latest request counts, and an earlier execution's calls do not.
+        assert!(unread_files(&execution("What is 17 times 3?", &[])).is_empty());
+        assert_eq!(
+            unread_files(&execution("Is config.ini still the same?", &[])),
+            ["config.ini"]
+        );
+        assert!(unread_files(&Messages::new()).is_empty());
     }
 
     #[test]

@@ -1109,9 +1109,16 @@ async fn a_call_that_just_succeeded_written_again_in_prose_is_told_its_work_is_d
         );
     }
 
-    // Refused as a repeat: a model that writes it again is stopped by the repeated-call
-    // guard (the run then answers on stop), the call still made once.
-    let (done, _) = run(vec![text(PARIS_CALL), text(&prose), text(&prose)]).await;
+    // Refused as a repeat: a model that writes it again, and again when asked about the
+    // repeat, is stopped by the repeated-call guard (the run then answers on stop), the call
+    // still made once.
+    let (done, _) = run(vec![
+        text(PARIS_CALL),
+        text(&prose),
+        text(&prose),
+        text(&prose),
+    ])
+    .await;
     assert_eq!(done.stop_reason(), Some(StopReason::RepeatedToolCalls));
     let ran = done
         .steps()
@@ -1144,6 +1151,48 @@ async fn a_call_that_changed_things_is_done_even_after_other_calls() {
     assert!(
         refusal.contains("ran earlier in this task and succeeded"),
         "{refusal}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_with_effects_sent_alone_again_just_after_it_succeeded_is_done() {
+    // Development task d4: the same `edit_file` call, alone, two steps in a row; the second
+    // run found the text gone and the model answered that the word was not there.
+    let (done, _) = run(vec![
+        text(PARIS_CALL),
+        text(PARIS_CALL),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let executions: Vec<_> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter().cloned())
+        .collect();
+    assert_eq!(executions.iter().filter(|e| !e.has_error()).count(), 1);
+    let refusal = executions[1].error_message().unwrap_or_default().to_owned();
+    assert!(
+        executions[1].failure_kind() == Some(agents_core::ToolFailureKind::Repeated)
+            && refusal.contains("Its work is done")
+            && refusal.contains("Sunny in Paris"),
+        "{refusal}"
+    );
+
+    // Something else ran in between: the call runs again (the model may mean it).
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let (done, _) = run(vec![
+        text(PARIS_CALL),
+        text(READ),
+        text(PARIS_CALL),
+        text("Sunny."),
+    ])
+    .await;
+    assert_eq!(
+        done.steps()
+            .flat_map(|step| step.tool_executions().iter())
+            .filter(|e| e.name() == "get_weather" && !e.has_error())
+            .count(),
+        2
     );
 }
 
@@ -1206,9 +1255,40 @@ async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step(
         "contents of paris.txt"
     );
 
-    // The plan written again with the same call: refused as a repeat that says the step is
-    // done and which is next (read once; a second such repeat stops the run).
+    // The plan written again with the same call: asked once, in the same step, with the
+    // copy left out of the request, to do the next step.
     let (done, model) = run(vec![
+        text(&plan),
+        text(&plan),
+        text(PARIS_CALL),
+        text("Sunny in Paris, as the notes say."),
+    ])
+    .await;
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("Sunny in Paris, as the notes say.")
+    );
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains(&format!(
+            "You already sent that reply, and its `read_file` call ran: what it returned is \
+             above. Do not send it again. {NEXT}"
+        )) && asked.matches("To answer, I'll need to:").count() == 1,
+        "{asked}"
+    );
+    assert_eq!(
+        done.steps()
+            .flat_map(|step| step.tool_executions().iter())
+            .filter(|e| e.name() == "read_file")
+            .count(),
+        1
+    );
+
+    // Written a third time in reply to that: the copy is dropped, and the call is refused as
+    // a repeat that says the step is done and which is next (read once; a second such
+    // repeat stops the run).
+    let (done, model) = run(vec![
+        text(&plan),
         text(&plan),
         text(&plan),
         text(PARIS_CALL),
@@ -1235,7 +1315,7 @@ async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step(
             && refusal.contains(&format!("Do not start your plan again. {NEXT}")),
         "{refusal}"
     );
-    assert!(model.requests()[2]
+    assert!(model.requests()[3]
         .messages
         .to_transcript()
         .contains("Do not start your plan again"));

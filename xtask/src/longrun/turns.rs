@@ -291,6 +291,9 @@ pub const TURNS: &[Turn] = &[
                 r#"{"path":"RELEASE.txt","content":"2026-12-04\n"}"#,
             ),
             Reply::Answer("Created RELEASE.txt with 2026-12-04."),
+            // Asked once whether the answer needs notes.md, which no call of this turn used
+            // (the date is turn 3's): the same answer again, so the first one stands.
+            Reply::Answer("Created RELEASE.txt with 2026-12-04."),
         ],
     },
     // 18
@@ -413,6 +416,9 @@ pub const TURNS: &[Turn] = &[
         depends_on: &[1],
         script: &[
             Reply::Call("read_file", r#"{"path":"docs/deploy.md"}"#),
+            Reply::Answer("It forwards to 8470, which is different from 8472 in config.ini."),
+            // Asked once whether the answer needs config.ini, which no call of this turn used
+            // (its port is turn 1's): the same answer again, so the first one stands.
             Reply::Answer("It forwards to 8470, which is different from 8472 in config.ini."),
         ],
     },
