@@ -1,10 +1,13 @@
 //! Which nudge a reply gets. A reply without a native call that is not an answer (a plan to
 //! use a tool, a narration of a tool's use that gives nothing it found, a copied tool error,
-//! or a reply made only of the request's words, after the tools ran; a call or a change
-//! claimed that no tool made, or an answer about a named file, given when no tool has run)
-//! is answered in the same step with one short user
+//! a reply made only of the request's words, or an answer about a named file no call used,
+//! after the tools ran; a call or a change claimed that no tool made, or an answer about a
+//! named file, given when no tool has run) is answered in the same step with one short user
 //! message saying what is wrong, and the model's reply to it takes its place (for the
 //! unread-file nudge only if that reply holds a call).
+//! A reply that repeats, word for word, a reply of the execution whose call ran is asked
+//! about once too, without showing the copy back (`repeated_reply`); a reply to that which
+//! repeats again is dropped.
 //! A call the model wrote among other text, which is not run for that reason (`trust`), is
 //! asked about once too: sent alone, it runs; the tool error the call gets otherwise says the
 //! same, but the 1.5B model answered that error by repeating its reply word for word, and a
@@ -12,7 +15,7 @@
 //! A reply that repeats an earlier answer of the conversation, given to a different request,
 //! is asked about once in either case (`repeated_answer`); the reply to it counts only if it
 //! makes a call or is not a repeat itself.
-//! Each kind is given at most once per step, so a step asks at most six times more. A plan
+//! Each kind is given at most once per step. A plan
 //! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
 //! records an error and the run answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
