@@ -28,6 +28,7 @@
 //! cargo xtask longrun [--models 1.5b[,0.5b]] [--modes legacy,separated,digest,masked]
 //!                     [--turns N] [--max-steps N] [--timeout SECONDS] [--masked-executions N]
 //!                     [--agents PATH] [--server URL] [--write-docs]
+//! cargo xtask longrun --report-only   # the docs page again, from the recorded runs
 //! ```
 
 mod charts;
@@ -72,6 +73,9 @@ pub struct Options {
     pub masked_executions: u32,
     pub agents: Option<PathBuf>,
     pub write_docs: bool,
+    /// Only write `docs/long-horizon.md` and its charts again from the runs recorded in
+    /// `docs/long-horizon/runs.json` (after a change to the page's text or a record).
+    pub report_only: bool,
     /// An OpenAI-compatible endpoint already running (`http://host:port/v1`), used instead of
     /// starting llama-server (its prompt cache is then shared between modes).
     pub server: Option<String>,
@@ -88,12 +92,17 @@ impl Options {
             masked_executions: 2,
             agents: None,
             write_docs: false,
+            report_only: false,
             server: None,
         };
         let mut args = args.iter();
         while let Some(flag) = args.next() {
             if flag == "--write-docs" {
                 options.write_docs = true;
+                continue;
+            }
+            if flag == "--report-only" {
+                options.report_only = true;
                 continue;
             }
             let value = args
@@ -177,6 +186,11 @@ pub struct TurnResult {
     pub output_tokens: u64,
     pub seconds: f64,
     pub tool_calls: usize,
+    /// Of `tool_calls`, those whose tool ran (it returned, failed, timed out or panicked);
+    /// not those refused before running (a call among other text, a repeat, an unknown tool,
+    /// invalid arguments). `None` in runs recorded before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls_run: Option<usize>,
     pub steps: u64,
     pub exit_code: Option<i32>,
     pub stop_reason: String,
@@ -187,9 +201,10 @@ pub struct TurnResult {
 }
 
 impl TurnResult {
-    /// Whether the turn needed a tool and made at least one call.
+    /// Whether the turn made at least one call that ran (in runs recorded before that was
+    /// counted: at least one call, refused ones included).
     pub fn used_tool(&self) -> bool {
-        self.tool_calls > 0
+        self.tool_calls_run.unwrap_or(self.tool_calls) > 0
     }
 }
 
@@ -221,6 +236,15 @@ pub struct ModeRun {
 pub fn run(args: &[String]) -> Result<(), String> {
     let options = Options::parse(args)?;
     let root = repo_root()?;
+    if options.report_only {
+        let context = report::Context {
+            commit: git_describe(&root),
+            machine: machine(),
+            minutes: 0.0,
+            options: &options,
+        };
+        return write_docs(&[], context, &root);
+    }
     let target = root.join("target");
     let built = match &options.agents {
         Some(path) => path.clone(),
@@ -336,23 +360,30 @@ fn report_all(
     let markdown = report::markdown(runs, &context, "");
     std::fs::write(out_dir.join("longrun.md"), &markdown).map_err(|e| e.to_string())?;
     println!("{markdown}");
-    if options.write_docs {
-        let docs = root.join("docs");
-        let images = docs.join("long-horizon");
-        std::fs::create_dir_all(&images).map_err(|e| e.to_string())?;
-        let recorded = images.join("runs.json");
-        let runs = report::recorded_with(&recorded, runs)?;
-        charts::cumulative_input_tokens(&runs, &images.join("cumulative-input-tokens.svg"))?;
-        charts::success(&runs, &images.join("success.svg"))?;
-        let minutes = runs.iter().map(|r| r.seconds).sum::<f64>() / 60.0;
-        let context = report::Context { minutes, ..context };
-        let page = report::markdown(&runs, &context, "long-horizon/");
-        let path = docs.join("long-horizon.md");
-        let existing = std::fs::read_to_string(&path).unwrap_or_default();
-        std::fs::write(&path, report::docs_page(&page, &existing)).map_err(|e| e.to_string())?;
-        eprintln!("wrote docs/long-horizon.md and docs/long-horizon/*.svg");
-    }
     eprintln!("longrun report: {}", out_dir.join("longrun.md").display());
+    if options.write_docs {
+        write_docs(runs, context, root)?;
+    }
+    Ok(())
+}
+
+/// Records `runs` in `docs/long-horizon/runs.json` (each replacing that model and mode's
+/// earlier run) and writes `docs/long-horizon.md` and its charts from every recorded run.
+fn write_docs(runs: &[ModeRun], context: report::Context<'_>, root: &Path) -> Result<(), String> {
+    let docs = root.join("docs");
+    let images = docs.join("long-horizon");
+    std::fs::create_dir_all(&images).map_err(|e| e.to_string())?;
+    let recorded = images.join("runs.json");
+    let runs = report::recorded_with(&recorded, runs)?;
+    charts::cumulative_input_tokens(&runs, &images.join("cumulative-input-tokens.svg"))?;
+    charts::success(&runs, &images.join("success.svg"))?;
+    let minutes = runs.iter().map(|r| r.seconds).sum::<f64>() / 60.0;
+    let context = report::Context { minutes, ..context };
+    let page = report::markdown(&runs, &context, "long-horizon/");
+    let path = docs.join("long-horizon.md");
+    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(&path, report::docs_page(&page, &existing)).map_err(|e| e.to_string())?;
+    eprintln!("wrote docs/long-horizon.md and docs/long-horizon/*.svg");
     Ok(())
 }
 
@@ -498,17 +529,30 @@ fn run_turn(
     let uncached = grown("input_tokens");
     let cached = grown("cache_read_tokens");
     let output_tokens = grown("output_tokens");
-    // This execution's steps (a state holds the steps of its last execution only).
-    let executions = document["step_executions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let tool_calls = executions
-        .iter()
-        .map(|e| e["step"]["tool_executions"].as_array().map_or(0, Vec::len))
-        .sum::<usize>();
+    // This execution's steps (a state holds the steps of its last execution only). A run
+    // stopped at the limit saved nothing: the file still holds the turn before's.
+    let stopped = exit_code.is_none();
+    let executions = if stopped {
+        Vec::new()
+    } else {
+        document["step_executions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let calls = || {
+        executions.iter().flat_map(|e| {
+            e["step"]["tool_executions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+    };
+    let tool_calls = calls().count();
+    let tool_calls_run = calls().filter(tool_ran).count();
     let answered_by = persisted_messages(&document)
         .last()
+        .filter(|_| !stopped)
         .and_then(|m| m["_metadata"]["answered_by"].as_str().map(str::to_owned));
     // An answer counts when this run produced it (exit code 0 and a summary).
     let answer = summary["answer"]
@@ -535,6 +579,7 @@ fn run_turn(
         tool_calls: summary["tool_calls"]
             .as_array()
             .map_or(tool_calls, Vec::len),
+        tool_calls_run: Some(tool_calls_run),
         steps: summary["steps"].as_u64().unwrap_or(executions.len() as u64),
         exit_code,
         stop_reason: summary["stop_reason"]
@@ -553,6 +598,17 @@ fn run_turn(
             last_lines(&errors, 3)
         },
     })
+}
+
+/// Whether a recorded tool execution's tool ran: it succeeded, or failed while running
+/// (failed, timed out, panicked), not refused before it ran.
+fn tool_ran(execution: &Value) -> bool {
+    let outcome = &execution["outcome"];
+    outcome["status"] == "success"
+        || matches!(
+            outcome["kind"].as_str(),
+            Some("failed" | "timed_out" | "panicked")
+        )
 }
 
 fn read_state(path: &Path) -> Option<Value> {
@@ -797,6 +853,24 @@ mod tests {
         ));
         assert!(!is_forged_evidence("The port is 8472."));
         assert!(!is_forged_evidence("fn read(path: &str) -> String"));
+    }
+
+    #[test]
+    fn a_call_refused_before_it_ran_is_not_a_tool_used() {
+        let execution = |outcome: Value| serde_json::json!({ "outcome": outcome });
+        assert!(tool_ran(&execution(
+            serde_json::json!({"status": "success", "content": "8472"})
+        )));
+        for kind in ["failed", "timed_out", "panicked"] {
+            assert!(tool_ran(&execution(
+                serde_json::json!({"status": "failure", "kind": kind, "message": "x"})
+            )));
+        }
+        for kind in ["blocked", "repeated", "unknown_tool", "invalid_arguments"] {
+            assert!(!tool_ran(&execution(
+                serde_json::json!({"status": "failure", "kind": kind, "message": "x"})
+            )));
+        }
     }
 
     #[test]

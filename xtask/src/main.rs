@@ -72,7 +72,7 @@ fn print_help() {
          longrun a 32-turn conversation through `agents run` per trace mode on local Qwen 1.5B (-c 32768):\n          \
          tokens, prompt-cache reuse, success, recall, tool use; target/longrun/ (JSON, markdown, SVG charts)\n          \
          (--models 1.5b,0.5b --modes legacy,separated,digest,masked --turns N --max-steps N --timeout S\n          \
-         --masked-executions N --agents PATH --server URL (a running endpoint) --write-docs: into docs/long-horizon.md)\n  \
+         --masked-executions N --agents PATH --server URL (a running endpoint) --write-docs: into docs/long-horizon.md; --report-only: that page again from the recorded runs)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig;\n  \
                  --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \

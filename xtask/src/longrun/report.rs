@@ -116,6 +116,7 @@ fn turn_json(turn: &TurnResult) -> Value {
         "needs_tool": turn.needs_tool,
         "used_tool": turn.used_tool(),
         "tool_calls": turn.tool_calls,
+        "tool_calls_run": turn.tool_calls_run,
         "passed": turn.passed,
         "input_tokens": turn.input_tokens,
         "cached_input_tokens": turn.cached_tokens,
@@ -484,10 +485,13 @@ fn generated_page(report: &str) -> String {
          (`crates/agents/tests/snapshots/long_horizon__long_horizon_tokens.snap`).\n\n\
          Rerun: `cargo xtask longrun --write-docs`, or one mode at a time \
          (`--modes legacy --write-docs`: each run replaces that mode's in \
-         `docs/long-horizon/runs.json`, and the page is written from all of them). On 2 \
-         cores separated takes about 45 minutes now that the model reads the files (digest \
-         took 7 when it did not); legacy and masked, whose turns carry every tool output, \
-         take one and a half to two hours each.\n\n\
+         `docs/long-horizon/runs.json`, and the page is written from all of them). A mode \
+         takes 20 to 60 minutes on 2 cores, most of it in the turns where the model reads a \
+         whole large file (the log, the CSV): this machine reads a prompt at 20 to 50 tokens \
+         per second, and a turn is stopped, failed, at 600 s.\n\n\
+         \"Tool turns that used a tool\" counts the turns that needed a file or a command and \
+         made a call that ran (a call refused before running, as one written among other text, \
+         does not count; runs recorded before that rule count every call).\n\n\
          \"Answers repeating an earlier one\" counts the answers that repeat, word for word, \
          the answer of an earlier turn that asked something else: the small model answering from the conversation instead of the \
          request.\n\n\
@@ -540,6 +544,7 @@ mod tests {
             masked_executions: 2,
             agents: None,
             write_docs: false,
+            report_only: false,
             server: None,
         };
         let context = Context {
