@@ -540,16 +540,17 @@ fn run_turn(
             .cloned()
             .unwrap_or_default()
     };
-    let calls = || {
-        executions.iter().flat_map(|e| {
+    let calls: Vec<&Value> = executions
+        .iter()
+        .flat_map(|e| {
             e["step"]["tool_executions"]
                 .as_array()
-                .cloned()
-                .unwrap_or_default()
+                .into_iter()
+                .flatten()
         })
-    };
-    let tool_calls = calls().count();
-    let tool_calls_run = calls().filter(tool_ran).count();
+        .collect();
+    let tool_calls = calls.len();
+    let tool_calls_run = calls.iter().filter(|call| tool_ran(call)).count();
     let answered_by = persisted_messages(&document)
         .last()
         .filter(|_| !stopped)
