@@ -17,8 +17,9 @@ use agents_core::{
 };
 use async_trait::async_trait;
 use inference::InferenceResponse;
-use messages::{Message, Messages, Role};
+use messages::{Message, Messages};
 
+use crate::latest_results::execution_messages;
 use crate::plan_steps::next_step;
 
 /// Metadata key on the message that tells the model its reply was withheld.
@@ -182,10 +183,7 @@ impl AgentDriver for RefuseForgedEvidence {
 /// with a `<tool_response>` of its own, copying the result and the note naming the next step
 /// (development task d11). The nudge then names that step too.
 fn plan_step_after_last_call(conversation: &Messages) -> Option<String> {
-    conversation
-        .iter()
-        .rev()
-        .take_while(|message| message.role() != Role::User)
+    execution_messages(conversation)
         .find_map(|message| {
             let call = message.tool_calls().first()?;
             Some(next_step(&message.text(), call.name()))

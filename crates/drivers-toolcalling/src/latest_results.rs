@@ -1,8 +1,28 @@
-//! The latest tool results of a conversation, and the request before them: what the running
-//! execution's tools returned, which the rules for replies that are not answers read
-//! (`copied_error`, `narration`).
+//! The running execution in a conversation: its messages back to the request, the request,
+//! and what its tools returned. The rules for replies that are not answers read them
+//! (`copied_error`, `narration`, `reply_nudge`, `unread_file`, `repeated_reply`,
+//! `forged_evidence`); each walks back from the end, so its cost is the execution's, not the
+//! whole history's.
 
-use messages::{Messages, Role};
+use messages::{Message, Messages, Role};
+
+/// The running execution's messages, newest first: those after the conversation's last user
+/// message, the request (in separated mode the execution's calls and results; nudges are
+/// not in it).
+pub(crate) fn execution_messages(conversation: &Messages) -> impl Iterator<Item = &Message> {
+    conversation
+        .iter()
+        .rev()
+        .take_while(|message| message.role() != Role::User)
+}
+
+/// The conversation's last user message: the running execution's request.
+pub(crate) fn request(conversation: &Messages) -> Option<&Message> {
+    conversation
+        .iter()
+        .rev()
+        .find(|message| message.role() == Role::User)
+}
 
 /// The texts of the latest tool results of `conversation`, newest first, and the text of the
 /// user message before them (the request, in separated mode). Read backwards from the end to
@@ -23,7 +43,7 @@ pub(crate) fn latest_results(conversation: &Messages) -> (Vec<String>, Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::{Message, ToolCall};
+    use messages::ToolCall;
 
     #[test]
     fn the_results_back_to_the_request_before_them() {
@@ -38,9 +58,21 @@ mod tests {
             .appended(Message::tool_result_for(&call, "first"))
             .appended(Message::assistant_tool_calls([call.clone()]))
             .appended(Message::tool_result_for(&call, "second"));
-        let (results, request) = latest_results(&conversation);
+        let (results, asked) = latest_results(&conversation);
         assert_eq!(results, ["second", "first"]);
-        assert_eq!(request.as_deref(), Some("new question"));
+        assert_eq!(asked.as_deref(), Some("new question"));
+        assert_eq!(
+            request(&conversation).map(Message::text).as_deref(),
+            Some("new question")
+        );
+        // The execution: two calls and their results, nothing of the earlier turn.
+        assert_eq!(execution_messages(&conversation).count(), 4);
+        assert_eq!(
+            execution_messages(&conversation)
+                .flat_map(Message::tool_calls)
+                .count(),
+            2
+        );
         assert_eq!(
             latest_results(&Messages::new().appended(Message::user("hi"))),
             (Vec::new(), None)

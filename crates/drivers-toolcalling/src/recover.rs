@@ -402,8 +402,8 @@ pub fn recover_tool_calls_from_cut_reply(
     recover(content, tools, &step_prefix(step), Reply::Cut)
 }
 
-/// A call the model wrote in a code fence (or between `<tool_call>` tags) after some prose,
-/// and the prose before it.
+/// A call the model wrote in a code fence (or between `<tool_call>` tags, or bare to the end
+/// of the reply) after some prose, and the prose before it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnnouncedCall {
     /// The text before the call's block, trimmed (the model's reasoning; empty when none).
@@ -417,6 +417,8 @@ pub struct AnnouncedCall {
 /// The first call a reply announces in prose and writes in a code fence or between
 /// `<tool_call>` tags: "To count the lines I'll use `read_file`:" followed by a fenced
 /// `{"name": "read_file", "arguments": {"path": "names.txt"}}`, as 1.5B models write calls.
+/// Without such a block, a call written bare from the start of a line to the end of the
+/// reply counts too ("Here's how you can do it:" and the JSON on its own lines).
 ///
 /// Only a block that is, whole, a call to a **known** tool with an object of arguments counts
 /// (JSON inline in a sentence, a fence holding data, or a call to an unknown tool never does),
@@ -448,6 +450,10 @@ pub struct AnnouncedCall {
 /// assert_eq!(found.lead_in, "To count the lines, I'll use the `read_file` function:");
 /// assert_eq!(found.call.id(), "recovered_2_1");
 /// assert_eq!(found.call.arguments(), &json!({"path": "names.txt"}));
+///
+/// // Bare, to the end of the reply.
+/// let bare = "Here's how you can do it:\n\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n";
+/// assert_eq!(recover_announced_call(bare, &tools, 1).unwrap().lead_in, "Here's how you can do it:");
 ///
 /// // JSON in a sentence, or a fence of data, is part of an answer.
 /// assert!(recover_announced_call(r#"I called {"name": "read_file"} before."#, &tools, 1).is_none());
@@ -551,7 +557,8 @@ pub(crate) fn may_hold_a_call(content: &str) -> bool {
 pub const MAX_TEXT_CALL_BYTES: usize = 1 << 20;
 
 /// The text before the first code fence or `<tool_call>` block that is a call (to a known
-/// tool, when `tools` are given), the block's inside, and that call.
+/// tool, when `tools` are given), the block's inside, and that call; without such a block,
+/// the same of a call that closes the reply bare ([`closing_call`]).
 fn first_block_call<'a>(
     content: &'a str,
     tools: Option<&Tools>,
@@ -562,7 +569,39 @@ fn first_block_call<'a>(
             return Some((&content[..start], block, name, arguments));
         }
     }
-    None
+    closing_call(content, tools)
+}
+
+/// A call written bare after prose, to the end of the reply: the first line that starts with
+/// `{` (after prose, give or take an indentation), from which the rest of the reply is
+/// nothing but JSON whose first value is a call ("Here's how you can do it:\n\n{\"name\":
+/// \"read_file\", ...}"), as the 1.5B model writes once its conversation shows calls in that
+/// form. The text before it, and that JSON. One parse of one suffix: linear time. JSON inside
+/// a sentence, or followed by more prose, is not such a call (`calls_in_prose` finds it).
+fn closing_call<'a>(
+    content: &'a str,
+    tools: Option<&Tools>,
+) -> Option<(&'a str, &'a str, String, Value)> {
+    let start = content
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .find(|i| starts_a_line(&content[..*i]))?;
+    let (lead_in, block) = (&content[..start], content[start..].trim_end());
+    if lead_in.trim().is_empty() {
+        // A reply that is only JSON is the first rule's (`recover`), not an announcement.
+        return None;
+    }
+    let open_tag = lead_in.rfind("<tool_call>").is_some_and(|open| {
+        lead_in
+            .rfind("</tool_call>")
+            .is_none_or(|close| close < open)
+    });
+    if lead_in.matches("```").count() % 2 == 1 || open_tag {
+        // Inside a block that was never closed: not a block, and not bare either.
+        return None;
+    }
+    let (name, arguments) = only_call(block, tools)?;
+    Some((lead_in, block, name, arguments))
 }
 
 /// The code fences (at the start of a line, info string empty or a word) and `<tool_call>`
@@ -1156,8 +1195,27 @@ mod tests {
             found(&format!("```json\n{call}\n```\nok")).unwrap().lead_in,
             ""
         );
+        // Bare, from the start of a line to the end of the reply, as the 1.5B model writes
+        // calls once its conversation shows them so (longrun, legacy mode).
+        let bare = found(&format!("Here's how you can do it:\n\n{call}\n")).unwrap();
+        assert_eq!(bare.lead_in, "Here's how you can do it:");
+        assert_eq!(bare.call.arguments(), &json!({"city": "Paris"}));
+        assert_eq!(bare.text, call);
+        // Not bare calls: more prose after it, in a sentence, data before it, an unknown
+        // tool, only JSON (the first rule's, not an announcement).
+        for text in [
+            format!("Call:\n{call}\nThis returns the weather."),
+            format!("Call {call}"),
+            format!("Data:\n{{\"a\": 1}}\nthen:\n{call}"),
+            format!("Call:\n{unknown}"),
+            format!("\n  {call}\n"),
+        ] {
+            assert!(found(&text).is_none(), "{text}");
+        }
         // Many fences and tags: every byte is looked at a bounded number of times.
         let hostile = "```\nx\n```\n".repeat(20_000) + "<tool_call>";
+        assert!(found(&hostile).is_none());
+        let hostile = "x\n".to_owned() + &"{\n".repeat(100_000);
         assert!(found(&hostile).is_none());
         assert!(recover_announced_call(&text_with(call), &Tools::new(), 1).is_none());
     }

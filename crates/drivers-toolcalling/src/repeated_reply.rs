@@ -12,7 +12,9 @@
 //! So the driver asks once, in the same step, without showing the copy back
 //! ([`Nudge::shows_reply`](crate::reply_nudge::Nudge::shows_reply)).
 
-use messages::{Messages, Role};
+use messages::Messages;
+
+use crate::latest_results::execution_messages;
 
 use crate::plan_steps::next_step;
 
@@ -31,26 +33,18 @@ pub(crate) fn repeated_reply<'a>(
     reply: &str,
 ) -> Option<(String, &'a str)> {
     let reply = words(reply);
-    for message in conversation.iter().rev() {
-        if message.role() == Role::User {
-            return None;
-        }
-        let Some(call) = message.tool_calls().first() else {
-            continue;
-        };
+    execution_messages(conversation).find_map(|message| {
+        let call = message.tool_calls().first()?;
         let text = message.text();
         let earlier = words(&text);
         // The rest names the tool, or the earlier text holds the call itself (a reply whose
         // calls were refused is kept whole, its JSON included).
-        if earlier.len() >= MIN_REPEATED_CHARS
+        (earlier.len() >= MIN_REPEATED_CHARS
             && reply.strip_prefix(earlier.as_str()).is_some_and(|rest| {
                 rest.contains(call.name()) || earlier.contains(&format!("\"{}\"", call.name()))
-            })
-        {
-            return Some((text, call.name()));
-        }
-    }
-    None
+            }))
+        .then(|| (text, call.name()))
+    })
 }
 
 /// What the model is told after a reply that repeats `earlier`, whose call to `tool` ran:

@@ -24,11 +24,12 @@ use std::sync::OnceLock;
 
 use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
-use messages::{Messages, Role};
+use messages::{Message, Messages};
 
 use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
 use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
+use crate::latest_results::{execution_messages, request};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::plan_steps::next_step_after_called;
@@ -146,6 +147,9 @@ pub(crate) struct Nudges {
     /// The files the request names that no call of the execution named, read on first
     /// need (an answer after the tools ran).
     unread_files: OnceLock<Vec<String>>,
+    /// The reply of the execution the last reply asked about repeated, and its call's tool:
+    /// found when the reply was judged, quoted by its nudge.
+    repeated: Option<(String, String)>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -161,18 +165,15 @@ impl Nudges {
     /// For a step of an execution in which a tool has run or not, whose conversation for
     /// the model is `input` (its last user message is the request when no tool has run).
     pub(crate) fn for_step(tools_ran: bool, input: &Messages) -> Self {
-        let request_names_a_file = !tools_ran
-            && input
-                .iter()
-                .rev()
-                .find(|message| message.role() == Role::User)
-                .is_some_and(|request| names_a_file(&request.text()));
+        let request_names_a_file =
+            !tools_ran && request(input).is_some_and(|request| names_a_file(&request.text()));
         Self {
             tools_ran,
             request_names_a_file,
             tool_errors: OnceLock::new(),
             results: OnceLock::new(),
             unread_files: OnceLock::new(),
+            repeated: None,
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -229,7 +230,7 @@ impl Nudges {
     fn next_for_content(&mut self, content: &str, cut: bool, tools: &Tools) -> Option<Nudge> {
         let nudge = if self.tools_ran
             && !self.gave(Nudge::RepeatedReply)
-            && repeated_reply(&self.conversation, content).is_some()
+            && self.repeats_a_reply(content)
         {
             Some(Nudge::RepeatedReply)
         } else if !cut
@@ -294,8 +295,8 @@ impl Nudges {
             // The only one that quotes the request.
             Nudge::RepeatedAnswer => return self.earlier_answers.nudge(&self.conversation),
             Nudge::RepeatedReply => {
-                return match repeated_reply(&self.conversation, reply) {
-                    Some((earlier, tool)) => repeated_reply_nudge(&earlier, tool),
+                return match &self.repeated {
+                    Some((earlier, tool)) => repeated_reply_nudge(earlier, tool),
                     None => PLAN_NUDGE.to_owned(),
                 }
             }
@@ -357,18 +358,21 @@ impl Nudges {
     /// (see [`echoes_request`]).
     fn echoes_the_request(&self, content: &str) -> bool {
         content.len() <= MAX_ECHO_BYTES
-            && self
-                .conversation
-                .iter()
-                .rev()
-                .find(|message| message.role() == Role::User)
-                .is_some_and(|request| match request.content().parts() {
-                    // the common case, a request of one text part, is read in place
-                    [part] => part
-                        .as_text()
-                        .is_some_and(|request| echoes_request(content, request)),
-                    _ => echoes_request(content, &request.text()),
-                })
+            && request(&self.conversation).is_some_and(|request| match request.content().parts() {
+                // the common case, a request of one text part, is read in place
+                [part] => part
+                    .as_text()
+                    .is_some_and(|request| echoes_request(content, request)),
+                _ => echoes_request(content, &request.text()),
+            })
+    }
+
+    /// Whether `content` repeats a reply of the execution whose call ran (see
+    /// [`repeated_reply`]); the reply it repeats is kept for the nudge's message.
+    fn repeats_a_reply(&mut self, content: &str) -> bool {
+        self.repeated = repeated_reply(&self.conversation, content)
+            .map(|(earlier, tool)| (earlier, tool.to_owned()));
+        self.repeated.is_some()
     }
 
     /// The files the request names that no call of the execution named (see
@@ -383,18 +387,12 @@ impl Nudges {
     }
 }
 
-/// The names of the tools called since the last user message of `conversation` (the running
-/// execution's calls, in separated mode; nudges are not in it).
+/// The names of the tools called in the running execution (see [`execution_messages`]).
 fn called_in_execution(conversation: &Messages) -> Vec<&str> {
     let mut names: Vec<&str> = Vec::new();
-    for message in conversation.iter().rev() {
-        if message.role() == Role::User {
-            break;
-        }
-        for call in message.tool_calls() {
-            if !names.contains(&call.name()) {
-                names.push(call.name());
-            }
+    for call in execution_messages(conversation).flat_map(Message::tool_calls) {
+        if !names.contains(&call.name()) {
+            names.push(call.name());
         }
     }
     names

@@ -5,8 +5,9 @@
 //!
 //! 1. **The reply is only calls** (JSON, alone, in one code fence, or between `<tool_call>`
 //!    tags each at the start of a line): they run, whatever the tool.
-//! 2. **Prose, then a block** (a code fence or a `<tool_call>` tag at the start of a line)
-//!    holding a call to a known tool: it runs when the tool is read-only. A call to a tool
+//! 2. **Prose, then a block** (a code fence or a `<tool_call>` tag at the start of a line, or
+//!    JSON from the start of a line to the end of the reply) holding a call to a known tool:
+//!    it runs when the tool is read-only. A call to a tool
 //!    with side effects is not run: it gets a tool error telling the model to send the call
 //!    alone (a quoted, explained or warned-about call is never a decision to change things).
 //! 3. **A call written anywhere else** (inside a sentence, after a tag in a sentence, in an

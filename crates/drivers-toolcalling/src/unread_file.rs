@@ -8,8 +8,10 @@
 //! ([`UNREAD_FILE_NUDGE`]), or when tools ran and no call named a file the request names
 //! ([`unread_files_nudge`]).
 
-use messages::{Messages, Role, ToolCall};
+use messages::{Message, Messages, ToolCall};
 use serde_json::Value;
+
+use crate::latest_results::{execution_messages, request};
 
 /// What the model is told after answering a request that names a file when no tool has run:
 /// once per step.
@@ -57,18 +59,12 @@ fn named_files(request: &str) -> impl Iterator<Item = &str> {
 /// `notes/a.txt` for `a.txt`; any case), or, for a shell command, one of its words is. A
 /// file the model wrote, moved or failed to read counts as looked at: its call named it.
 pub(crate) fn unread_files(conversation: &Messages) -> Vec<String> {
-    let mut calls: Vec<&ToolCall> = Vec::new();
-    let mut request = None;
-    for message in conversation.iter().rev() {
-        if message.role() == Role::User {
-            request = Some(message.text());
-            break;
-        }
-        calls.extend(message.tool_calls());
-    }
-    let Some(request) = request else {
+    let Some(request) = request(conversation).map(Message::text) else {
         return Vec::new();
     };
+    let calls: Vec<&ToolCall> = execution_messages(conversation)
+        .flat_map(Message::tool_calls)
+        .collect();
     let mut unread: Vec<String> = Vec::new();
     for file in named_files(&request) {
         if !unread.iter().any(|known| known == file)

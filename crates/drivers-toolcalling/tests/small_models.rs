@@ -682,6 +682,55 @@ async fn a_call_announced_in_prose_runs_and_what_follows_it_is_dropped() {
 }
 
 #[tokio::test]
+async fn a_read_only_call_written_bare_after_prose_runs_and_one_with_effects_does_not() {
+    // The 1.5B model in legacy mode (docs/long-horizon.md): once its conversation holds its
+    // earlier calls, it writes "Here's how you can do it:", a blank line, and the call as bare
+    // JSON that ends the reply. Refused as a call among other text, the read was followed by
+    // an answer made up. A read-only call so written runs, as one in a fence does.
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let reply = format!(
+        "To read `paris.txt`, you can use the `read_file` function. Here's how you can do it:\n\n{READ}\n"
+    );
+    let (done, model) = run(vec![text(&reply), text("Sunny in Paris.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    let first = done.steps().next().unwrap();
+    let ran: Vec<_> = first.tool_executions().iter().cloned().collect();
+    assert_eq!(ran.len(), 1);
+    assert!(!ran[0].has_error());
+    assert_eq!(ran[0].result_text(), "contents of paris.txt");
+    let second = model.requests()[1].messages.to_transcript();
+    assert!(!second.contains("was not run"), "{second}");
+
+    // A call with effects so written is still not run from prose: asked about, then told to
+    // send it alone.
+    let reply = format!("To get the weather, here's how you can do it:\n\n{PARIS_CALL}\n");
+    let (done, model) = run(vec![text(&reply), text(&reply), text("Unknown.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Unknown."));
+    let refused = done
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .next()
+        .unwrap()
+        .clone();
+    assert!(refused.has_error());
+    assert!(
+        refused
+            .error_message()
+            .unwrap()
+            .contains("only a reply that is the call alone runs it"),
+        "{:?}",
+        refused.error_message()
+    );
+    assert!(model.requests()[1]
+        .messages
+        .to_transcript()
+        .contains("did not run: it was written among other text"));
+}
+
+#[tokio::test]
 async fn with_recovery_off_a_call_announced_in_prose_is_the_answer() {
     let reply = format!("I'll use get_weather:\n```json\n{PARIS_CALL}\n```");
     let model = ScriptedModel::new([text(&reply)]);
