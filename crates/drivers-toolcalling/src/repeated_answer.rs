@@ -9,10 +9,19 @@
 //! found earlier?"), and asked about it, the 1.5B model replied with another earlier answer,
 //! a wrong one, which then became every later answer. The nudge's text and the check are
 //! here, the decision in `reply_nudge`.
+//!
+//! A copy of an answer the loop made when an earlier request stopped unfinished (marked
+//! [`INCOMPLETE_KEY`]) is never an answer: in separated mode the synthesized "I'm sorry, but I
+//! cannot answer your question as I do not have the information you need to provide." of one
+//! stopped turn became the answer of eight later turns, four of them after their tool had run
+//! (docs/long-horizon.md, session 20). Such a copy is asked about once, with those answers
+//! left out of the request that asks ([`without_stop_answers`]), and a copy that follows its
+//! nudge is not saved.
 
 use std::sync::OnceLock;
 
-use messages::{Messages, Role};
+use agents_core::INCOMPLETE_KEY;
+use messages::{Message, Messages, Role};
 
 use crate::reply_prefix::compared_prefix;
 
@@ -51,6 +60,8 @@ pub(crate) struct EarlierAnswers {
 #[derive(Debug, Default)]
 struct Found {
     answers: Vec<String>,
+    /// Those of `answers` the loop made on a stop (see [`is_stop_answer`]).
+    stop_answers: Vec<String>,
     request: String,
 }
 
@@ -77,16 +88,50 @@ impl EarlierAnswers {
         if answers.is_empty() {
             return false;
         }
-        let padded_reply = format!(" {reply} ");
-        answers.iter().any(|answer| {
-            answer.len() >= MIN_REPEAT_BYTES + 2
-                && (answer.contains(&padded_reply) || padded_reply.contains(answer.as_str()))
-        })
+        repeats_one_of(answers, &reply)
+    }
+
+    /// Whether `reply` repeats (as [`EarlierAnswers::repeated_by`] judges) one of the answers
+    /// of `conversation` that the loop made when an earlier request stopped unfinished.
+    pub(crate) fn copies_a_stop_answer(&self, conversation: &Messages, reply: &str) -> bool {
+        let reply = normalized(compared_prefix(reply));
+        reply.len() >= MIN_REPEAT_BYTES
+            && repeats_one_of(&self.found(conversation).stop_answers, &reply)
     }
 
     fn found(&self, conversation: &Messages) -> &Found {
         self.found.get_or_init(|| Found::of(conversation))
     }
+}
+
+/// Whether `reply` (normalized, at least [`MIN_REPEAT_BYTES`] long) is inside one of
+/// `answers` (normalized and padded), or holds one of them whole.
+fn repeats_one_of(answers: &[String], reply: &str) -> bool {
+    if answers.is_empty() {
+        return false;
+    }
+    let padded_reply = format!(" {reply} ");
+    answers.iter().any(|answer| {
+        answer.len() >= MIN_REPEAT_BYTES + 2
+            && (answer.contains(&padded_reply) || padded_reply.contains(answer.as_str()))
+    })
+}
+
+/// Whether `message` is an answer the loop appended because its execution stopped without
+/// one (the answer on stop: synthesized or a notice).
+fn is_stop_answer(message: &Message) -> bool {
+    message.role() == Role::Assistant
+        && message.tool_calls().is_empty()
+        && message.metadata().get(INCOMPLETE_KEY) == Some(&serde_json::Value::Bool(true))
+}
+
+/// `conversation` without the answers the loop made on a stop: the request that asks about a
+/// copy of one does not show the model what it copied.
+pub(crate) fn without_stop_answers(conversation: &Messages) -> Messages {
+    if !conversation.iter().any(is_stop_answer) {
+        return conversation.clone();
+    }
+    conversation.filter(|message| !is_stop_answer(message))
 }
 
 impl Found {
@@ -101,19 +146,26 @@ impl Found {
         let written = request.text();
         let request = normalized(&written);
         let mut answers = Vec::new();
-        // The answers seen since the last user message, waiting to learn what they answered.
-        let mut pending: Vec<String> = Vec::new();
+        let mut stop_answers = Vec::new();
+        // The answers seen since the last user message, waiting to learn what they answered,
+        // each with whether the loop made it on a stop.
+        let mut pending: Vec<(String, bool)> = Vec::new();
         for message in messages {
             match message.role() {
                 Role::Assistant if message.tool_calls().is_empty() => {
                     let answer = normalized(&message.text());
                     if !answer.is_empty() {
-                        pending.push(format!(" {answer} "));
+                        pending.push((format!(" {answer} "), is_stop_answer(message)));
                     }
                 }
                 Role::User => {
                     if normalized(&message.text()) != request {
-                        answers.append(&mut pending);
+                        for (answer, on_stop) in pending.drain(..) {
+                            if on_stop {
+                                stop_answers.push(answer.clone());
+                            }
+                            answers.push(answer);
+                        }
                     }
                     pending.clear();
                     if answers.len() >= EARLIER_ANSWERS {
@@ -124,8 +176,10 @@ impl Found {
             }
         }
         answers.truncate(EARLIER_ANSWERS);
+        stop_answers.truncate(EARLIER_ANSWERS);
         Self {
             answers,
+            stop_answers,
             request: written,
         }
     }

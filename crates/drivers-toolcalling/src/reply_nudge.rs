@@ -34,7 +34,7 @@ use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
 use crate::plan_steps::next_step_after_called;
 use crate::recover::is_tool_call_text;
-use crate::repeated_answer::EarlierAnswers;
+use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
@@ -76,6 +76,9 @@ pub(crate) enum Nudge {
     /// A reply that repeats, word for word, a reply of this execution whose call ran: answer
     /// from its result, or do the plan's next step (issue 36).
     RepeatedReply,
+    /// A reply that copies an answer the loop made when an earlier request stopped
+    /// unfinished: answer the latest request, asked without those answers (issue 32).
+    CopiedStopAnswer,
 }
 
 impl Nudge {
@@ -93,6 +96,7 @@ impl Nudge {
             Nudge::RepeatedAnswer => "reply_after_repeated_answer",
             Nudge::EchoedRequest => "reply_after_echoed_request",
             Nudge::RepeatedReply => "reply_after_repeated_reply",
+            Nudge::CopiedStopAnswer => "reply_after_copied_stop_answer",
         }
     }
 
@@ -109,6 +113,9 @@ impl Nudge {
             Nudge::RepeatedAnswer => "the model repeated its answer to an earlier request",
             Nudge::EchoedRequest => "the model repeated the request instead of answering it",
             Nudge::RepeatedReply => "the model repeated a reply whose call already ran",
+            Nudge::CopiedStopAnswer => {
+                "the model copied the answer of an earlier request that stopped unfinished"
+            }
         }
     }
 
@@ -124,14 +131,24 @@ impl Nudge {
             Nudge::RepeatedAnswer => 128,
             Nudge::EchoedRequest => 256,
             Nudge::RepeatedReply => 512,
+            Nudge::CopiedStopAnswer => 1024,
         }
     }
 
     /// Whether the request that asks again shows the reply being asked about before the
-    /// nudge. A repeated reply is left out: each copy the model sees makes the next likelier
-    /// (`repeated_reply`).
+    /// nudge. A repeated reply and a copied stop answer are left out: each copy the model sees
+    /// makes the next likelier (`repeated_reply`, `repeated_answer`).
     pub(crate) fn shows_reply(self) -> bool {
-        self != Nudge::RepeatedReply
+        !matches!(self, Nudge::RepeatedReply | Nudge::CopiedStopAnswer)
+    }
+
+    /// The conversation the request that asks again starts from: `input`, without the
+    /// answers made on a stop after a copy of one (see `repeated_answer`).
+    pub(crate) fn asked_from(self, input: &Messages) -> Messages {
+        match self {
+            Nudge::CopiedStopAnswer => without_stop_answers(input),
+            _ => input.clone(),
+        }
     }
 }
 
@@ -187,10 +204,19 @@ impl Nudges {
     }
 
     /// The kind of non-answer `content` (a reply without native calls, after its nudges) still
-    /// is, when the tools ran: a plan to use a tool, or a copied tool error. Such a reply is not
-    /// saved as the answer; the step records an error and the run answers on stop.
+    /// is: a copy of an answer made on a stop; when the tools ran, also a plan to use a tool
+    /// or a copied tool error. Such a reply is not saved as the answer; the step records an
+    /// error and the run answers on stop.
     pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
-        if !self.tools_ran || is_tool_call_text(content) {
+        if is_tool_call_text(content) {
+            return None;
+        }
+        if self.copies_a_stop_answer(content) {
+            // Whether or not a tool ran: a copy of an unfinished request's answer answers
+            // nothing.
+            return Some(Nudge::CopiedStopAnswer);
+        }
+        if !self.tools_ran {
             return None;
         }
         if is_plan_reply(content, tools) {
@@ -228,7 +254,11 @@ impl Nudges {
     }
 
     fn next_for_content(&mut self, content: &str, cut: bool, tools: &Tools) -> Option<Nudge> {
-        let nudge = if self.tools_ran
+        // A copy of an answer made on a stop is asked about first, as such: the request that
+        // asks leaves those answers out (and a copy is never the answer).
+        let nudge = if !self.gave(Nudge::CopiedStopAnswer) && self.copies_a_stop_answer(content) {
+            Some(Nudge::CopiedStopAnswer)
+        } else if self.tools_ran
             && !self.gave(Nudge::RepeatedReply)
             && self.repeats_a_reply(content)
         {
@@ -292,8 +322,10 @@ impl Nudges {
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
             Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
             Nudge::EchoedRequest => ECHO_NUDGE,
-            // The only one that quotes the request.
-            Nudge::RepeatedAnswer => return self.earlier_answers.nudge(&self.conversation),
+            // The only ones that quote the request.
+            Nudge::RepeatedAnswer | Nudge::CopiedStopAnswer => {
+                return self.earlier_answers.nudge(&self.conversation)
+            }
             Nudge::RepeatedReply => {
                 return match &self.repeated {
                     Some((earlier, tool)) => repeated_reply_nudge(earlier, tool),
@@ -342,7 +374,7 @@ impl Nudges {
             {
                 Some("the reply to the nudge repeated the reply again")
             }
-            Nudge::RepeatedAnswer
+            Nudge::RepeatedAnswer | Nudge::CopiedStopAnswer
                 if !holds_a_call
                     && self
                         .earlier_answers
@@ -365,6 +397,13 @@ impl Nudges {
                     .is_some_and(|request| echoes_request(content, request)),
                 _ => echoes_request(content, &request.text()),
             })
+    }
+
+    /// Whether `content` copies an answer the loop made when an earlier request stopped
+    /// unfinished (see `repeated_answer`).
+    fn copies_a_stop_answer(&self, content: &str) -> bool {
+        self.earlier_answers
+            .copies_a_stop_answer(&self.conversation, content)
     }
 
     /// Whether `content` repeats a reply of the execution whose call ran (see
@@ -665,6 +704,72 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_of_an_answer_made_on_a_stop_is_asked_about_without_it_then_is_not_an_answer() {
+        // Issue 32's separated run (session 20): turn 12 stopped and its synthesized apology
+        // became the answer of eight later turns, four of them after their tool had ran.
+        let apology = "I'm sorry, but I cannot answer your question as I do not have the \
+                       information you need to provide.";
+        let stopped = Message::assistant(apology)
+            .with_metadata(agents_core::INCOMPLETE_KEY, true)
+            .with_metadata(agents_core::ANSWERED_BY_KEY, "synthesize");
+        let with_request = |request: &str| {
+            Messages::new()
+                .appended(Message::user("In config.ini, change workers from 4 to 6."))
+                .appended(stopped.clone())
+                .appended(Message::user(request))
+        };
+        for tools_ran in [true, false] {
+            let request = "Read config.ini again: what is the workers value now?";
+            let input = ran(tools_ran, with_request(request));
+            let mut nudges = Nudges::for_step(tools_ran, &input);
+            let nudge = nudges.next_for(apology, &tools());
+            assert_eq!(
+                nudge,
+                Some(Nudge::CopiedStopAnswer),
+                "tools ran: {tools_ran}"
+            );
+            assert!(!Nudge::CopiedStopAnswer.shows_reply());
+            assert!(nudges
+                .message(Nudge::CopiedStopAnswer, apology)
+                .ends_with(&format!("\"{request}\"")));
+            // The request that asks again has no answer made on a stop, and everything else.
+            let asked = Nudge::CopiedStopAnswer.asked_from(&input);
+            assert_eq!(asked.len(), input.len() - 1);
+            assert!(!asked.to_transcript().contains("I'm sorry"));
+            assert_eq!(Nudge::RepeatedAnswer.asked_from(&input).len(), input.len());
+            // A copy again is dropped, and the copy that stands is not an answer; a new
+            // answer or a call counts.
+            let reply = InferenceResponse::text;
+            assert!(nudges
+                .dropped_reply(Nudge::CopiedStopAnswer, &reply(apology))
+                .is_some());
+            assert_eq!(
+                nudges.not_an_answer(apology, &tools()),
+                Some(Nudge::CopiedStopAnswer)
+            );
+            for counts in ["Workers is 4.", r#"{"name": "read_file", "arguments": {}}"#] {
+                assert_eq!(
+                    nudges.dropped_reply(Nudge::CopiedStopAnswer, &reply(counts)),
+                    None
+                );
+                assert_eq!(nudges.not_an_answer(counts, &tools()), None);
+            }
+        }
+        // The same words as an ordinary answer of an earlier request are a repeat only: asked
+        // about once, never refused as an answer.
+        let input = Messages::new()
+            .appended(Message::user("What is the admin password?"))
+            .appended(Message::assistant(apology))
+            .appended(Message::user("And the database password?"));
+        let mut nudges = Nudges::for_step(true, &ran(true, input));
+        assert_eq!(
+            nudges.next_for(apology, &tools()),
+            Some(Nudge::RepeatedAnswer)
+        );
+        assert_eq!(nudges.not_an_answer(apology, &tools()), None);
+    }
+
+    #[test]
     fn each_kind_has_its_own_journal_key() {
         let kinds = [
             Nudge::PlanAfterResults,
@@ -677,6 +782,7 @@ mod tests {
             Nudge::RepeatedAnswer,
             Nudge::EchoedRequest,
             Nudge::RepeatedReply,
+            Nudge::CopiedStopAnswer,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

@@ -372,6 +372,7 @@ impl AgentDriver for ToolCallingDriver {
                     reason: nudge.reason().to_owned(),
                     earlier_reply_stands: false,
                 });
+                asked = nudge.asked_from(&asked);
                 if nudge.shows_reply() {
                     asked = asked.appended(Message::assistant(response.content()));
                 }
@@ -431,8 +432,9 @@ impl AgentDriver for ToolCallingDriver {
                 }
             }
         }
-        // A plan or a copied tool error that follows its nudge is not an answer either: it
-        // is not saved, and the step's error stops the run, which answers on stop.
+        // A plan, a copied tool error or a copied stop answer that follows its nudge is not an
+        // answer either: it is not saved, and the step's error stops the run, which answers on
+        // stop.
         let not_an_answer = nudges
             .filter(|_| !response.has_tool_calls())
             .and_then(|nudges| nudges.not_an_answer(response.content(), tools));

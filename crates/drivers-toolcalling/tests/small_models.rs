@@ -466,6 +466,73 @@ async fn a_repeat_of_an_earlier_answer_to_another_request_gets_one_nudge() {
     assert!(third.steps().all(|step| step.errors().is_empty()));
 }
 
+/// Issue 32's 32-turn conversation in separated mode (session 20): one turn stopped, and the
+/// apology answer-on-stop synthesized for it ("I'm sorry, but I cannot answer your question
+/// ...") became the answer of eight later turns, four of them after their tool had run. A copy
+/// of an answer made on a stop gets one nudge, asked without those answers; the call in the
+/// reply runs and its answer is saved. A copy after the nudge is never saved as the answer.
+#[tokio::test]
+async fn a_copy_of_an_answer_made_on_a_stop_is_asked_without_it_and_never_saved() {
+    let apology = "I'm sorry, but I cannot answer your question as I do not have the \
+                   information you need to provide.";
+    let stopped = messages::Message::assistant(apology)
+        .with_metadata(agents_core::INCOMPLETE_KEY, true)
+        .with_metadata(agents_core::STOP_REASON_KEY, "error")
+        .with_metadata(agents_core::ANSWERED_BY_KEY, "synthesize");
+    let request = "Read config.ini: what is the workers value?";
+    let conversation = AgentState::new()
+        .with_messages(
+            messages::Messages::new()
+                .appended(messages::Message::user(
+                    "In config.ini, change workers from 4 to 6.",
+                ))
+                .appended(stopped),
+        )
+        .with_user_message(request);
+    let read = r#"{"name": "read_file", "arguments": {"path": "config.ini"}}"#;
+    let model = ScriptedModel::new([text(apology), text(read), text("Workers is 4.")]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(conversation.clone())
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("Workers is 4."));
+    let asked = model.requests()[1].messages.to_transcript();
+    assert!(
+        !asked.contains("I'm sorry"),
+        "the copy's source is left out: {asked}"
+    );
+    assert!(
+        asked.contains(&format!("The latest request is: \"{request}\"")),
+        "{asked}"
+    );
+    assert_eq!(
+        done.steps().next().unwrap().tool_executions().len(),
+        1,
+        "the call in the reply to the nudge ran"
+    );
+    // Nothing is lost: the conversation still holds the stopped turn's answer.
+    assert!(done.messages().to_transcript().contains("I'm sorry"));
+    // The next step's request is the conversation again, the stopped turn's answer in it.
+    assert!(model.requests()[2]
+        .messages
+        .to_transcript()
+        .contains("I'm sorry"));
+
+    let model = ScriptedModel::new([text(apology), text(apology)]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(conversation.clone())
+        .await
+        .unwrap();
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    assert_eq!(
+        done.messages().len(),
+        conversation.messages().len(),
+        "a copy is never saved as the answer"
+    );
+    let error = &done.steps().last().unwrap().errors()[0].message;
+    assert!(error.contains("stopped unfinished"), "{error}");
+}
+
 /// Issue 32's 32-turn conversation in separated mode: after the first turn the 1.5B model
 /// answered questions about the project's files from memory ("There are 10 lines that
 /// contain ERROR", where app.log has 34) without a single call. An answer to a request that
