@@ -16,7 +16,10 @@
 //! stopped turn became the answer of eight later turns, four of them after their tool had run
 //! (docs/long-horizon.md, session 20). Such a copy is asked about once, with those answers
 //! left out of the request that asks ([`without_stop_answers`]), and a copy that follows its
-//! nudge is not saved.
+//! nudge is not saved. A reply that opens with a stop answer's first sentence is such a copy
+//! too: in the next run the stopped turn's "I'm sorry, but I don't have enough information to
+//! answer your question. The text you provided does not contain any information about the
+//! port number ..." came back as the opening of three later answers, each about another file.
 
 use std::sync::OnceLock;
 
@@ -61,7 +64,7 @@ pub(crate) struct EarlierAnswers {
 struct Found {
     answers: Vec<String>,
     /// Those of `answers` the loop made on a stop (see [`is_stop_answer`]).
-    stop_answers: Vec<String>,
+    stop_answers: Vec<StopAnswer>,
     request: String,
 }
 
@@ -92,11 +95,23 @@ impl EarlierAnswers {
     }
 
     /// Whether `reply` repeats (as [`EarlierAnswers::repeated_by`] judges) one of the answers
-    /// of `conversation` that the loop made when an earlier request stopped unfinished.
+    /// of `conversation` that the loop made when an earlier request stopped unfinished, or
+    /// opens with the first sentence of one (at least [`MIN_REPEAT_BYTES`] normalized).
     pub(crate) fn copies_a_stop_answer(&self, conversation: &Messages, reply: &str) -> bool {
-        let reply = normalized(compared_prefix(reply));
-        reply.len() >= MIN_REPEAT_BYTES
-            && repeats_one_of(&self.found(conversation).stop_answers, &reply)
+        let reply = compared_prefix(reply);
+        let normalized_reply = normalized(reply);
+        if normalized_reply.len() < MIN_REPEAT_BYTES {
+            return false;
+        }
+        let stop_answers = &self.found(conversation).stop_answers;
+        if stop_answers.is_empty() {
+            return false;
+        }
+        let opening = normalized(first_sentence(reply));
+        stop_answers.iter().any(|stop| {
+            (opening.len() >= MIN_REPEAT_BYTES && opening == stop.opening)
+                || repeats_one_of(std::slice::from_ref(&stop.whole), &normalized_reply)
+        })
     }
 
     fn found(&self, conversation: &Messages) -> &Found {
@@ -115,6 +130,28 @@ fn repeats_one_of(answers: &[String], reply: &str) -> bool {
         answer.len() >= MIN_REPEAT_BYTES + 2
             && (answer.contains(&padded_reply) || padded_reply.contains(answer.as_str()))
     })
+}
+
+/// An answer made on a stop, as a reply is compared with it: whole (normalized and padded, as
+/// in `Found::answers`) and its first sentence (normalized).
+#[derive(Debug)]
+struct StopAnswer {
+    whole: String,
+    opening: String,
+}
+
+/// The first sentence of `text`, without its closing mark: up to the first `.`, `!` or `?`
+/// followed by white space, or to the end of the first line, whichever comes first (a `.`
+/// inside a number or a file name does not end it).
+fn first_sentence(text: &str) -> &str {
+    let text = text.trim_start();
+    let line = text.lines().next().unwrap_or_default();
+    let end = line
+        .char_indices()
+        .zip(line.chars().skip(1))
+        .find(|((_, c), next)| matches!(c, '.' | '!' | '?') && next.is_whitespace())
+        .map_or(line.len(), |((at, _), _)| at);
+    line[..end].trim_end_matches(['.', '!', '?'])
 }
 
 /// Whether `message` is an answer the loop appended because its execution stopped without
@@ -148,21 +185,27 @@ impl Found {
         let mut answers = Vec::new();
         let mut stop_answers = Vec::new();
         // The answers seen since the last user message, waiting to learn what they answered,
-        // each with whether the loop made it on a stop.
-        let mut pending: Vec<(String, bool)> = Vec::new();
+        // each with its first sentence when the loop made it on a stop.
+        let mut pending: Vec<(String, Option<String>)> = Vec::new();
         for message in messages {
             match message.role() {
                 Role::Assistant if message.tool_calls().is_empty() => {
-                    let answer = normalized(&message.text());
+                    let text = message.text();
+                    let answer = normalized(&text);
                     if !answer.is_empty() {
-                        pending.push((format!(" {answer} "), is_stop_answer(message)));
+                        let opening = is_stop_answer(message)
+                            .then(|| normalized(first_sentence(compared_prefix(&text))));
+                        pending.push((format!(" {answer} "), opening));
                     }
                 }
                 Role::User => {
                     if normalized(&message.text()) != request {
-                        for (answer, on_stop) in pending.drain(..) {
-                            if on_stop {
-                                stop_answers.push(answer.clone());
+                        for (answer, opening) in pending.drain(..) {
+                            if let Some(opening) = opening {
+                                stop_answers.push(StopAnswer {
+                                    whole: answer.clone(),
+                                    opening,
+                                });
                             }
                             answers.push(answer);
                         }
@@ -250,6 +293,62 @@ mod tests {
                 .appended(Message::assistant(*answer));
         }
         messages.appended(Message::user(request))
+    }
+
+    #[test]
+    fn a_first_sentence_ends_at_a_stop_followed_by_space_or_at_the_line_end() {
+        assert_eq!(
+            first_sentence("  The version is 3.0.3. It is pinned."),
+            "The version is 3.0.3"
+        );
+        assert_eq!(first_sentence("Is it on? No."), "Is it on");
+        assert_eq!(first_sentence("Done!\nMore."), "Done");
+        assert_eq!(
+            first_sentence("no stop at all\nsecond line"),
+            "no stop at all"
+        );
+        assert_eq!(first_sentence("ends at app.py"), "ends at app.py");
+        assert_eq!(first_sentence(""), "");
+    }
+
+    #[test]
+    fn a_reply_opening_with_a_stop_answers_first_sentence_copies_it() {
+        // Session 21's separated run: turn 12's stop answer came back as the opening of turns
+        // 16, 18 and 21, each about another file.
+        let opening = "I'm sorry, but I don't have enough information to answer your question.";
+        let stopped = Message::assistant(format!(
+            "{opening} The text you provided does not contain any information about the port."
+        ))
+        .with_metadata(INCOMPLETE_KEY, true);
+        let conversation = Messages::new()
+            .appended(Message::user("In config.ini, change workers from 4 to 6."))
+            .appended(stopped)
+            .appended(Message::user("What does RELEASE.txt contain?"));
+        let earlier = Earlier::of(&conversation);
+        let copy = format!(
+            "{opening} The text you provided does not contain any information about RELEASE.txt."
+        );
+        assert!(earlier.answers.copies_a_stop_answer(&conversation, &copy));
+        assert!(
+            !earlier.repeated_by(&copy),
+            "not a repeat of the whole answer"
+        );
+        // The same opening after an ordinary answer is no copy of a stop answer; a reply
+        // sharing only a short opening ("The port is 8472.") is none either.
+        let ordinary = Messages::new()
+            .appended(Message::user("What is the admin password?"))
+            .appended(Message::assistant(format!("{opening} Nothing names one.")))
+            .appended(Message::user("And the database password?"));
+        assert!(!EarlierAnswers::default().copies_a_stop_answer(&ordinary, &copy));
+        let short = Messages::new()
+            .appended(Message::user("Which port?"))
+            .appended(
+                Message::assistant("The port is 8472. I could not check the rest.")
+                    .with_metadata(INCOMPLETE_KEY, true),
+            )
+            .appended(Message::user("Which port does deploy.md name?"));
+        assert!(!EarlierAnswers::default()
+            .copies_a_stop_answer(&short, "The port is 8472. It forwards to the service."));
     }
 
     #[test]
