@@ -92,6 +92,17 @@ async fn run(replies: Vec<InferenceResponse>) -> (AgentState, ScriptedModel) {
     (done, model)
 }
 
+/// Asserts that `step`'s first call was refused for being written among other text.
+fn assert_refused_for_prose(step: &agents_core::AgentStep) {
+    let refused = step.tool_executions().iter().next().unwrap();
+    assert!(refused.has_error());
+    let message = refused.error_message().unwrap_or_default();
+    assert!(
+        message.contains("only a reply that is the call alone runs it"),
+        "{message}"
+    );
+}
+
 fn answer(state: &AgentState) -> Option<String> {
     state.final_response().map(|m| m.text())
 }
@@ -690,16 +701,7 @@ async fn a_side_effecting_call_announced_in_prose_twice_is_refused_with_send_it_
     .await;
     assert_eq!(answer(&done).as_deref(), Some("Sunny."));
     let steps: Vec<_> = done.steps().collect();
-    let refused = steps[0].tool_executions().iter().next().unwrap().clone();
-    assert!(refused.has_error());
-    assert!(
-        refused
-            .error_message()
-            .unwrap()
-            .contains("only a reply that is the call alone runs it"),
-        "{:?}",
-        refused.error_message()
-    );
+    assert_refused_for_prose(steps[0]);
     // Sent alone, as told, it runs.
     let ran = steps[1].tool_executions().iter().next().unwrap().clone();
     assert_eq!(ran.result_text(), "Sunny in Paris");
@@ -773,24 +775,7 @@ async fn a_read_only_call_written_bare_after_prose_runs_and_one_with_effects_doe
     let reply = format!("To get the weather, here's how you can do it:\n\n{PARIS_CALL}\n");
     let (done, model) = run(vec![text(&reply), text(&reply), text("Unknown.")]).await;
     assert_eq!(answer(&done).as_deref(), Some("Unknown."));
-    let refused = done
-        .steps()
-        .next()
-        .unwrap()
-        .tool_executions()
-        .iter()
-        .next()
-        .unwrap()
-        .clone();
-    assert!(refused.has_error());
-    assert!(
-        refused
-            .error_message()
-            .unwrap()
-            .contains("only a reply that is the call alone runs it"),
-        "{:?}",
-        refused.error_message()
-    );
+    assert_refused_for_prose(done.steps().next().unwrap());
     assert!(model.requests()[1]
         .messages
         .to_transcript()
