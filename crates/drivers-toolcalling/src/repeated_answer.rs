@@ -19,7 +19,7 @@
 //! nudge is not saved. A reply that opens with a stop answer's first sentence is such a copy
 //! too: in the next run the stopped turn's "I'm sorry, but I don't have enough information to
 //! answer your question. The text you provided does not contain any information about the
-//! port number ..." came back as the opening of three later answers, each about another file.
+//! port number ..." came back as the opening of seven later answers, each about another file.
 
 use std::sync::OnceLock;
 
@@ -313,8 +313,8 @@ mod tests {
 
     #[test]
     fn a_reply_opening_with_a_stop_answers_first_sentence_copies_it() {
-        // Session 21's separated run: turn 12's stop answer came back as the opening of turns
-        // 16, 18 and 21, each about another file.
+        // Session 21's separated run: turn 12's stop answer came back as the opening of seven
+        // later answers, each about another file.
         let opening = "I'm sorry, but I don't have enough information to answer your question.";
         let stopped = Message::assistant(format!(
             "{opening} The text you provided does not contain any information about the port."
