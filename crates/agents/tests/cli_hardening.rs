@@ -249,3 +249,110 @@ async fn bash_commands_see_no_api_key_unless_the_user_passes_it() {
         "{text}"
     );
 }
+
+/// A model server on 127.0.0.1 that answers after `delay`.
+async fn answering_after(delay: Duration) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            completion(
+                json!({"role": "assistant", "content": "Slow but sure."}),
+                "stop",
+            )
+            .set_delay(delay),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_request() {
+    let root = tempfile::tempdir().unwrap();
+    let definition = root.path().join("slow.yaml");
+    std::fs::write(
+        &definition,
+        "version: 1\nid: slow\nname: Slow\ndescription: d\nsystem_prompt: s\n\
+         llm: { provider: openai, model: mock, request_timeout_sec: 1 }\n",
+    )
+    .unwrap();
+    let definition = definition.to_str().unwrap();
+    // The requests each case sends, every one cut at one second: the provider makes three
+    // attempts per step; the flags' agent retries a failed step three times, a definition
+    // that names no error policy stops at the first.
+    let cases: [(&[&str], usize); 2] = [
+        (&["--request-timeout", "1"], 12),
+        (&["--definition", definition], 3),
+    ];
+    // Both run at once, each against its own server, which answers after 1.5 s.
+    let mut running = Vec::new();
+    for (extra, requests) in cases {
+        let server = answering_after(Duration::from_millis(1500)).await;
+        let mut command = agents_run(&format!("{}/v1", server.uri()), root.path(), extra);
+        command.args(["--answer-on-stop", "nothing"]);
+        let child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        running.push((extra, requests, server, child));
+    }
+    for (extra, requests, server, child) in running {
+        let output = child.wait_with_output().unwrap();
+        let shown = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!output.status.success(), "{extra:?}: {shown}");
+        assert!(shown.contains("timed out after 1.0s"), "{extra:?}: {shown}");
+        assert!(!shown.contains("Slow but sure."), "{extra:?}: {shown}");
+        let sent = server.received_requests().await.unwrap().len();
+        assert_eq!(sent, requests, "{extra:?}: {shown}");
+    }
+    // Without either, a server on 127.0.0.1 has minutes, and the answer arrives.
+    let server = answering_after(Duration::from_millis(1500)).await;
+    let output = output_within(
+        agents_run(&format!("{}/v1", server.uri()), root.path(), &[]),
+        Duration::from_secs(60),
+    );
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{shown}");
+    assert!(shown.contains("Slow but sure."), "{shown}");
+}
+
+#[test]
+fn a_request_timeout_of_zero_is_refused_by_the_flag_and_the_definition() {
+    let root = tempfile::tempdir().unwrap();
+    let output = agents_run(
+        "http://127.0.0.1:9/v1",
+        root.path(),
+        &["--request-timeout", "0"],
+    )
+    .output()
+    .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--request-timeout"));
+    let definition = root.path().join("zero.yaml");
+    std::fs::write(
+        &definition,
+        "version: 1\nid: zero\nname: Zero\ndescription: d\nsystem_prompt: s\n\
+         llm: { provider: openai, model: mock, request_timeout_sec: 0 }\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agents"))
+        .args(["check", definition.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!output.status.success(), "{shown}");
+    assert!(
+        shown.contains("`llm.request_timeout_sec`: must be greater than 0"),
+        "{shown}"
+    );
+}

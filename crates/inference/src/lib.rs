@@ -65,7 +65,9 @@ pub use endpoint::is_local_endpoint;
 pub use error::InferenceError;
 pub use event::{response_to_events, InferenceEvent, StreamAccumulator};
 pub use finish_reason::FinishReason;
-pub use http::client::{HttpSettings, DEFAULT_MAX_BODY_BYTES};
+pub use http::client::{
+    HttpSettings, DEFAULT_MAX_BODY_BYTES, LOCAL_SERVER_STREAM_DEADLINE, LOCAL_SERVER_TIMEOUT,
+};
 pub use http::replay::{replay_stream, StreamFormat};
 pub use http::retry::{parse_retry_after, RetryPolicy};
 pub use http::secret::{IntoApiKey, SecretString};

@@ -87,6 +87,12 @@ pub struct LlmSettings {
     /// see `AgentBuilder::with_content_tool_call_recovery`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recover_tool_calls: Option<bool>,
+    /// Seconds one request to the model may take before it is cancelled and retried
+    /// (default: 120, or 600 when `base_url` is a loopback or private address; see
+    /// `inference::HttpSettings`). Applied where the model is built (the CLI), since a
+    /// definition does not build it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_timeout_sec: Option<u64>,
 }
 
 impl LlmSettings {

@@ -116,6 +116,10 @@ fn validate(definition: &mut AgentDefinition, source: &str) -> Result<(), Defini
     let execution = &definition.execution;
     for (name, zero) in [
         ("llm.max_tokens", definition.llm.max_tokens == Some(0)),
+        (
+            "llm.request_timeout_sec",
+            definition.llm.request_timeout_sec == Some(0),
+        ),
         ("execution.max_steps", execution.max_steps == Some(0)),
         ("execution.max_tokens", execution.max_tokens == Some(0)),
         ("execution.timeout_sec", execution.timeout_sec == Some(0)),

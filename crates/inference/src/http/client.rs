@@ -20,18 +20,33 @@ const MAX_REDIRECTS: usize = 10;
 /// The default [`HttpSettings::max_body_bytes`]: 32 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 << 20;
 
+/// [`HttpSettings::timeout`] for a server on this machine or network
+/// ([`is_local_endpoint`](crate::is_local_endpoint)): 10 minutes, as the OpenAI and Anthropic
+/// SDKs allow every request. A model on a CPU reads a prompt at tens of tokens per second, so
+/// a request that carries a large file takes minutes before its first byte; cancelling it
+/// costs the server the batch it is in, and the retry starts behind it.
+pub const LOCAL_SERVER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// [`HttpSettings::stream_deadline`] for a server on this machine or network: 30 minutes,
+/// so that an attempt may use all of [`LOCAL_SERVER_TIMEOUT`] and the stream still finish.
+pub const LOCAL_SERVER_STREAM_DEADLINE: Duration = Duration::from_secs(1800);
+
 /// Timeouts, limits and retries of an HTTP provider.
+///
+/// The provider builders start from [`HttpSettings::default`] for a hosted API and from
+/// [`HttpSettings::local_server`] when the base URL is a loopback or private address; a
+/// timeout set on the builder wins over both.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpSettings {
     /// Time allowed for one attempt: the whole answer for `complete`, the first byte for
-    /// `stream`.
+    /// `stream` (default 120 s; [`LOCAL_SERVER_TIMEOUT`] for a local server).
     pub timeout: Duration,
     /// Time allowed to open the connection.
     pub connect_timeout: Duration,
     /// Longest silence allowed between two chunks of a stream (default 60 s).
     pub stream_idle_timeout: Duration,
     /// Total time allowed for a streamed answer, from the request (retries included) to the
-    /// last event (default 10 minutes).
+    /// last event (default 10 minutes; [`LOCAL_SERVER_STREAM_DEADLINE`] for a local server).
     pub stream_deadline: Duration,
     /// Most bytes one server-sent event may hold (default 8 MiB).
     pub max_event_bytes: usize,
@@ -52,6 +67,28 @@ impl Default for HttpSettings {
             max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             retry: RetryPolicy::default(),
+        }
+    }
+}
+
+impl HttpSettings {
+    /// The defaults for a server on this machine or network: as [`Default`], but one attempt
+    /// may take [`LOCAL_SERVER_TIMEOUT`] and a stream [`LOCAL_SERVER_STREAM_DEADLINE`].
+    pub fn local_server() -> Self {
+        Self {
+            timeout: LOCAL_SERVER_TIMEOUT,
+            stream_deadline: LOCAL_SERVER_STREAM_DEADLINE,
+            ..Self::default()
+        }
+    }
+
+    /// The defaults for `base_url`: [`local_server`](Self::local_server) when it is a
+    /// loopback or private address, else [`Default`].
+    pub fn for_endpoint(base_url: &str) -> Self {
+        if crate::endpoint::is_local_endpoint(base_url) {
+            Self::local_server()
+        } else {
+            Self::default()
         }
     }
 }

@@ -162,11 +162,28 @@ pub(crate) struct ProviderOptions {
     pub(crate) api_key: Option<SecretString>,
     pub(crate) settings: ModelSettings,
     pub(crate) headers: ExtraHeaders,
+    /// Every HTTP setting but the two below, which default by endpoint.
     pub(crate) http: HttpSettings,
+    /// [`HttpSettings::timeout`] when set on the builder.
+    pub(crate) timeout: Option<std::time::Duration>,
+    /// [`HttpSettings::stream_deadline`] when set on the builder.
+    pub(crate) stream_deadline: Option<std::time::Duration>,
     pub(crate) encoding_cache: Option<usize>,
 }
 
 impl ProviderOptions {
+    /// The HTTP settings for `base_url`: the timeout and stream deadline set on the builder,
+    /// else those of [`HttpSettings::for_endpoint`] (longer for a local server); the rest as
+    /// set.
+    pub(crate) fn http_settings(&self, base_url: &str) -> HttpSettings {
+        let defaults = HttpSettings::for_endpoint(base_url);
+        HttpSettings {
+            timeout: self.timeout.unwrap_or(defaults.timeout),
+            stream_deadline: self.stream_deadline.unwrap_or(defaults.stream_deadline),
+            ..self.http.clone()
+        }
+    }
+
     /// The provider, once `base_url` (already normalised by the caller) and the model are
     /// checked. `missing_model` is the error text for a missing model.
     pub(crate) fn build<W: WireFormat>(
@@ -185,12 +202,13 @@ impl ProviderOptions {
                 message: missing_model.to_owned(),
             });
         }
+        let http = self.http_settings(&base_url);
         Ok(HttpProvider {
             base_url,
             api_key: self.api_key,
             settings: self.settings,
             extra_headers: header_map(&self.headers)?,
-            http: HttpClient::new(self.http)?,
+            http: HttpClient::new(http)?,
             wire,
             cache: Arc::new(EncodeCache::new(
                 self.encoding_cache.unwrap_or(MAX_SLOTS).min(MAX_SLOTS),
@@ -256,8 +274,12 @@ macro_rules! provider_builder_options {
         }
 
         /// Time allowed for one attempt (the whole answer, or the first byte of a stream).
+        /// Default 120 s, and 10 minutes
+        /// ([`LOCAL_SERVER_TIMEOUT`]($crate::LOCAL_SERVER_TIMEOUT)) when the base URL is a
+        /// loopback or private address: a model on a CPU can take minutes to read a long
+        /// prompt.
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-            self.options.http.timeout = timeout;
+            self.options.timeout = Some(timeout);
             self
         }
 
@@ -275,10 +297,10 @@ macro_rules! provider_builder_options {
         }
 
         /// Total time allowed for a streamed answer, from the request (retries included) to
-        /// its last event (default 10 minutes); past it the stream ends with
-        /// [`InferenceError::StreamDeadline`]($crate::InferenceError::StreamDeadline).
+        /// its last event (default 10 minutes, 30 for a local server); past it the stream
+        /// ends with [`InferenceError::StreamDeadline`]($crate::InferenceError::StreamDeadline).
         pub fn stream_deadline(mut self, deadline: std::time::Duration) -> Self {
-            self.options.http.stream_deadline = deadline;
+            self.options.stream_deadline = Some(deadline);
             self
         }
 
@@ -311,3 +333,47 @@ macro_rules! provider_builder_options {
 }
 
 pub(crate) use provider_builder_options;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::http::client::{LOCAL_SERVER_STREAM_DEADLINE, LOCAL_SERVER_TIMEOUT};
+
+    #[test]
+    fn a_local_server_gets_minutes_for_an_attempt_a_hosted_api_two() {
+        let options = ProviderOptions::default();
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://192.168.1.20:8000/v1",
+        ] {
+            let http = options.http_settings(local);
+            assert_eq!(http.timeout, LOCAL_SERVER_TIMEOUT, "{local}");
+            assert_eq!(
+                http.stream_deadline, LOCAL_SERVER_STREAM_DEADLINE,
+                "{local}"
+            );
+        }
+        let hosted = options.http_settings("https://api.openai.com/v1");
+        assert_eq!(hosted, HttpSettings::default());
+        assert_eq!(hosted.timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn a_timeout_set_on_the_builder_wins_for_every_endpoint() {
+        let mut options = ProviderOptions {
+            timeout: Some(Duration::from_secs(5)),
+            stream_deadline: Some(Duration::from_secs(50)),
+            ..ProviderOptions::default()
+        };
+        options.http.connect_timeout = Duration::from_secs(2);
+        for url in ["http://127.0.0.1:8080/v1", "https://api.anthropic.com"] {
+            let http = options.http_settings(url);
+            assert_eq!(http.timeout, Duration::from_secs(5), "{url}");
+            assert_eq!(http.stream_deadline, Duration::from_secs(50), "{url}");
+            assert_eq!(http.connect_timeout, Duration::from_secs(2), "{url}");
+        }
+    }
+}

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use agents::capabilities::{
     BashTool, FileTools, ListMetadataTool, LoadSkillTool, PersistMetadata, ReadMetadataTool,
@@ -56,6 +57,12 @@ pub struct AgentArgs {
     /// Model name (default: the definition's, else OPENAI_MODEL / ANTHROPIC_MODEL).
     #[arg(long)]
     pub model: Option<String>,
+    /// Seconds one request to the model may take before it is cancelled and retried
+    /// (default: the definition's `llm.request_timeout_sec`, else 120, or 600 for a server on
+    /// a loopback or private address: a model on a CPU can take minutes to read a long
+    /// prompt).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout: Option<u64>,
     /// Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
     #[arg(long)]
     pub api_key_env: Option<String>,
@@ -277,6 +284,9 @@ fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>
             if let Some(url) = settings.base_url.clone().or_else(|| env("OPENAI_BASE_URL")) {
                 builder = builder.base_url(url);
             }
+            if let Some(seconds) = settings.request_timeout {
+                builder = builder.timeout(Duration::from_secs(seconds));
+            }
             let model = settings.model.clone().or_else(|| env("OPENAI_MODEL")).ok_or(
                 "no model: pass --model or set OPENAI_MODEL (or run `agents demo`, which needs no endpoint)",
             )?;
@@ -295,6 +305,9 @@ fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>
             {
                 builder = builder.base_url(url);
             }
+            if let Some(seconds) = settings.request_timeout {
+                builder = builder.timeout(Duration::from_secs(seconds));
+            }
             let model = settings
                 .model
                 .clone()
@@ -310,6 +323,8 @@ pub struct Settings {
     pub provider: Provider,
     pub model: Option<String>,
     pub base_url: Option<String>,
+    /// Seconds one model request may take, when the flag or the definition sets it.
+    pub request_timeout: Option<u64>,
     pub trace: Trace,
     pub capabilities: Vec<String>,
     pub tools: ToolPolicy,
@@ -383,6 +398,9 @@ impl Settings {
                 .base_url
                 .clone()
                 .or_else(|| definition.as_ref().and_then(|d| d.llm.base_url.clone())),
+            request_timeout: args
+                .request_timeout
+                .or_else(|| definition.as_ref().and_then(|d| d.llm.request_timeout_sec)),
             trace,
             capabilities,
             tools: definition
