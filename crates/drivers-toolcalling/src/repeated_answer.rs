@@ -20,7 +20,13 @@
 //! too: in the next run the stopped turn's "I'm sorry, but I don't have enough information to
 //! answer your question. The text you provided does not contain any information about the
 //! port number ..." came back as the opening of seven later answers, each about another file.
+//! And so is a reply that shares [`COPIED_RUN_WORDS`] words in a row with a stop answer: with
+//! the opening refused, the run after it (session 22) answered "I apologize, but I don't have
+//! enough information to answer your question. The text you provided does not contain any
+//! information about the port number for the server configuration." to three later requests:
+//! one word changed, the rest the stop answer's.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use agents_core::INCOMPLETE_KEY;
@@ -40,6 +46,12 @@ const MAX_QUOTED_REQUEST_BYTES: usize = 1024;
 /// The shortest repeat that counts, in bytes of normalized text (about five words): a short
 /// answer ("8472", "yes") is often rightly the same for two requests.
 const MIN_REPEAT_BYTES: usize = 24;
+
+/// How many words in a row a reply must share with an answer made on a stop to be a copy of
+/// it: a sentence's worth ("but I don't have enough information to answer your question" is
+/// eleven). A reply that rightly restates a fact of such an answer ("The port is 8472.")
+/// shares fewer.
+const COPIED_RUN_WORDS: usize = 8;
 
 /// How many earlier answers are compared, newest first.
 const EARLIER_ANSWERS: usize = 16;
@@ -65,6 +77,8 @@ struct Found {
     answers: Vec<String>,
     /// Those of `answers` the loop made on a stop (see [`is_stop_answer`]).
     stop_answers: Vec<StopAnswer>,
+    /// Every run of [`COPIED_RUN_WORDS`] words of `stop_answers`, normalized.
+    stop_runs: HashSet<String>,
     request: String,
 }
 
@@ -95,23 +109,24 @@ impl EarlierAnswers {
     }
 
     /// Whether `reply` repeats (as [`EarlierAnswers::repeated_by`] judges) one of the answers
-    /// of `conversation` that the loop made when an earlier request stopped unfinished, or
-    /// opens with the first sentence of one (at least [`MIN_REPEAT_BYTES`] normalized).
+    /// of `conversation` that the loop made when an earlier request stopped unfinished, opens
+    /// with the first sentence of one (at least [`MIN_REPEAT_BYTES`] normalized), or shares
+    /// [`COPIED_RUN_WORDS`] words in a row with one.
     pub(crate) fn copies_a_stop_answer(&self, conversation: &Messages, reply: &str) -> bool {
         let reply = compared_prefix(reply);
         let normalized_reply = normalized(reply);
         if normalized_reply.len() < MIN_REPEAT_BYTES {
             return false;
         }
-        let stop_answers = &self.found(conversation).stop_answers;
-        if stop_answers.is_empty() {
+        let found = self.found(conversation);
+        if found.stop_answers.is_empty() {
             return false;
         }
         let opening = normalized(first_sentence(reply));
-        stop_answers.iter().any(|stop| {
+        found.stop_answers.iter().any(|stop| {
             (opening.len() >= MIN_REPEAT_BYTES && opening == stop.opening)
                 || repeats_one_of(std::slice::from_ref(&stop.whole), &normalized_reply)
-        })
+        }) || word_runs(&normalized_reply).any(|run| found.stop_runs.contains(run))
     }
 
     fn found(&self, conversation: &Messages) -> &Found {
@@ -220,12 +235,36 @@ impl Found {
         }
         answers.truncate(EARLIER_ANSWERS);
         stop_answers.truncate(EARLIER_ANSWERS);
+        let stop_runs = stop_answers
+            .iter()
+            .flat_map(|stop| word_runs(stop.whole.trim()).map(str::to_owned))
+            .collect();
         Self {
             answers,
             stop_answers,
+            stop_runs,
             request: written,
         }
     }
+}
+
+/// Every run of [`COPIED_RUN_WORDS`] consecutive words of `normalized` text (words separated
+/// by one space), as slices of it, in order; none when it has fewer words.
+fn word_runs(normalized: &str) -> impl Iterator<Item = &str> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(normalized.match_indices(' ').map(|(at, _)| at + 1))
+        .collect();
+    let ends: Vec<usize> = normalized
+        .match_indices(' ')
+        .map(|(at, _)| at)
+        .chain(std::iter::once(normalized.len()))
+        .collect();
+    let runs = if normalized.is_empty() {
+        0
+    } else {
+        (starts.len() + 1).saturating_sub(COPIED_RUN_WORDS)
+    };
+    (0..runs).map(move |first| &normalized[starts[first]..ends[first + COPIED_RUN_WORDS - 1]])
 }
 
 /// `text` in lower case, its words (letters, digits, `_`, `.` inside a number or a file name)
@@ -349,6 +388,60 @@ mod tests {
             .appended(Message::user("Which port does deploy.md name?"));
         assert!(!EarlierAnswers::default()
             .copies_a_stop_answer(&short, "The port is 8472. It forwards to the service."));
+    }
+
+    #[test]
+    fn a_reply_sharing_eight_words_in_a_row_with_a_stop_answer_copies_it() {
+        // Session 22's separated run: with the opening refused, three later answers changed
+        // its first words and kept the rest.
+        let stopped = Message::assistant(
+            "I'm sorry, but I don't have enough information to answer your question. The text \
+             you provided does not contain any information about the port number for the \
+             server configuration.",
+        )
+        .with_metadata(INCOMPLETE_KEY, true);
+        let conversation = Messages::new()
+            .appended(Message::user("In config.ini, change workers from 4 to 6."))
+            .appended(stopped)
+            .appended(Message::user(
+                "Read config.ini again: what is the workers value now?",
+            ));
+        let answers = EarlierAnswers::default();
+        for copy in [
+            "I apologize, but I don't have enough information to answer your question. The \
+             text you provided does not contain any information about the port number for the \
+             server configuration.",
+            "I apologize, but I don't have enough information to answer your question. The \
+             file holds no workers line.",
+            "Sadly the text you provided does not contain any information about workers.",
+        ] {
+            assert!(answers.copies_a_stop_answer(&conversation, copy), "{copy}");
+        }
+        // Seven words in a row, or the same words in another order, are no copy.
+        for answer in [
+            "The workers value now is 6: I don't have enough information about threads.",
+            "The workers value is 6, and the text of config.ini names the port 8472.",
+        ] {
+            assert!(
+                !answers.copies_a_stop_answer(&conversation, answer),
+                "{answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn word_runs_are_every_eight_consecutive_words() {
+        let runs: Vec<&str> = word_runs("a b c d e f g h i j").collect();
+        assert_eq!(
+            runs,
+            ["a b c d e f g h", "b c d e f g h i", "c d e f g h i j"]
+        );
+        assert_eq!(word_runs("a b c d e f g").count(), 0);
+        assert_eq!(word_runs("").count(), 0);
+        assert_eq!(
+            word_runs("a b c d e f g h").collect::<Vec<_>>(),
+            ["a b c d e f g h"]
+        );
     }
 
     #[test]
