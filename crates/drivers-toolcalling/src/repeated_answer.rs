@@ -23,7 +23,7 @@
 //! And so is a reply that shares [`COPIED_RUN_WORDS`] words in a row with a stop answer: with
 //! the opening refused, the run after it (session 22) answered "I apologize, but I don't have
 //! enough information to answer your question. The text you provided does not contain any
-//! information about the port number for the server configuration." to three later requests:
+//! information about the port number for the server configuration." to eight later requests:
 //! one word changed, the rest the stop answer's.
 
 use std::collections::HashSet;
@@ -392,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_reply_sharing_eight_words_in_a_row_with_a_stop_answer_copies_it() {
-        // Session 22's separated run: with the opening refused, three later answers changed
+        // Session 22's separated run: with the opening refused, eight later answers changed
         // its first words and kept the rest.
         let stopped = Message::assistant(
             "I'm sorry, but I don't have enough information to answer your question. The text \
