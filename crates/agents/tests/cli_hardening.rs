@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -250,6 +250,29 @@ async fn bash_commands_see_no_api_key_unless_the_user_passes_it() {
     );
 }
 
+/// A definition file `name.yaml` in `dir` whose `llm.request_timeout_sec` is `seconds`.
+fn definition_with_request_timeout(dir: &Path, name: &str, seconds: u64) -> PathBuf {
+    let definition = dir.join(format!("{name}.yaml"));
+    std::fs::write(
+        &definition,
+        format!(
+            "version: 1\nid: {name}\nname: {name}\ndescription: d\nsystem_prompt: s\n\
+             llm: {{ provider: openai, model: mock, request_timeout_sec: {seconds} }}\n"
+        ),
+    )
+    .unwrap();
+    definition
+}
+
+/// What `agents` printed, stdout then stderr.
+fn printed(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 /// A model server on 127.0.0.1 that answers after `delay`.
 async fn answering_after(delay: Duration) -> MockServer {
     let server = MockServer::start().await;
@@ -270,13 +293,7 @@ async fn answering_after(delay: Duration) -> MockServer {
 #[tokio::test]
 async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_request() {
     let root = tempfile::tempdir().unwrap();
-    let definition = root.path().join("slow.yaml");
-    std::fs::write(
-        &definition,
-        "version: 1\nid: slow\nname: Slow\ndescription: d\nsystem_prompt: s\n\
-         llm: { provider: openai, model: mock, request_timeout_sec: 1 }\n",
-    )
-    .unwrap();
+    let definition = definition_with_request_timeout(root.path(), "slow", 1);
     let definition = definition.to_str().unwrap();
     // The requests each case sends, every one cut at one second: the provider makes three
     // attempts per step; the flags' agent retries a failed step three times, a definition
@@ -300,11 +317,7 @@ async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_req
     }
     for (extra, requests, server, child) in running {
         let output = child.wait_with_output().unwrap();
-        let shown = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let shown = printed(&output);
         assert!(!output.status.success(), "{extra:?}: {shown}");
         assert!(shown.contains("timed out after 1.0s"), "{extra:?}: {shown}");
         assert!(!shown.contains("Slow but sure."), "{extra:?}: {shown}");
@@ -334,22 +347,12 @@ fn a_request_timeout_of_zero_is_refused_by_the_flag_and_the_definition() {
     .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--request-timeout"));
-    let definition = root.path().join("zero.yaml");
-    std::fs::write(
-        &definition,
-        "version: 1\nid: zero\nname: Zero\ndescription: d\nsystem_prompt: s\n\
-         llm: { provider: openai, model: mock, request_timeout_sec: 0 }\n",
-    )
-    .unwrap();
+    let definition = definition_with_request_timeout(root.path(), "zero", 0);
     let output = Command::new(env!("CARGO_BIN_EXE_agents"))
         .args(["check", definition.to_str().unwrap()])
         .output()
         .unwrap();
-    let shown = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let shown = printed(&output);
     assert!(!output.status.success(), "{shown}");
     assert!(
         shown.contains("`llm.request_timeout_sec`: must be greater than 0"),
