@@ -757,3 +757,34 @@ async fn concurrent_executions_of_one_agent_each_get_their_own_time_budget() {
         assert_eq!(done.stop_reason(), Some(StopReason::TimeLimit));
     }
 }
+
+#[tokio::test]
+async fn a_failed_step_whose_retry_a_limit_refuses_fails_the_run() {
+    // The policy retries the model error; the step limit of one leaves no room for it.
+    let driver = ScriptedDriver::from_results([Err(rate_limited())]);
+    let (events, listener) = recorder();
+    let agent = Agent::new(driver)
+        .with_criteria(ContinuationCriteria::new().with(StepsLimit::new(1)))
+        .with_error_policy(ErrorPolicy::retry_all(3))
+        .on_event(listener);
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.step_count(), 1);
+    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+    assert_eq!(done.status(), AgentStatus::Failed);
+    let last = events.lock().unwrap().last().cloned().unwrap();
+    let AgentEvent::ExecutionFailed { errors, .. } = last else {
+        panic!("expected ExecutionFailed, got {last:?}");
+    };
+    assert!(errors[0].contains("too many requests"), "{errors:?}");
+
+    // A failed tool call is no failed step (the model is told, and answers on the stop):
+    // the step limit ends that run as a completion, as before.
+    let driver = ScriptedDriver::new([call("c1"), InferenceResponse::text("done")]);
+    let agent = Agent::new(driver)
+        .with_tool(broken())
+        .with_criteria(ContinuationCriteria::new().with(StepsLimit::new(1)))
+        .with_error_policy(ErrorPolicy::retry_all(3));
+    let done = agent.execute(user("hello")).await.unwrap();
+    assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit));
+    assert_eq!(done.status(), AgentStatus::Completed);
+}

@@ -297,12 +297,14 @@ async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_req
     let definition = definition.to_str().unwrap();
     // The requests each case sends, every one cut at one second: the provider makes three
     // attempts per step; the flags' agent retries a failed step three times, a definition
-    // that names no error policy stops at the first.
-    let cases: [(&[&str], usize); 2] = [
+    // that names no error policy stops at the first; a step limit of one leaves no room for
+    // the retry, and the run fails all the same (it used to end "completed", exit 0).
+    let cases: [(&[&str], usize); 3] = [
         (&["--request-timeout", "1"], 12),
         (&["--definition", definition], 3),
+        (&["--request-timeout", "1", "--max-steps", "1"], 3),
     ];
-    // Both run at once, each against its own server, which answers after 1.5 s.
+    // They run at once, each against its own server, which answers after 1.5 s.
     let mut running = Vec::new();
     for (extra, requests) in cases {
         let server = answering_after(Duration::from_millis(1500)).await;

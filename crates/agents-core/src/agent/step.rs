@@ -31,7 +31,8 @@
 //!   a layer that failed: record a failure step on the state the step began with (the
 //!                       step hooks settle it inside: their after-step hooks see it)
 //!   StepCompleted (suspended: ApprovalRequested, return)
-//!   the recorded outcome says stop?  finish: Completed (Failed on error or cancellation),
+//!   the recorded outcome says stop?  finish: Completed (Failed on error or cancellation,
+//!                                    or when a limit refused the retry of a failed step),
 //!                                    an answer if the execution has none (AnswerOnStop),
 //!                                    after-execution hooks, ExecutionCompleted / Failed
 //! ```
@@ -47,11 +48,12 @@ use crate::agent::agent::Agent;
 use crate::agent::hooks::run_state_hooks;
 use crate::agent::step_options::StepOptions;
 use crate::agent::terminal::Terminal;
+use crate::continuation::criteria::error_policy_criterion::NAME as ERROR_POLICY_CRITERION;
 use crate::events::agent_event::{AgentEvent, EventSource};
 use crate::records::agent_error::AgentError;
 use crate::records::agent_status::AgentStatus;
 use crate::records::agent_step::AgentStep;
-use crate::records::decision::StopReason;
+use crate::records::decision::{ContinuationDecision, StopReason};
 use crate::records::evaluation::ContinuationEvaluation;
 use crate::records::outcome::ContinuationOutcome;
 use crate::records::step_execution::StepExecution;
@@ -307,7 +309,8 @@ impl Agent {
         reason: StopReason,
         token: &CancellationToken,
     ) -> AgentState {
-        let failed = matches!(reason, StopReason::Error | StopReason::UserRequested);
+        let failed = matches!(reason, StopReason::Error | StopReason::UserRequested)
+            || retry_overruled(&state);
         let status = if failed {
             AgentStatus::Failed
         } else {
@@ -339,6 +342,21 @@ impl Agent {
         }
         state
     }
+}
+
+/// True when the execution's last step failed (its model call, or a reply that is no
+/// answer) and the error policy asked for another step that a limit (steps, time, cost)
+/// then refused: the run ends on that failure, so it has failed, whatever stopped it. A
+/// failure the policy ignores does not count, nor a failed tool call (the model was told).
+fn retry_overruled(state: &AgentState) -> bool {
+    let Some(last) = state.step_executions().last() else {
+        return false;
+    };
+    !last.step().errors().is_empty()
+        && last
+            .outcome()
+            .evaluation_for(ERROR_POLICY_CRITERION)
+            .is_some_and(|evaluation| evaluation.decision == ContinuationDecision::Request)
 }
 
 /// How starting an execution went.

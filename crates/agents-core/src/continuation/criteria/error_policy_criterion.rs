@@ -9,7 +9,7 @@ use crate::records::evaluation::ContinuationEvaluation;
 use crate::state::agent_state::AgentState;
 
 /// The name this criterion reports in its evaluations.
-const NAME: &str = "ErrorPolicyCriterion";
+pub(crate) const NAME: &str = "ErrorPolicyCriterion";
 
 /// Judges the last step's errors (failed tool executions are [`ErrorType::Tool`](crate::ErrorType::Tool))
 /// with an [`ErrorPolicy`]: `Stop` forbids (stop reason `error`), `Retry` requests another
