@@ -317,6 +317,7 @@ impl StepContext<'_> {
             resumed: None,
             execution_id: state.execution().map(|e| Arc::from(e.id())),
             call_id: None,
+            output_limit: self.tool_limits.output_limit,
             earlier_steps: state.step_executions().clone(),
             held: Arc::clone(&self.held),
         }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agents_core::tools::ToolLayer;
+use agents_core::tools::{tool_output_limit_for, ToolLayer};
 use agents_core::{
     AfterToolHook, Agent, AgentDriver, AgentEvent, AnswerOnStop, BeforeToolHook, CachedContext,
     ContinuationCriterion, ErrorPolicy, Tool, ToolCallPresenceCheck, ToolContext, ToolExecution,
@@ -74,6 +74,8 @@ pub struct AgentBuilder {
     capability_errors: Vec<BuildError>,
     build_steps: Vec<BuildStep>,
     driver_layers: Vec<DriverLayer>,
+    /// Whether the tool-output limit was chosen (else it follows the context window).
+    tool_output_limit_chosen: bool,
 }
 
 impl Default for AgentBuilder {
@@ -94,6 +96,7 @@ impl Default for AgentBuilder {
             capability_errors: Vec::new(),
             build_steps: Vec::new(),
             driver_layers: Vec::new(),
+            tool_output_limit_chosen: false,
         }
     }
 }
@@ -440,9 +443,12 @@ impl AgentBuilder {
     }
 
     /// Cuts every tool result the model sees to `chars` characters, with a note saying how
-    /// much was left out and how to read the rest. Default 30,000.
+    /// much was left out and how to read the rest. Default: 30,000, or a quarter of the
+    /// model's context window in characters when that is less
+    /// ([`tool_output_limit_for`](agents_core::tools::tool_output_limit_for)).
     pub fn with_tool_output_limit(mut self, chars: usize) -> Self {
         self.core = self.core.with_tool_output_limit(chars);
+        self.tool_output_limit_chosen = true;
         self
     }
 
@@ -514,9 +520,24 @@ impl AgentBuilder {
         self
     }
 
-    /// The context window of the model the agent will talk to (its model name, else the
-    /// model's own), from the builder's catalog; `None` when unknown.
+    /// Takes `tokens` as the model's context window, over the catalog's: for a model the
+    /// catalog does not know, or a local server started with a context of its own
+    /// (llama-server's `-c`). It bounds each tool result the model sees (unless
+    /// [`with_tool_output_limit`](Self::with_tool_output_limit) chose a limit), sizes
+    /// [`UseSummarization`](crate::capabilities::UseSummarization)'s window fraction, and
+    /// a request past 80% of it is reported (`AgentEvent::ContextWindowNearlyFull`).
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.core = self.core.with_context_window(tokens);
+        self
+    }
+
+    /// The context window of the model the agent will talk to: the one given with
+    /// [`with_context_window`](Self::with_context_window), else the catalog's for its model
+    /// name (else the model's own); `None` when unknown.
     pub(crate) fn context_window(&self) -> Option<u64> {
+        if let Some(tokens) = self.core.context_window() {
+            return Some(tokens);
+        }
         let name = self
             .model_settings
             .chosen_model()
@@ -548,6 +569,13 @@ impl AgentBuilder {
         }
         if let Some(error) = self.capability_errors.first() {
             return Err(error.clone());
+        }
+        if !self.tool_output_limit_chosen {
+            if let Some(window) = self.context_window() {
+                self.core = self
+                    .core
+                    .with_tool_output_limit(tool_output_limit_for(window));
+            }
         }
         let choice = self.driver.clone().ok_or(BuildError::MissingModel)?;
         let react = matches!(choice, DriverChoice::React(_));

@@ -673,3 +673,54 @@ async fn a_notice_says_what_changed_and_not_that_a_done_call_failed() {
     );
     assert!(!notice.contains("not run again"), "{notice}");
 }
+
+/// What the model saw of the result of the call `c1` to a tool returning 20,000 characters,
+/// from an agent `configure` sets up.
+async fn seen_of_a_big_result(configure: impl FnOnce(AgentBuilder) -> AgentBuilder) -> String {
+    let big = FunctionTool::new("big", "Big output", |_: PathArgs| async move {
+        Ok::<_, ToolError>("x".repeat(20_000))
+    });
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([ToolCall::new("c1", "big", json!({"path": "x"}))]),
+        InferenceResponse::text("done"),
+    ]);
+    let agent = configure(AgentBuilder::new().with_model(model.clone()).with_tool(big))
+        .build()
+        .unwrap();
+    agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    model.requests()[1]
+        .messages
+        .iter()
+        .find(|message| message.tool_call_id() == Some("c1"))
+        .map(Message::text)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_small_context_window_bounds_each_tool_result_unless_a_limit_is_chosen() {
+    // Unknown window: the default 30,000 characters, the whole result.
+    assert_eq!(seen_of_a_big_result(|b| b).await, "x".repeat(20_000));
+    // An 8,000-token window: a quarter of it, 2,000 characters.
+    let seen = seen_of_a_big_result(|b| b.with_context_window(8_000)).await;
+    assert!(
+        seen.starts_with(&format!(
+            "{}\n[output cut: 18000 of 20000 characters left out",
+            "x".repeat(2_000)
+        )),
+        "{seen}"
+    );
+    // A chosen limit wins, whichever was set first.
+    for seen in [
+        seen_of_a_big_result(|b| b.with_context_window(8_000).with_tool_output_limit(5_000)).await,
+        seen_of_a_big_result(|b| b.with_tool_output_limit(5_000).with_context_window(8_000)).await,
+    ] {
+        assert!(
+            seen.starts_with(&format!("{}\n[output cut: 15000", "x".repeat(5_000))),
+            "{}",
+            &seen[4_990..5_050]
+        );
+    }
+}

@@ -101,7 +101,7 @@ async fn run_takes_prompt_model_tools_and_trace_mode_from_the_definition() {
     );
     assert!(text.contains("assistant: Noted."), "{text}");
 
-    let requests = server.received_requests().await.unwrap();
+    let requests = model_requests(&server).await;
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
     assert_eq!(body["model"], "def-model");
     assert_eq!(body["messages"][0]["role"], "system");
@@ -212,4 +212,12 @@ fn trace_flags_are_exclusive() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot be used with"));
+}
+
+/// The requests `server` received for the model (the `GET /props` that `agents` sends a
+/// local server to learn its context size aside).
+async fn model_requests(server: &MockServer) -> Vec<wiremock::Request> {
+    let mut requests = server.received_requests().await.unwrap();
+    requests.retain(|request| request.method.as_str() == "POST");
+    requests
 }

@@ -323,7 +323,7 @@ async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_req
         assert!(!output.status.success(), "{extra:?}: {shown}");
         assert!(shown.contains("timed out after 1.0s"), "{extra:?}: {shown}");
         assert!(!shown.contains("Slow but sure."), "{extra:?}: {shown}");
-        let sent = server.received_requests().await.unwrap().len();
+        let sent = model_requests(&server).await.len();
         assert_eq!(sent, requests, "{extra:?}: {shown}");
     }
     // Without either, a server on 127.0.0.1 has minutes, and the answer arrives.
@@ -360,4 +360,96 @@ fn a_request_timeout_of_zero_is_refused_by_the_flag_and_the_definition() {
         shown.contains("`llm.request_timeout_sec`: must be greater than 0"),
         "{shown}"
     );
+}
+
+#[tokio::test]
+async fn a_context_window_from_the_flag_the_definition_or_llama_server_bounds_a_read() {
+    let root = tempfile::tempdir().unwrap();
+    let log: String = (1..=600)
+        .map(|i| format!("2026-11-29 10:00:00 INFO request {i} served\n"))
+        .collect();
+    std::fs::write(root.path().join("server.log"), log).unwrap();
+    let definition = root.path().join("small.yaml");
+    std::fs::write(
+        &definition,
+        "version: 1\nid: small\nname: small\ndescription: d\nsystem_prompt: s\n\
+         llm: { provider: openai, model: mock, context_window: 8000 }\n",
+    )
+    .unwrap();
+    // The flag, the definition, or nothing given to a server that says it serves 8,000
+    // tokens (llama-server's `GET /props`).
+    let cases: [&[&str]; 3] = [
+        &["--context-window", "8000"],
+        &["--definition", definition.to_str().unwrap()],
+        &[],
+    ];
+    for extra in cases {
+        let server =
+            calling_then_answering("read_file", json!({"path": "server.log"}), "Read it.").await;
+        let props = json!({"default_generation_settings": {"n_ctx": 8000}, "total_slots": 1});
+        Mock::given(method("GET"))
+            .and(path("/props"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(props))
+            .mount(&server)
+            .await;
+        let output = output_within(
+            agents_run(&format!("{}/v1", server.uri()), root.path(), extra),
+            Duration::from_secs(60),
+        );
+        assert!(output.status.success(), "{extra:?}: {}", printed(&output));
+        let requests = model_requests(&server).await;
+        let body: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
+        let result = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|message| message["role"] == "tool")
+            .and_then(|message| message["content"].as_str())
+            .unwrap()
+            .to_owned();
+        // An 8,000-token window: 2,000 characters, whole lines, and how to go on.
+        assert!(result.chars().count() <= 2_000, "{extra:?}: {result}");
+        assert!(result.contains("     1\t2026-11-29"), "{extra:?}: {result}");
+        assert!(
+            result.ends_with(
+                "or find the lines you need with search_files (a word as pattern, this file as \
+                 path))"
+            ),
+            "{extra:?}: {result}"
+        );
+    }
+    // Zero is refused by both.
+    let output = agents_run(
+        "http://127.0.0.1:9/v1",
+        root.path(),
+        &["--context-window", "0"],
+    )
+    .output()
+    .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--context-window"));
+    std::fs::write(
+        &definition,
+        "version: 1\nid: small\nname: small\ndescription: d\nsystem_prompt: s\n\
+         llm: { provider: openai, model: mock, context_window: 0 }\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agents"))
+        .args(["check", definition.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let shown = printed(&output);
+    assert!(!output.status.success(), "{shown}");
+    assert!(
+        shown.contains("`llm.context_window`: must be greater than 0"),
+        "{shown}"
+    );
+}
+
+/// The requests `server` received for the model (the `GET /props` that `agents` sends a
+/// local server to learn its context size aside).
+async fn model_requests(server: &MockServer) -> Vec<wiremock::Request> {
+    let mut requests = server.received_requests().await.unwrap();
+    requests.retain(|request| request.method.as_str() == "POST");
+    requests
 }

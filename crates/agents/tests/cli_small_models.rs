@@ -110,7 +110,7 @@ async fn show_recovered_calls_as_written_sends_the_call_back_as_the_model_wrote_
     let run = run(&server, &["--show-recovered-calls", "as-written"]);
     assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
     assert!(run.saved().contains("\"recovered_"), "{}", run.saved());
-    let requests = server.received_requests().await.unwrap();
+    let requests = model_requests(&server).await;
     let second: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
     let messages = second["messages"].as_array().unwrap();
     let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
@@ -242,7 +242,7 @@ async fn exit_1_when_the_model_replies_empty_twice() {
         "{}",
         run.stderr()
     );
-    let requests = server.received_requests().await.unwrap();
+    let requests = model_requests(&server).await;
     // The reply, one retry with a nudge, then the answer-on-stop synthesis (without tools),
     // which is empty too, so a notice is saved as the answer.
     assert_eq!(
@@ -322,4 +322,12 @@ fn run_help_documents_the_exit_codes() {
         assert!(text.contains(needle), "{needle}: {text}");
     }
     assert!(text.contains("--no-recover-tool-calls"), "{text}");
+}
+
+/// The requests `server` received for the model (the `GET /props` that `agents` sends a
+/// local server to learn its context size aside).
+async fn model_requests(server: &MockServer) -> Vec<wiremock::Request> {
+    let mut requests = server.received_requests().await.unwrap();
+    requests.retain(|request| request.method.as_str() == "POST");
+    requests
 }

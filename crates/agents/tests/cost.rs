@@ -205,16 +205,34 @@ fn small_window() -> ModelCatalog {
 
 #[tokio::test]
 async fn a_request_over_80_percent_of_the_window_is_reported() {
+    // The window from the catalog, or given for a model no catalog knows (a local server).
+    let windows: [fn(AgentBuilder) -> AgentBuilder; 2] = [
+        |builder| builder.with_model_catalog(small_window()),
+        |builder| builder.with_context_window(10_000),
+    ];
+    for (case, window) in windows.into_iter().enumerate() {
+        let model_name = if case == 0 { "tiny" } else { "local-model" };
+        let warnings = report_of_two_requests(model_name, window).await;
+        // 7,000 of 10,000 is under 80%: only the second step is reported.
+        assert_eq!(warnings, [(2, model_name.to_owned(), 8_500, 10_000)]);
+    }
+}
+
+/// The `ContextWindowNearlyFull` reports of a run of two requests of 7,000 and 8,500
+/// tokens through a model that calls itself `model_name`, on the agent `window` sets up.
+async fn report_of_two_requests(
+    model_name: &str,
+    window: fn(AgentBuilder) -> AgentBuilder,
+) -> Vec<(usize, String, u64, u64)> {
     let model = ScriptedModel::new([
-        call(1, "tiny", Usage::new(7_000, 10)),
-        answer("tiny", Usage::new(8_500, 10)),
+        call(1, model_name, Usage::new(7_000, 10)),
+        answer(model_name, Usage::new(8_500, 10)),
     ]);
     let warnings = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&warnings);
-    AgentBuilder::new()
+    window(AgentBuilder::new())
         .with_model(model)
         .with_tool(search())
-        .with_model_catalog(small_window())
         .on_event(move |event| {
             if let AgentEvent::ContextWindowNearlyFull {
                 source,
@@ -236,11 +254,8 @@ async fn a_request_over_80_percent_of_the_window_is_reported() {
         .execute(AgentState::new().with_user_message("go"))
         .await
         .unwrap();
-    // 7,000 of 10,000 is under 80%: only the second step is reported.
-    assert_eq!(
-        *warnings.lock().unwrap(),
-        [(2, "tiny".to_owned(), 8_500, 10_000)]
-    );
+    let reports = warnings.lock().unwrap().clone();
+    reports
 }
 
 #[tokio::test]

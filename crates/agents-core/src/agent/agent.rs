@@ -85,6 +85,8 @@ pub(crate) struct Telemetry {
     pub(crate) capture_content: bool,
     pub(crate) catalog: Arc<ModelCatalog>,
     pub(crate) cost_limit: Option<f64>,
+    /// The model's context window when given (it wins over the catalog's).
+    pub(crate) context_window: Option<u64>,
 }
 
 /// The name of an agent not given one (`invoke_agent agent` spans).
@@ -127,6 +129,15 @@ impl Agent {
     /// A copy that prices its steps with `catalog` (default [`ModelCatalog::builtin`]).
     pub fn with_model_catalog(mut self, catalog: ModelCatalog) -> Self {
         self.telemetry.catalog = Arc::new(catalog);
+        self
+    }
+
+    /// A copy that takes `tokens` as its model's context window, over the catalog's: for a
+    /// model the catalog does not know, or a local server started with a context of its own
+    /// (llama-server's `-c`). A request past 80% of it is reported
+    /// ([`AgentEvent::ContextWindowNearlyFull`](crate::AgentEvent::ContextWindowNearlyFull)).
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.telemetry.context_window = Some(tokens);
         self
     }
 

@@ -104,6 +104,7 @@ pub struct AgentBuilder {
     name: Option<String>,
     content_capture: bool,
     model_catalog: Option<ModelCatalog>,
+    context_window: Option<u64>,
     cost_limit: Option<f64>,
     approval: ApprovalPolicy,
     clock: Arc<dyn Clock>,
@@ -138,6 +139,7 @@ impl Default for AgentBuilder {
             name: None,
             content_capture: false,
             model_catalog: None,
+            context_window: None,
             cost_limit: None,
             approval: ApprovalPolicy::default(),
             clock: Arc::new(SystemClock),
@@ -396,6 +398,18 @@ impl AgentBuilder {
         self
     }
 
+    /// Takes `tokens` as the model's context window, over the catalog's (see
+    /// [`Agent::with_context_window`]).
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
+        self
+    }
+
+    /// The context window given with [`with_context_window`](Self::with_context_window).
+    pub fn context_window(&self) -> Option<u64> {
+        self.context_window
+    }
+
     /// Stops an execution once its priced cost reaches `usd` dollars (see
     /// [`Agent::with_cost_limit`]).
     pub fn with_cost_limit(mut self, usd: f64) -> Self {
@@ -556,6 +570,7 @@ impl AgentBuilder {
                     .unwrap_or_else(ModelCatalog::builtin),
             ),
             cost_limit: self.cost_limit,
+            context_window: self.context_window,
         };
         let events = self
             .listeners

@@ -39,9 +39,13 @@ impl Agent {
         }
         let Some(window) = self
             .telemetry
-            .catalog
-            .lookup(model)
-            .and_then(|info| info.context_window)
+            .context_window
+            .or_else(|| {
+                self.telemetry
+                    .catalog
+                    .lookup(model)
+                    .and_then(|info| info.context_window)
+            })
             .filter(|window| *window > 0)
         else {
             return;

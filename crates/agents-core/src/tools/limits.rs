@@ -15,6 +15,28 @@ use crate::state::agent_state::AgentState;
 /// The default cap on one tool result the model sees, in characters.
 pub const DEFAULT_TOOL_OUTPUT_LIMIT: usize = 30_000;
 
+/// The fewest characters [`tool_output_limit_for`] gives, whatever the context window.
+const SMALLEST_WINDOW_OUTPUT_LIMIT: usize = 1_000;
+
+/// The tool-output limit for a model whose context window holds `context_window` tokens: a
+/// quarter of it in characters (a token holds about 2 to 4 characters, so one result takes
+/// at most about an eighth of the window), at most [`DEFAULT_TOOL_OUTPUT_LIMIT`] and at least
+/// 1,000. From about 120,000 tokens up it is the default; a local model served with 32,768
+/// tokens gets 8,192 characters, so a log read whole cannot fill its context.
+///
+/// ```
+/// use agents_core::tools::{tool_output_limit_for, DEFAULT_TOOL_OUTPUT_LIMIT};
+///
+/// assert_eq!(tool_output_limit_for(32_768), 8_192);
+/// assert_eq!(tool_output_limit_for(200_000), DEFAULT_TOOL_OUTPUT_LIMIT);
+/// assert_eq!(tool_output_limit_for(2_048), 1_000);
+/// ```
+pub fn tool_output_limit_for(context_window: u64) -> usize {
+    usize::try_from(context_window / 4)
+        .unwrap_or(usize::MAX)
+        .clamp(SMALLEST_WINDOW_OUTPUT_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT)
+}
+
 /// The default number of times the same call (tool and arguments) may be made in one
 /// execution: the third identical call is refused.
 pub const DEFAULT_REPEATED_CALL_LIMIT: u32 = 3;

@@ -39,8 +39,8 @@ pub use layers::refuse_repeats::RefuseRepeats;
 pub use layers::report_calls::ReportCalls;
 pub use layers::tool_hooks::HookLayer;
 pub use limits::{
-    PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT, DEFAULT_TOOL_OUTPUT_LIMIT,
-    MAX_TOOL_IMAGE_BYTES,
+    tool_output_limit_for, PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT,
+    DEFAULT_TOOL_OUTPUT_LIMIT, MAX_TOOL_IMAGE_BYTES,
 };
 pub use registry::Tools;
 pub use source::ToolSource;

@@ -209,6 +209,11 @@ pub struct ToolContext {
     pub execution_id: Option<Arc<str>>,
     /// The id of the call being run (set by the executor for each call).
     pub call_id: Option<Arc<str>>,
+    /// The most characters of a result the model sees (the agent's tool-output limit, set by
+    /// the loop; `None`: no limit). A longer result is cut at that character with a note; a
+    /// tool that can cut at a better place (whole lines, saying where to read on) stays
+    /// within it itself.
+    pub output_limit: Option<usize>,
     /// The steps the execution recorded before the one that runs the call (set by the loop;
     /// shared with the state, not copied): see [`ToolContext::earlier_calls`].
     pub(crate) earlier_steps: StepExecutions,
@@ -244,6 +249,7 @@ impl Default for ToolContext {
             resumed: None,
             execution_id: None,
             call_id: None,
+            output_limit: None,
             earlier_steps: StepExecutions::new(),
             held: HeldRuns::default(),
         }
@@ -264,6 +270,13 @@ impl ToolContext {
     /// only the loop sets, so struct-update syntax does not compile outside this crate.
     pub fn with_cancellation(mut self, cancellation: CancellationToken) -> Self {
         self.cancellation = cancellation;
+        self
+    }
+
+    /// This context with the tool-output limit `chars` (the loop sets the agent's; a tool run
+    /// outside the loop, or a test, sets one here).
+    pub fn with_output_limit(mut self, chars: Option<usize>) -> Self {
+        self.output_limit = chars;
         self
     }
 

@@ -93,6 +93,11 @@ pub struct LlmSettings {
     /// definition does not build it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_timeout_sec: Option<u64>,
+    /// Tokens the model's context holds, over the model catalog's (a local server's `-c`):
+    /// it bounds each tool result the model sees and sizes context warnings (see
+    /// `AgentBuilder::with_context_window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 impl LlmSettings {
@@ -260,6 +265,9 @@ impl AgentDefinition {
             .with_trace_retention(self.trace_retention());
         if let Some(recover) = self.llm.recover_tool_calls {
             builder = builder.with_content_tool_call_recovery(recover);
+        }
+        if let Some(tokens) = self.llm.context_window {
+            builder = builder.with_context_window(tokens);
         }
         if let Some(max_steps) = self.execution.max_steps {
             builder = builder.with_max_steps(max_steps);

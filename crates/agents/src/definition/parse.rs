@@ -120,6 +120,10 @@ fn validate(definition: &mut AgentDefinition, source: &str) -> Result<(), Defini
             "llm.request_timeout_sec",
             definition.llm.request_timeout_sec == Some(0),
         ),
+        (
+            "llm.context_window",
+            definition.llm.context_window == Some(0),
+        ),
         ("execution.max_steps", execution.max_steps == Some(0)),
         ("execution.max_tokens", execution.max_tokens == Some(0)),
         ("execution.timeout_sec", execution.timeout_sec == Some(0)),

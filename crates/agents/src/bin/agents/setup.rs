@@ -63,6 +63,13 @@ pub struct AgentArgs {
     /// prompt).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout: Option<u64>,
+    /// Tokens the model's context holds, when the model catalog does not know it or the
+    /// server was started with its own (llama-server's `-c`): each tool result the model sees
+    /// is bounded to a quarter of it in characters, and a request past 80% of it is reported
+    /// (default: the definition's `llm.context_window`, else the catalog's, else what a
+    /// llama-server on a loopback or private address says it serves).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub context_window: Option<u64>,
     /// Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY).
     #[arg(long)]
     pub api_key_env: Option<String>,
@@ -226,9 +233,15 @@ pub async fn prepare(
         Driver::React => builder.with_react(model),
     };
     // Prices and context windows: the built-in catalog, or AGENTS_MODEL_CATALOG's over it.
-    let mut builder = builder
-        .with_streaming(stream)
-        .with_model_catalog(ModelCatalog::from_env()?);
+    let catalog = ModelCatalog::from_env()?;
+    let window = match args.context_window {
+        Some(tokens) => Some(tokens),
+        None => served_context_window(settings, &catalog, &model_name).await,
+    };
+    let mut builder = builder.with_streaming(stream).with_model_catalog(catalog);
+    if let Some(tokens) = window {
+        builder = builder.with_context_window(tokens);
+    }
     #[cfg(feature = "mcp")]
     {
         let taken: Vec<String> = builder
@@ -269,6 +282,39 @@ pub async fn prepare(
     }
     let agent = builder.build()?;
     Ok(Prepared { agent, model_name })
+}
+
+/// How long `agents` waits for a local server to say how large its context is.
+const PROPS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The context window of a model that neither the definition nor the catalog gives one, as a
+/// llama-server on a loopback or private address says it serves (its `/props`); `None` for
+/// any other server.
+async fn served_context_window(
+    settings: &Settings,
+    catalog: &ModelCatalog,
+    model_name: &str,
+) -> Option<u64> {
+    let given = settings
+        .definition
+        .as_ref()
+        .and_then(|definition| definition.llm.context_window);
+    let known = catalog
+        .lookup(model_name)
+        .and_then(|info| info.context_window);
+    if given.is_some() || known.is_some() {
+        return None;
+    }
+    let variable = match settings.provider {
+        Provider::Openai => "OPENAI_BASE_URL",
+        Provider::Anthropic => "ANTHROPIC_BASE_URL",
+    };
+    let url = settings
+        .base_url
+        .clone()
+        .or_else(|| std::env::var(variable).ok())
+        .filter(|url| agents::inference::is_local_endpoint(url))?;
+    agents::inference::llama_server_context(&url, PROPS_TIMEOUT).await
 }
 
 fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>, Error> {

@@ -70,7 +70,7 @@ impl FileTools {
     /// `read_file`, `list_dir` and `search_files` (nothing that writes).
     pub fn read_only(&self) -> Tools {
         Tools::new()
-            .with(ReadFileTool::new(self.sandbox.clone()))
+            .with(ReadFileTool::new(self.sandbox.clone()).beside_search())
             .with(ListDirTool::new(self.sandbox.clone()))
             .with(SearchFilesTool::new(self.sandbox.clone()))
     }
@@ -79,7 +79,8 @@ impl FileTools {
     /// [`FileTools::read_only`]'s.
     pub fn all(&self) -> Tools {
         let mut tools = self.editing();
-        let extra: [Arc<dyn Tool>; 3] = [
+        let extra: [Arc<dyn Tool>; 4] = [
+            Arc::new(ReadFileTool::new(self.sandbox.clone()).beside_search()),
             Arc::new(MoveFileTool::new(self.sandbox.clone())),
             Arc::new(ListDirTool::new(self.sandbox.clone())),
             Arc::new(SearchFilesTool::new(self.sandbox.clone())),

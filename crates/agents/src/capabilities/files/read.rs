@@ -20,14 +20,22 @@ pub const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
 /// The most characters one call returns: the lines past it are left for the next call, with a
 /// note giving the offset to read on from.
 pub const MAX_OUTPUT_CHARS: usize = 100_000;
+/// Room kept for the note after the lines when the agent's tool-output limit bounds a read.
+const NOTE_ROOM: usize = 200;
 
 /// `read_file{path, offset?, limit?}`: the file's lines numbered from 1 (`     1\tfirst line`),
 /// starting at line `offset` (1-based), at most `limit` lines and `MAX_OUTPUT_CHARS`
 /// characters. Binary files, directories, FIFOs, sockets and devices are refused; an empty file
 /// reads as `(empty file)`.
+///
+/// Under the agent's tool-output limit ([`ToolContext::output_limit`]) a read stops at the last
+/// whole line that fits, with a note giving the offset to read on from (beside `search_files`,
+/// also saying to search the file for the lines wanted), instead of being cut mid-line.
 #[derive(Clone, Debug)]
 pub struct ReadFileTool {
     sandbox: Sandbox,
+    /// Whether `search_files` is offered beside it (its notes then point to it).
+    beside_search: bool,
 }
 
 /// Arguments of `read_file`.
@@ -47,7 +55,16 @@ pub struct ReadFileArgs {
 impl ReadFileTool {
     /// `read_file` inside `sandbox`.
     pub fn new(sandbox: Sandbox) -> Self {
-        Self { sandbox }
+        Self {
+            sandbox,
+            beside_search: false,
+        }
+    }
+
+    /// This tool in a set that offers `search_files` too: a read cut short says to search.
+    pub(super) fn beside_search(mut self) -> Self {
+        self.beside_search = true;
+        self
     }
 }
 
@@ -71,19 +88,37 @@ impl Tool for ReadFileTool {
         agents_core::ToolEffects::ReadOnly
     }
 
-    async fn call(
-        &self,
-        arguments: Value,
-        _context: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_arguments(arguments)?;
         let sandbox = self.sandbox.clone();
-        blocking(move || read_file(&sandbox, &args)).await
+        let budget = Budget {
+            chars: context
+                .output_limit
+                .map_or(MAX_OUTPUT_CHARS, |limit| {
+                    limit.saturating_sub(NOTE_ROOM).max(1)
+                })
+                .min(MAX_OUTPUT_CHARS),
+            search_hint: self.beside_search,
+        };
+        blocking(move || read_file(&sandbox, &args, budget)).await
     }
 }
 
+/// How much one read returns, and what its note advises when the file has more.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    /// The most characters of numbered lines.
+    chars: usize,
+    /// Whether the note suggests `search_files` when the characters ran out.
+    search_hint: bool,
+}
+
 /// Opens the file beneath the root and numbers the requested lines.
-fn read_file(sandbox: &Sandbox, args: &ReadFileArgs) -> Result<ToolOutput, ToolError> {
+fn read_file(
+    sandbox: &Sandbox,
+    args: &ReadFileArgs,
+    budget: Budget,
+) -> Result<ToolOutput, ToolError> {
     let path = relative(sandbox, &args.path)?;
     let shown = sandbox.shown(&path);
     let directory = || {
@@ -104,14 +139,16 @@ fn read_file(sandbox: &Sandbox, args: &ReadFileArgs) -> Result<ToolOutput, ToolE
     if text.is_empty() {
         return Ok(ToolOutput::text("(empty file)"));
     }
-    number_lines(&text, args.offset, args.limit).map(ToolOutput::text)
+    number_lines(&text, args.offset, args.limit, budget).map(ToolOutput::text)
 }
 
-/// The numbered lines of `text` from `offset` (1-based), at most `limit` of them.
+/// The numbered lines of `text` from `offset` (1-based), at most `limit` of them and
+/// `budget.chars` characters.
 fn number_lines(
     text: &str,
     offset: Option<usize>,
     limit: Option<usize>,
+    budget: Budget,
 ) -> Result<String, ToolError> {
     let total = text.lines().count();
     let first = offset.unwrap_or(1).max(1);
@@ -129,8 +166,9 @@ fn number_lines(
         let line = line.strip_suffix('\r').unwrap_or(line);
         let numbered = format!("{:>6}\t{}\n", index + 1, cut_line(line));
         let length = numbered.chars().count();
-        // a numbered line is at most about 2,000 characters, so the first always fits
-        if chars + length > MAX_OUTPUT_CHARS {
+        // the first line is always shown (a numbered line is at most about 2,000 characters;
+        // past a smaller budget the agent's output cap cuts it)
+        if chars + length > budget.chars && last >= first {
             full = true;
             break;
         }
@@ -140,12 +178,17 @@ fn number_lines(
     }
     if last < total {
         let cut = if full {
-            format!("output limit of {MAX_OUTPUT_CHARS} characters reached; ")
+            format!("output limit of {} characters reached; ", budget.chars)
         } else {
             String::new()
         };
+        let search = if full && budget.search_hint {
+            ", or find the lines you need with search_files (a word as pattern, this file as path)"
+        } else {
+            ""
+        };
         output.push_str(&format!(
-            "... ({cut}{} more lines; read on with offset={})\n",
+            "... ({cut}{} more lines; read on with offset={}{search})\n",
             total - last,
             last + 1
         ));
@@ -328,6 +371,50 @@ mod tests {
                 .unwrap_err(),
             ToolError::invalid_arguments("path `innocent.txt` escapes the workspace root")
         );
+    }
+
+    #[tokio::test]
+    async fn under_the_agents_output_limit_a_read_ends_on_a_whole_line_and_says_how_to_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        // a log of 600 lines of 45 characters: 31,800 characters once numbered
+        let text: String = (1..=600)
+            .map(|i| {
+                format!(
+                    "2026-11-29 10:{:02}:{:02} INFO request {i:>5} served\n",
+                    i / 60,
+                    i % 60
+                )
+            })
+            .collect();
+        std::fs::write(dir.path().join("server.log"), text).unwrap();
+        let context = ToolContext::default().with_output_limit(Some(8_192));
+        let read_with = |tool: std::sync::Arc<dyn Tool>| {
+            let context = context.clone();
+            async move {
+                tool.call(json!({"path": "server.log"}), &context)
+                    .await
+                    .unwrap()
+                    .content()
+                    .to_owned()
+            }
+        };
+        let all = crate::capabilities::files::FileTools::new(sandbox.clone()).all();
+        let output = read_with(all.get("read_file").unwrap().clone()).await;
+        // 8,192 - 200 characters of lines: 150 numbered lines of 53, each whole
+        assert!(output.chars().count() <= 8_192, "{}", output.len());
+        assert!(output.contains("   150\t2026-11-29 10:02:30 INFO request   150 served\n"));
+        assert!(!output.contains("   151\t"));
+        assert!(output.ends_with(
+            "... (output limit of 7992 characters reached; 450 more lines; read on with \
+             offset=151, or find the lines you need with search_files (a word as pattern, this \
+             file as path))"
+        ));
+        // alone (no search_files beside it), the note gives the offset only
+        let alone = read_with(std::sync::Arc::new(ReadFileTool::new(sandbox))).await;
+        assert!(alone.ends_with(
+            "... (output limit of 7992 characters reached; 450 more lines; read on with offset=151)"
+        ));
     }
 
     #[tokio::test]
