@@ -671,6 +671,14 @@ impl AgentBuilder {
             (Some(DriverChoice::ToolCalling(a)), Some(DriverChoice::ToolCalling(b)))
             | (Some(DriverChoice::React(a)), Some(DriverChoice::React(b))) if Arc::ptr_eq(a, b)
         );
+        // The same model has the same context window (and so the same bound on a result).
+        if let Some(tokens) = self
+            .core
+            .context_window()
+            .filter(|_| inherit_model_settings)
+        {
+            core = core.with_context_window(tokens);
+        }
         AgentBuilder {
             core,
             driver,

@@ -352,3 +352,42 @@ async fn a_subagents_call_decided_at_the_top_resumes_in_a_new_process() {
     assert_eq!(done.status(), AgentStatus::Completed);
     assert_eq!(done.final_response().unwrap().text(), "parent done");
 }
+
+#[tokio::test]
+async fn a_subagent_on_its_parents_model_has_its_context_window() {
+    let big = FunctionTool::new("big", "Big output", |_: serde_json::Value| async move {
+        Ok::<_, ToolError>("x".repeat(20_000))
+    });
+    // One inherited script: the parent spawns, the child calls `big` then answers, the parent
+    // answers.
+    let model = ScriptedModel::new([
+        InferenceResponse::with_tool_calls([spawn_call("p", "look")]),
+        InferenceResponse::with_tool_calls([ToolCall::new("c1", "big", json!({}))]),
+        InferenceResponse::text("child done"),
+        InferenceResponse::text("parent done"),
+    ]);
+    let agent = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_tool(big)
+        .with_context_window(8_000)
+        .with_capability(UseSubagents::new([SubagentDefinition::new(
+            "researcher",
+            "Looks things up",
+            "You research.",
+        )]))
+        .build()
+        .unwrap();
+    let done = agent
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    assert_eq!(done.final_response().unwrap().text(), "parent done");
+    // The child's second request holds the result, cut to a quarter of 8,000 tokens.
+    let seen = tool_results(&model.requests()[2]);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(
+        seen[0].starts_with(&format!("{}\n[output cut: 18000", "x".repeat(2_000))),
+        "{}",
+        &seen[0][..2_100.min(seen[0].len())]
+    );
+}
