@@ -5,7 +5,7 @@
 //! and the person was told they had been changed. The driver answers such a reply with one
 //! nudge (with text-call recovery on: the local models that do this).
 
-use agents_core::Tools;
+use agents_core::{ToolEffects, Tools};
 
 use crate::plan_reply::{contains_ignoring_ascii_case, names_a_tool};
 
@@ -14,6 +14,104 @@ use crate::plan_reply::{contains_ignoring_ascii_case, names_a_tool};
 pub(crate) const CLAIM_NUDGE: &str = "Your last reply says that a tool ran or that something \
 was changed, but no tool has run for this request. Do not describe calls or changes you have \
 not made: call the tool now, or answer without claiming that you did.";
+
+/// What a reply written after tools ran claims that the execution's calls do not bear out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum UnmadeClaim {
+    /// A call of these tools of the agent, none of which the execution called.
+    Calls(Vec<String>),
+    /// A change ("I created", "I have updated") when every tool the execution called only
+    /// reads.
+    Change,
+}
+
+/// How far after a call claim ("I called") a tool's name counts as the one claimed: the rest
+/// of the sentence, at most this many bytes.
+const CLAIM_REACH: usize = 100;
+
+/// What `content`, a reply written after the execution called the tools `called`, claims
+/// beyond those calls: a call of another tool of the agent ("I called the `edit_file`
+/// function ..." after only `read_file` ran), or a change in the first person ("I updated
+/// config.ini") when every tool called only reads. Issue 32's 32-turn conversation: after
+/// reading notes.md, the 1.5B model answered a change request with "I called the
+/// `edit_file` function ... The result was a file with the updated content", and nothing had
+/// changed; an answer that told of a `search_files` call that never ran was copied into five
+/// later answers. A reply holding JSON is left to text-call recovery.
+pub(crate) fn claim_beyond_calls(
+    content: &str,
+    tools: &Tools,
+    called: &[&str],
+) -> Option<UnmadeClaim> {
+    let has_claim_word = CHANGE_VERBS
+        .iter()
+        .copied()
+        .chain(
+            CALL_CLAIMS
+                .iter()
+                .filter_map(|phrase| phrase.rsplit(' ').next()),
+        )
+        .any(|word| contains_ignoring_ascii_case(content, word));
+    if content.contains('{') || !has_claim_word {
+        return None;
+    }
+    let lower = content.to_lowercase();
+    let claimed: Vec<String> = tools
+        .names()
+        .into_iter()
+        .filter(|name| !called.contains(name))
+        .filter(|name| claims_a_call_of(&lower, &name.to_lowercase()))
+        .map(str::to_owned)
+        .collect();
+    if !claimed.is_empty() {
+        return Some(UnmadeClaim::Calls(claimed));
+    }
+    let only_read = called.iter().all(|name| {
+        tools
+            .get(name)
+            .is_some_and(|tool| tool.effects() == ToolEffects::ReadOnly)
+    });
+    (only_read && claims_a_change_in_first_person(&lower)).then_some(UnmadeClaim::Change)
+}
+
+/// Whether `lower` names the tool `name` in the sentence after a call claim ("i called the
+/// `name` function").
+fn claims_a_call_of(lower: &str, name: &str) -> bool {
+    CALL_CLAIMS.iter().any(|phrase| {
+        lower
+            .match_indices(phrase)
+            .filter(|(at, _)| at_word_boundaries(lower, *at, phrase.len()))
+            .any(|(at, _)| {
+                let after = &lower[at + phrase.len()..];
+                let end = after
+                    .char_indices()
+                    .take_while(|(offset, _)| *offset < CLAIM_REACH)
+                    .find(|(_, c)| matches!(c, '.' | '!' | '?' | '\n'))
+                    .map_or_else(
+                        || {
+                            after
+                                .char_indices()
+                                .map(|(offset, _)| offset)
+                                .find(|offset| *offset >= CLAIM_REACH)
+                                .unwrap_or(after.len())
+                        },
+                        |(offset, _)| offset,
+                    );
+                let sentence = &after[..end];
+                sentence.contains(&format!("`{name}`"))
+                    || [" function", " tool", " command", "("]
+                        .iter()
+                        .any(|word| sentence.contains(&format!("{name}{word}")))
+            })
+    })
+}
+
+fn claims_a_change_in_first_person(lower: &str) -> bool {
+    CHANGE_VERBS.iter().any(|verb| {
+        ["i ", "i've ", "i have "]
+            .iter()
+            .any(|lead| contains_word(lower, &format!("{lead}{verb}")))
+    })
+}
 
 /// Past-tense claims of having called a tool; they count when a tool of the agent is named.
 const CALL_CLAIMS: [&str; 8] = [
@@ -80,11 +178,15 @@ fn claims_a_change(lower: &str) -> bool {
 
 /// Whether `phrase` occurs in `text` starting and ending at word boundaries.
 fn contains_word(text: &str, phrase: &str) -> bool {
-    text.match_indices(phrase).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + phrase.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-    })
+    text.match_indices(phrase)
+        .any(|(at, _)| at_word_boundaries(text, at, phrase.len()))
+}
+
+/// Whether the `len` bytes of `text` at `at` start and end at word boundaries.
+fn at_word_boundaries(text: &str, at: usize, len: usize) -> bool {
+    let before = text[..at].chars().next_back();
+    let after = text[at + len..].chars().next();
+    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
 }
 
 #[cfg(test)]
@@ -125,6 +227,92 @@ mod tests {
         ] {
             assert!(!claims_unmade_call(reply, &tools()), "{reply}");
         }
+    }
+
+    /// `read_file` and `search_files` only read; `edit_file` changes files.
+    fn file_tools() -> Tools {
+        use agents_core::FunctionTool;
+        let tool = |name: &'static str, effects| {
+            FunctionTool::new(name, "A file tool.", |_: serde_json::Value| async move {
+                Ok::<_, String>(String::new())
+            })
+            .with_effects(effects)
+        };
+        Tools::new()
+            .with(tool("read_file", ToolEffects::ReadOnly))
+            .with(tool("search_files", ToolEffects::ReadOnly))
+            .with(tool("edit_file", ToolEffects::SideEffecting))
+    }
+
+    #[test]
+    fn after_tools_ran_a_claimed_call_of_another_tool_or_an_unmade_change_is_a_claim() {
+        let tools = file_tools();
+        // The 1.5B model's answers in the 32-turn conversation, after only read_file ran.
+        let cases = [
+            (
+                "To change workers from 4 to 6, I called the `edit_file` function with the \
+                 path \"src/utils.py\", the old_string \"workers = 4\", the new_string \
+                 \"workers = 6\". The result was a file with the updated content.",
+                UnmadeClaim::Calls(vec!["edit_file".to_owned()]),
+            ),
+            (
+                "To find the owner of the release, I called the `search_files` function with \
+                 the pattern \"release\" and the path \"notes.md\". The first line was \
+                 \"Priya Raman owns the release\".",
+                UnmadeClaim::Calls(vec!["search_files".to_owned()]),
+            ),
+            (
+                "I have updated config.ini: workers is now 6.",
+                UnmadeClaim::Change,
+            ),
+        ];
+        for (reply, claim) in cases {
+            assert_eq!(
+                claim_beyond_calls(reply, &tools, &["read_file"]),
+                Some(claim),
+                "{reply}"
+            );
+        }
+    }
+
+    #[test]
+    fn claims_the_calls_bear_out_and_answers_are_not_claims() {
+        let tools = file_tools();
+        for (reply, called) in [
+            (
+                "I used the `read_file` function: the port is 8472.",
+                &["read_file"][..],
+            ),
+            (
+                "I called the edit_file tool and changed workers to 6.",
+                &["read_file", "edit_file"],
+            ),
+            (
+                "I have updated config.ini: workers is now 6.",
+                &["edit_file"],
+            ),
+            // A tool named outside the claim's sentence, or only suggested.
+            (
+                "I used `read_file`. Next time, `search_files` finds lines faster.",
+                &["read_file"],
+            ),
+            (
+                "The port is 8472; search_files would also find it.",
+                &["read_file"],
+            ),
+            // A change told of in the passive is what a file may say ("was added").
+            ("Version 2.0 was added to the changelog.", &["read_file"]),
+            // JSON is text-call recovery's to judge.
+            (
+                "I called {\"name\": \"edit_file\", \"arguments\": {}}",
+                &["read_file"],
+            ),
+        ] {
+            assert_eq!(claim_beyond_calls(reply, &tools, called), None, "{reply}");
+        }
+        // A claim's reach is its sentence, cut at a character boundary past 100 bytes.
+        let long = format!("I called {} `edit_file`", "é".repeat(80));
+        assert_eq!(claim_beyond_calls(&long, &tools, &["read_file"]), None);
     }
 
     #[test]

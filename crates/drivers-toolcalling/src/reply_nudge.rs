@@ -26,7 +26,7 @@ use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Message, Messages};
 
-use crate::claimed_call::{claims_unmade_call, CLAIM_NUDGE};
+use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, CLAIM_NUDGE};
 use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::latest_results::{execution_messages, request};
@@ -59,6 +59,9 @@ pub(crate) enum Nudge {
     Narration,
     /// A call or a change claimed when no tool has run (issue 32).
     Claim,
+    /// After the tools ran, a call of a tool the execution did not call, or a change when
+    /// every tool called only reads (issue 32).
+    ClaimBeyondCalls,
     /// A plan to use a tool when no tool has run: make the call, or repeat a how-to answer
     /// (issue 32).
     PlanWithoutCall,
@@ -90,6 +93,7 @@ impl Nudge {
             Nudge::CopiedError => "reply_after_copied_error",
             Nudge::Narration => "reply_after_narration",
             Nudge::Claim => "reply_after_claim",
+            Nudge::ClaimBeyondCalls => "reply_after_claim_beyond_calls",
             Nudge::PlanWithoutCall => "reply_after_plan_without_call",
             Nudge::UnreadFile => "reply_after_unread_file",
             Nudge::CallInProse => "reply_after_call_in_prose",
@@ -107,6 +111,7 @@ impl Nudge {
             Nudge::CopiedError => "the model copied a tool's error instead of answering",
             Nudge::Narration => "the model said which tool it used, not what it found",
             Nudge::Claim => "the model claimed a call or a change no tool made",
+            Nudge::ClaimBeyondCalls => "the model claimed a call or a change its calls do not show",
             Nudge::PlanWithoutCall => "the model described a call instead of making it",
             Nudge::UnreadFile => "the model answered about a file without looking at it",
             Nudge::CallInProse => "the model wrote a call among other text, where it does not run",
@@ -132,6 +137,7 @@ impl Nudge {
             Nudge::EchoedRequest => 256,
             Nudge::RepeatedReply => 512,
             Nudge::CopiedStopAnswer => 1024,
+            Nudge::ClaimBeyondCalls => 2048,
         }
     }
 
@@ -167,6 +173,9 @@ pub(crate) struct Nudges {
     /// The reply of the execution the last reply asked about repeated, and its call's tool:
     /// found when the reply was judged, quoted by its nudge.
     repeated: Option<(String, String)>,
+    /// What the last reply claimed beyond the execution's calls: found when the reply was
+    /// judged, named by its nudge.
+    claimed: Option<UnmadeClaim>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -191,6 +200,7 @@ impl Nudges {
             results: OnceLock::new(),
             unread_files: OnceLock::new(),
             repeated: None,
+            claimed: None,
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -271,6 +281,17 @@ impl Nudges {
         } else if self.tools_ran {
             self.not_an_answer(content, tools)
                 .or_else(|| {
+                    if self.gave(Nudge::ClaimBeyondCalls) {
+                        return None;
+                    }
+                    self.claimed = claim_beyond_calls(
+                        content,
+                        tools,
+                        &called_in_execution(&self.conversation),
+                    );
+                    self.claimed.is_some().then_some(Nudge::ClaimBeyondCalls)
+                })
+                .or_else(|| {
                     self.echoes_the_request(content)
                         .then_some(Nudge::EchoedRequest)
                 })
@@ -317,6 +338,7 @@ impl Nudges {
             Nudge::CopiedError => COPIED_ERROR_NUDGE,
             Nudge::Narration => NARRATION_NUDGE,
             Nudge::Claim => CLAIM_NUDGE,
+            Nudge::ClaimBeyondCalls => return self.claim_nudge(),
             Nudge::PlanWithoutCall => CALL_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
@@ -334,6 +356,34 @@ impl Nudges {
             }
         }
         .to_owned()
+    }
+
+    /// The nudge for a reply that claims a call or a change the execution's calls do not
+    /// show (found when the reply was judged): it names what was claimed and what ran.
+    fn claim_nudge(&self) -> String {
+        let ran = called_in_execution(&self.conversation)
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match &self.claimed {
+            Some(UnmadeClaim::Calls(claimed)) => format!(
+                "Your last reply says you called {}, but no such call has run for this \
+                 request; the calls that ran: {ran}. Do not describe calls you have not made: \
+                 make the call now if the request needs it, or answer from the results above \
+                 without claiming calls.",
+                claimed
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => format!(
+                "Your last reply says you changed something, but only tools that read have run \
+                 for this request ({ran}), so nothing was changed. Make the change now with a \
+                 tool if the request asks for one, or answer without claiming a change."
+            ),
+        }
     }
 
     /// The nudge for a plan written after the tools ran. When `reply` is a numbered plan and
@@ -548,6 +598,34 @@ mod tests {
     const CHANGE: &str = "In config.ini, change workers from 4 to 6.";
     const CLAIM: &str = "The workers in config.ini have been changed from 4 to 6.";
     const PLAN: &str = "To change the workers from 4 to 6 in config.ini, you can use the `edit_file` function to replace the line.";
+
+    #[test]
+    fn after_a_read_a_claimed_edit_is_asked_about_once_naming_what_ran() {
+        // Turn 12 of the 32-turn conversation at b072271: only read_file ran.
+        let claim = "To change workers from 4 to 6, I called the `edit_file` function with \
+                     the path \"config.ini\". The result was a file with the updated content.";
+        let mut nudges = step(true, CHANGE);
+        assert_eq!(
+            nudges.next_for(claim, &tools()),
+            Some(Nudge::ClaimBeyondCalls)
+        );
+        assert_eq!(
+            nudges.message(Nudge::ClaimBeyondCalls, claim),
+            "Your last reply says you called `edit_file`, but no such call has run for this \
+             request; the calls that ran: `read_file`. Do not describe calls you have not \
+             made: make the call now if the request needs it, or answer from the results \
+             above without claiming calls."
+        );
+        // Asked about once as such (a claim that tells nothing found is narration too).
+        assert_eq!(nudges.next_for(claim, &tools()), Some(Nudge::Narration));
+        assert_eq!(nudges.next_for(claim, &tools()), None);
+        // A claim the calls bear out, with what they found, is an answer.
+        let mut nudges = step(true, "How many workers does config.ini set?");
+        assert_eq!(
+            nudges.next_for("I used the `read_file` function: workers = 4.", &tools()),
+            None
+        );
+    }
 
     #[test]
     fn a_claim_a_plan_and_an_answer_from_memory_get_one_nudge_each() {
@@ -775,6 +853,7 @@ mod tests {
             Nudge::PlanAfterResults,
             Nudge::CopiedError,
             Nudge::Claim,
+            Nudge::ClaimBeyondCalls,
             Nudge::PlanWithoutCall,
             Nudge::UnreadFile,
             Nudge::CallInProse,
