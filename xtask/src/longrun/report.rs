@@ -486,9 +486,10 @@ fn generated_page(report: &str) -> String {
          Rerun: `cargo xtask longrun --write-docs`, or one mode at a time \
          (`--modes legacy --write-docs`: each run replaces that mode's in \
          `docs/long-horizon/runs.json`, and the page is written from all of them). A mode \
-         takes 20 to 60 minutes on 2 cores, most of it in the turns where the model reads a \
-         whole large file (the log, the CSV): this machine reads a prompt at 20 to 50 tokens \
-         per second, and a turn is stopped, failed, at 600 s.\n\n\
+         takes 15 to 25 minutes on 2 cores (20 to 60 before each tool result was bounded by \
+         the served context), most of it in the turns where the model reads a large file (the \
+         log, the CSV): this machine reads a prompt at 20 to 50 tokens per second, and a turn \
+         is stopped, failed, at 600 s.\n\n\
          \"Tool turns that used a tool\" counts the turns that needed a file or a command and \
          made a call that ran (a call refused before running, as one written among other text, \
          does not count; runs recorded before that rule count every call).\n\n\
