@@ -250,18 +250,38 @@ async fn bash_commands_see_no_api_key_unless_the_user_passes_it() {
     );
 }
 
-/// A definition file `name.yaml` in `dir` whose `llm.request_timeout_sec` is `seconds`.
-fn definition_with_request_timeout(dir: &Path, name: &str, seconds: u64) -> PathBuf {
+/// A definition file `name.yaml` in `dir` whose `llm` section adds `setting` (`key: value`).
+fn definition_with_llm_setting(dir: &Path, name: &str, setting: &str) -> PathBuf {
     let definition = dir.join(format!("{name}.yaml"));
     std::fs::write(
         &definition,
         format!(
             "version: 1\nid: {name}\nname: {name}\ndescription: d\nsystem_prompt: s\n\
-             llm: {{ provider: openai, model: mock, request_timeout_sec: {seconds} }}\n"
+             llm: {{ provider: openai, model: mock, {setting} }}\n"
         ),
     )
     .unwrap();
     definition
+}
+
+/// Asserts that 0 is refused as `flag`'s value and as the definition's `llm.<key>`.
+fn zero_is_refused(root: &Path, flag: &str, key: &str) {
+    let output = agents_run("http://127.0.0.1:9/v1", root, &[flag, "0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains(flag));
+    let definition = definition_with_llm_setting(root, "zero", &format!("{key}: 0"));
+    let output = Command::new(env!("CARGO_BIN_EXE_agents"))
+        .args(["check", definition.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let shown = printed(&output);
+    assert!(!output.status.success(), "{shown}");
+    assert!(
+        shown.contains(&format!("`llm.{key}`: must be greater than 0")),
+        "{shown}"
+    );
 }
 
 /// What `agents` printed, stdout then stderr.
@@ -293,7 +313,7 @@ async fn answering_after(delay: Duration) -> MockServer {
 #[tokio::test]
 async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_request() {
     let root = tempfile::tempdir().unwrap();
-    let definition = definition_with_request_timeout(root.path(), "slow", 1);
+    let definition = definition_with_llm_setting(root.path(), "slow", "request_timeout_sec: 1");
     let definition = definition.to_str().unwrap();
     // The requests each case sends, every one cut at one second: the provider makes three
     // attempts per step; the flags' agent retries a failed step three times, a definition
@@ -340,26 +360,7 @@ async fn a_request_timeout_from_the_flag_or_the_definition_cuts_a_slow_model_req
 #[test]
 fn a_request_timeout_of_zero_is_refused_by_the_flag_and_the_definition() {
     let root = tempfile::tempdir().unwrap();
-    let output = agents_run(
-        "http://127.0.0.1:9/v1",
-        root.path(),
-        &["--request-timeout", "0"],
-    )
-    .output()
-    .unwrap();
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--request-timeout"));
-    let definition = definition_with_request_timeout(root.path(), "zero", 0);
-    let output = Command::new(env!("CARGO_BIN_EXE_agents"))
-        .args(["check", definition.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let shown = printed(&output);
-    assert!(!output.status.success(), "{shown}");
-    assert!(
-        shown.contains("`llm.request_timeout_sec`: must be greater than 0"),
-        "{shown}"
-    );
+    zero_is_refused(root.path(), "--request-timeout", "request_timeout_sec");
 }
 
 #[tokio::test]
@@ -369,13 +370,7 @@ async fn a_context_window_from_the_flag_the_definition_or_llama_server_bounds_a_
         .map(|i| format!("2026-11-29 10:00:00 INFO request {i} served\n"))
         .collect();
     std::fs::write(root.path().join("server.log"), log).unwrap();
-    let definition = root.path().join("small.yaml");
-    std::fs::write(
-        &definition,
-        "version: 1\nid: small\nname: small\ndescription: d\nsystem_prompt: s\n\
-         llm: { provider: openai, model: mock, context_window: 8000 }\n",
-    )
-    .unwrap();
+    let definition = definition_with_llm_setting(root.path(), "small", "context_window: 8000");
     // The flag, the definition, or nothing given to a server that says it serves 8,000
     // tokens (llama-server's `GET /props`).
     let cases: [&[&str]; 3] = [
@@ -418,32 +413,7 @@ async fn a_context_window_from_the_flag_the_definition_or_llama_server_bounds_a_
             "{extra:?}: {result}"
         );
     }
-    // Zero is refused by both.
-    let output = agents_run(
-        "http://127.0.0.1:9/v1",
-        root.path(),
-        &["--context-window", "0"],
-    )
-    .output()
-    .unwrap();
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--context-window"));
-    std::fs::write(
-        &definition,
-        "version: 1\nid: small\nname: small\ndescription: d\nsystem_prompt: s\n\
-         llm: { provider: openai, model: mock, context_window: 0 }\n",
-    )
-    .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_agents"))
-        .args(["check", definition.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let shown = printed(&output);
-    assert!(!output.status.success(), "{shown}");
-    assert!(
-        shown.contains("`llm.context_window`: must be greater than 0"),
-        "{shown}"
-    );
+    zero_is_refused(root.path(), "--context-window", "context_window");
 }
 
 /// The requests `server` received for the model (the `GET /props` that `agents` sends a

@@ -42,16 +42,7 @@ pub(crate) fn claim_beyond_calls(
     tools: &Tools,
     called: &[&str],
 ) -> Option<UnmadeClaim> {
-    let has_claim_word = CHANGE_VERBS
-        .iter()
-        .copied()
-        .chain(
-            CALL_CLAIMS
-                .iter()
-                .filter_map(|phrase| phrase.rsplit(' ').next()),
-        )
-        .any(|word| contains_ignoring_ascii_case(content, word));
-    if content.contains('{') || !has_claim_word {
+    if content.contains('{') || !has_claim_word(content) {
         return None;
     }
     let lower = content.to_lowercase();
@@ -71,6 +62,21 @@ pub(crate) fn claim_beyond_calls(
             .is_some_and(|tool| tool.effects() == ToolEffects::ReadOnly)
     });
     (only_read && claims_a_change_in_first_person(&lower)).then_some(UnmadeClaim::Change)
+}
+
+/// Whether `content` holds a word every claim holds (a change verb, or the last word of a
+/// call claim): most answers hold none, and are let go after one pass over their bytes per
+/// word, without a lower-cased copy (as the plan check does).
+fn has_claim_word(content: &str) -> bool {
+    CHANGE_VERBS
+        .iter()
+        .copied()
+        .chain(
+            CALL_CLAIMS
+                .iter()
+                .filter_map(|phrase| phrase.rsplit(' ').next()),
+        )
+        .any(|word| contains_ignoring_ascii_case(content, word))
 }
 
 /// Whether `lower` names the tool `name` in the sentence after a call claim ("i called the
@@ -135,19 +141,7 @@ const CHANGE_VERBS: [&str; 9] = [
 /// no tool has run in the execution; a reply that holds JSON (perhaps a call written as text)
 /// is left to text-call recovery.
 pub(crate) fn claims_unmade_call(content: &str, tools: &Tools) -> bool {
-    // Every claim holds one of these words (a change verb, or the last word of a call claim):
-    // most answers hold none, and are let go after one pass over their bytes per word,
-    // without a lower-cased copy (as the plan check does).
-    let has_claim_word = CHANGE_VERBS
-        .iter()
-        .copied()
-        .chain(
-            CALL_CLAIMS
-                .iter()
-                .filter_map(|phrase| phrase.rsplit(' ').next()),
-        )
-        .any(|word| contains_ignoring_ascii_case(content, word));
-    if content.contains('{') || !has_claim_word {
+    if content.contains('{') || !has_claim_word(content) {
         return false;
     }
     let lower = content.to_lowercase();
