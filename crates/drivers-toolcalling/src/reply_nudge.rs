@@ -15,9 +15,10 @@
 //! A reply that repeats an earlier answer of the conversation, given to a different request,
 //! is asked about once in either case (`repeated_answer`); the reply to it counts only if it
 //! makes a call or is not a repeat itself.
-//! Each kind is given at most once per step. A plan
-//! or a copied error that still follows is not an answer ([`Nudges::not_an_answer`]): the step
-//! records an error and the run answers on stop. Only with text-call recovery on: the small
+//! Each kind is given at most once per step. A plan,
+//! a copied error, or a claimed call or first-person change the calls do not show, that still
+//! follows is not an answer ([`Nudges::not_an_answer`]): the step records an error and the run
+//! answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
 
 use std::sync::OnceLock;
@@ -215,9 +216,37 @@ impl Nudges {
 
     /// The kind of non-answer `content` (a reply without native calls, after its nudges) still
     /// is: a copy of an answer made on a stop; when the tools ran, also a plan to use a tool
-    /// or a copied tool error. Such a reply is not saved as the answer; the step records an
-    /// error and the run answers on stop.
+    /// or a copied tool error; and, once the step asked about a claim, a claim of a call or a
+    /// change in the first person that the execution's calls still do not show. Such a reply
+    /// is not saved as the answer; the step records an error and the run answers on stop.
     pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
+        self.asked_again_for(content, tools)
+            .or_else(|| self.still_claims(content, tools))
+    }
+
+    /// The kind of claim `content` still makes after the step asked about one: a call of a
+    /// tool the execution did not call, or a change in the first person when every tool it
+    /// called only reads (or none ran). Issue 32's 32-turn conversation: asked about "I called
+    /// the `edit_file` function ..." (only `read_file` had run), the 1.5B model said it again,
+    /// and the untouched file was reported changed; a `search_files` call that never ran,
+    /// saved as an answer, was copied into four later ones. A change told of in the passive
+    /// ("was added") is not judged here: a file may say that.
+    fn still_claims(&self, content: &str, tools: &Tools) -> Option<Nudge> {
+        let kind = if self.tools_ran {
+            Nudge::ClaimBeyondCalls
+        } else {
+            Nudge::Claim
+        };
+        (self.gave(kind)
+            && !is_tool_call_text(content)
+            && claim_beyond_calls(content, tools, &called_in_execution(&self.conversation))
+                .is_some())
+        .then_some(kind)
+    }
+
+    /// The kind of non-answer `content` is that the step asks about again when it follows
+    /// its own nudge: see [`Nudges::not_an_answer`], without the claims.
+    fn asked_again_for(&self, content: &str, tools: &Tools) -> Option<Nudge> {
         if is_tool_call_text(content) {
             return None;
         }
@@ -279,7 +308,7 @@ impl Nudges {
         {
             Some(Nudge::CallInProse)
         } else if self.tools_ran {
-            self.not_an_answer(content, tools)
+            self.asked_again_for(content, tools)
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
@@ -619,6 +648,14 @@ mod tests {
         // Asked about once as such (a claim that tells nothing found is narration too).
         assert_eq!(nudges.next_for(claim, &tools()), Some(Nudge::Narration));
         assert_eq!(nudges.next_for(claim, &tools()), None);
+        // Said again after its nudge, it is not the answer; a reply without the claim is.
+        assert_eq!(
+            nudges.not_an_answer(claim, &tools()),
+            Some(Nudge::ClaimBeyondCalls)
+        );
+        assert_eq!(nudges.not_an_answer("workers = 4.", &tools()), None);
+        // Before its nudge, the judgement is the nudge's to make.
+        assert_eq!(step(true, CHANGE).not_an_answer(claim, &tools()), None);
         // A claim the calls bear out, with what they found, is an answer.
         let mut nudges = step(true, "How many workers does config.ini set?");
         assert_eq!(
@@ -639,6 +676,14 @@ mod tests {
         for reply in [CLAIM, PLAN, "Done."] {
             assert_eq!(nudges.next_for(reply, &tools()), None, "{reply}");
         }
+        // After the claim's nudge, a change claimed in the first person is not the answer; one
+        // told of in the passive (a file may say "was changed") stands.
+        let first_person = "I have changed workers from 4 to 6 in config.ini.";
+        assert_eq!(
+            nudges.not_an_answer(first_person, &tools()),
+            Some(Nudge::Claim)
+        );
+        assert_eq!(nudges.not_an_answer(CLAIM, &tools()), None);
     }
 
     #[test]

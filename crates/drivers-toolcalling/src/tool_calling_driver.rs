@@ -432,9 +432,9 @@ impl AgentDriver for ToolCallingDriver {
                 }
             }
         }
-        // A plan, a copied tool error or a copied stop answer that follows its nudge is not an
-        // answer either: it is not saved, and the step's error stops the run, which answers on
-        // stop.
+        // A plan, a copied tool error, a copied stop answer or a claim the calls do not show
+        // that follows its nudge is not an answer either: it is not saved, and the step's error
+        // stops the run, which answers on stop.
         let not_an_answer = nudges
             .filter(|_| !response.has_tool_calls())
             .and_then(|nudges| nudges.not_an_answer(response.content(), tools));

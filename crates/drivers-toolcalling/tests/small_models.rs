@@ -359,9 +359,17 @@ async fn a_call_claimed_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
         nudged.contains("no tool has run for this request"),
         "{nudged}"
     );
-    // Once per step: the same claim again stands (the loop's other rules take it from there).
+    // Once per step, and a claim of a call made again after its nudge is never the answer:
+    // saved, later turns read it as something that happened. The step's error stops the run
+    // (which answers on stop where that is on).
     let (done, model) = run(vec![text(claim), text(claim)]).await;
-    assert_eq!(answer(&done).as_deref(), Some(claim));
+    assert_eq!(answer(&done), None, "a claim repeated after its nudge");
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    assert_eq!(model.requests().len(), 2);
+    // A change told of in the passive may be what a file says: asked about once, it stands.
+    let passive = "The forecast for Paris was updated this morning: sunny.";
+    let (done, model) = run(vec![text(passive), text(passive)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(passive));
     assert_eq!(model.requests().len(), 2);
     // After a tool ran, saying so is an answer (with what the tool returned: a reply that
     // tells the use and nothing the tool returned is asked for the facts, see below).
@@ -369,6 +377,37 @@ async fn a_call_claimed_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
     let (done, model) = run(vec![text(PARIS_CALL), text(told)]).await;
     assert_eq!(answer(&done).as_deref(), Some(told));
     assert_eq!(model.requests().len(), 2);
+}
+
+/// Issue 32's 32-turn conversation at 8cc4411: after only `read_file` ran, the 1.5B model
+/// answered "I called the `edit_file` function ..." (turn 12) and told of a `search_files`
+/// call that never ran (turn 9); asked about it, it said the same again, and that was saved as
+/// the answer. A call the execution did not make, claimed again after its nudge, is never
+/// the answer; a reply to the nudge that answers from the results is.
+#[tokio::test]
+async fn a_call_claimed_beyond_the_calls_that_ran_is_never_the_answer_after_its_nudge() {
+    let claim = "I called the `read_file` tool on paris.txt: it is sunny in Paris.";
+    let (done, model) = run(vec![text(PARIS_CALL), text(claim), text(claim)]).await;
+    assert_eq!(answer(&done), None, "a claim repeated after its nudge");
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(
+        nudged.contains("Your last reply says you called `read_file`, but no such call has run"),
+        "{nudged}"
+    );
+    let last = done.steps().last().unwrap();
+    assert!(
+        last.errors()[0]
+            .message
+            .contains("claimed a call or a change its calls do not show"),
+        "{:?}",
+        last.errors()
+    );
+
+    let answered = "It is sunny in Paris, says get_weather.";
+    let (done, model) = run(vec![text(PARIS_CALL), text(claim), text(answered)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(answered));
+    assert_eq!(model.requests().len(), 3);
 }
 
 /// The 1.5B model on the eval's development half (d6): "To list the files in the fruits
