@@ -87,28 +87,27 @@ fn claims_a_call_of(lower: &str, name: &str) -> bool {
             .match_indices(phrase)
             .filter(|(at, _)| at_word_boundaries(lower, *at, phrase.len()))
             .any(|(at, _)| {
-                let after = &lower[at + phrase.len()..];
-                let end = after
-                    .char_indices()
-                    .take_while(|(offset, _)| *offset < CLAIM_REACH)
-                    .find(|(_, c)| matches!(c, '.' | '!' | '?' | '\n'))
-                    .map_or_else(
-                        || {
-                            after
-                                .char_indices()
-                                .map(|(offset, _)| offset)
-                                .find(|offset| *offset >= CLAIM_REACH)
-                                .unwrap_or(after.len())
-                        },
-                        |(offset, _)| offset,
-                    );
-                let sentence = &after[..end];
+                let sentence = claim_sentence(&lower[at + phrase.len()..]);
                 sentence.contains(&format!("`{name}`"))
                     || [" function", " tool", " command", "("]
                         .iter()
                         .any(|word| sentence.contains(&format!("{name}{word}")))
             })
     })
+}
+
+/// The rest of a claim's sentence in `after` (the text after the claim): up to its first
+/// `.`, `!`, `?` or line break, within [`CLAIM_REACH`] bytes (cut at the first character
+/// boundary at or past it).
+fn claim_sentence(after: &str) -> &str {
+    let mut reach = CLAIM_REACH.min(after.len());
+    while !after.is_char_boundary(reach) {
+        reach += 1;
+    }
+    after[..reach]
+        .split(['.', '!', '?', '\n'])
+        .next()
+        .unwrap_or_default()
 }
 
 fn claims_a_change_in_first_person(lower: &str) -> bool {
@@ -317,6 +316,19 @@ mod tests {
             "Version 2.0 was added to the changelog.",
             &tools()
         ));
+    }
+
+    #[test]
+    fn a_claims_sentence_ends_at_its_stop_or_its_reach() {
+        assert_eq!(
+            claim_sentence(" the `edit_file` tool. Then"),
+            " the `edit_file` tool"
+        );
+        assert_eq!(claim_sentence(" it\nand more"), " it");
+        // Past the reach, cut at the next character boundary: 'é' is two bytes.
+        let long = format!("a{}", "é".repeat(60));
+        assert_eq!(claim_sentence(&long).len(), 101);
+        assert_eq!(claim_sentence(""), "");
     }
 
     #[test]

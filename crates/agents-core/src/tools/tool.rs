@@ -345,7 +345,9 @@ pub trait Tool: Send + Sync {
 
     /// Advice on reading the rest of a result that was cut to the tool-output limit (e.g. "call
     /// read_file again with offset=2000"), given the arguments of the call and how many
-    /// characters the model saw. `None`: a generic note.
+    /// characters the model saw. `None`: a generic note. A tool that can stop at a boundary of
+    /// its own (a whole line, a whole record) reads the limit before it runs out instead,
+    /// from [`ToolContext::output_limit`], and says where to go on in its own result.
     fn truncation_hint(&self, _arguments: &Value, _shown_chars: usize) -> Option<String> {
         None
     }

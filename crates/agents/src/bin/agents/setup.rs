@@ -305,14 +305,8 @@ async fn served_context_window(
     if given.is_some() || known.is_some() {
         return None;
     }
-    let variable = match settings.provider {
-        Provider::Openai => "OPENAI_BASE_URL",
-        Provider::Anthropic => "ANTHROPIC_BASE_URL",
-    };
     let url = settings
-        .base_url
-        .clone()
-        .or_else(|| std::env::var(variable).ok())
+        .endpoint()
         .filter(|url| agents::inference::is_local_endpoint(url))?;
     agents::inference::llama_server_context(&url, PROPS_TIMEOUT).await
 }
@@ -327,7 +321,7 @@ fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>
                 .unwrap_or_else(|| "OPENAI_API_KEY".into());
             let mut builder =
                 OpenAiCompatible::builder().api_key(env(&key_var).unwrap_or_default());
-            if let Some(url) = settings.base_url.clone().or_else(|| env("OPENAI_BASE_URL")) {
+            if let Some(url) = settings.endpoint() {
                 builder = builder.base_url(url);
             }
             if let Some(seconds) = settings.request_timeout {
@@ -344,11 +338,7 @@ fn model(args: &AgentArgs, settings: &Settings) -> Result<Arc<dyn LanguageModel>
                 .clone()
                 .unwrap_or_else(|| "ANTHROPIC_API_KEY".into());
             let mut builder = Anthropic::builder().api_key(env(&key_var).unwrap_or_default());
-            if let Some(url) = settings
-                .base_url
-                .clone()
-                .or_else(|| env("ANTHROPIC_BASE_URL"))
-            {
+            if let Some(url) = settings.endpoint() {
                 builder = builder.base_url(url);
             }
             if let Some(seconds) = settings.request_timeout {
@@ -378,6 +368,19 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The base URL the model is reached at, when one is set: the flag's or the definition's,
+    /// else the provider's variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`) when not empty;
+    /// `None`: the provider's own default.
+    pub fn endpoint(&self) -> Option<String> {
+        let variable = match self.provider {
+            Provider::Openai => "OPENAI_BASE_URL",
+            Provider::Anthropic => "ANTHROPIC_BASE_URL",
+        };
+        self.base_url
+            .clone()
+            .or_else(|| std::env::var(variable).ok().filter(|url| !url.is_empty()))
+    }
+
     /// Reads the definition file (if any) and merges it with the flags.
     pub fn resolve(args: &AgentArgs) -> Result<Self, Error> {
         let definition = args

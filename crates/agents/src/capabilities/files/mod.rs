@@ -12,9 +12,8 @@ mod write;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
 
-use agents_core::tools::{Tool, ToolError, Tools};
+use agents_core::tools::{ToolError, Tools};
 use serde::de::DeserializeOwned;
 use std::os::unix::ffi::OsStrExt;
 
@@ -76,19 +75,15 @@ impl FileTools {
     }
 
     /// All six file tools: [`FileTools::editing`]'s, `move_file` and
-    /// [`FileTools::read_only`]'s.
+    /// [`FileTools::read_only`]'s (its `read_file`, which points to `search_files`).
     pub fn all(&self) -> Tools {
-        let mut tools = self.editing();
-        let extra: [Arc<dyn Tool>; 4] = [
-            Arc::new(ReadFileTool::new(self.sandbox.clone()).beside_search()),
-            Arc::new(MoveFileTool::new(self.sandbox.clone())),
-            Arc::new(ListDirTool::new(self.sandbox.clone())),
-            Arc::new(SearchFilesTool::new(self.sandbox.clone())),
-        ];
-        for tool in extra {
-            tools.insert(tool);
-        }
-        tools
+        Tools::new()
+            .with(ReadFileTool::new(self.sandbox.clone()).beside_search())
+            .with(WriteFileTool::new(self.sandbox.clone()))
+            .with(EditFileTool::new(self.sandbox.clone()))
+            .with(MoveFileTool::new(self.sandbox.clone()))
+            .with(ListDirTool::new(self.sandbox.clone()))
+            .with(SearchFilesTool::new(self.sandbox.clone()))
     }
 }
 
