@@ -118,6 +118,11 @@ async fn a_step_limit_in_separated_mode_ends_with_a_synthesized_answer() {
     let transcript = synthesis.messages.to_transcript();
     assert!(transcript.contains("contents of b.txt: 42"), "{transcript}");
     assert!(transcript.contains("Do not call any tools"), "{transcript}");
+    // Told as the user to the model: why the model stops, in the second person.
+    assert!(
+        transcript.contains("You have to stop now: you reached the maximum number of steps."),
+        "{transcript}"
+    );
     let path = seen.lock().unwrap().iter().find_map(|event| match event {
         AgentEvent::AnsweredOnStop {
             path, stop_reason, ..

@@ -120,7 +120,7 @@ pub(crate) fn synthesis_input(
         }
         _ => prompt,
     };
-    let mut instruction = format!("You have to stop now: {}.", reason.describe());
+    let mut instruction = format!("You have to stop now: {}.", reason.for_the_model());
     let changes = changes_made(state, tools);
     if !changes.is_empty() {
         let listed: Vec<String> = changes

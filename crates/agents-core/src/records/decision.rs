@@ -88,6 +88,30 @@ impl StopReason {
     }
 }
 
+impl StopReason {
+    /// Why the execution stopped, told to the model in the request that asks it to answer on
+    /// the stop ("you reached the maximum number of steps"). [`StopReason::describe`] is the
+    /// agent's own voice, for the person; sent as a user message it read "You have to stop
+    /// now: an error stopped me", and the 1.5B model answered "I'm sorry, but I cannot answer
+    /// your question" with the answer in the tool result above.
+    pub fn for_the_model(self) -> &'static str {
+        match self {
+            StopReason::Completed => "the task is completed",
+            StopReason::StepsLimit => "you reached the maximum number of steps",
+            StopReason::TokenLimit => "you used up the token budget",
+            StopReason::TimeLimit => "you ran out of time",
+            StopReason::RetryLimit => "too many attempts in a row failed",
+            StopReason::Error => "an error stopped the run",
+            StopReason::FinishReason => "your reply stopped early",
+            StopReason::Guard => "a safeguard stopped the run",
+            StopReason::UserRequested => "the run was cancelled",
+            StopReason::RepeatedToolCalls => "you kept repeating the same tool call",
+            StopReason::CostLimit => "you reached the cost limit",
+            StopReason::EmptyResponse => "your replies were empty",
+        }
+    }
+}
+
 impl std::fmt::Display for StopReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
