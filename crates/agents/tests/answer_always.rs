@@ -123,6 +123,12 @@ async fn a_step_limit_in_separated_mode_ends_with_a_synthesized_answer() {
         transcript.contains("You have to stop now: you reached the maximum number of steps."),
         "{transcript}"
     );
+    // The instruction ends with the request it answers: told only "answer my request", a
+    // small model answered an earlier one.
+    assert!(
+        transcript.contains("My request was: What is in a.txt and b.txt?"),
+        "{transcript}"
+    );
     let path = seen.lock().unwrap().iter().find_map(|event| match event {
         AgentEvent::AnsweredOnStop {
             path, stop_reason, ..

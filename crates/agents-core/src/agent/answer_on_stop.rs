@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use messages::{excerpt, Message, Messages};
+use messages::{excerpt, Message, Messages, Role};
 
 use crate::records::agent_step::tool_error_line;
 use crate::records::answer_on_stop::{
@@ -133,12 +133,39 @@ pub(crate) fn synthesis_input(
             listed.join("\n")
         );
     }
-    instruction.push_str(
-        " Do not call any tools. Using only what you found above, answer my request as well \
-         as you can, and say briefly what is still missing.",
-    );
+    match request_of(&seen) {
+        Some(request) => {
+            let _ = write!(
+                instruction,
+                " Do not call any tools. Using only what you found above, answer as well as \
+                 you can, and say briefly what is still missing. My request was: {}",
+                excerpt(&request, MAX_REQUEST_QUOTED)
+            );
+        }
+        None => instruction.push_str(
+            " Do not call any tools. Using only what you found above, answer my request as \
+             well as you can, and say briefly what is still missing.",
+        ),
+    }
     seen.appended(Message::user(instruction))
 }
+
+/// The request the stopped execution was answering: the last user message the model saw
+/// (tool results and the model's replies come after it). The synthesis instruction ends with
+/// it: told only to "answer my request", the 1.5B model answered an earlier request of the
+/// conversation, or apologized that it had no information, with the answer in the tool result
+/// it had read; quoting the request, it answered from that result (issue 32's 32-turn
+/// conversation, three of its stopped turns replayed).
+fn request_of(seen: &Messages) -> Option<String> {
+    seen.iter()
+        .rev()
+        .find(|message| message.role() == Role::User)
+        .map(Message::text)
+        .filter(|text| !text.trim().is_empty())
+}
+
+/// The most characters of the request the synthesis instruction quotes.
+const MAX_REQUEST_QUOTED: usize = 1_000;
 
 /// The last error of the stopped step: the step's own, or a tool's, leaving out calls
 /// refused as repeats (the stop reason says so when they stopped the run, and a repeat of a
