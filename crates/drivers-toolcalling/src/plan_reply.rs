@@ -18,11 +18,24 @@ pub(crate) const CALL_NUDGE: &str = "Your last reply described how a tool could 
 no tool has run for this request. If the request needs a tool, do not describe the call: make \
 it now. If the user only asked how something is done, give that answer again.";
 
-/// Phrases that say what someone could do or will do, not what is.
-const INTENT: [&str; 14] = [
+/// Phrases that say what someone could do or will do, not what is. "you would call" and
+/// the like: in the 32-turn conversation the 1.5B model answered five requests, after reading
+/// a file, with "To change the workers from 4 to 6 in `src/utils.py`, you would call the
+/// `edit_file` function with ..." (and "To read config.ini again, you would call the
+/// `read_file` function ..."), each saved as the answer and copied by the next turn.
+const INTENT: [&str; 23] = [
     "you can use",
     "you could use",
     "you need to use",
+    "you would use",
+    "you should use",
+    "you have to use",
+    "you can call",
+    "you could call",
+    "you would call",
+    "you should call",
+    "you need to call",
+    "you would need to",
     "i'll ",
     "i will ",
     "i need to ",
@@ -153,6 +166,9 @@ mod tests {
             // Development task d23, after `write_file` made the file: a shell how-to.
             "To create a folder named reports containing a file summary.txt with the line: all good, you can use the following command:\n\n```sh\nmkdir -p reports\necho \"all good\" > reports/summary.txt\n```\n\nThis command creates the `reports` directory if it doesn't exist.",
             "I'll run the grep command on the log.",
+            // The 32-turn conversation at 52c145d, after `read_file` had run.
+            "To read config.ini again, you would call the `read_file` function with the path to `config.ini`.",
+            "To get the port, you should call the read_file tool with the path config.ini.",
         ] {
             assert!(is_plan_reply(reply, &tools()), "{reply}");
         }
@@ -168,6 +184,7 @@ mod tests {
             "I'll note that the port is 8472.",
             "You can use port 8472 to connect; the command line flag is --port.",
             "I'll remind you: the functions are in src/lib.rs.",
+            "The port is 8472, as you would call it in the client.",
             "The files are: a.txt, b.txt.",
             "Note: the port is 8472.",
             "",
