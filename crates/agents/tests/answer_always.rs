@@ -225,9 +225,22 @@ async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice
             InferenceResponse::text(react_call),
             InferenceResponse::text(synthesis),
         ]);
-        let done = read_once_then_stop(AgentBuilder::new().with_react(model)).await;
+        let done = read_once_then_stop(AgentBuilder::new().with_react(model.clone())).await;
         let answer = done.final_response().unwrap().text();
         assert!(answer.starts_with(expect), "{synthesis}: {answer}");
+        // The request quoted is the person's, not the trace's last user message (ReAct's
+        // "Observation: ...").
+        let instruction = model
+            .last_request()
+            .unwrap()
+            .messages
+            .last()
+            .unwrap()
+            .text();
+        assert!(
+            instruction.ends_with("My request was: read a.txt"),
+            "{instruction}"
+        );
     }
 }
 

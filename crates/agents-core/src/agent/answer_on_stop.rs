@@ -133,7 +133,14 @@ pub(crate) fn synthesis_input(
             listed.join("\n")
         );
     }
-    match request_of(&seen) {
+    // The request is the last user message the execution's first step saw: later steps'
+    // inputs may hold user messages of the trace (ReAct's observations).
+    let first_input = state
+        .steps()
+        .next()
+        .map(|step| step.input_messages())
+        .filter(|input| !input.is_empty());
+    match request_of(first_input.unwrap_or(&seen)) {
         Some(request) => {
             let _ = write!(
                 instruction,
@@ -150,14 +157,15 @@ pub(crate) fn synthesis_input(
     seen.appended(Message::user(instruction))
 }
 
-/// The request the stopped execution was answering: the last user message the model saw
-/// (tool results and the model's replies come after it). The synthesis instruction ends with
+/// The request the stopped execution was answering: the last user message of `before`, what
+/// the model saw before the execution's first step. The synthesis instruction ends with
 /// it: told only to "answer my request", the 1.5B model answered an earlier request of the
 /// conversation, or apologized that it had no information, with the answer in the tool result
 /// it had read; quoting the request, it answered from that result (issue 32's 32-turn
 /// conversation, three of its stopped turns replayed).
-fn request_of(seen: &Messages) -> Option<String> {
-    seen.iter()
+fn request_of(before: &Messages) -> Option<String> {
+    before
+        .iter()
         .rev()
         .find(|message| message.role() == Role::User)
         .map(Message::text)
