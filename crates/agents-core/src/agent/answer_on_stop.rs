@@ -162,7 +162,7 @@ pub(crate) fn synthesis_input(
 /// it: told only to "answer my request", the 1.5B model answered an earlier request of the
 /// conversation, or apologized that it had no information, with the answer in the tool result
 /// it had read; quoting the request, it answered from that result (issue 32's 32-turn
-/// conversation, three of its stopped turns replayed).
+/// conversation: four turns replayed as stops, three answered from the file read).
 fn request_of(before: &Messages) -> Option<String> {
     before
         .iter()
