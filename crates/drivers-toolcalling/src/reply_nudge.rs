@@ -237,8 +237,8 @@ impl Nudges {
         } else {
             Nudge::Claim
         };
+        // (A call written as text holds `{`, which `claim_beyond_calls` leaves to recovery.)
         (self.gave(kind)
-            && !is_tool_call_text(content)
             && claim_beyond_calls(content, tools, &called_in_execution(&self.conversation))
                 .is_some())
         .then_some(kind)

@@ -86,9 +86,7 @@ impl StopReason {
             StopReason::EmptyResponse => "the model sent empty replies",
         }
     }
-}
 
-impl StopReason {
     /// Why the execution stopped, told to the model in the request that asks it to answer on
     /// the stop ("you reached the maximum number of steps"). [`StopReason::describe`] is the
     /// agent's own voice, for the person; sent as a user message it read "You have to stop
