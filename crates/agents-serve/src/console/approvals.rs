@@ -6,6 +6,7 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agents_core::{AgentState, AgentStatus, ApprovalVerdict};
 use agents_sessions::{Session, SessionError, SessionStore};
@@ -180,17 +181,33 @@ pub(crate) async fn decide<S: SessionStore + Clone + Debug + 'static>(
     };
     if decided.approvals_decided() {
         if let Some(agent) = &console.agent {
-            if let Err(reason) =
+            let start = || {
                 console
                     .runs
                     .start(agent, &console.store, &id, Turn::Resume, &console.shutdown)
+            };
+            let mut started = start();
+            if matches!(started, Err(NotStarted::AlreadyRunning))
+                && console.runs.ended(&id, SUSPENDING_TURN_ENDS_WITHIN).await
             {
+                // The turn that suspended had committed the waiting calls (the page showed
+                // them) but had not yet left the list of running turns: it ends without
+                // another step, and the decided run resumes after it.
+                started = start();
+            }
+            if let Err(reason) = started {
                 return not_started(&reason, &headers);
             }
         }
     }
     Redirect::to(&session_path(&id, "")).into_response()
 }
+
+/// How long a decision waits for the session's suspending turn to end before it resumes the
+/// run: that turn has committed its waiting calls and only returns, so on a loaded machine a
+/// decision made at once used to find it still running and did not resume (the console's
+/// browser test, under CI's load).
+const SUSPENDING_TURN_ENDS_WITHIN: Duration = Duration::from_secs(5);
 
 fn stale(why: &str) -> Response {
     error(

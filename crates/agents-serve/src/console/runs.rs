@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use agents_core::{Agent, AgentEvent, AgentState};
 use agents_sessions::{AgentSessionExt, SessionError, SessionStore};
@@ -221,6 +222,21 @@ impl Runs {
         }
     }
 
+    /// Waits until session `id` runs no turn, for at most `limit`; true when it runs none.
+    pub(crate) async fn ended(&self, id: &str, limit: Duration) -> bool {
+        tokio::time::timeout(limit, async {
+            loop {
+                let changed = self.inner.changed.notified();
+                if !self.is_running(id) {
+                    return;
+                }
+                changed.await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+
     /// Starts `turn` on session `id` with `agent`, in a task of its own.
     pub(crate) fn start<S: SessionStore + Clone + Debug + 'static>(
         &self,
@@ -288,6 +304,24 @@ fn finished(id: &str, result: Result<AgentState, SessionError>) -> RunEvent {
 mod tests {
     use super::*;
     use agents_core::EventSource;
+
+    #[tokio::test]
+    async fn a_decision_waits_for_the_suspending_turn_to_leave_the_running_list() {
+        let runs = Runs::new(4);
+        runs.running().insert("s".to_owned(), Arc::new(Run::new()));
+        // Still running after the limit: the decision says so rather than resume beside it.
+        assert!(!runs.ended("s", Duration::from_millis(20)).await);
+        let ending = runs.clone();
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ending.running().remove("s");
+            ending.inner.changed.notify_waiters();
+        });
+        assert!(runs.ended("s", Duration::from_secs(5)).await);
+        assert!(!runs.is_running("s"));
+        assert!(runs.ended("other", Duration::ZERO).await);
+        task.await.unwrap();
+    }
 
     #[test]
     fn a_reply_set_aside_reaches_the_page_with_its_reason() {
