@@ -7,7 +7,7 @@
 
 use agents_core::{ToolEffects, Tools};
 
-use crate::plan_reply::{contains_ignoring_ascii_case, names_a_tool};
+use crate::plan_reply::{contains_any_ignoring_ascii_case, names_a_tool};
 
 /// What the model is told after a reply that claims a call or a change no tool made: once
 /// per step.
@@ -65,20 +65,18 @@ pub(crate) fn claim_beyond_calls(
 }
 
 /// Whether `content` holds a word every claim holds (a change verb, or the last word of a
-/// call claim): most answers hold none, and are let go after one pass over their bytes per
-/// word, without a lower-cased copy (as the plan check does).
+/// call claim): most answers hold none, and are let go after one pass over their bytes,
+/// without a lower-cased copy (as the plan check does).
 fn has_claim_word(content: &str) -> bool {
-    CHANGE_VERBS
-        .iter()
-        .copied()
-        .chain(
-            CALL_CLAIMS
-                .iter()
-                .filter_map(|phrase| phrase.rsplit(' ').next()),
-        )
-        .any(|word| contains_ignoring_ascii_case(content, word))
+    contains_any_ignoring_ascii_case(content, &CLAIM_WORDS)
 }
 
+/// The words every claim holds: [`CHANGE_VERBS`] and the last words of [`CALL_CLAIMS`]
+/// (a test keeps them so).
+const CLAIM_WORDS: [&str; 13] = [
+    "created", "added", "changed", "updated", "edited", "deleted", "removed", "renamed",
+    "appended", "called", "used", "ran", "calling",
+];
 /// Whether `lower` names the tool `name` in the sentence after a call claim ("i called the
 /// `name` function").
 fn claims_a_call_of(lower: &str, name: &str) -> bool {
@@ -186,6 +184,18 @@ fn at_word_boundaries(text: &str, at: usize, len: usize) -> bool {
 mod tests {
     use super::*;
     use crate::test_tools::named_tools;
+
+    #[test]
+    fn the_claim_words_are_the_change_verbs_and_the_last_words_of_the_call_claims() {
+        let mut expected: Vec<&str> = CHANGE_VERBS.to_vec();
+        for phrase in CALL_CLAIMS {
+            let last = phrase.rsplit(' ').next().unwrap();
+            if !expected.contains(&last) {
+                expected.push(last);
+            }
+        }
+        assert_eq!(CLAIM_WORDS.to_vec(), expected);
+    }
 
     fn tools() -> Tools {
         named_tools(&["read_file", "search_files", "edit_file"])

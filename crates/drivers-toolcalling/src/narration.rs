@@ -10,7 +10,7 @@ use agents_core::Tools;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
-use crate::plan_reply::{contains_ignoring_ascii_case, names_a_tool};
+use crate::plan_reply::{contains_any_ignoring_ascii_case, names_a_tool};
 use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that narrates a tool's use: once per step.
@@ -72,11 +72,7 @@ pub(crate) fn narrates_without_results<'r>(
     let content = compared_prefix(content);
     // Most replies tell no use: decided without a lower-cased copy (only a typographic
     // apostrophe, as in "I’ve used", needs the copy to be seen).
-    if !content.contains('\u{2019}')
-        && !USE
-            .iter()
-            .any(|phrase| contains_ignoring_ascii_case(content, phrase))
-    {
+    if !content.contains('\u{2019}') && !contains_any_ignoring_ascii_case(content, &USE) {
         return false;
     }
     let lower = content.to_lowercase().replace('\u{2019}', "'");

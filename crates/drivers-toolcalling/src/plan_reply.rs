@@ -63,10 +63,10 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
     }
     // Every intent phrase holds one of these words: most answers contain none of them, and
     // are let go after one pass over their bytes, without a lower-cased copy.
-    if !["use", "call", "how", "i'll", "i will", "need", "steps"]
-        .iter()
-        .any(|word| contains_ignoring_ascii_case(content, word))
-    {
+    if !contains_any_ignoring_ascii_case(
+        content,
+        &["use", "call", "how", "i'll", "i will", "need", "steps"],
+    ) {
         return false;
     }
     let lower = content.to_lowercase().replace('\u{2019}', "'");
@@ -122,19 +122,48 @@ pub(crate) fn names_a_tool(lower: &str, tools: &Tools) -> bool {
     })
 }
 
-/// Whether `text` contains `word` (ASCII letters, any case). Only the places where the first
-/// byte matches are compared further: most of a reply's bytes are rejected with one compare.
-pub(crate) fn contains_ignoring_ascii_case(text: &str, word: &str) -> bool {
-    let (text, word) = (text.as_bytes(), word.as_bytes());
-    let Some((first, rest)) = word.split_first() else {
-        return true;
-    };
-    let Some(last_start) = text.len().checked_sub(word.len()) else {
-        return false;
-    };
-    let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
-    text[..=last_start].iter().enumerate().any(|(at, &byte)| {
-        (byte == lower || byte == upper) && text[at + 1..at + word.len()].eq_ignore_ascii_case(rest)
+/// Whether `text` contains one of `words` (ASCII letters, any case), in one pass over its
+/// bytes without a lower-cased copy: a table says, for each byte, which words begin with it
+/// (in either case), and only those are compared at that place. The reply checks ask this of
+/// every reply for a list of words each (most replies hold none of them); a pass per word cost
+/// a few thousand instructions per reply. Lists of more than 32 words are searched a word at
+/// a time.
+pub(crate) fn contains_any_ignoring_ascii_case(text: &str, words: &[&str]) -> bool {
+    const MAX_WORDS: usize = u32::BITS as usize;
+    let text = text.as_bytes();
+    if words.len() > MAX_WORDS {
+        return words
+            .chunks(MAX_WORDS)
+            .any(|chunk| contains_any_ignoring_ascii_case_bytes(text, chunk));
+    }
+    contains_any_ignoring_ascii_case_bytes(text, words)
+}
+
+/// [`contains_any_ignoring_ascii_case`] for at most 32 words.
+fn contains_any_ignoring_ascii_case_bytes(text: &[u8], words: &[&str]) -> bool {
+    // Bit `i` of `starts[b]`: word `i` begins with byte `b` (either case).
+    let mut starts = [0u32; 256];
+    for (i, word) in words.iter().enumerate() {
+        let Some(&first) = word.as_bytes().first() else {
+            return true;
+        };
+        starts[usize::from(first.to_ascii_lowercase())] |= 1 << i;
+        starts[usize::from(first.to_ascii_uppercase())] |= 1 << i;
+    }
+    text.iter().enumerate().any(|(at, &byte)| {
+        let mut candidates = starts[usize::from(byte)];
+        while candidates != 0 {
+            let i = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let word = words[i].as_bytes();
+            if text
+                .get(at..at + word.len())
+                .is_some_and(|here| here.eq_ignore_ascii_case(word))
+            {
+                return true;
+            }
+        }
+        false
     })
 }
 
@@ -194,7 +223,7 @@ mod tests {
     }
 
     #[test]
-    fn contains_ignoring_ascii_case_agrees_with_a_lower_cased_search() {
+    fn contains_any_ignoring_ascii_case_of_one_word_agrees_with_a_lower_cased_search() {
         for (text, word) in [
             ("The tool said ok.", "use"),
             ("You can USE the tool", "use"),
@@ -207,7 +236,7 @@ mod tests {
             ("I'LL do it", "i'll"),
         ] {
             assert_eq!(
-                contains_ignoring_ascii_case(text, word),
+                contains_any_ignoring_ascii_case(text, &[word]),
                 text.to_ascii_lowercase().contains(word),
                 "{text:?} {word:?}"
             );
@@ -216,12 +245,25 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn contains_ignoring_ascii_case_is_a_lower_cased_search(
+        fn contains_any_ignoring_ascii_case_is_a_lower_cased_search_for_each_word(
+            text in "[a-cA-C' éÉ]{0,40}",
+            words in proptest::collection::vec("[a-cA-C']{0,4}", 0..40),
+        ) {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let lower = text.to_ascii_lowercase();
+            proptest::prop_assert_eq!(
+                contains_any_ignoring_ascii_case(&text, &words),
+                words.iter().any(|word| lower.contains(&word.to_ascii_lowercase()))
+            );
+        }
+
+        #[test]
+        fn contains_any_ignoring_ascii_case_of_one_word_is_a_lower_cased_search(
             text in "[a-cA-C' éÉ]{0,40}",
             word in "[a-cA-C']{0,4}",
         ) {
             proptest::prop_assert_eq!(
-                contains_ignoring_ascii_case(&text, &word),
+                contains_any_ignoring_ascii_case(&text, &[&word]),
                 text.to_ascii_lowercase().contains(&word.to_ascii_lowercase())
             );
         }

@@ -220,6 +220,13 @@ impl Nudges {
     /// change in the first person that the execution's calls still do not show. Such a reply
     /// is not saved as the answer; the step records an error and the run answers on stop.
     pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
+        // A step that gave no nudge has its reply judged already: `next_for_content` found
+        // nothing to ask about it, and it asks about everything judged here (a copied stop
+        // answer first, then, when the tools ran, `asked_again_for`; a claim only counts once
+        // asked about). Judging it again would find nothing, at the cost of every check.
+        if self.given == 0 {
+            return None;
+        }
         self.asked_again_for(content, tools)
             .or_else(|| self.still_claims(content, tools))
     }

@@ -62,6 +62,10 @@ pub(crate) fn unread_files(conversation: &Messages) -> Vec<String> {
     let Some(request) = request(conversation).map(Message::text) else {
         return Vec::new();
     };
+    // Most requests name no file: then no call needs collecting.
+    if named_files(&request).next().is_none() {
+        return Vec::new();
+    }
     let calls: Vec<&ToolCall> = execution_messages(conversation)
         .flat_map(Message::tool_calls)
         .collect();
