@@ -234,13 +234,20 @@ impl ToolCallingDriver {
     }
 
     /// One inference (streaming or not), announced and reported as events.
-    async fn infer(
-        &self,
-        key: &str,
+    ///
+    /// Not an `async fn`: the request moves into the model's future here, before the returned
+    /// future is made, so that future does not hold it (an `async fn` held the 288-byte
+    /// request twice, as its argument and as its local, and the step's future, which holds
+    /// this one, grew past the allocator's small sizes: about 1,500 instructions more per
+    /// step to allocate and free it).
+    fn infer<'a, 'c>(
+        &'a self,
+        key: &'a str,
         request: InferenceRequest,
-        source: &EventSource,
-        context: &StepContext<'_>,
-    ) -> Result<InferenceResponse, AgentError> {
+        source: &'a EventSource,
+        context: &'a StepContext<'c>,
+    ) -> impl std::future::Future<Output = Result<InferenceResponse, AgentError>> + Send + use<'a, 'c>
+    {
         context.emit_with(|| AgentEvent::InferenceRequested {
             source: source.clone(),
             message_count: request.messages.len(),
@@ -258,21 +265,24 @@ impl ToolCallingDriver {
                     .map_err(AgentError::from),
             )
         };
-        let started = context.events.is_observed().then(std::time::Instant::now);
-        // A reply recorded in an interrupted run of this step is reused (what follows, id
-        // assignment and recovery from text, is deterministic, so the calls keep their ids).
-        let response = context
-            .journaled_inference(key, context.until_cancelled(inference))
-            .await?;
-        let latency = started.map(|started| started.elapsed()).unwrap_or_default();
-        context.emit_with(|| AgentEvent::InferenceResponded {
-            source: source.clone(),
-            usage: response.usage(),
-            finish_reason: response.finish_reason(),
-            tool_calls: response.tool_calls().len(),
-            latency,
-        });
-        Ok(response)
+        async move {
+            let started = context.events.is_observed().then(std::time::Instant::now);
+            // A reply recorded in an interrupted run of this step is reused (what follows, id
+            // assignment and recovery from text, is deterministic, so the calls keep their
+            // ids).
+            let response = context
+                .journaled_inference(key, context.until_cancelled(inference))
+                .await?;
+            let latency = started.map(|started| started.elapsed()).unwrap_or_default();
+            context.emit_with(|| AgentEvent::InferenceResponded {
+                source: source.clone(),
+                usage: response.usage(),
+                finish_reason: response.finish_reason(),
+                tool_calls: response.tool_calls().len(),
+                latency,
+            });
+            Ok(response)
+        }
     }
 
     /// One inference through the model's stream, forwarding text deltas as events.
@@ -339,10 +349,15 @@ impl AgentDriver for ToolCallingDriver {
         let input = state.messages_for_inference();
         let source = EventSource::step(state);
         // The request moves into the model's (or the stream's) future, so the step's own future
-        // never holds a copy of it.
-        let request = self.request_for(state, &context.cached_context, tools, &input);
-        let offered_tools = !request.tools.is_empty();
-        let mut response = self.infer("reply", request, &source, context).await?;
+        // never holds a copy of it (nor a slot for it: it is gone at the end of this block).
+        let (offered_tools, inference) = {
+            let request = self.request_for(state, &context.cached_context, tools, &input);
+            (
+                !request.tools.is_empty(),
+                self.infer("reply", request, &source, context),
+            )
+        };
+        let mut response = inference.await?;
         if is_empty_reply(&response) {
             // An empty reply is not an answer: ask once more, with a short nudge.
             tracing::info!("the model sent an empty reply; asking once more");
@@ -357,9 +372,12 @@ impl AgentDriver for ToolCallingDriver {
         // Only a reply without native calls is judged, and only with recovery on.
         // The execution's calls so far, indexed only if a reply's text is judged.
         let previous = PreviousCalls::of(state);
+        // Boxed: the nudges (440 bytes of what they learn of the execution) are kept across
+        // the awaits that follow, and would make every step's future larger than the
+        // allocator's small sizes.
         let mut nudges = (recovering && !response.has_tool_calls()).then(|| {
             let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
-            Nudges::for_step(tools_ran, &input).with_previous(previous.clone())
+            Box::new(Nudges::for_step(tools_ran, &input).with_previous(previous.clone()))
         });
         if let Some(nudges) = nudges.as_mut() {
             // A plan or a claim is not an answer: ask again in the same step, with the reply
@@ -462,15 +480,20 @@ impl AgentDriver for ToolCallingDriver {
         let executions = if calls.is_empty() {
             Default::default()
         } else if refused.is_empty() {
-            context
-                .run_tool_calls(
-                    executor,
-                    calls,
-                    tools,
-                    &context.tool_context(state),
-                    self.parallel_tool_calls,
-                )
-                .await?
+            // Boxed, as below: the tool calls' future (and the tool context it borrows) would
+            // otherwise make every step's future larger than the allocator's small sizes.
+            Box::pin(async {
+                context
+                    .run_tool_calls(
+                        executor,
+                        calls,
+                        tools,
+                        &context.tool_context(state),
+                        self.parallel_tool_calls,
+                    )
+                    .await
+            })
+            .await?
         } else {
             let runnable: Vec<ToolCall> = calls
                 .iter()
@@ -480,15 +503,18 @@ impl AgentDriver for ToolCallingDriver {
             let ran = if runnable.is_empty() {
                 ToolExecutions::new()
             } else {
-                context
-                    .run_tool_calls(
-                        executor,
-                        &runnable,
-                        tools,
-                        &context.tool_context(state),
-                        self.parallel_tool_calls,
-                    )
-                    .await?
+                Box::pin(async {
+                    context
+                        .run_tool_calls(
+                            executor,
+                            &runnable,
+                            tools,
+                            &context.tool_context(state),
+                            self.parallel_tool_calls,
+                        )
+                        .await
+                })
+                .await?
             };
             with_refusals(calls, ran, &refused, &source, context)
         };
