@@ -305,3 +305,97 @@ async fn a_decided_call_runs_through_the_same_layers_when_the_run_resumes() {
         ["count(7) read-only", "count(7) -> counted 7"]
     );
 }
+
+/// Audits only calls with an even `n`: it says it passes the others over, and its `call` never
+/// sees them; the inner layers and the tool still run every call.
+struct EvenAudit(Arc<Mutex<Vec<u32>>>);
+
+#[async_trait]
+impl ToolLayer for EvenAudit {
+    async fn call(
+        &self,
+        call: ToolCall,
+        scope: &ToolScope<'_>,
+        next: NextTool<'_>,
+    ) -> Result<ToolExecution, AgentError> {
+        let n = call.arguments()["n"].as_u64().unwrap_or_default() as u32;
+        self.0.lock().unwrap().push(n);
+        next.run(call, scope).await
+    }
+
+    fn passes(&self, call: &ToolCall, _scope: &ToolScope<'_>) -> bool {
+        call.arguments()["n"].as_u64().unwrap_or_default() % 2 == 1
+    }
+}
+
+#[tokio::test]
+async fn a_layer_that_passes_a_call_over_is_not_called_for_it_and_the_call_still_runs() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let audited = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1), call("b", 2), call("c", 3)]),
+        InferenceResponse::text("done"),
+    ]);
+    let done = agent(driver, ran.clone())
+        .with_tool_layer(EvenAudit(audited.clone()))
+        .with_tool_layer(Audit(seen.clone()))
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(done.status(), AgentStatus::Completed);
+    assert_eq!(*ran.lock().unwrap(), [1, 2, 3]);
+    assert_eq!(*audited.lock().unwrap(), [2]);
+    // The layer inside the one that passed still saw every call.
+    assert_eq!(seen.lock().unwrap().len(), 6);
+}
+
+/// Every standard layer that passes calls over (no approval needed, no journal, nobody
+/// listening, nothing to repeat) still holds, caps, reports and refuses when its work is due:
+/// here a call held for approval and an output capped, with the other layers passed over.
+#[tokio::test]
+async fn the_standard_layers_that_pass_calls_over_still_hold_and_cap_when_due() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([call("a", 1)]),
+        InferenceResponse::text("done"),
+    ]);
+    let held = agent(driver, ran.clone())
+        .with_approvals(ApprovalPolicy::new().with_tools(["count"]))
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(held.status(), AgentStatus::Suspended);
+    assert!(ran.lock().unwrap().is_empty(), "the held call did not run");
+
+    let long = FunctionTool::new("long", "Says a lot", |_: serde_json::Value| async move {
+        Ok::<_, ToolError>("x".repeat(5_000))
+    });
+    let driver = ScriptedDriver::new([
+        InferenceResponse::with_tool_calls([ToolCall::new("l", "long", json!({}))]),
+        InferenceResponse::text("done"),
+    ]);
+    let capped = Agent::new(driver)
+        .with_tool(long)
+        .with_tool_limits(ToolCallLimits {
+            output_limit: Some(100),
+            ..ToolCallLimits::default()
+        })
+        .execute(AgentState::new().with_user_message("talk"))
+        .await
+        .unwrap();
+    let result = capped
+        .steps()
+        .next()
+        .unwrap()
+        .tool_executions()
+        .iter()
+        .next()
+        .unwrap()
+        .result_text();
+    assert!(
+        result.len() < 1_000,
+        "the output was capped: {} bytes",
+        result.len()
+    );
+}

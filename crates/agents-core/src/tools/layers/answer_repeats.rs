@@ -47,6 +47,12 @@ impl ToolLayer for AnswerRepeats {
         ))
     }
 
+    fn passes(&self, call: &ToolCall, scope: &ToolScope<'_>) -> bool {
+        // Only a read-only call can be answered from an earlier result, and only when an
+        // earlier call of the execution gave one.
+        scope.effects(call.name()) != ToolEffects::ReadOnly || scope.batch.previous.is_empty()
+    }
+
     fn name(&self) -> &str {
         "AnswerRepeats"
     }

@@ -35,6 +35,10 @@ impl ToolLayer for CapOutput {
         Ok(cap_output(execution, limit, hint))
     }
 
+    fn passes(&self, _call: &ToolCall, scope: &ToolScope<'_>) -> bool {
+        scope.limits().output_limit.is_none()
+    }
+
     fn name(&self) -> &str {
         "CapOutput"
     }

@@ -33,6 +33,10 @@ impl ToolLayer for HoldForApproval {
         next.run(call, scope).await
     }
 
+    fn passes(&self, call: &ToolCall, scope: &ToolScope<'_>) -> bool {
+        scope.is_decided() || !scope.approval().requires(call)
+    }
+
     fn name(&self) -> &str {
         "HoldForApproval"
     }

@@ -74,6 +74,10 @@ impl ToolLayer for JournalCalls {
         Ok(journaled.execution)
     }
 
+    fn passes(&self, _call: &ToolCall, scope: &ToolScope<'_>) -> bool {
+        scope.journal().is_none()
+    }
+
     fn name(&self) -> &str {
         "JournalCalls"
     }

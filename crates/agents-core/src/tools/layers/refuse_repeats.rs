@@ -35,6 +35,14 @@ impl ToolLayer for RefuseRepeats {
         Ok(scope.refusal(call, ToolFailureKind::Repeated, message))
     }
 
+    fn passes(&self, _call: &ToolCall, scope: &ToolScope<'_>) -> bool {
+        // As `call`: no limit, or the first call of the execution under a limit above one.
+        match scope.limits().repeated_call_limit {
+            None => true,
+            Some(limit) => scope.is_first_call() && 1 < limit,
+        }
+    }
+
     fn name(&self) -> &str {
         "RefuseRepeats"
     }

@@ -41,6 +41,10 @@ impl ToolLayer for ReportCalls {
         Ok(execution)
     }
 
+    fn passes(&self, _call: &ToolCall, scope: &ToolScope<'_>) -> bool {
+        !scope.is_observed()
+    }
+
     fn name(&self) -> &str {
         "ReportCalls"
     }
