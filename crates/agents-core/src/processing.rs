@@ -54,6 +54,14 @@ pub trait StateProcessor: Send + Sync {
     /// Whatever the layer or the rest of the chain reports; the loop records it as a failed
     /// step and the error policy decides what follows.
     async fn process(&self, state: AgentState, next: Next<'_>) -> Result<AgentState, AgentError>;
+
+    /// This layer as an [`InlineProcessor`], when it is one (every `InlineProcessor` says so;
+    /// default `None`). The chain then runs its `before` and `after` itself, in the same order
+    /// as `process` would, without a future per layer: a step through the four standard
+    /// separated-mode processors made eight boxed futures for work that never waits.
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        None
+    }
 }
 
 /// A layer whose work is synchronous and wraps the step: [`before`](Self::before) the rest of
@@ -124,6 +132,10 @@ impl<P: InlineProcessor> StateProcessor for P {
         let state = next.run(state).await?;
         self.after(state)
     }
+
+    fn as_inline(&self) -> Option<&dyn InlineProcessor> {
+        Some(self)
+    }
 }
 
 /// The step at the centre of the onion, as the loop (or a test) supplies it.
@@ -165,22 +177,68 @@ pub struct Next<'a> {
 
 impl<'a> Next<'a> {
     /// Runs the rest of the chain (the inner layers that want `state`, then the step).
+    ///
+    /// The [inline](StateProcessor::as_inline) layers met before the first layer that is not
+    /// inline run here: their `before`s now, outermost first, their `after`s in one future
+    /// once the rest returned, innermost first, each followed by the terminal's
+    /// [`after_layer`](StepTerminal::after_layer), as when each layer's `process` runs (an
+    /// error from a `before` or an `after` ends the chain there, as `?` would).
     pub fn run(self, state: AgentState) -> StepFuture<'a> {
-        let mut rest = self.rest;
-        while let Some((layer, tail)) = rest.split_first() {
-            if layer.can_process(&state) {
-                let terminal = self.terminal;
-                let next = Next {
-                    rest: tail,
-                    terminal,
-                    cached_context: self.cached_context,
-                };
-                let layer = layer.process(state, next);
-                return Box::pin(async move { Ok(terminal.after_layer(layer.await?)) });
+        /// At most this many inline layers are run by one `Next::run` (a bit each); a longer
+        /// run of them continues in a nested one.
+        const MAX_INLINE: usize = u64::BITS as usize;
+        let Next {
+            rest: layers,
+            terminal,
+            cached_context,
+        } = self;
+        let mut state = state;
+        // Bit `i`: `layers[i]` is inline and its `before` ran.
+        let mut inline_ran: u64 = 0;
+        let mut at = 0;
+        let inner: StepFuture<'a> = loop {
+            let Some((layer, tail)) = layers[at..].split_first() else {
+                break terminal.run(state, cached_context);
+            };
+            if !layer.can_process(&state) {
+                at += 1;
+                continue;
             }
-            rest = tail;
+            match layer.as_inline() {
+                Some(inline) if at < MAX_INLINE => {
+                    state = match inline.before(state) {
+                        Ok(state) => state,
+                        Err(error) => return Box::pin(std::future::ready(Err(error))),
+                    };
+                    inline_ran |= 1 << at;
+                    at += 1;
+                }
+                _ => {
+                    let next = Next {
+                        rest: tail,
+                        terminal,
+                        cached_context,
+                    };
+                    let layer = layer.process(state, next);
+                    break Box::pin(async move { Ok(terminal.after_layer(layer.await?)) });
+                }
+            }
+        };
+        if inline_ran == 0 {
+            return inner;
         }
-        self.terminal.run(state, self.cached_context)
+        Box::pin(async move {
+            let mut state = inner.await?;
+            for (at, layer) in layers.iter().enumerate().take(MAX_INLINE).rev() {
+                if inline_ran & (1 << at) == 0 {
+                    continue;
+                }
+                if let Some(inline) = layer.as_inline() {
+                    state = terminal.after_layer(inline.after(state)?);
+                }
+            }
+            Ok(state)
+        })
     }
 
     /// Runs the rest of the chain like [`run`](Self::run), but a failure of an inner layer

@@ -109,6 +109,12 @@ impl InlineProcessor for InlineRecorder {
     }
 
     fn after(&self, state: AgentState) -> Result<AgentState, AgentError> {
+        if state.metadata().get("refuse_after") == Some(&serde_json::json!(self.name)) {
+            return Err(AgentError::InvalidState(format!(
+                "{} refused after",
+                self.name
+            )));
+        }
         self.log
             .lock()
             .unwrap()
@@ -143,6 +149,26 @@ async fn inline_and_async_layers_keep_the_onion_order() {
             "A before", "B pre", "C before", "D before", "step", "D after", "C after", "B post",
             "A after"
         ]
+    );
+}
+
+#[tokio::test]
+async fn an_inline_layer_that_fails_after_the_step_ends_the_chain_there() {
+    // The inline layers' `after`s run innermost first; one that fails ends the chain: the
+    // layers outside it do not run theirs, as when each layer's `process` used `?`.
+    let log = Log::default();
+    let chain = StateProcessors::new([inline("A", &log), inline("B", &log), inline("C", &log)]);
+    let error = chain
+        .apply(
+            AgentState::new().with_metadata("refuse_after", "B"),
+            terminal(&log),
+        )
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("B refused after"), "{error}");
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["A before", "B before", "C before", "step", "C after"]
     );
 }
 
