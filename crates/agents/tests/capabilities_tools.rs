@@ -157,6 +157,30 @@ async fn write_file_replaces_only_a_file_the_execution_has_read() {
         ("fresh\n".into(), "filled\n".into())
     );
 
+    // Issue 32: the markup of the chat format alone (`<tool_response>`, what the 1.5B model
+    // once wrote over notes.md) is never written in an execution, even to a file it read.
+    let results = run_with_files(
+        dir.path(),
+        vec![
+            calls(vec![ToolCall::new(
+                "1",
+                "read_file",
+                json!({"path": "list.txt"}),
+            )]),
+            calls(vec![write("2", "list.txt", "<tool_response>\n")]),
+            InferenceResponse::text("Done."),
+        ],
+        "Change list.txt.",
+    )
+    .await;
+    assert_eq!(
+        results[1],
+        "2 write_file: Error: `list.txt` was not changed: the content you gave is only \
+         `<tool_response>`, the markup of the chat format, not the file's content. Call \
+         write_file again with the complete text the file should hold."
+    );
+    assert_eq!(read("list.txt"), "alpha\nbeta\ngamma\n");
+
     // A file the execution wrote is its own to write again, unread.
     let results = run_with_files(
         dir.path(),

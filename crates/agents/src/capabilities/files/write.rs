@@ -71,10 +71,47 @@ impl Tool for WriteFileTool {
         let args: WriteFileArgs = parse_arguments(arguments)?;
         let sandbox = self.sandbox.clone();
         let path = relative(&sandbox, &args.path)?;
+        if context.execution_id.is_some() {
+            if let Some(tags) = only_chat_tags(&args.content) {
+                return Err(ToolError::failed(format!(
+                    "`{}` was not changed: the content you gave is only `{tags}`, the markup of \
+                     the chat format, not the file's content. Call write_file again with the \
+                     complete text the file should hold.",
+                    sandbox.shown(&path)
+                )));
+            }
+        }
         let may_replace =
             context.execution_id.is_none() || seen_in_execution(&sandbox, &path, context);
         blocking(move || write_file(&sandbox, &path, &args, may_replace)).await
     }
+}
+
+/// The content, trimmed, when it is nothing but the markup of a chat template: tool-call and
+/// tool-result tags (`<tool_response>`, `</tool_call>`) and special tokens (`<|im_end|>`).
+/// Issue 32's 32-turn conversation: asked to change a value in `notes.md`, the 1.5B model
+/// called `write_file` with the content `<tool_response>` (its template's next tag), and the
+/// notes were replaced by it. No file is meant to hold only that; in an execution such a
+/// write is refused.
+fn only_chat_tags(content: &str) -> Option<&str> {
+    const TAGS: [&str; 5] = [
+        "tool_call",
+        "tool_response",
+        "tool_result",
+        "function_call",
+        "functions",
+    ];
+    let is_chat_tag = |word: &str| {
+        let special = word.len() > 4 && word.starts_with("<|") && word.ends_with("|>");
+        let tag = word
+            .strip_prefix("</")
+            .or_else(|| word.strip_prefix('<'))
+            .and_then(|rest| rest.strip_suffix('>'))
+            .is_some_and(|name| TAGS.contains(&name.to_ascii_lowercase().as_str()));
+        special || tag
+    };
+    let trimmed = content.trim();
+    (!trimmed.is_empty() && trimmed.split_whitespace().all(is_chat_tag)).then_some(trimmed)
 }
 
 /// Whether a call of the execution before this one read or wrote `path`: a successful
@@ -147,6 +184,30 @@ mod tests {
         tool.call(arguments, &ToolContext::default())
             .await
             .map(|o| o.content().to_owned())
+    }
+
+    #[test]
+    fn chat_template_markup_alone_is_not_file_content() {
+        for content in [
+            "<tool_response>",
+            "<tool_response>\n",
+            "  </tool_call> <tool_call>",
+            "<|im_end|>",
+            "<TOOL_RESPONSE>\n<|im_start|>",
+        ] {
+            assert!(only_chat_tags(content).is_some(), "{content:?}");
+        }
+        for content in [
+            "",
+            "\n",
+            "<p>hello</p>",
+            "<tool_response> the port is 8080",
+            "workers = 6\n<tool_response>",
+            "<html>",
+            "<||>",
+        ] {
+            assert_eq!(only_chat_tags(content), None, "{content:?}");
+        }
     }
 
     #[tokio::test]
