@@ -32,11 +32,17 @@ pub(crate) fn repeated_reply<'a>(
     conversation: &'a Messages,
     reply: &str,
 ) -> Option<(String, &'a str)> {
-    let reply = words(reply);
+    // The reply's words are gathered only once an earlier reply is long enough to compare.
+    let mut reply_words: Option<String> = None;
     execution_messages(conversation).find_map(|message| {
         let call = message.tool_calls().first()?;
         let text = message.text();
+        // (`words` never lengthens a text: a shorter one cannot hold enough words.)
+        if text.len() < MIN_REPEATED_CHARS {
+            return None;
+        }
         let earlier = words(&text);
+        let reply = reply_words.get_or_insert_with(|| words(reply));
         // The rest names the tool, or the earlier text holds the call itself (a reply whose
         // calls were refused is kept whole, its JSON included).
         (earlier.len() >= MIN_REPEATED_CHARS
