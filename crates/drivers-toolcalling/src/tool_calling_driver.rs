@@ -285,6 +285,28 @@ impl ToolCallingDriver {
         }
     }
 
+    /// Runs `calls` of a step of `state` through the tool-call onion, with the step's tool
+    /// context. Its callers box this future: held inline (with the tool context it borrows),
+    /// it made every step's future larger than the allocator's small sizes.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        state: &AgentState,
+        tools: &Tools,
+        executor: &dyn ToolExecutor,
+        context: &StepContext<'_>,
+    ) -> Result<ToolExecutions, AgentError> {
+        context
+            .run_tool_calls(
+                executor,
+                calls,
+                tools,
+                &context.tool_context(state),
+                self.parallel_tool_calls,
+            )
+            .await
+    }
+
     /// One inference through the model's stream, forwarding text deltas as events.
     async fn infer_streaming(
         &self,
@@ -480,20 +502,7 @@ impl AgentDriver for ToolCallingDriver {
         let executions = if calls.is_empty() {
             Default::default()
         } else if refused.is_empty() {
-            // Boxed, as below: the tool calls' future (and the tool context it borrows) would
-            // otherwise make every step's future larger than the allocator's small sizes.
-            Box::pin(async {
-                context
-                    .run_tool_calls(
-                        executor,
-                        calls,
-                        tools,
-                        &context.tool_context(state),
-                        self.parallel_tool_calls,
-                    )
-                    .await
-            })
-            .await?
+            Box::pin(self.run_calls(calls, state, tools, executor, context)).await?
         } else {
             let runnable: Vec<ToolCall> = calls
                 .iter()
@@ -503,18 +512,7 @@ impl AgentDriver for ToolCallingDriver {
             let ran = if runnable.is_empty() {
                 ToolExecutions::new()
             } else {
-                Box::pin(async {
-                    context
-                        .run_tool_calls(
-                            executor,
-                            &runnable,
-                            tools,
-                            &context.tool_context(state),
-                            self.parallel_tool_calls,
-                        )
-                        .await
-                })
-                .await?
+                Box::pin(self.run_calls(&runnable, state, tools, executor, context)).await?
             };
             with_refusals(calls, ran, &refused, &source, context)
         };
