@@ -6,6 +6,8 @@
 
 use agents_core::Tools;
 
+use crate::unread_file::names_a_file;
+
 /// What the model is told after a reply that is a plan: once per step.
 pub(crate) const PLAN_NUDGE: &str = "Your last reply described how to use a tool instead of \
 answering. Do not describe tools or calls. Answer the user's question now, in plain text, \
@@ -74,6 +76,103 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
         return false;
     }
     names_a_tool(&lower, tools) || intends_a_command(&lower)
+}
+
+/// What the model is told after a reply that tells the person to read a file: once per step.
+pub(crate) const READ_IT_NUDGE: &str = "Your last reply told the user to read a file instead of \
+answering. You can read files yourself: if the file's content is not in the tool results above, \
+call the tool that reads it now; then answer the user's question with what the file says.";
+
+/// How a reply sends the person to do something themselves.
+const SEND_OFF: [&str; 11] = [
+    "you need to ",
+    "you'll need to ",
+    "you will need to ",
+    "you would need to ",
+    "you have to ",
+    "you can ",
+    "you could ",
+    "you should ",
+    "you must ",
+    "you may ",
+    "you might ",
+];
+
+/// What the person is sent to do with a file, after [`SEND_OFF`].
+const LOOK_VERBS: [&str; 12] = [
+    "read ",
+    "open ",
+    "check ",
+    "look at ",
+    "look in ",
+    "look into ",
+    "refer to ",
+    "consult ",
+    "view ",
+    "inspect ",
+    "examine ",
+    "see ",
+];
+
+/// Whether `content` is one sentence that sends the person to read a file instead of
+/// answering: "To find the workers value, you need to read the `notes.md` file." In issue
+/// 32's 32-turn conversation the 1.5B model answered "What pool_size does config.ini set?"
+/// so after reading a file, and that reply, saved as the answer, was copied into three later
+/// answers about other files. A file an agent can read is its to read. An answer that gives
+/// the value and then says where to find it ("The port is 8472. You can check it in
+/// config.ini.") is more than one sentence, and one that goes on after the file ("You can
+/// check config.ini, which sets 8472.") does not end its sentence with the file's clause: both
+/// are answers. Whether the request asked how or where is the caller's to judge.
+pub(crate) fn points_to_a_file(content: &str) -> bool {
+    let content = content.trim();
+    if !contains_any_ignoring_ascii_case(content, &["you"]) {
+        return false;
+    }
+    let lower = content.to_lowercase().replace('\u{2019}', "'");
+    // One sentence: no sentence ends before its last character.
+    let body = lower.trim_end_matches(['.', '!']);
+    if body.contains('\n')
+        || [". ", "! ", "? ", ": "]
+            .iter()
+            .any(|end| body.contains(end))
+    {
+        return false;
+    }
+    lower.match_indices("you").any(|(at, _)| {
+        let word_start = lower[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|before| !before.is_alphanumeric());
+        word_start
+            && SEND_OFF
+                .iter()
+                .filter_map(|phrase| lower[at..].strip_prefix(phrase))
+                .any(|rest| {
+                    let rest = rest.strip_prefix("first ").unwrap_or(rest);
+                    LOOK_VERBS
+                        .iter()
+                        .filter_map(|verb| rest.strip_prefix(verb))
+                        // The file closes the sentence: nothing follows its clause.
+                        .any(|object| !object.contains([',', ';']) && names_a_file(object))
+                })
+    })
+}
+
+/// Whether `request` asks how something is done or where it is ("How do I run the tests?",
+/// "Where is the port set?"): then a reply that sends the person to a file may be the answer.
+/// "How many" and "how much" ask for a value.
+pub(crate) fn asks_how_or_where(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    [
+        "how do",
+        "how can",
+        "how should",
+        "how would",
+        "how to",
+        "where",
+    ]
+    .iter()
+    .any(|phrase| lower.contains(phrase))
 }
 
 /// How far after an intent phrase [`intends_a_command`] looks, in bytes.
@@ -219,6 +318,41 @@ mod tests {
             "",
         ] {
             assert!(!is_plan_reply(reply, &tools()), "{reply}");
+        }
+    }
+
+    #[test]
+    fn a_sentence_sending_the_person_to_read_a_file_points_to_it() {
+        for reply in [
+            // The 32-turn conversation at 32bbf26 (turns 21, 24, 26, 27), after a file read.
+            "To find the workers value, you need to read the `notes.md` file.",
+            "You can open src/app.py to see it.",
+            "To get the port, you\u{2019}ll need to check config.ini",
+            "You should first look at logs/server.log!",
+            "YOU CAN REFER TO README.md.",
+        ] {
+            assert!(points_to_a_file(reply), "{reply}");
+        }
+    }
+
+    #[test]
+    fn answers_saying_where_a_value_is_do_not_point_to_a_file() {
+        for reply in [
+            // The value, then where it is: two sentences.
+            "The port is 8472. You can check it in config.ini.",
+            "The port is 8472.\nYou can check it in config.ini.",
+            // The sentence goes on after the file.
+            "You can check config.ini, which sets the port to 8472.",
+            "You can see in config.ini: the port is 8472.",
+            // No file, or not a look.
+            "You need to read the manual.",
+            "To change the port, you need to edit config.ini.",
+            "To connect, you can use the address in config.ini: 10.0.0.1.",
+            "Bayou can read notes.md",
+            "The port is 8472.",
+            "",
+        ] {
+            assert!(!points_to_a_file(reply), "{reply}");
         }
     }
 

@@ -32,7 +32,9 @@ use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::latest_results::{execution_messages, request};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
-use crate::plan_reply::{is_plan_reply, CALL_NUDGE, PLAN_NUDGE};
+use crate::plan_reply::{
+    asks_how_or_where, is_plan_reply, points_to_a_file, CALL_NUDGE, PLAN_NUDGE, READ_IT_NUDGE,
+};
 use crate::plan_steps::next_step_after_called;
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
@@ -265,7 +267,7 @@ impl Nudges {
         if !self.tools_ran {
             return None;
         }
-        if is_plan_reply(content, tools) {
+        if self.is_plan(content, tools) {
             Some(Nudge::PlanAfterResults)
         } else if copies_a_tool_error(content, || {
             self.tool_errors
@@ -347,7 +349,7 @@ impl Nudges {
             None
         } else if claims_unmade_call(content, tools) && !self.gave(Nudge::Claim) {
             Some(Nudge::Claim)
-        } else if is_plan_reply(content, tools) && !self.gave(Nudge::PlanWithoutCall) {
+        } else if self.is_plan(content, tools) && !self.gave(Nudge::PlanWithoutCall) {
             Some(Nudge::PlanWithoutCall)
         } else {
             self.request_names_a_file.then_some(Nudge::UnreadFile)
@@ -370,6 +372,9 @@ impl Nudges {
     /// What the model is told after `reply`, a reply that gets `nudge`.
     pub(crate) fn message(&self, nudge: Nudge, reply: &str) -> String {
         match nudge {
+            Nudge::PlanAfterResults | Nudge::PlanWithoutCall if points_to_a_file(reply) => {
+                READ_IT_NUDGE
+            }
             Nudge::PlanAfterResults => return self.plan_nudge(reply),
             Nudge::CopiedError => COPIED_ERROR_NUDGE,
             Nudge::Narration => NARRATION_NUDGE,
@@ -483,6 +488,16 @@ impl Nudges {
                     .is_some_and(|request| echoes_request(content, request)),
                 _ => echoes_request(content, &request.text()),
             })
+    }
+
+    /// Whether `content` is a plan to use a tool or an announcement ([`is_plan_reply`]), or,
+    /// for a request that does not ask how or where something is, one sentence that sends the
+    /// person to read a file ([`points_to_a_file`]).
+    fn is_plan(&self, content: &str, tools: &Tools) -> bool {
+        is_plan_reply(content, tools)
+            || (points_to_a_file(content)
+                && !request(&self.conversation)
+                    .is_some_and(|request| asks_how_or_where(&request.text())))
     }
 
     /// Whether `content` copies an answer the loop made when an earlier request stopped
@@ -719,6 +734,44 @@ mod tests {
         assert_eq!(nudges.next_for(PLAN, &tools()), None);
         // A claim after the tools ran is what happened.
         assert_eq!(step(true, CHANGE).next_for(CLAIM, &tools()), None);
+    }
+
+    #[test]
+    fn a_reply_sending_the_person_to_a_file_is_asked_to_read_it_then_is_not_an_answer() {
+        // The 32-turn conversation at 32bbf26, turn 21: a file read, then this reply, saved as
+        // the answer and copied by three later turns.
+        let reply = "To find the workers value, you need to read the `notes.md` file.";
+        let request = "What pool_size does config.ini set for the database?";
+        let mut nudges = step(true, request);
+        let nudge = nudges.next_for(reply, &tools());
+        assert_eq!(nudge, Some(Nudge::PlanAfterResults));
+        assert_eq!(
+            nudges.message(Nudge::PlanAfterResults, reply),
+            READ_IT_NUDGE
+        );
+        // Said again after its nudge, it is not saved as the answer.
+        assert_eq!(
+            nudges.not_an_answer(reply, &tools()),
+            Some(Nudge::PlanAfterResults)
+        );
+        // With no tool run, the model is asked to make the call.
+        let mut nudges = step(false, request);
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::PlanWithoutCall)
+        );
+        assert_eq!(nudges.message(Nudge::PlanWithoutCall, reply), READ_IT_NUDGE);
+        // A request that asks where or how may be answered with a file.
+        for request in [
+            "Where is the workers value set?",
+            "How do I see the workers value?",
+        ] {
+            assert_eq!(
+                step(true, request).next_for(reply, &tools()),
+                None,
+                "{request}"
+            );
+        }
     }
 
     #[test]
