@@ -162,17 +162,17 @@ pub(crate) fn points_to_a_file(content: &str) -> bool {
 /// "Where is the port set?"): then a reply that sends the person to a file may be the answer.
 /// "How many" and "how much" ask for a value.
 pub(crate) fn asks_how_or_where(request: &str) -> bool {
-    let lower = request.to_lowercase();
-    [
-        "how do",
-        "how can",
-        "how should",
-        "how would",
-        "how to",
-        "where",
-    ]
-    .iter()
-    .any(|phrase| lower.contains(phrase))
+    contains_any_ignoring_ascii_case(
+        request,
+        &[
+            "how do",
+            "how can",
+            "how should",
+            "how would",
+            "how to",
+            "where",
+        ],
+    )
 }
 
 /// How far after an intent phrase [`intends_a_command`] looks, in bytes.
