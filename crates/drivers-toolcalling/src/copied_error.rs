@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
+use crate::plan_reply::{contains_any_ignoring_ascii_case, SEND_OFF};
 use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that copies a tool error.
@@ -62,6 +63,59 @@ pub(crate) fn copies_a_tool_error<'e>(
             .windows(COPIED_WORDS)
             .any(|window| windows.contains(window))
     })
+}
+
+/// What the model is told after a reply that passes a tool error's advice on to the person.
+pub(crate) const RELAYED_ADVICE_NUDGE: &str = "Your last reply told the user to do what a \
+tool's error told you to do. That advice is for you: follow it now with a tool call (for \
+example, read the file, then call the tool again with corrected arguments), then answer.";
+
+/// Words after a send-off shorter than this are not advice ("not", "be", "go").
+const MIN_VERB_BYTES: usize = 4;
+
+/// Words after a send-off that are not the advice itself ("you need to have", "you should
+/// also ...").
+const NOT_ADVICE: [&str; 6] = ["have", "also", "then", "just", "still", "make"];
+
+/// Whether `reply` passes the advice of one of `errors` (see [`tool_errors`]) on to the person:
+/// it tells them what they "need to" or "should" do ([`SEND_OFF`]), and that verb is a word of
+/// the error. In issue 32's 32-turn conversation, `edit_file` failed with "old_string was not
+/// found in `src/utils.py`; read the file and copy the text exactly", and the 1.5B model
+/// answered "To fix this, you need to copy the text exactly from `src/utils.py` ..."; four
+/// later turns copied that answer. In the eval (development task d14), after `write_file`
+/// refused to replace a file "that you have not read", it answered "you need to read the
+/// current content of the file first". Fewer than [`COPIED_WORDS`] words in a row: not a copy,
+/// but not an answer either. Nothing counts when no tool failed.
+pub(crate) fn relays_error_advice<'e>(
+    reply: &str,
+    errors: impl FnOnce() -> &'e [Vec<String>],
+) -> bool {
+    if !contains_any_ignoring_ascii_case(reply, &["you"]) {
+        return false;
+    }
+    let lower = compared_prefix(reply)
+        .to_lowercase()
+        .replace('\u{2019}', "'");
+    let lower = lower.as_str();
+    let verbs: Vec<&str> = SEND_OFF
+        .iter()
+        .flat_map(|phrase| {
+            lower
+                .match_indices(phrase)
+                .map(move |(at, _)| &lower[at + phrase.len()..])
+        })
+        .filter_map(|advice| {
+            let advice = advice.strip_prefix("first ").unwrap_or(advice);
+            word_slices(advice).next()
+        })
+        .filter(|verb| verb.len() >= MIN_VERB_BYTES && !NOT_ADVICE.contains(verb))
+        .collect();
+    if verbs.is_empty() {
+        return false;
+    }
+    errors()
+        .iter()
+        .any(|error| error.iter().any(|word| verbs.contains(&word.as_str())))
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -144,6 +198,40 @@ mod tests {
             "the earlier execution's error is not read; a request after the results \
              (answer on stop) is passed over"
         );
+    }
+
+    #[test]
+    fn advice_of_a_tool_error_told_to_the_person_is_relayed() {
+        let errors = vec![
+            words("old_string was not found in `src/utils.py`; read the file and copy the text exactly"),
+            words("`list.txt` was not changed: it holds 12 bytes that you have not read in this task"),
+        ];
+        for reply in [
+            // The 32-turn conversation, turn 12, after the failed edit.
+            "To fix this, you need to copy the text exactly from `src/utils.py` and try again.",
+            // Development task d14, after the refused overwrite.
+            "To do this, you need to read the current content of the file first.",
+            "You should first read list.txt.",
+        ] {
+            assert!(relays_error_advice(reply, || &errors), "{reply}");
+        }
+        for reply in [
+            // Advice that is not the error's.
+            "You need to restart the server.",
+            "You can use port 8472.",
+            "You should not worry: the file is fine.",
+            "You need to have the file open.",
+            // No advice to the person.
+            "The edit failed: the text was not found in src/utils.py.",
+            "I read the file and copied the text.",
+        ] {
+            assert!(!relays_error_advice(reply, || &errors), "{reply}");
+        }
+        // With no failed tool there is nothing to relay.
+        assert!(!relays_error_advice(
+            "You need to copy the text exactly.",
+            || &[]
+        ));
     }
 
     #[test]

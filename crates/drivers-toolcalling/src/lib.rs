@@ -44,9 +44,11 @@
 //! # });
 //! ```
 
+mod change_request;
 mod claimed_call;
 mod copied_error;
 mod echoed_request;
+mod foreign_file;
 mod forged_evidence;
 mod latest_results;
 mod narration;

@@ -84,7 +84,7 @@ answering. You can read files yourself: if the file's content is not in the tool
 call the tool that reads it now; then answer the user's question with what the file says.";
 
 /// How a reply sends the person to do something themselves.
-const SEND_OFF: [&str; 11] = [
+pub(crate) const SEND_OFF: [&str; 11] = [
     "you need to ",
     "you'll need to ",
     "you will need to ",

@@ -16,7 +16,9 @@
 //! is asked about once in either case (`repeated_answer`); the reply to it counts only if it
 //! makes a call or is not a repeat itself.
 //! Each kind is given at most once per step. A plan,
-//! a copied error, or a claimed call or first-person change the calls do not show, that still
+//! a copied error, a tool error's advice passed on to the person, an answer about a file the
+//! request is not about (`foreign_file`), or a claimed call or
+//! first-person change the calls do not show, that still
 //! follows is not an answer ([`Nudges::not_an_answer`]): the step records an error and the run
 //! answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
@@ -27,9 +29,15 @@ use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Message, Messages};
 
+use crate::change_request::{
+    asks_for_a_change, nothing_changed_yet, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
+};
 use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, CLAIM_NUDGE};
-use crate::copied_error::{copies_a_tool_error, tool_errors, COPIED_ERROR_NUDGE};
+use crate::copied_error::{
+    copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
+};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
+use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::latest_results::{execution_messages, request};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
@@ -85,6 +93,15 @@ pub(crate) enum Nudge {
     /// A reply that copies an answer the loop made when an earlier request stopped
     /// unfinished: answer the latest request, asked without those answers (issue 32).
     CopiedStopAnswer,
+    /// A reply to a request for a change when no tool that changes anything has run: make
+    /// the change (issue 32).
+    ChangeNotMade,
+    /// A reply that tells the person to do what a tool's error told the model to do: follow
+    /// the advice (issue 32).
+    RelayedAdvice,
+    /// After the tools ran, a reply about a file that a request naming files does not name
+    /// and nothing of the execution mentions: answer this request (issue 32).
+    ForeignFile,
 }
 
 impl Nudge {
@@ -104,6 +121,9 @@ impl Nudge {
             Nudge::EchoedRequest => "reply_after_echoed_request",
             Nudge::RepeatedReply => "reply_after_repeated_reply",
             Nudge::CopiedStopAnswer => "reply_after_copied_stop_answer",
+            Nudge::ChangeNotMade => "reply_after_change_not_made",
+            Nudge::RelayedAdvice => "reply_after_relayed_advice",
+            Nudge::ForeignFile => "reply_after_foreign_file",
         }
     }
 
@@ -124,6 +144,9 @@ impl Nudge {
             Nudge::CopiedStopAnswer => {
                 "the model copied the answer of an earlier request that stopped unfinished"
             }
+            Nudge::ChangeNotMade => "the model answered a request for a change without making it",
+            Nudge::RelayedAdvice => "the model passed a tool error's advice on to the user",
+            Nudge::ForeignFile => "the model answered about a file this request is not about",
         }
     }
 
@@ -141,6 +164,9 @@ impl Nudge {
             Nudge::RepeatedReply => 512,
             Nudge::CopiedStopAnswer => 1024,
             Nudge::ClaimBeyondCalls => 2048,
+            Nudge::ChangeNotMade => 4096,
+            Nudge::RelayedAdvice => 8192,
+            Nudge::ForeignFile => 16384,
         }
     }
 
@@ -217,8 +243,9 @@ impl Nudges {
     }
 
     /// The kind of non-answer `content` (a reply without native calls, after its nudges) still
-    /// is: a copy of an answer made on a stop; when the tools ran, also a plan to use a tool
-    /// or a copied tool error; and, once the step asked about a claim, a claim of a call or a
+    /// is: a copy of an answer made on a stop; when the tools ran, also a plan to use a tool,
+    /// a copied tool error or its advice passed on to the person, or a reply about a file the
+    /// request is not about; and, once the step asked about a claim, a claim of a call or a
     /// change in the first person that the execution's calls still do not show. Such a reply
     /// is not saved as the answer; the step records an error and the run answers on stop.
     pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
@@ -269,14 +296,21 @@ impl Nudges {
         }
         if self.is_plan(content, tools) {
             Some(Nudge::PlanAfterResults)
-        } else if copies_a_tool_error(content, || {
-            self.tool_errors
-                .get_or_init(|| tool_errors(&self.conversation))
-        }) {
+        } else if copies_a_tool_error(content, || self.tool_errors()) {
             Some(Nudge::CopiedError)
+        } else if relays_error_advice(content, || self.tool_errors()) {
+            Some(Nudge::RelayedAdvice)
+        } else if !foreign_files(content, &self.conversation).is_empty() {
+            Some(Nudge::ForeignFile)
         } else {
             None
         }
+    }
+
+    /// The failed tool results the model was sent, as words, read on first need.
+    fn tool_errors(&self) -> &[Vec<String>] {
+        self.tool_errors
+            .get_or_init(|| tool_errors(&self.conversation))
     }
 
     /// The nudge `reply` (without native calls) gets, recorded as given: as
@@ -329,6 +363,7 @@ impl Nudges {
                     );
                     self.claimed.is_some().then_some(Nudge::ClaimBeyondCalls)
                 })
+                .or_else(|| self.change_not_made(tools).then_some(Nudge::ChangeNotMade))
                 .or_else(|| {
                     self.echoes_the_request(content)
                         .then_some(Nudge::EchoedRequest)
@@ -351,8 +386,12 @@ impl Nudges {
             Some(Nudge::Claim)
         } else if self.is_plan(content, tools) && !self.gave(Nudge::PlanWithoutCall) {
             Some(Nudge::PlanWithoutCall)
+        } else if self.request_names_a_file {
+            // Before a change too: the 1.5B model, told to read the file it was asked to
+            // change, read it; told that nothing had changed, it said it could not change it.
+            Some(Nudge::UnreadFile)
         } else {
-            self.request_names_a_file.then_some(Nudge::UnreadFile)
+            self.change_not_made(tools).then_some(Nudge::ChangeNotMade)
         }
         // A reply no rule above asks about is asked about once when it repeats an earlier
         // answer; the reply to that counts only if it makes a call or is new
@@ -381,6 +420,15 @@ impl Nudges {
             Nudge::Claim => CLAIM_NUDGE,
             Nudge::ClaimBeyondCalls => return self.claim_nudge(),
             Nudge::PlanWithoutCall => CALL_NUDGE,
+            Nudge::RelayedAdvice => RELAYED_ADVICE_NUDGE,
+            Nudge::ForeignFile => {
+                return foreign_files_nudge(
+                    &foreign_files(reply, &self.conversation),
+                    &self.conversation,
+                )
+            }
+            Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
+            Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),
             Nudge::UnreadFile => UNREAD_FILE_NUDGE,
             Nudge::CallInProse => CALL_IN_PROSE_NUDGE,
@@ -488,6 +536,16 @@ impl Nudges {
                     .is_some_and(|request| echoes_request(content, request)),
                 _ => echoes_request(content, &request.text()),
             })
+    }
+
+    /// Whether the request asks for a change ([`asks_for_a_change`]) and no call of the
+    /// execution can have made one: none ran, or only tools that read.
+    fn change_not_made(&self, tools: &Tools) -> bool {
+        request(&self.conversation).is_some_and(|request| match request.content().parts() {
+            // the common case, a request of one text part, is read in place
+            [part] => part.as_text().is_some_and(asks_for_a_change),
+            _ => asks_for_a_change(&request.text()),
+        }) && nothing_changed_yet(&self.conversation, tools)
     }
 
     /// Whether `content` is a plan to use a tool or an announcement ([`is_plan_reply`]), or,
@@ -802,6 +860,43 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_errors_advice_passed_on_to_the_person_is_asked_about_once_then_not_an_answer() {
+        // The 32-turn conversation, turn 12: the edit failed and its advice became the answer,
+        // which later turns copied; a nudge alone did not help (the model said it again and
+        // the reply stood, copied by the next 11 turns).
+        let call = messages::ToolCall::new("call_1", "edit_file", serde_json::json!({}));
+        let input = Messages::new()
+            .appended(Message::user(CHANGE))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "Error: old_string was not found in `config.ini`; read the file and copy the \
+                 text exactly",
+            ));
+        let reply = "To fix this, you need to copy the text exactly from `config.ini`.";
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(nudges.next_for(reply, &tools()), Some(Nudge::RelayedAdvice));
+        assert_eq!(
+            nudges.message(Nudge::RelayedAdvice, reply),
+            RELAYED_ADVICE_NUDGE
+        );
+        // Once; said again after it, it is not an answer: the run answers on stop.
+        assert_eq!(nudges.next_for(reply, &tools()), None);
+        assert_eq!(
+            nudges.not_an_answer(reply, &tools()),
+            Some(Nudge::RelayedAdvice)
+        );
+        // The advice followed, an answer stands.
+        let answer = "The edit failed: `config.ini` does not hold that text, so nothing changed.";
+        assert_eq!(nudges.not_an_answer(answer, &tools()), None);
+        // Without a failed tool, advice is not relayed from anywhere.
+        assert_ne!(
+            step(true, CHANGE).next_for(reply, &tools()),
+            Some(Nudge::RelayedAdvice)
+        );
+    }
+
+    #[test]
     fn a_call_among_other_text_is_asked_about_once_then_left_to_recovery() {
         let plan_with_call = "You can use the `read_file` function: {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
         let mut nudges = step(false, CHANGE);
@@ -843,7 +938,7 @@ mod tests {
                 .appended(Message::user(request))
         };
         // Before any tool ran, a request naming a file gets the unread-file nudge first.
-        for (tools_ran, request) in [(true, CHANGE), (false, "Now set the workers to 6.")] {
+        for (tools_ran, request) in [(true, CHANGE), (false, "And how many workers are there?")] {
             let mut nudges = Nudges::for_step(tools_ran, &ran(tools_ran, with_request(request)));
             assert_eq!(
                 nudges.next_for(earlier, &tools()),
@@ -884,6 +979,54 @@ mod tests {
         // A new answer is not asked about.
         let mut nudges = Nudges::for_step(true, &ran(true, with_request(CHANGE)));
         assert_eq!(nudges.next_for("Done: workers = 6.", &tools()), None);
+    }
+
+    #[test]
+    fn an_answer_about_a_file_the_request_is_not_about_is_asked_about_then_is_not_an_answer() {
+        // Issue 32's separated run at 7797c6d, turn 21: after reading data/orders.csv, the
+        // 1.5B model gave turn 17's answer; asked about the repeat, it repeated it again, and
+        // the copy stood.
+        let earlier = "The number of ERROR lines in `logs/server.log` is 34.";
+        let request = "How many orders in data/orders.csv have the status refunded?";
+        let call = messages::ToolCall::new(
+            "call_1",
+            "read_file",
+            serde_json::json!({ "path": "data/orders.csv" }),
+        );
+        let input = Messages::new()
+            .appended(Message::user(
+                "How many lines in logs/server.log contain ERROR?",
+            ))
+            .appended(Message::assistant(earlier))
+            .appended(Message::user(request))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "order,status\n1042,refunded\n1043,shipped\n",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        // Asked about as what it is, before the repeat rule.
+        assert_eq!(nudges.next_for(earlier, &tools()), Some(Nudge::ForeignFile));
+        let message = nudges.message(Nudge::ForeignFile, earlier);
+        assert!(message.contains("`logs/server.log`"), "{message}");
+        assert!(message.ends_with(&format!("\"{request}\"")), "{message}");
+        // Said again, it is not an answer (the run answers on stop); the answer stands.
+        assert_eq!(nudges.next_for(earlier, &tools()), None);
+        assert_eq!(
+            nudges.not_an_answer(earlier, &tools()),
+            Some(Nudge::ForeignFile)
+        );
+        let answer = "One order in data/orders.csv has the status refunded: 1042.";
+        assert_eq!(nudges.next_for(answer, &tools()), None);
+        assert_eq!(nudges.not_an_answer(answer, &tools()), None);
+        // A repeat the repeat rule kept in place of its reply is judged too: a step that
+        // asked only about the repeat does not save it.
+        let mut repeat_only = Nudges::for_step(true, &input);
+        repeat_only.given |= Nudge::RepeatedAnswer.bit();
+        assert_eq!(
+            repeat_only.not_an_answer(earlier, &tools()),
+            Some(Nudge::ForeignFile)
+        );
     }
 
     #[test]
@@ -953,6 +1096,52 @@ mod tests {
     }
 
     #[test]
+    fn a_change_request_answered_after_only_reads_is_asked_for_the_change_once() {
+        use agents_core::{FunctionTool, ToolEffects};
+        // `read_file` only reads; `edit_file` declares nothing, so it may change anything.
+        let reads = Tools::new()
+            .with(
+                FunctionTool::new("read_file", "Reads.", |_: serde_json::Value| async move {
+                    Ok::<_, String>(String::new())
+                })
+                .with_effects(ToolEffects::ReadOnly),
+            )
+            .with(FunctionTool::new(
+                "edit_file",
+                "Edits.",
+                |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
+            ));
+        // The 32-turn conversation, turn 12, in every separated run: `config.ini` read, then
+        // another fact as the answer; the file never changed.
+        let request = "In config.ini, change workers from 4 to 6.";
+        let reply = "The port in config.ini is 8472.";
+        let mut nudges = step(true, request);
+        assert_eq!(nudges.next_for(reply, &reads), Some(Nudge::ChangeNotMade));
+        assert_eq!(nudges.message(Nudge::ChangeNotMade, reply), ONLY_READ_NUDGE);
+        // Once: the reply to it stands (the change may be impossible, or made already).
+        assert_eq!(nudges.next_for(reply, &reads), None);
+        assert_eq!(nudges.not_an_answer(reply, &reads), None);
+        // With no tool run, the model is first asked to read the file the request names; a
+        // request that names none is asked for the change.
+        let mut nudges = step(false, request);
+        assert_eq!(nudges.next_for(reply, &reads), Some(Nudge::UnreadFile));
+        assert_eq!(nudges.next_for(reply, &reads), None);
+        let mut nudges = step(false, "Create a file with the port in it.");
+        assert_eq!(nudges.next_for(reply, &reads), Some(Nudge::ChangeNotMade));
+        assert_eq!(nudges.message(Nudge::ChangeNotMade, reply), NO_CHANGE_NUDGE);
+        // A call of a tool that may change something, or a question, gets no such nudge.
+        assert_eq!(
+            step(true, request).next_for(reply, &tools()),
+            None,
+            "after `edit_file` may have run"
+        );
+        assert_eq!(
+            step(true, "Which port does config.ini set?").next_for(reply, &reads),
+            None
+        );
+    }
+
+    #[test]
     fn each_kind_has_its_own_journal_key() {
         let kinds = [
             Nudge::PlanAfterResults,
@@ -967,6 +1156,8 @@ mod tests {
             Nudge::EchoedRequest,
             Nudge::RepeatedReply,
             Nudge::CopiedStopAnswer,
+            Nudge::ChangeNotMade,
+            Nudge::RelayedAdvice,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

@@ -39,7 +39,7 @@ pub(crate) fn names_a_file(request: &str) -> bool {
 }
 
 /// The files `request` names (see [`names_a_file`]), in order, repeats included.
-fn named_files(request: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn named_files(request: &str) -> impl Iterator<Item = &str> {
     request
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
         .map(|word| word.trim_end_matches('.'))
@@ -105,7 +105,7 @@ pub(crate) fn unread_files_nudge(files: &[String]) -> String {
 }
 
 /// Whether `call` names `file` (see [`unread_files`]).
-fn call_names_file(call: &ToolCall, file: &str) -> bool {
+pub(crate) fn call_names_file(call: &ToolCall, file: &str) -> bool {
     let Value::Object(arguments) = call.arguments() else {
         return false;
     };

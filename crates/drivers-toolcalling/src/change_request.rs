@@ -1,0 +1,198 @@
+//! A request for a change answered without one (issue 32). In the 32-turn conversation "In
+//! config.ini, change workers from 4 to 6." got, in every run of separated mode, a read of
+//! `config.ini` and then "The port in config.ini is 8472.": no claim of a change (which the
+//! claim rules ask about), no plan, just another fact, saved as the answer; the file was never
+//! changed. Such a reply gets one nudge that says nothing has changed yet; whatever the model
+//! replies to it stands (the change may rightly be impossible, or already made).
+
+use agents_core::Tools;
+use messages::{Message, Messages};
+
+use crate::latest_results::execution_messages;
+use crate::plan_reply::contains_any_ignoring_ascii_case;
+use crate::unread_file::names_a_file;
+
+/// What the model is told after a reply to a request for a change when no tool has run. It
+/// asks for the call alone and names no excuse: told "no tool has run for it ... If it cannot
+/// be made, say why", the 1.5B model answered "I cannot make the change because the tool has
+/// not been run yet", and the next turn copied that.
+pub(crate) const NO_CHANGE_NUDGE: &str = "Nothing has changed yet: the request asks for a \
+change. Make it now: reply with only the tool call that makes the change.";
+
+/// What the model is told after a reply to a request for a change when only tools that read
+/// have run.
+pub(crate) const ONLY_READ_NUDGE: &str = "Nothing has changed yet: the request asks for a \
+change, and the tools that ran only read. Make the change now: reply with only the tool call \
+that makes it, using what you read above.";
+
+/// Verbs that open a request for a change, in the imperative.
+const CHANGE_VERBS: [&str; 16] = [
+    "change", "set", "add", "append", "replace", "rename", "move", "delete", "remove", "create",
+    "write", "edit", "update", "insert", "fix", "make",
+];
+
+/// Words a request may open with before its verb: "Please add ...", "Can you create ...".
+const LEAD_INS: [&str; 6] = [
+    "please ",
+    "can you ",
+    "could you ",
+    "would you ",
+    "now ",
+    "also ",
+];
+
+/// How far into a request a leading place ("In config.ini, ") may reach, in bytes.
+const MAX_PLACE_BYTES: usize = 80;
+
+/// Words that say a request is about files, when it names none.
+const FILE_WORDS: [&str; 4] = ["file", "folder", "directory", "line"];
+
+/// Whether `request` asks for a change to files: it opens, after lead-ins ("Please", "Can
+/// you") and a leading place ("In config.ini,"), with a verb of change in the imperative, and
+/// names a file or speaks of one ("file", "folder", "directory", "line"): "In config.ini,
+/// change workers from 4 to 6.", "Create a file named RELEASE.txt that holds ...", "Add the
+/// line ... at the end of notes.md". A question about a change ("Did the build change?",
+/// "What changed?") does not open with the verb; "Write a haiku" and "Add 37 and 5" ask for
+/// text, not a change.
+pub(crate) fn asks_for_a_change(request: &str) -> bool {
+    // Case is ignored by comparing ASCII prefixes in place: most requests are let go at their
+    // first word, without a lower-cased copy.
+    let mut rest = strip_lead_ins(request.trim_start());
+    if let Some(place) = strip_prefix_ignoring_ascii_case(rest, "in ")
+        .or_else(|| strip_prefix_ignoring_ascii_case(rest, "inside "))
+    {
+        let reach = &place[..place.floor_char_boundary(MAX_PLACE_BYTES)];
+        if let Some(comma) = reach.find(", ") {
+            rest = strip_lead_ins(&place[comma + 2..]);
+        }
+    }
+    let verb = rest
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
+        .next()
+        .unwrap_or_default();
+    CHANGE_VERBS
+        .iter()
+        .any(|known| known.eq_ignore_ascii_case(verb))
+        && (names_a_file(request) || contains_any_ignoring_ascii_case(request, &FILE_WORDS))
+}
+
+/// `text` without the lead-ins it opens with (any case).
+fn strip_lead_ins(mut text: &str) -> &str {
+    while let Some(rest) = LEAD_INS
+        .iter()
+        .find_map(|lead| strip_prefix_ignoring_ascii_case(text, lead))
+    {
+        text = rest;
+    }
+    text
+}
+
+/// `text` after `prefix` (ASCII, any case), if it opens with it.
+fn strip_prefix_ignoring_ascii_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    text.get(..prefix.len())
+        .filter(|start| start.eq_ignore_ascii_case(prefix))
+        .map(|_| &text[prefix.len()..])
+}
+
+/// Whether `tools` can change something (one of them is not read-only) and every call of the
+/// running execution in `conversation` is of a tool that only reads (none at all included):
+/// then nothing has changed, and something could have. A call of a tool with effects counts
+/// whatever its result: the model tried.
+pub(crate) fn nothing_changed_yet(conversation: &Messages, tools: &Tools) -> bool {
+    tools
+        .names()
+        .iter()
+        .any(|name| !tools.effects(name).is_read_only())
+        && execution_messages(conversation)
+            .flat_map(Message::tool_calls)
+            .all(|call| tools.effects(call.name()).is_read_only())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agents_core::{FunctionTool, ToolEffects};
+    use messages::ToolCall;
+
+    #[test]
+    fn imperatives_of_change_are_change_requests() {
+        for request in [
+            // The 32-turn conversation's change requests.
+            "In config.ini, change workers from 4 to 6.",
+            "Create a file named RELEASE.txt that holds only the release date from notes.md.",
+            "Add the line 'Deploy checklist reviewed.' at the end of notes.md, keeping the rest.",
+            "Please rename a.txt to b.txt",
+            "Can you delete the second line of list.txt?",
+            "In src/app.py, please fix the typo in the greeting.",
+            "  SET debug to true in config.yaml",
+        ] {
+            assert!(asks_for_a_change(request), "{request}");
+        }
+    }
+
+    #[test]
+    fn questions_about_changes_are_not_change_requests() {
+        for request in [
+            "What changed in the last release?",
+            "Did the build change the port?",
+            "How do I add a line to notes.md?",
+            "Which port does config.ini set?",
+            "In config.ini, which port is set?",
+            "Settings: what is the port?",
+            "Make-believe is not a verb here?",
+            // Text, not a change to files.
+            "Write a haiku about Rust.",
+            "Write a lot",
+            "Add 37 and 5.",
+            "",
+        ] {
+            assert!(!asks_for_a_change(request), "{request}");
+        }
+    }
+
+    #[test]
+    fn only_calls_of_tools_that_read_leave_nothing_changed() {
+        let tools = Tools::new()
+            .with(
+                FunctionTool::new("read_file", "Reads.", |_: serde_json::Value| async move {
+                    Ok::<_, String>(String::new())
+                })
+                .with_effects(ToolEffects::ReadOnly),
+            )
+            .with(FunctionTool::new(
+                "edit_file",
+                "Edits.",
+                |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
+            ));
+        let request = Messages::new().appended(Message::user("In config.ini, change workers."));
+        assert!(nothing_changed_yet(&request, &tools));
+        // An agent whose tools only read cannot make the change: nothing to ask for.
+        let readers = Tools::new().with(
+            FunctionTool::new("read_file", "Reads.", |_: serde_json::Value| async move {
+                Ok::<_, String>(String::new())
+            })
+            .with_effects(ToolEffects::ReadOnly),
+        );
+        assert!(!nothing_changed_yet(&request, &readers));
+        let call = |id: &str, name: &str| ToolCall::new(id, name, serde_json::json!({}));
+        let read = call("c1", "read_file");
+        let after_read = request
+            .appended(Message::assistant_tool_calls([read.clone()]))
+            .appended(Message::tool_result_for(&read, "workers = 4"));
+        assert!(nothing_changed_yet(&after_read, &tools));
+        let edit = call("c2", "edit_file");
+        let after_edit = after_read
+            .appended(Message::assistant_tool_calls([edit.clone()]))
+            .appended(Message::tool_result_for(
+                &edit,
+                "Error: old_string not found",
+            ));
+        assert!(!nothing_changed_yet(&after_edit, &tools));
+        // A tool nobody registered may have changed anything.
+        let unknown = call("c3", "mystery");
+        assert!(!nothing_changed_yet(
+            &request.appended(Message::assistant_tool_calls([unknown])),
+            &tools
+        ));
+    }
+}
