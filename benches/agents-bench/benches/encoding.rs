@@ -6,9 +6,11 @@
 //!   function (what every call paid before incremental encoding); `incremental` is the
 //!   provider's own encoder on a conversation that grows by one tool round (two messages) per
 //!   request, as an execution's requests do.
-//! - `http_step/{run,transfer}/N`: a two-step run through the real `OpenAiCompatible` provider
-//!   against a local mock server (`run`), and two raw POSTs of the same bodies (`transfer`:
-//!   the cost of moving the bytes, which `run` pays too).
+//! - `http_step/{run,transfer,transfer_whole}/N`: a two-step run through the real
+//!   `OpenAiCompatible` provider against a local mock server (`run`), and two raw POSTs of the
+//!   same bodies: sent as the provider sends them, a chain of shared chunks (`transfer`: the
+//!   cost of moving the bytes, which `run` pays too), and each in one buffer
+//!   (`transfer_whole`: what the chain costs in the client's writes).
 //! - `recovery/...`: the text-recovery checks a tool-calling step makes on a reply without
 //!   native calls (a plain answer, the common case, and each kind of call written as text).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -27,7 +29,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use drivers_toolcalling::{recover_announced_call, recover_tool_calls};
 use inference::providers::{anthropic, openai};
 use inference::{
-    Anthropic, InferenceRequest, Message, Messages, OpenAiCompatible, ToolCall, ToolSchema,
+    Anthropic, InferenceRequest, Message, Messages, OpenAiCompatible, RequestBody, ToolCall,
+    ToolSchema,
 };
 use serde_json::json;
 
@@ -191,28 +194,42 @@ fn http_step(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("run", len), &state, |b, state| {
             b.iter(|| rt.block_on(agent.execute(state.clone())).unwrap());
         });
-        // The same bytes, posted raw: what moving them costs.
+        // The same bytes, posted raw: what moving them costs, sent as the provider sends them
+        // (a chain of chunks) and each in one buffer.
         let first = InferenceRequest::new(state.messages_for_inference());
-        let bodies: Vec<bytes::Bytes> = [first.clone(), {
+        let bodies: Vec<RequestBody> = [first.clone(), {
             let mut second = first.clone();
             second.messages = second.messages.extended(tool_round(0));
             second
         }]
         .iter()
-        .map(|r| model.encode_request(r, false).unwrap().to_vec().into())
+        .map(|r| model.encode_request(r, false).unwrap())
         .collect();
+        let whole: Vec<bytes::Bytes> = bodies.iter().map(|b| b.to_vec().into()).collect();
+        let post = |body: reqwest::Body| {
+            let request = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body);
+            async move {
+                let response = request.send().await.unwrap();
+                std::hint::black_box(response.bytes().await.unwrap());
+            }
+        };
         group.bench_function(BenchmarkId::new("transfer", len), |b| {
             b.iter(|| {
                 rt.block_on(async {
                     for body in &bodies {
-                        let response = client
-                            .post(&url)
-                            .header("content-type", "application/json")
-                            .body(body.clone())
-                            .send()
-                            .await
-                            .unwrap();
-                        std::hint::black_box(response.bytes().await.unwrap());
+                        post(body.for_attempt()).await;
+                    }
+                })
+            });
+        });
+        group.bench_function(BenchmarkId::new("transfer_whole", len), |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    for body in &whole {
+                        post(body.clone().into()).await;
                     }
                 })
             });

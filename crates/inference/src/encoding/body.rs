@@ -58,9 +58,11 @@ impl RequestBody {
         out
     }
 
-    /// The body for one attempt: its chunks, with an exact size, so the request carries a
-    /// `Content-Length` and is never sent chunked.
-    pub(crate) fn for_attempt(&self) -> reqwest::Body {
+    /// The body for one attempt, as the providers send it: its chunks, with an exact size, so
+    /// the request carries a `Content-Length` and is never sent chunked. For sending an
+    /// encoded request with a `reqwest` client of your own (the benchmarks time the transfer
+    /// this way).
+    pub fn for_attempt(&self) -> reqwest::Body {
         reqwest::Body::wrap(Chunks {
             chunks: Arc::clone(&self.chunks),
             next: 0,

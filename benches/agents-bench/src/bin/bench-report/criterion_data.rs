@@ -22,7 +22,8 @@ pub struct CriterionData {
     /// `(provider/mode, history length, time of one request's encoding)`, e.g.
     /// `openai/incremental`.
     pub encoding: Vec<(String, usize, Estimate)>,
-    /// `(run|transfer, history length, time of one two-step run or its two raw POSTs)`.
+    /// `(run|transfer|transfer_whole, history length, time of one two-step run or its two raw
+    /// POSTs)`.
     pub http_step: Vec<(String, usize, Estimate)>,
     /// `(reply kind, time of the recovery checks on it)`.
     pub recovery: Vec<(String, Estimate)>,
@@ -79,7 +80,7 @@ pub fn load(criterion: &Path, rig: Option<&Path>) -> CriterionData {
             }
         }
     }
-    for kind in ["run", "transfer"] {
+    for kind in ["run", "transfer", "transfer_whole"] {
         for len in HISTORIES {
             let dir = criterion.join("http_step").join(kind).join(len.to_string());
             if let Some(e) = estimate(&dir) {

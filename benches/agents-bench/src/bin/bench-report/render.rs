@@ -565,12 +565,16 @@ impl Report {
         }
         let _ = writeln!(
             md,
-            "Criterion group `http_step/{{run,transfer}}/N`: a two-step run (tool call, result, \
-             answer) through the real `OpenAiCompatible` provider against a local mock server \
-             (`agents_bench::mock_openai`, std sockets, answers at once), and `transfer`: two raw \
-             POSTs of the same two bodies with reqwest, the cost of moving the bytes. The run's own \
-             overhead is the difference.\n\n\
-             | N | run | transfer | run − transfer |\n| ---: | ---: | ---: | ---: |"
+            "Criterion group `http_step/{{run,transfer,transfer_whole}}/N`: a two-step run (tool \
+             call, result, answer) through the real `OpenAiCompatible` provider against a local \
+             mock server (`agents_bench::mock_openai`, std sockets, answers at once), and two raw \
+             POSTs of the same two bodies with reqwest: `transfer` sends them as the provider \
+             does (a chain of shared chunks with a `Content-Length`, `RequestBody::for_attempt`), \
+             the cost of moving the bytes; `transfer_whole` sends each in one buffer. The run's \
+             own overhead is run − transfer. Past hyper's 408 KiB write buffer a chain goes out \
+             in two writes where one buffer goes in one; the last column is that difference.\n\n\
+             | N | run | transfer | run − transfer | transfer (one buffer) |\n\
+             | ---: | ---: | ---: | ---: | ---: |"
         );
         let mut overheads = Vec::new();
         for len in HISTORIES {
@@ -578,11 +582,12 @@ impl Report {
                 overheads.push(run - transfer);
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} |",
                     group_digits(len as u64),
                     time(run),
                     time(transfer),
-                    time(run - transfer)
+                    time(run - transfer),
+                    step("transfer_whole", len).map_or_else(|| "-".to_owned(), time)
                 );
             }
         }
