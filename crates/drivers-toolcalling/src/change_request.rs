@@ -152,18 +152,7 @@ mod tests {
 
     #[test]
     fn only_calls_of_tools_that_read_leave_nothing_changed() {
-        let tools = Tools::new()
-            .with(
-                FunctionTool::new("read_file", "Reads.", |_: serde_json::Value| async move {
-                    Ok::<_, String>(String::new())
-                })
-                .with_effects(ToolEffects::ReadOnly),
-            )
-            .with(FunctionTool::new(
-                "edit_file",
-                "Edits.",
-                |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
-            ));
+        let tools = crate::test_tools::reader_and_editor();
         let request = Messages::new().appended(Message::user("In config.ini, change workers."));
         assert!(nothing_changed_yet(&request, &tools));
         // An agent whose tools only read cannot make the change: nothing to ask for.

@@ -1097,20 +1097,8 @@ mod tests {
 
     #[test]
     fn a_change_request_answered_after_only_reads_is_asked_for_the_change_once() {
-        use agents_core::{FunctionTool, ToolEffects};
         // `read_file` only reads; `edit_file` declares nothing, so it may change anything.
-        let reads = Tools::new()
-            .with(
-                FunctionTool::new("read_file", "Reads.", |_: serde_json::Value| async move {
-                    Ok::<_, String>(String::new())
-                })
-                .with_effects(ToolEffects::ReadOnly),
-            )
-            .with(FunctionTool::new(
-                "edit_file",
-                "Edits.",
-                |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
-            ));
+        let reads = crate::test_tools::reader_and_editor();
         // The 32-turn conversation, turn 12, in every separated run: `config.ini` read, then
         // another fact as the answer; the file never changed.
         let request = "In config.ini, change workers from 4 to 6.";

@@ -71,3 +71,15 @@ pub(crate) fn named_tools(names: &[&str]) -> agents_core::Tools {
         ))
     })
 }
+
+/// `read_file`, which only reads (`ToolEffects::ReadOnly`), and `edit_file`, which declares
+/// nothing and so may change anything; both do nothing.
+pub(crate) fn reader_and_editor() -> agents_core::Tools {
+    let tools = named_tools(&["edit_file"]);
+    tools.with(
+        agents_core::FunctionTool::new("read_file", "Reads.", |_: serde_json::Value| async move {
+            Ok::<_, String>(String::new())
+        })
+        .with_effects(agents_core::ToolEffects::ReadOnly),
+    )
+}
