@@ -10,7 +10,7 @@
 //! A request that names no file ("What number did you count earlier?") may rightly be
 //! answered about a file an earlier turn read: it is never judged.
 
-use messages::{Message, Messages, Role};
+use messages::{Message, Messages, Role, ToolCall};
 
 use crate::latest_results::{execution_messages, request};
 use crate::unread_file::{call_names_file, named_files};
@@ -40,14 +40,15 @@ pub(crate) fn foreign_files(reply: &str, conversation: &Messages) -> Vec<String>
         .filter(|message| message.role() == Role::Tool)
         .map(|message| message.text().to_ascii_lowercase())
         .collect();
+    let calls: Vec<&ToolCall> = execution_messages(conversation)
+        .flat_map(Message::tool_calls)
+        .collect();
     for file in named_files(reply) {
         let name = file.rsplit('/').next().unwrap_or(file);
         let lower = name.to_ascii_lowercase();
         let mentioned = request.contains(&lower)
             || results.iter().any(|result| result.contains(&lower))
-            || execution_messages(conversation)
-                .flat_map(Message::tool_calls)
-                .any(|call| call_names_file(call, name));
+            || calls.iter().any(|call| call_names_file(call, name));
         if !mentioned && !foreign.iter().any(|known| known.eq_ignore_ascii_case(file)) {
             foreign.push(file.to_owned());
         }
@@ -77,7 +78,6 @@ pub(crate) fn foreign_files_nudge(files: &[String], conversation: &Messages) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::ToolCall;
     use serde_json::json;
 
     /// An earlier turn about the log, then `request` with one `read_file` call of `path`

@@ -529,23 +529,22 @@ impl Nudges {
     /// (see [`echoes_request`]).
     fn echoes_the_request(&self, content: &str) -> bool {
         content.len() <= MAX_ECHO_BYTES
-            && request(&self.conversation).is_some_and(|request| match request.content().parts() {
-                // the common case, a request of one text part, is read in place
-                [part] => part
-                    .as_text()
-                    .is_some_and(|request| echoes_request(content, request)),
-                _ => echoes_request(content, &request.text()),
-            })
+            && self.request_is(|request| echoes_request(content, request))
+    }
+
+    /// Whether the request (the conversation's last user message) has a text that `test`
+    /// holds for; the common case, a request of one text part, is read in place.
+    fn request_is(&self, test: impl Fn(&str) -> bool) -> bool {
+        request(&self.conversation).is_some_and(|request| match request.content().parts() {
+            [part] => part.as_text().is_some_and(&test),
+            _ => test(&request.text()),
+        })
     }
 
     /// Whether the request asks for a change ([`asks_for_a_change`]) and no call of the
     /// execution can have made one: none ran, or only tools that read.
     fn change_not_made(&self, tools: &Tools) -> bool {
-        request(&self.conversation).is_some_and(|request| match request.content().parts() {
-            // the common case, a request of one text part, is read in place
-            [part] => part.as_text().is_some_and(asks_for_a_change),
-            _ => asks_for_a_change(&request.text()),
-        }) && nothing_changed_yet(&self.conversation, tools)
+        self.request_is(asks_for_a_change) && nothing_changed_yet(&self.conversation, tools)
     }
 
     /// Whether `content` is a plan to use a tool or an announcement ([`is_plan_reply`]), or,
@@ -553,9 +552,7 @@ impl Nudges {
     /// person to read a file ([`points_to_a_file`]).
     fn is_plan(&self, content: &str, tools: &Tools) -> bool {
         is_plan_reply(content, tools)
-            || (points_to_a_file(content)
-                && !request(&self.conversation)
-                    .is_some_and(|request| asks_how_or_where(&request.text())))
+            || (points_to_a_file(content) && !self.request_is(asks_how_or_where))
     }
 
     /// Whether `content` copies an answer the loop made when an earlier request stopped
