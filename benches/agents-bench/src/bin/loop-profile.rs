@@ -3,20 +3,28 @@
 //! to count instructions per run), without building `benches/rig-compare`.
 //!
 //! ```text
-//! loop-profile HISTORY RUNS
+//! loop-profile HISTORY RUNS [scripted|http|transfer]
 //! ```
 //!
-//! Each run is `agent.execute(start.clone().with_user_message(..))` on one current-thread
-//! runtime, `start` holding HISTORY messages, the agent being `tool_calling_agent` (a `noop`
-//! tool call, then the answer; separated mode). Instructions per run are
-//! (Ir(RUNS) − Ir(0)) / RUNS.
+//! Each run is `agent.execute(start.clone())` on one current-thread runtime, `start` holding
+//! HISTORY messages and the request, the agent being `tool_calling_agent` (a `noop` tool call,
+//! then the answer; separated mode). Instructions per run are (Ir(RUNS) − Ir(R)) / (RUNS − R)
+//! for some R ≥ 1 (with HTTP, the first run encodes the whole history). The model is the zero-latency scripted one (`scripted`, the
+//! default) or the real `OpenAiCompatible` provider against the local mock server (`http`,
+//! the `http_step/run` bench: its instructions include the mock server's thread, and the
+//! kernel's copy of the body is not counted), or no agent at all (`transfer`: the two bodies
+//! of such a run, encoded once, POSTed raw to the mock server as the provider sends them, as
+//! `http_step/transfer` does). `http` minus `transfer` is the step's own work beside moving
+//! the bytes.
 // A profiling driver: it prints the runs it made, so the work cannot be optimised away.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use agents_bench::mock_openai::MockOpenAi;
 use agents_bench::{history, tool_calling_agent, ReplyModel, ANSWER};
-use agents_core::AgentState;
+use agents_core::{Agent, AgentState};
 use agents_processing::TraceRetention;
-use messages::ToolCall;
+use inference::{InferenceRequest, OpenAiCompatible};
+use messages::{Message, ToolCall};
 use serde_json::json;
 
 fn main() -> std::process::ExitCode {
@@ -34,29 +42,85 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<u64, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [history_len, runs] = args.as_slice() else {
-        return Err("usage: loop-profile HISTORY RUNS".into());
+    let (history_len, runs, mode) = match args.as_slice() {
+        [history_len, runs] => (history_len, runs, "scripted"),
+        [history_len, runs, mode] => (history_len, runs, mode.as_str()),
+        _ => return Err("usage: loop-profile HISTORY RUNS [scripted|http|transfer]".into()),
     };
     let history_len: usize = history_len.parse().map_err(|_| "HISTORY: a number")?;
     let runs: u64 = runs.parse().map_err(|_| "RUNS: a number")?;
-    let agent = tool_calling_agent(
-        ReplyModel::new(vec![ToolCall::new("call_1", "noop", json!({}))], ANSWER),
-        TraceRetention::Ephemeral,
-    );
-    let start = AgentState::new().with_messages(history(history_len));
+    let start = AgentState::new()
+        .with_messages(history(history_len))
+        .with_user_message("Run the tool, please.");
+    if mode == "scripted" {
+        let agent = tool_calling_agent(
+            ReplyModel::new(vec![ToolCall::new("call_1", "noop", json!({}))], ANSWER),
+            TraceRetention::Ephemeral,
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| e.to_string())?;
+        return rt.block_on(execute_runs(&agent, &start, runs));
+    }
+    // The provider's timeouts need the timer, and its socket the I/O driver.
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        for _ in 0..runs {
-            let done = agent
-                .execute(start.clone().with_user_message("Run the tool, please."))
-                .await
+    let server = MockOpenAi::start().map_err(|e| e.to_string())?;
+    let model =
+        OpenAiCompatible::new(server.base_url(), None, "mock").map_err(|e| e.to_string())?;
+    let agent = tool_calling_agent(model.clone(), TraceRetention::Ephemeral);
+    match mode {
+        "http" => rt.block_on(execute_runs(&agent, &start, runs)),
+        "transfer" => {
+            // A run first, so that the two bodies are encoded as the runs encode them.
+            rt.block_on(execute_runs(&agent, &start, 1))?;
+            let first = InferenceRequest::new(start.messages_for_inference());
+            let mut second = first.clone();
+            second.messages = second.messages.extended([
+                Message::assistant_tool_calls([ToolCall::new("call_1", "noop", json!({}))]),
+                Message::tool_result("call_1", "noop", "ok"),
+            ]);
+            let bodies = [first, second]
+                .iter()
+                .map(|request| model.encode_request(request, false))
+                .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
-            if done.final_response().map(|m| m.text()).as_deref() != Some(ANSWER) {
-                return Err("the run did not end with the answer".to_owned());
-            }
+            let client = reqwest::Client::new();
+            let url = format!("{}/chat/completions", server.base_url());
+            rt.block_on(async {
+                for _ in 0..runs {
+                    for body in &bodies {
+                        let response = client
+                            .post(&url)
+                            .header("content-type", "application/json")
+                            .body(body.for_attempt())
+                            .send()
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        std::hint::black_box(response.bytes().await.map_err(|e| e.to_string())?);
+                    }
+                }
+                Ok(runs)
+            })
         }
-        Ok(runs)
-    })
+        other => Err(format!(
+            "unknown mode `{other}`: scripted, http or transfer"
+        )),
+    }
+}
+
+/// `runs` executions of `agent` from `start`, each checked to end with the answer.
+async fn execute_runs(agent: &Agent, start: &AgentState, runs: u64) -> Result<u64, String> {
+    for _ in 0..runs {
+        let done = agent
+            .execute(start.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        if done.final_response().map(|m| m.text()).as_deref() != Some(ANSWER) {
+            return Err("the run did not end with the answer".to_owned());
+        }
+    }
+    Ok(runs)
 }
