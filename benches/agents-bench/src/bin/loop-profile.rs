@@ -6,22 +6,25 @@
 //! loop-profile HISTORY RUNS [scripted|http|transfer]
 //! ```
 //!
-//! Each run is `agent.execute(start.clone())` on one current-thread runtime, `start` holding
-//! HISTORY messages and the request, the agent being `tool_calling_agent` (a `noop` tool call,
-//! then the answer; separated mode). Instructions per run are (Ir(RUNS) − Ir(R)) / (RUNS − R)
-//! for some R ≥ 1 (with HTTP, the first run encodes the whole history). The model is the zero-latency scripted one (`scripted`, the
-//! default) or the real `OpenAiCompatible` provider against the local mock server (`http`,
-//! the `http_step/run` bench: its instructions include the mock server's thread, and the
-//! kernel's copy of the body is not counted), or no agent at all (`transfer`: the two bodies
-//! of such a run, encoded once, POSTed raw to the mock server as the provider sends them, as
-//! `http_step/transfer` does). `http` minus `transfer` is the step's own work beside moving
-//! the bytes.
+//! Each run executes `tool_calling_agent` (a `noop` tool call, then the answer; separated
+//! mode) on one current-thread runtime, from a state holding HISTORY messages and the
+//! request. Instructions per run are (Ir(RUNS) − Ir(R)) / (RUNS − R) for some R ≥ 1 (with
+//! HTTP, the first run encodes the whole history). The model is:
+//! - `scripted` (the default): the zero-latency scripted one; each run is
+//!   `agent.execute(start.clone().with_user_message(..))`, as measured since session 7;
+//! - `http`: the real `OpenAiCompatible` provider against the local mock server, as the
+//!   `http_step/run` bench (`agent.execute(start.clone())`, the request already in `start`);
+//!   the instructions include the mock server's thread, and not the kernel's copy of the
+//!   body;
+//! - `transfer`: no agent at all: the two bodies of such a run, encoded once, POSTed raw to
+//!   the mock server as the provider sends them, as `http_step/transfer` does. `http` minus
+//!   `transfer` is the step's own work beside moving the bytes.
 // A profiling driver: it prints the runs it made, so the work cannot be optimised away.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use agents_bench::mock_openai::MockOpenAi;
 use agents_bench::{history, tool_calling_agent, ReplyModel, ANSWER};
-use agents_core::{Agent, AgentState};
+use agents_core::{Agent, AgentError, AgentState};
 use agents_processing::TraceRetention;
 use inference::{InferenceRequest, OpenAiCompatible};
 use messages::{Message, ToolCall};
@@ -49,9 +52,7 @@ fn run() -> Result<u64, String> {
     };
     let history_len: usize = history_len.parse().map_err(|_| "HISTORY: a number")?;
     let runs: u64 = runs.parse().map_err(|_| "RUNS: a number")?;
-    let start = AgentState::new()
-        .with_messages(history(history_len))
-        .with_user_message("Run the tool, please.");
+    let history = AgentState::new().with_messages(history(history_len));
     if mode == "scripted" {
         let agent = tool_calling_agent(
             ReplyModel::new(vec![ToolCall::new("call_1", "noop", json!({}))], ANSWER),
@@ -60,8 +61,15 @@ fn run() -> Result<u64, String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .map_err(|e| e.to_string())?;
-        return rt.block_on(execute_runs(&agent, &start, runs));
+        return rt.block_on(async {
+            for _ in 0..runs {
+                let start = history.clone().with_user_message(REQUEST);
+                check(agent.execute(start).await)?;
+            }
+            Ok(runs)
+        });
     }
+    let start = history.with_user_message(REQUEST);
     // The provider's timeouts need the timer, and its socket the I/O driver.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -111,16 +119,22 @@ fn run() -> Result<u64, String> {
     }
 }
 
-/// `runs` executions of `agent` from `start`, each checked to end with the answer.
+/// The request of every run.
+const REQUEST: &str = "Run the tool, please.";
+
+/// `runs` executions of `agent` from `start`.
 async fn execute_runs(agent: &Agent, start: &AgentState, runs: u64) -> Result<u64, String> {
     for _ in 0..runs {
-        let done = agent
-            .execute(start.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-        if done.final_response().map(|m| m.text()).as_deref() != Some(ANSWER) {
-            return Err("the run did not end with the answer".to_owned());
-        }
+        check(agent.execute(start.clone()).await)?;
     }
     Ok(runs)
+}
+
+/// That a run ended with the answer.
+fn check(done: Result<AgentState, AgentError>) -> Result<(), String> {
+    let done = done.map_err(|e| e.to_string())?;
+    if done.final_response().map(|m| m.text()).as_deref() != Some(ANSWER) {
+        return Err("the run did not end with the answer".to_owned());
+    }
+    Ok(())
 }
