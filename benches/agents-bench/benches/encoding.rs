@@ -21,7 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agents_bench::mock_openai::MockOpenAi;
-use agents_bench::{history, noop_tool, state_with_history, tool_calling_agent, ANSWER};
+use agents_bench::{
+    history, noop_tool, state_with_history, tool_calling_agent, two_step_requests, ANSWER,
+};
 use agents_core::Tools;
 use agents_processing::TraceRetention;
 use common::{config, runtime};
@@ -184,7 +186,6 @@ fn http_step(c: &mut Criterion) {
     let model = OpenAiCompatible::new(server.base_url(), None, "mock").unwrap();
     let agent = tool_calling_agent(model.clone(), TraceRetention::Ephemeral);
     let client = reqwest::Client::new();
-    let url = format!("{}/chat/completions", server.base_url());
     let mut group = c.benchmark_group("http_step");
     for len in SIZES {
         let state = state_with_history(len).with_user_message("Run the tool, please.");
@@ -196,24 +197,15 @@ fn http_step(c: &mut Criterion) {
         });
         // The same bytes, posted raw: what moving them costs, sent as the provider sends them
         // (a chain of chunks) and each in one buffer.
-        let first = InferenceRequest::new(state.messages_for_inference());
-        let bodies: Vec<RequestBody> = [first.clone(), {
-            let mut second = first.clone();
-            second.messages = second.messages.extended(tool_round(0));
-            second
-        }]
-        .iter()
-        .map(|r| model.encode_request(r, false).unwrap())
-        .collect();
+        let bodies: Vec<RequestBody> = two_step_requests(&state)
+            .iter()
+            .map(|r| model.encode_request(r, false).unwrap())
+            .collect();
         let whole: Vec<bytes::Bytes> = bodies.iter().map(|b| b.to_vec().into()).collect();
         let post = |body: reqwest::Body| {
-            let request = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(body);
+            let reply = server.post_chat(&client, body);
             async move {
-                let response = request.send().await.unwrap();
-                std::hint::black_box(response.bytes().await.unwrap());
+                std::hint::black_box(reply.await.unwrap());
             }
         };
         group.bench_function(BenchmarkId::new("transfer", len), |b| {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use agents_core::{
     Agent, AgentState, ContinuationCriteria, FunctionTool, StepsLimit, ToolCallPresenceCheck,
-    ToolError,
+    ToolError, Tools,
 };
 use agents_processing::{standard_processors, TraceRetention};
 use async_trait::async_trait;
@@ -183,6 +183,23 @@ pub fn tool_calling_agent(model: impl LanguageModel + 'static, retention: TraceR
         .with_processors(standard_processors(retention))
 }
 
+/// The two requests a [`tool_calling_agent`] run from `start` sends its model (with the
+/// `noop` tool's definition): the conversation, then the same with the model's `noop` call and
+/// its result. The raw transfers (`http_step/transfer`, `loop-profile transfer`) POST these,
+/// encoded by the provider: as many bytes as the run sends (a test counts them at the mock
+/// server).
+pub fn two_step_requests(start: &AgentState) -> [InferenceRequest; 2] {
+    let first = InferenceRequest::new(start.messages_for_inference())
+        .with_shared_tools(Tools::new().with(noop_tool()).schemas())
+        .with_parallel_tool_calls(false);
+    let mut second = first.clone();
+    second.messages = second.messages.extended([
+        Message::assistant_tool_calls([ToolCall::new("call_1", "noop", json!({}))]),
+        Message::tool_result("call_1", "noop", "ok"),
+    ]);
+    [first, second]
+}
+
 /// A state holding `history` messages, ready for a new question.
 pub fn state_with_history(len: usize) -> AgentState {
     AgentState::new().with_messages(history(len))
@@ -273,6 +290,31 @@ mod tests {
         let restored = AgentState::from_json(&state.to_json().unwrap()).unwrap();
         assert_eq!(restored.messages().len(), 1_000);
         assert_eq!(restored.step_executions().len(), 100);
+    }
+
+    #[test]
+    fn the_raw_transfer_sends_as_many_bytes_as_the_run() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = mock_openai::MockOpenAi::start().unwrap();
+        let model = inference::OpenAiCompatible::new(server.base_url(), None, "mock").unwrap();
+        let agent = tool_calling_agent(model.clone(), TraceRetention::Ephemeral);
+        let start = state_with_history(10).with_user_message("Run the tool, please.");
+        let done = rt.block_on(agent.execute(start.clone())).unwrap();
+        assert_eq!(done.final_response().unwrap().text(), ANSWER);
+        let run = server.bytes_received();
+        let client = reqwest::Client::new();
+        for request in two_step_requests(&start) {
+            let body = model.encode_request(&request, false).unwrap();
+            assert!(
+                rt.block_on(server.post_chat(&client, body.for_attempt()))
+                    .unwrap()
+                    > 0
+            );
+        }
+        assert_eq!(server.bytes_received() - run, run);
     }
 
     #[test]

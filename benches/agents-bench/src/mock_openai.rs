@@ -46,6 +46,31 @@ impl MockOpenAi {
         format!("http://{}/v1", self.address)
     }
 
+    /// The URL of its chat completions endpoint, where the provider POSTs.
+    pub fn chat_url(&self) -> String {
+        format!("{}/chat/completions", self.base_url())
+    }
+
+    /// POSTs `body` to [`MockOpenAi::chat_url`] with `client`, as the provider sends a request
+    /// (JSON content type, the body's own length), and reads the whole reply: what moving a
+    /// request's bytes costs, without the agent. Returns the reply's length.
+    ///
+    /// # Errors
+    /// When the request or the reply fails.
+    pub async fn post_chat(
+        &self,
+        client: &reqwest::Client,
+        body: reqwest::Body,
+    ) -> Result<usize, reqwest::Error> {
+        let response = client
+            .post(self.chat_url())
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await?;
+        Ok(response.bytes().await?.len())
+    }
+
     /// Body bytes received so far.
     pub fn bytes_received(&self) -> u64 {
         self.received.load(Ordering::Relaxed)

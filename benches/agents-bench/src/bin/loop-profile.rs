@@ -16,18 +16,19 @@
 //!   `http_step/run` bench (`agent.execute(start.clone())`, the request already in `start`);
 //!   the instructions include the mock server's thread, and not the kernel's copy of the
 //!   body;
-//! - `transfer`: no agent at all: the two bodies of such a run, encoded once, POSTed raw to
-//!   the mock server as the provider sends them, as `http_step/transfer` does. `http` minus
+//! - `transfer`: no agent at all: the two requests of such a run (`two_step_requests`: as
+//!   many bytes as the run sends), encoded once, POSTed raw to the mock server as the provider
+//!   sends them, as `http_step/transfer` does. `http` minus
 //!   `transfer` is the step's own work beside moving the bytes.
 // A profiling driver: it prints the runs it made, so the work cannot be optimised away.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use agents_bench::mock_openai::MockOpenAi;
-use agents_bench::{history, tool_calling_agent, ReplyModel, ANSWER};
+use agents_bench::{history, tool_calling_agent, two_step_requests, ReplyModel, ANSWER};
 use agents_core::{Agent, AgentError, AgentState};
 use agents_processing::TraceRetention;
-use inference::{InferenceRequest, OpenAiCompatible};
-use messages::{Message, ToolCall};
+use inference::OpenAiCompatible;
+use messages::ToolCall;
 use serde_json::json;
 
 fn main() -> std::process::ExitCode {
@@ -84,30 +85,17 @@ fn run() -> Result<u64, String> {
         "transfer" => {
             // A run first, so that the two bodies are encoded as the runs encode them.
             rt.block_on(execute_runs(&agent, &start, 1))?;
-            let first = InferenceRequest::new(start.messages_for_inference());
-            let mut second = first.clone();
-            second.messages = second.messages.extended([
-                Message::assistant_tool_calls([ToolCall::new("call_1", "noop", json!({}))]),
-                Message::tool_result("call_1", "noop", "ok"),
-            ]);
-            let bodies = [first, second]
+            let bodies = two_step_requests(&start)
                 .iter()
                 .map(|request| model.encode_request(request, false))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
             let client = reqwest::Client::new();
-            let url = format!("{}/chat/completions", server.base_url());
             rt.block_on(async {
                 for _ in 0..runs {
                     for body in &bodies {
-                        let response = client
-                            .post(&url)
-                            .header("content-type", "application/json")
-                            .body(body.for_attempt())
-                            .send()
-                            .await
-                            .map_err(|e| e.to_string())?;
-                        std::hint::black_box(response.bytes().await.map_err(|e| e.to_string())?);
+                        let reply = server.post_chat(&client, body.for_attempt()).await;
+                        std::hint::black_box(reply.map_err(|e| e.to_string())?);
                     }
                 }
                 Ok(runs)
