@@ -9,8 +9,8 @@ use agents_core::Tools;
 use messages::{Message, Messages};
 
 use crate::latest_results::execution_messages;
-use crate::plan_reply::contains_any_ignoring_ascii_case;
 use crate::unread_file::names_a_file;
+use crate::word_set::WordSet;
 
 /// What the model is told after a reply to a request for a change when no tool has run. It
 /// asks for the call alone and names no excuse: told "no tool has run for it ... If it cannot
@@ -45,7 +45,7 @@ const LEAD_INS: [&str; 6] = [
 const MAX_PLACE_BYTES: usize = 80;
 
 /// Words that say a request is about files, when it names none.
-const FILE_WORDS: [&str; 4] = ["file", "folder", "directory", "line"];
+static FILE_WORDS: WordSet<'static> = WordSet::new(&["file", "folder", "directory", "line"]);
 
 /// Whether `request` asks for a change to files: it opens, after lead-ins ("Please", "Can
 /// you") and a leading place ("In config.ini,"), with a verb of change in the imperative, and
@@ -73,7 +73,7 @@ pub(crate) fn asks_for_a_change(request: &str) -> bool {
     CHANGE_VERBS
         .iter()
         .any(|known| known.eq_ignore_ascii_case(verb))
-        && (names_a_file(request) || contains_any_ignoring_ascii_case(request, &FILE_WORDS))
+        && (names_a_file(request) || FILE_WORDS.in_text(request))
 }
 
 /// `text` without the lead-ins it opens with (any case).

@@ -7,7 +7,8 @@
 
 use agents_core::{ToolEffects, Tools};
 
-use crate::plan_reply::{contains_any_ignoring_ascii_case, names_a_tool};
+use crate::plan_reply::names_a_tool;
+use crate::word_set::WordSet;
 
 /// What the model is told after a reply that claims a call or a change no tool made: once
 /// per step.
@@ -36,15 +37,17 @@ const CLAIM_REACH: usize = 100;
 /// reading notes.md, the 1.5B model answered a change request with "I called the
 /// `edit_file` function ... The result was a file with the updated content", and nothing had
 /// changed; an answer that told of a `search_files` call that never ran was copied into five
-/// later answers. A reply holding JSON is left to text-call recovery.
-pub(crate) fn claim_beyond_calls(
+/// later answers. A reply holding JSON is left to text-call recovery. `called` is asked for
+/// only when the reply holds a word every claim holds (most replies hold none).
+pub(crate) fn claim_beyond_calls<'c>(
     content: &str,
     tools: &Tools,
-    called: &[&str],
+    called: impl FnOnce() -> Vec<&'c str>,
 ) -> Option<UnmadeClaim> {
     if content.contains('{') || !has_claim_word(content) {
         return None;
     }
+    let called = called();
     let lower = content.to_lowercase();
     let claimed: Vec<String> = tools
         .names()
@@ -68,7 +71,8 @@ pub(crate) fn claim_beyond_calls(
 /// call claim): most answers hold none, and are let go after one pass over their bytes,
 /// without a lower-cased copy (as the plan check does).
 fn has_claim_word(content: &str) -> bool {
-    contains_any_ignoring_ascii_case(content, &CLAIM_WORDS)
+    static CLAIMS: WordSet<'static> = WordSet::new(&CLAIM_WORDS);
+    CLAIMS.in_text(content)
 }
 
 /// The words every claim holds: [`CHANGE_VERBS`] and the last words of [`CALL_CLAIMS`]
@@ -271,7 +275,7 @@ mod tests {
         ];
         for (reply, claim) in cases {
             assert_eq!(
-                claim_beyond_calls(reply, &tools, &["read_file"]),
+                claim_beyond_calls(reply, &tools, || vec!["read_file"]),
                 Some(claim),
                 "{reply}"
             );
@@ -311,11 +315,18 @@ mod tests {
                 &["read_file"],
             ),
         ] {
-            assert_eq!(claim_beyond_calls(reply, &tools, called), None, "{reply}");
+            assert_eq!(
+                claim_beyond_calls(reply, &tools, || called.to_vec()),
+                None,
+                "{reply}"
+            );
         }
         // A claim's reach is its sentence, cut at a character boundary past 100 bytes.
         let long = format!("I called {} `edit_file`", "é".repeat(80));
-        assert_eq!(claim_beyond_calls(&long, &tools, &["read_file"]), None);
+        assert_eq!(
+            claim_beyond_calls(&long, &tools, || vec!["read_file"]),
+            None
+        );
     }
 
     #[test]

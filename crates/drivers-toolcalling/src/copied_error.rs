@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
-use crate::plan_reply::{contains_any_ignoring_ascii_case, SEND_OFF};
+use crate::plan_reply::{SEND_OFF, YOU};
 use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that copies a tool error.
@@ -90,7 +90,7 @@ pub(crate) fn relays_error_advice<'e>(
     reply: &str,
     errors: impl FnOnce() -> &'e [Vec<String>],
 ) -> bool {
-    if !contains_any_ignoring_ascii_case(reply, &["you"]) {
+    if !YOU.in_text(reply) {
         return false;
     }
     let lower = compared_prefix(reply)

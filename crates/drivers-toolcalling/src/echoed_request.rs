@@ -8,6 +8,8 @@
 //! A yes/no question is left alone: "Is debug mode enabled?" is rightly answered "Debug mode
 //! is enabled." when it is.
 
+use crate::word_set::WordSet;
+
 /// What the model is told after a reply that only restates the request: once per step.
 pub(crate) const ECHO_NUDGE: &str = "Your last reply only repeats the request; it does not \
 answer it. Answer it now with the facts from the tool results above. If you have not read \
@@ -37,8 +39,9 @@ const MAX_ECHO_GROWTH: usize = 2;
 /// A reply longer than this (bytes) is never an echo: the request is not even looked up.
 pub(crate) const MAX_ECHO_BYTES: usize = 512;
 
-/// No word of [`FILLER`] or [`YES_NO`] is longer (bytes): a longer word is not looked up.
-const MAX_LISTED_BYTES: usize = 6;
+/// [`FILLER`] and [`YES_NO`], looked up ignoring ASCII case.
+static FILLER_SET: WordSet<'static> = WordSet::new(&FILLER);
+static YES_NO_SET: WordSet<'static> = WordSet::new(&YES_NO);
 
 /// Whether `reply` only restates `request`: each of its words (see [`words`]; ASCII case
 /// ignored) is a word of the request or a [`FILLER`] word, and at least
@@ -51,13 +54,13 @@ pub(crate) fn echoes_request(reply: &str, request: &str) -> bool {
     let (reply, request) = (reply.as_bytes(), request.as_bytes());
     if words(request)
         .next()
-        .is_none_or(|first| is_one_of(first, &YES_NO))
+        .is_none_or(|first| YES_NO_SET.holds(first))
     {
         return false;
     }
     let mut repeated = 0;
     for word in words(reply) {
-        if is_one_of(word, &FILLER) {
+        if FILLER_SET.holds(word) {
             continue;
         }
         if !words(request).any(|known| known.eq_ignore_ascii_case(word)) {
@@ -66,15 +69,6 @@ pub(crate) fn echoes_request(reply: &str, request: &str) -> bool {
         repeated += 1;
     }
     repeated >= MIN_REPEATED_WORDS
-}
-
-/// Whether `word` is one of `list` (lower case), ignoring ASCII case. (A binary search of
-/// a lower-cased copy was measured slower on these short lists.)
-fn is_one_of(word: &[u8], list: &[&str]) -> bool {
-    word.len() <= MAX_LISTED_BYTES
-        && list
-            .iter()
-            .any(|known| known.as_bytes().eq_ignore_ascii_case(word))
 }
 
 /// The words of `text`: the runs of bytes between ASCII spaces and punctuation (so letters
@@ -94,7 +88,6 @@ mod tests {
         for list in [&FILLER[..], &YES_NO[..]] {
             assert!(list.windows(2).all(|pair| pair[0] < pair[1]), "{list:?}");
             assert!(list.iter().all(|word| word.to_lowercase() == *word));
-            assert!(list.iter().all(|word| word.len() <= MAX_LISTED_BYTES));
         }
     }
 

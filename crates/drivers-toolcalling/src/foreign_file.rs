@@ -12,7 +12,7 @@
 
 use messages::{Message, Messages, Role, ToolCall};
 
-use crate::latest_results::{execution_messages, request};
+use crate::latest_results::{execution_messages, request, text_of};
 use crate::unread_file::{call_names_file, named_files};
 
 /// How much of the request the nudge quotes, in bytes.
@@ -29,7 +29,7 @@ pub(crate) fn foreign_files(reply: &str, conversation: &Messages) -> Vec<String>
     if named_files(reply).next().is_none() {
         return foreign;
     }
-    let Some(request) = request(conversation).map(Message::text) else {
+    let Some(request) = request(conversation).map(text_of) else {
         return foreign;
     };
     if named_files(&request).next().is_none() {

@@ -4,6 +4,8 @@
 //! `forged_evidence`); each walks back from the end, so its cost is the execution's, not the
 //! whole history's.
 
+use std::borrow::Cow;
+
 use messages::{Message, Messages, Role};
 
 /// The running execution's messages, newest first: those after the conversation's last user
@@ -22,6 +24,17 @@ pub(crate) fn request(conversation: &Messages) -> Option<&Message> {
         .iter()
         .rev()
         .find(|message| message.role() == Role::User)
+}
+
+/// The text of `message` ([`Message::text`]), borrowed when it is one text part (the common
+/// case: no copy), joined otherwise.
+pub(crate) fn text_of(message: &Message) -> Cow<'_, str> {
+    match message.content().parts() {
+        [part] => part
+            .as_text()
+            .map_or_else(|| Cow::Owned(message.text()), Cow::Borrowed),
+        _ => Cow::Owned(message.text()),
+    }
 }
 
 /// The texts of the latest tool results of `conversation`, newest first, and the text of the

@@ -66,6 +66,7 @@ mod test_tools;
 mod tool_calling_driver;
 mod trust;
 mod unread_file;
+mod word_set;
 
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,

@@ -10,8 +10,9 @@ use agents_core::Tools;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
-use crate::plan_reply::{contains_any_ignoring_ascii_case, names_a_tool};
+use crate::plan_reply::names_a_tool;
 use crate::reply_prefix::compared_prefix;
+use crate::word_set::WordSet;
 
 /// What the model is told after a reply that narrates a tool's use: once per step.
 pub(crate) const NARRATION_NUDGE: &str = "Your last reply said which tool you used, not what \
@@ -30,6 +31,9 @@ const USE: [&str; 9] = [
     "command returned",
     "which returned",
 ];
+
+/// The phrases of [`USE`], looked for ignoring case.
+static USE_WORDS: WordSet<'static> = WordSet::new(&USE);
 
 /// What the tools returned in the running execution, as words: the successful tool results
 /// back to the user message before them, less the words of that message (the request), which
@@ -71,8 +75,10 @@ pub(crate) fn narrates_without_results<'r>(
 ) -> bool {
     let content = compared_prefix(content);
     // Most replies tell no use: decided without a lower-cased copy (only a typographic
-    // apostrophe, as in "I’ve used", needs the copy to be seen).
-    if !content.contains('\u{2019}') && !contains_any_ignoring_ascii_case(content, &USE) {
+    // apostrophe, as in "I’ve used", needs the copy to be seen; its first byte is looked for
+    // first, since a search for the character costs more than the rest on a short reply).
+    let apostrophe = content.as_bytes().contains(&0xE2) && content.contains('\u{2019}');
+    if !apostrophe && !USE_WORDS.in_text(content) {
         return false;
     }
     let lower = content.to_lowercase().replace('\u{2019}', "'");

@@ -7,6 +7,7 @@
 use agents_core::Tools;
 
 use crate::unread_file::names_a_file;
+use crate::word_set::WordSet;
 
 /// What the model is told after a reply that is a plan: once per step.
 pub(crate) const PLAN_NUDGE: &str = "Your last reply described how to use a tool instead of \
@@ -51,6 +52,14 @@ const INTENT: [&str; 23] = [
     "the steps",
 ];
 
+/// Every phrase of [`INTENT`] holds one of these words: most answers hold none of them, and
+/// are let go after one pass over their bytes, without a lower-cased copy.
+static INTENT_WORDS: WordSet<'static> =
+    WordSet::new(&["use", "call", "how", "i'll", "i will", "need", "steps"]);
+
+/// "you", in any case: every reply that sends the person off holds it.
+pub(crate) static YOU: WordSet<'static> = WordSet::new(&["you"]);
+
 /// Whether `content` is a plan to use one of `tools` or an announcement, not an answer:
 /// - it names one of the tools (in backticks, or followed by "function", "tool" or
 ///   "command") and says what could be or will be done with it ("you can use", "I'll count
@@ -63,12 +72,7 @@ pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
     if ends_announcing(content) {
         return true;
     }
-    // Every intent phrase holds one of these words: most answers contain none of them, and
-    // are let go after one pass over their bytes, without a lower-cased copy.
-    if !contains_any_ignoring_ascii_case(
-        content,
-        &["use", "call", "how", "i'll", "i will", "need", "steps"],
-    ) {
+    if !INTENT_WORDS.in_text(content) {
         return false;
     }
     let lower = content.to_lowercase().replace('\u{2019}', "'");
@@ -125,7 +129,7 @@ const LOOK_VERBS: [&str; 12] = [
 /// are answers. Whether the request asked how or where is the caller's to judge.
 pub(crate) fn points_to_a_file(content: &str) -> bool {
     let content = content.trim();
-    if !contains_any_ignoring_ascii_case(content, &["you"]) {
+    if !YOU.in_text(content) {
         return false;
     }
     let lower = content.to_lowercase().replace('\u{2019}', "'");
@@ -162,17 +166,15 @@ pub(crate) fn points_to_a_file(content: &str) -> bool {
 /// "Where is the port set?"): then a reply that sends the person to a file may be the answer.
 /// "How many" and "how much" ask for a value.
 pub(crate) fn asks_how_or_where(request: &str) -> bool {
-    contains_any_ignoring_ascii_case(
-        request,
-        &[
-            "how do",
-            "how can",
-            "how should",
-            "how would",
-            "how to",
-            "where",
-        ],
-    )
+    static HOW_OR_WHERE: WordSet<'static> = WordSet::new(&[
+        "how do",
+        "how can",
+        "how should",
+        "how would",
+        "how to",
+        "where",
+    ]);
+    HOW_OR_WHERE.in_text(request)
 }
 
 /// How far after an intent phrase [`intends_a_command`] looks, in bytes.
@@ -218,51 +220,6 @@ pub(crate) fn names_a_tool(lower: &str, tools: &Tools) -> bool {
             || [" function", " tool", " command"]
                 .iter()
                 .any(|word| lower.contains(&format!("{name}{word}")))
-    })
-}
-
-/// Whether `text` contains one of `words` (ASCII letters, any case), in one pass over its
-/// bytes without a lower-cased copy: a table says, for each byte, which words begin with it
-/// (in either case), and only those are compared at that place. The reply checks ask this of
-/// every reply for a list of words each (most replies hold none of them); a pass per word cost
-/// a few thousand instructions per reply. Lists of more than 32 words are searched a word at
-/// a time.
-pub(crate) fn contains_any_ignoring_ascii_case(text: &str, words: &[&str]) -> bool {
-    const MAX_WORDS: usize = u32::BITS as usize;
-    let text = text.as_bytes();
-    if words.len() > MAX_WORDS {
-        return words
-            .chunks(MAX_WORDS)
-            .any(|chunk| contains_any_ignoring_ascii_case_bytes(text, chunk));
-    }
-    contains_any_ignoring_ascii_case_bytes(text, words)
-}
-
-/// [`contains_any_ignoring_ascii_case`] for at most 32 words.
-fn contains_any_ignoring_ascii_case_bytes(text: &[u8], words: &[&str]) -> bool {
-    // Bit `i` of `starts[b]`: word `i` begins with byte `b` (either case).
-    let mut starts = [0u32; 256];
-    for (i, word) in words.iter().enumerate() {
-        let Some(&first) = word.as_bytes().first() else {
-            return true;
-        };
-        starts[usize::from(first.to_ascii_lowercase())] |= 1 << i;
-        starts[usize::from(first.to_ascii_uppercase())] |= 1 << i;
-    }
-    text.iter().enumerate().any(|(at, &byte)| {
-        let mut candidates = starts[usize::from(byte)];
-        while candidates != 0 {
-            let i = candidates.trailing_zeros() as usize;
-            candidates &= candidates - 1;
-            let word = words[i].as_bytes();
-            if text
-                .get(at..at + word.len())
-                .is_some_and(|here| here.eq_ignore_ascii_case(word))
-            {
-                return true;
-            }
-        }
-        false
     })
 }
 
@@ -353,53 +310,6 @@ mod tests {
             "",
         ] {
             assert!(!points_to_a_file(reply), "{reply}");
-        }
-    }
-
-    #[test]
-    fn contains_any_ignoring_ascii_case_of_one_word_agrees_with_a_lower_cased_search() {
-        for (text, word) in [
-            ("The tool said ok.", "use"),
-            ("You can USE the tool", "use"),
-            ("use", "use"),
-            ("us", "use"),
-            ("", "use"),
-            ("anything", ""),
-            ("Ünïcode then HOW", "how"),
-            ("caLL", "call"),
-            ("I'LL do it", "i'll"),
-        ] {
-            assert_eq!(
-                contains_any_ignoring_ascii_case(text, &[word]),
-                text.to_ascii_lowercase().contains(word),
-                "{text:?} {word:?}"
-            );
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn contains_any_ignoring_ascii_case_is_a_lower_cased_search_for_each_word(
-            text in "[a-cA-C' éÉ]{0,40}",
-            words in proptest::collection::vec("[a-cA-C']{0,4}", 0..40),
-        ) {
-            let words: Vec<&str> = words.iter().map(String::as_str).collect();
-            let lower = text.to_ascii_lowercase();
-            proptest::prop_assert_eq!(
-                contains_any_ignoring_ascii_case(&text, &words),
-                words.iter().any(|word| lower.contains(&word.to_ascii_lowercase()))
-            );
-        }
-
-        #[test]
-        fn contains_any_ignoring_ascii_case_of_one_word_is_a_lower_cased_search(
-            text in "[a-cA-C' éÉ]{0,40}",
-            word in "[a-cA-C']{0,4}",
-        ) {
-            proptest::prop_assert_eq!(
-                contains_any_ignoring_ascii_case(&text, &[&word]),
-                text.to_ascii_lowercase().contains(&word.to_ascii_lowercase())
-            );
         }
     }
 }

@@ -38,7 +38,7 @@ use crate::copied_error::{
 };
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
-use crate::latest_results::{execution_messages, request};
+use crate::latest_results::{execution_messages, request, text_of};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
     asks_how_or_where, is_plan_reply, points_to_a_file, CALL_NUDGE, PLAN_NUDGE, READ_IT_NUDGE,
@@ -221,7 +221,7 @@ impl Nudges {
     /// the model is `input` (its last user message is the request when no tool has run).
     pub(crate) fn for_step(tools_ran: bool, input: &Messages) -> Self {
         let request_names_a_file =
-            !tools_ran && request(input).is_some_and(|request| names_a_file(&request.text()));
+            !tools_ran && request(input).is_some_and(|request| names_a_file(&text_of(request)));
         Self {
             tools_ran,
             request_names_a_file,
@@ -275,7 +275,7 @@ impl Nudges {
         };
         // (A call written as text holds `{`, which `claim_beyond_calls` leaves to recovery.)
         (self.gave(kind)
-            && claim_beyond_calls(content, tools, &called_in_execution(&self.conversation))
+            && claim_beyond_calls(content, tools, || called_in_execution(&self.conversation))
                 .is_some())
         .then_some(kind)
     }
@@ -356,11 +356,9 @@ impl Nudges {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
                     }
-                    self.claimed = claim_beyond_calls(
-                        content,
-                        tools,
-                        &called_in_execution(&self.conversation),
-                    );
+                    self.claimed = claim_beyond_calls(content, tools, || {
+                        called_in_execution(&self.conversation)
+                    });
                     self.claimed.is_some().then_some(Nudge::ClaimBeyondCalls)
                 })
                 .or_else(|| self.change_not_made(tools).then_some(Nudge::ChangeNotMade))
@@ -534,11 +532,8 @@ impl Nudges {
 
     /// Whether the request (the conversation's last user message) has a text that `test`
     /// holds for; the common case, a request of one text part, is read in place.
-    fn request_is(&self, test: impl Fn(&str) -> bool) -> bool {
-        request(&self.conversation).is_some_and(|request| match request.content().parts() {
-            [part] => part.as_text().is_some_and(&test),
-            _ => test(&request.text()),
-        })
+    fn request_is(&self, test: impl FnOnce(&str) -> bool) -> bool {
+        request(&self.conversation).is_some_and(|request| test(&text_of(request)))
     }
 
     /// Whether the request asks for a change ([`asks_for_a_change`]) and no call of the

@@ -11,7 +11,7 @@
 use messages::{Message, Messages, ToolCall};
 use serde_json::Value;
 
-use crate::latest_results::{execution_messages, request};
+use crate::latest_results::{execution_messages, request, text_of};
 
 /// What the model is told after answering a request that names a file when no tool has run:
 /// once per step.
@@ -40,8 +40,22 @@ pub(crate) fn names_a_file(request: &str) -> bool {
 
 /// The files `request` names (see [`names_a_file`]), in order, repeats included.
 pub(crate) fn named_files(request: &str) -> impl Iterator<Item = &str> {
-    request
-        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
+    // A file's name holds a dot before the first letter or digit of its extension: a text
+    // without one names no file, which one search for dots decides (most replies and
+    // requests), without splitting it into words.
+    let may_name_one = request.match_indices('.').any(|(at, _)| {
+        request
+            .as_bytes()
+            .get(at + 1)
+            .is_some_and(u8::is_ascii_alphanumeric)
+    });
+    let text = if may_name_one { request } else { "" };
+    files_among_words(text)
+}
+
+/// The files `text` names, found by splitting it into words (see [`named_files`]).
+fn files_among_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
         .map(|word| word.trim_end_matches('.'))
         .filter(|word| {
             word.rsplit_once('.').is_some_and(|(stem, extension)| {
@@ -59,7 +73,7 @@ pub(crate) fn named_files(request: &str) -> impl Iterator<Item = &str> {
 /// `notes/a.txt` for `a.txt`; any case), or, for a shell command, one of its words is. A
 /// file the model wrote, moved or failed to read counts as looked at: its call named it.
 pub(crate) fn unread_files(conversation: &Messages) -> Vec<String> {
-    let Some(request) = request(conversation).map(Message::text) else {
+    let Some(request) = request(conversation).map(text_of) else {
         return Vec::new();
     };
     // Most requests name no file: then no call needs collecting.
@@ -244,6 +258,18 @@ mod tests {
             "",
         ] {
             assert!(!names_a_file(request), "{request}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_search_for_dots_finds_every_file_the_words_name(
+            text in "[a-zA-Z0-9 ./_-]{0,12}(txt|md|csv|ini|py|\\.|)[ .]{0,2}",
+        ) {
+            proptest::prop_assert_eq!(
+                named_files(&text).collect::<Vec<_>>(),
+                files_among_words(&text).collect::<Vec<_>>()
+            );
         }
     }
 }
