@@ -95,6 +95,15 @@ const PLAN_OPENINGS: &[&str] = &[
     "we can call",
 ];
 
+/// The saved answer the detectors judge: the model's (its reply, or what it wrote when asked
+/// to answer on a stop), not the loop's notice (`answered_by` `notice`), which says the task
+/// was not finished and quotes the last error by design. Counted, a notice that quotes a tool
+/// error was a "copied tool error", though no model wrote it and nobody reads it as an answer
+/// (the checks never pass one either).
+pub fn judged_answer<'a>(answer: Option<&'a str>, answered_by: Option<&str>) -> Option<&'a str> {
+    answer.filter(|_| answered_by != Some("notice"))
+}
+
 /// Whether (and why) `answer` is a plan or an announcement of a call rather than an answer.
 pub fn plan_or_announcement(answer: &str) -> Option<NotAnAnswer> {
     if answer.contains("<tool_call>") || answer.contains("</tool_call>") {
@@ -316,6 +325,23 @@ pub fn canonical(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_loops_notice_is_not_judged_as_the_models_answer() {
+        let notice = "I could not finish this task: an error stopped me. The last error was: \
+                      tool `delete_file`: There is no tool named `delete_file`. The tools are: \
+                      `read_file`.";
+        let errors =
+            ["There is no tool named `delete_file`. The tools are: `read_file`.".to_owned()];
+        assert!(copies_tool_error(notice, &errors));
+        assert_eq!(judged_answer(Some(notice), Some("notice")), None);
+        // What the model wrote is judged, on a stop too.
+        assert_eq!(judged_answer(Some(notice), None), Some(notice));
+        assert_eq!(
+            judged_answer(Some(notice), Some("synthesize")),
+            Some(notice)
+        );
+    }
     use serde_json::json;
 
     fn flagged(answer: &str) -> Option<&'static str> {

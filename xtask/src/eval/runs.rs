@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::eval::detectors::{
-    call_key, calls_in_text, copies_tool_error, plan_or_announcement, repeated_after_result,
-    NotAnAnswer, StepCalls,
+    call_key, calls_in_text, copies_tool_error, judged_answer, plan_or_announcement,
+    repeated_after_result, NotAnAnswer, StepCalls,
 };
 use crate::eval::tasks::{Half, Task};
 use crate::local_llm::ModelSpec;
@@ -186,10 +186,9 @@ pub fn run_task(
         .iter()
         .all(|check| check.passes(answer.as_deref(), answered_by.as_deref(), &workspace));
     let turns = turn_stats(&documents);
-    let not_an_answer = answer.as_deref().and_then(plan_or_announcement);
-    let copied_error = answer
-        .as_deref()
-        .is_some_and(|a| copies_tool_error(a, &turns.tool_errors));
+    let judged = judged_answer(answer.as_deref(), answered_by.as_deref());
+    let not_an_answer = judged.and_then(plan_or_announcement);
+    let copied_error = judged.is_some_and(|a| copies_tool_error(a, &turns.tool_errors));
     Ok(RunResult {
         task: task.id.clone(),
         half: task.half,
