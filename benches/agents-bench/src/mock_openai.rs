@@ -19,6 +19,8 @@ const TOOL_CALL: &str = r#"{"id":"r1","object":"chat.completion","model":"mock",
 #[derive(Debug)]
 pub struct MockOpenAi {
     address: SocketAddr,
+    /// Its chat completions URL, made once: the raw transfers POST to it in their timed loops.
+    chat_url: String,
     received: Arc<AtomicU64>,
 }
 
@@ -38,7 +40,11 @@ impl MockOpenAi {
                 std::thread::spawn(move || serve(stream, &counter));
             }
         });
-        Ok(Self { address, received })
+        Ok(Self {
+            address,
+            chat_url: format!("http://{address}/v1/chat/completions"),
+            received,
+        })
     }
 
     /// The base URL for [`inference::OpenAiCompatible`] (`http://127.0.0.1:PORT/v1`).
@@ -47,8 +53,8 @@ impl MockOpenAi {
     }
 
     /// The URL of its chat completions endpoint, where the provider POSTs.
-    pub fn chat_url(&self) -> String {
-        format!("{}/chat/completions", self.base_url())
+    pub fn chat_url(&self) -> &str {
+        &self.chat_url
     }
 
     /// POSTs `body` to [`MockOpenAi::chat_url`] with `client`, as the provider sends a request
