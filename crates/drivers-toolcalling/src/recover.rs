@@ -164,7 +164,8 @@ fn example_arguments(parameters: &Value) -> Value {
 /// arguments, `{"function": {..}}` and `{"tool_calls": [..]}` wrappers), or a known tool's
 /// name alone. Arguments may be an object
 /// or a JSON string holding one. Closing braces missing at the very end of the reply are
-/// added ([`RecoveredKind::Repaired`]); nothing else is repaired. A call naming an unknown
+/// added ([`RecoveredKind::Repaired`]), and one or two closers too many after the last value
+/// are dropped; nothing else is repaired. A call naming an unknown
 /// tool or with unreadable arguments is still returned, marked, so that the model can be told
 /// how to fix it. Ids are `recovered_<step>_<n>`, `n` counting from 1.
 ///
@@ -863,7 +864,10 @@ fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<(Value, &str)>, boo
             return (!values.is_empty()).then_some((values, false));
         }
         if !rest.starts_with(['{', '[']) {
-            return None;
+            // A closer or two too many after the last value (the 0.5B model ended a call
+            // with `}}}}` where three close it, development task d29) end nothing: the
+            // values before them are whole.
+            return (!values.is_empty() && only_stray_closers(rest)).then_some((values, false));
         }
         let scan = scan_value(rest);
         match scan.end {
@@ -884,6 +888,26 @@ fn only_json_values(body: &str, reply: Reply) -> Option<(Vec<(Value, &str)>, boo
             }
         }
     }
+}
+
+/// The most closing brackets after a reply's last JSON value that are dropped as a slip.
+const MAX_STRAY_CLOSERS: usize = 2;
+
+/// Whether `text` is nothing but one or two closing brackets (`}` or `]`), give or take
+/// whitespace.
+fn only_stray_closers(text: &str) -> bool {
+    let mut closers = 0;
+    for c in text.chars() {
+        match c {
+            '}' | ']' => closers += 1,
+            c if c.is_whitespace() => {}
+            _ => return false,
+        }
+        if closers > MAX_STRAY_CLOSERS {
+            return false;
+        }
+    }
+    closers > 0
 }
 
 /// Where a JSON value starting at the beginning of `text` ends, by brackets outside strings.
@@ -1156,6 +1180,33 @@ mod tests {
             kinds("{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n{\"name\": \"echo\", \"arguments\": {\"text\": \"b\"}"),
             Some(vec![RecoveredKind::Complete, RecoveredKind::Repaired])
         );
+    }
+
+    #[test]
+    fn one_or_two_closers_too_many_after_the_last_call_are_dropped_and_nothing_else() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        for text in [
+            format!("{call}}}"),
+            format!("{call} }}\n"),
+            format!("{call}]}}"),
+            format!("```json\n{call}}}\n```"),
+        ] {
+            assert_eq!(kinds(&text), Some(vec![RecoveredKind::Complete]), "{text}");
+            assert!(is_tool_call_text(&text), "{text}");
+        }
+        // Three closers too many, a closer before more text, or closers with no value before
+        // them: not calls.
+        for text in [
+            format!("{call}}}}}}}"),
+            format!("{call}}} and more"),
+            "}}".to_owned(),
+        ] {
+            assert_eq!(kinds(&text), None, "{text}");
+        }
+        // An unknown tool's call with a closer too many (development task d29): an unknown
+        // tool, so the model is told which tools it has.
+        let unknown = r#"{"name": "compare_scores", "arguments": {"a": {"score": 1}}}}"#;
+        assert_eq!(kinds(unknown), Some(vec![RecoveredKind::UnknownTool]));
     }
 
     #[test]

@@ -27,6 +27,7 @@ use std::cell::OnceCell;
 use agents_core::{PreviousCalls, ToolEffects, ToolFailureKind, Tools};
 use messages::{Messages, Role, ToolCall};
 
+use crate::latest_results::{request, text_of};
 use crate::plan_steps::next_step;
 use crate::recover::{
     announced_of_any_tool, announced_with_prefix, calls_in_prose, may_hold_a_call,
@@ -230,15 +231,20 @@ pub(crate) fn judge_text_calls(
             ..refused(content, call, message)
         });
     }
-    unknown_tool_again(content, tools, conversation, prefix, &seen)
+    unknown_tool_call(content, tools, conversation, prefix, &seen)
 }
 
-/// Prose, then a block holding a call to a tool the agent does not have, which the model
-/// already called in this conversation (and was told there is no such tool): the model is
-/// trying again, not showing an example, so the reply is not an answer. The call gets the
-/// unknown-tool error again (nothing runs) and the run goes on. A block naming an unknown
-/// tool the model never called is left as text: a user may ask what a call looks like.
-fn unknown_tool_again(
+/// Prose, then a block holding a call to a tool the agent does not have: not an answer, unless
+/// the request asks for such text. Either the model already called that tool in this
+/// conversation (and was told there is no such tool: the 1.5B model on held-out task h16
+/// tried `move_file` again, "Here's how:"), or the request neither mentions JSON nor names the
+/// tool (the 0.5B model on development task d15 answered "What is the total of the amount
+/// column in sales.csv?" with "you can use the following JSON object:" and a call to a
+/// `total_amount` tool, saved as the answer). The call gets the unknown-tool error, which
+/// lists the agent's tools (nothing runs), and the run goes on. A block naming an unknown
+/// tool the model never called is left as text when the request mentions JSON, a call or the
+/// tool: a user may ask what a call looks like.
+fn unknown_tool_call(
     content: &str,
     tools: &Tools,
     conversation: &Messages,
@@ -253,10 +259,10 @@ fn unknown_tool_again(
     let tried = conversation.iter().any(|message| {
         message.role() == Role::Assistant && message.tool_calls().iter().any(|c| c.name() == name)
     });
-    if !tried {
+    if !tried && request(conversation).is_some_and(|r| asks_for_call_text(&text_of(r), name)) {
         return None;
     }
-    tracing::info!(tool = %name, "a call to an unknown tool, tried before, written after prose: not run");
+    tracing::info!(tool = %name, tried, "a call to an unknown tool written after prose: not run");
     let found = RecoveredCall {
         call: announced.call,
         kind: RecoveredKind::UnknownTool,
@@ -273,6 +279,18 @@ fn unknown_tool_again(
         calls: vec![found.call],
         in_prose: false,
     })
+}
+
+/// Whether `request` asks for a call's text: it holds the word JSON, call or calls ("show an
+/// example call"), an object, or the tool `name` itself ("how would I use get_forecast?").
+/// ASCII case is ignored.
+fn asks_for_call_text(request: &str, name: &str) -> bool {
+    let lower = request.to_ascii_lowercase();
+    lower.contains('{')
+        || (!name.is_empty() && lower.contains(&name.to_ascii_lowercase()))
+        || lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| matches!(word, "json" | "call" | "calls"))
 }
 
 /// A reply that is only calls: each runs, unless it repeats what the model read (all of them

@@ -215,7 +215,6 @@ async fn prose_that_merely_contains_json_is_the_answer() {
     for reply in [
         "The data is {\"city\": \"Paris\", \"temp\": 22}.".to_owned(),
         "Paris today:\n```json\n{\"city\": \"Paris\", \"temp\": 22}\n```".to_owned(),
-        format!("Earlier I would have called\n```json\n{UNKNOWN_CALL}\n```"),
     ] {
         let (done, _) = run(vec![text(&reply)]).await;
         assert_eq!(done.step_count(), 1, "{reply}");
@@ -225,6 +224,62 @@ async fn prose_that_merely_contains_json_is_the_answer() {
 }
 
 const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
+
+/// Issue 36's development task d15: asked "What is the total of the amount column in
+/// sales.csv?", the 0.5B model answered "..., you can use the following JSON object:" and a
+/// call to `total_amount`, a tool it does not have; that was saved as the answer. A call to an
+/// unknown tool after prose is not an answer unless the request asks for such text: it gets
+/// the unknown-tool error, which names the agent's tools, and the run goes on.
+#[tokio::test]
+async fn an_announced_call_to_an_unknown_tool_is_refused_unless_the_request_asks_for_one() {
+    for announced in [
+        format!("To get the weather, you can use the following JSON object:\n\n{UNKNOWN_CALL}"),
+        format!("Earlier I would have called\n```json\n{UNKNOWN_CALL}\n```"),
+    ] {
+        let (done, model) = run(vec![
+            text(&announced),
+            text(PARIS_CALL),
+            text("Sunny in Paris."),
+        ])
+        .await;
+        assert_eq!(
+            answer(&done).as_deref(),
+            Some("Sunny in Paris."),
+            "{announced}"
+        );
+        let first = done.steps().next().unwrap();
+        let refused = first.tool_executions().iter().next().unwrap();
+        assert_eq!(refused.failure_kind(), Some(ToolFailureKind::UnknownTool));
+        let second = model.requests()[1].messages.to_transcript();
+        assert!(
+            second.contains("There is no tool named `get_forecast`"),
+            "{second}"
+        );
+        assert!(second.contains("`get_weather`"), "{second}");
+        assert!(done
+            .messages()
+            .iter()
+            .all(|m| !m.text().contains("get_forecast")));
+    }
+    // Asked what such a call looks like (JSON, a tool call, the tool by name), the reply is
+    // the answer, and nothing runs.
+    let announced = format!("A call looks like this:\n```json\n{UNKNOWN_CALL}\n```");
+    for request in [
+        "Show me the JSON for a forecast call.",
+        "What does a tool call for the forecast look like?",
+        "Show an example call.",
+        "How would I use get_forecast?",
+    ] {
+        let model = ScriptedModel::new([text(&announced)]);
+        let done = agent(ToolCallingDriver::new(model.clone()))
+            .execute(AgentState::new().with_user_message(request))
+            .await
+            .unwrap();
+        assert_eq!(answer(&done), Some(announced.clone()), "{request}");
+        assert!(done.steps().next().unwrap().tool_executions().is_empty());
+        assert_eq!(model.requests().len(), 1, "{request}");
+    }
+}
 
 /// Issue 36: after the tool ran, the 1.5B model wrote how one could use the tool ("To find the
 /// weather, you can use the `read_file` function ...") and that plan was saved as the answer.
