@@ -9,7 +9,8 @@ use agents_core::testing::ScriptedDriver;
 use agents_core::tools::{standard_tool_layers, NextTool, ToolLayer, ToolScope};
 use agents_core::{
     Agent, AgentError, AgentState, AgentStatus, ApprovalPolicy, ContinuationCriteria, FunctionTool,
-    StepsLimit, ToolCallLimits, ToolCallPresenceCheck, ToolError, ToolExecution, ToolFailureKind,
+    StepsLimit, StopReason, ToolCallLimits, ToolCallPresenceCheck, ToolError, ToolExecution,
+    ToolFailureKind,
 };
 use async_trait::async_trait;
 use inference::InferenceResponse;
@@ -188,6 +189,47 @@ async fn a_read_only_call_repeated_right_after_its_result_is_answered_from_it() 
     );
     assert!(text.ends_with("counted 1"), "{text}");
     assert_eq!(done.final_response().unwrap().text(), "one");
+}
+
+/// The 0.5B model on the eval's development task d1 read `config.ini` eight times, each read
+/// after the first answered from its result, to the step limit: every repeat was answered, so
+/// none was refused. A repeat the refusal limit reaches is refused, quoting the result, and
+/// the loop stops the model after two refusals.
+#[tokio::test]
+async fn a_read_only_call_repeated_after_its_answer_is_refused_and_the_run_stops() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let driver = ScriptedDriver::new(
+        ["a", "b", "c", "d", "e", "f"]
+            .map(|id| InferenceResponse::with_tool_calls([call(id, 1)]))
+            .into_iter()
+            .chain([InferenceResponse::text("one")]),
+    );
+    let done = agent(driver, ran.clone())
+        .with_tool_limits(ToolCallLimits::standard())
+        .execute(AgentState::new().with_user_message("count"))
+        .await
+        .unwrap();
+    assert_eq!(*ran.lock().unwrap(), [1], "the tool ran once");
+    let kinds: Vec<_> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter().map(|e| e.failure_kind()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            None,
+            None,
+            Some(ToolFailureKind::Repeated),
+            Some(ToolFailureKind::Repeated)
+        ]
+    );
+    let third = done.steps().nth(2).unwrap();
+    let refusal = third.tool_executions().iter().next().unwrap().result_text();
+    assert!(
+        refusal.contains("counted 1"),
+        "the refusal quotes the result: {refusal}"
+    );
+    assert_eq!(done.stop_reason(), Some(StopReason::RepeatedToolCalls));
 }
 
 /// Only right after its result, and only for a tool that only reads: a call that can change

@@ -21,7 +21,8 @@ use crate::tools::layers::report_calls::ReportCalls;
 /// ReportCalls       the listeners hear of the call and of its whole result (ToolCallStarted,
 ///                   ToolCallCompleted or ToolCallBlocked)
 /// AnswerRepeats     a read-only call identical to the one just answered gets that result again,
-///                   with "answer from it now", instead of running
+///                   with "answer from it now", instead of running (unless RefuseRepeats
+///                   would refuse it)
 /// RefuseRepeats     the n-th identical call of the execution is refused, quoting the earlier result
 /// JournalCalls      a result recorded before a crash is reused; every result is recorded
 /// (tool hooks)      the agent's hooks, one layer, befores and afters in the order added

@@ -16,9 +16,13 @@ use crate::tools::limits::already_have_it;
 /// instead of answering; the second read would return the same text, so it is not made.
 ///
 /// A tool that can change things (or that declares nothing) always runs again: the world may
-/// have changed. The answer counts as a call of its own, so [`RefuseRepeats`] still stops a
-/// model that persists. Needs the execution's earlier calls, which the loop gathers when
-/// [`ToolCallLimits::repeated_call_limit`](crate::ToolCallLimits) is set (the default).
+/// have changed. The answer counts as a call of its own, and a repeat that
+/// [`RefuseRepeats`] would refuse (the n-th identical call under
+/// [`ToolCallLimits::repeated_call_limit`](crate::ToolCallLimits)) is left to it: a model
+/// that persists is refused, and the loop stops it after two refusals. Before, every repeat
+/// was answered and none reached the refusal: the 0.5B model read `config.ini` eight times, to
+/// the step limit, on the eval's development task d1. Needs the execution's earlier calls,
+/// which the loop gathers when the limit is set (the default).
 ///
 /// [`RefuseRepeats`]: crate::tools::layers::refuse_repeats::RefuseRepeats
 #[derive(Clone, Copy, Debug, Default)]
@@ -33,6 +37,14 @@ impl ToolLayer for AnswerRepeats {
         next: NextTool<'_>,
     ) -> Result<ToolExecution, crate::records::agent_error::AgentError> {
         if scope.effects(call.name()) != ToolEffects::ReadOnly {
+            return next.run(call, scope).await;
+        }
+        if scope
+            .limits()
+            .repeated_call_limit
+            .is_some_and(|limit| scope.batch.previous.count(&call) + 1 >= limit)
+        {
+            // `RefuseRepeats` refuses it.
             return next.run(call, scope).await;
         }
         let Some(earlier) = scope.just_answered(&call) else {
