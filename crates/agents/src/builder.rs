@@ -66,6 +66,7 @@ pub struct AgentBuilder {
     streaming: bool,
     content_tool_call_recovery: Option<bool>,
     recovered_calls_shown: RecoveredCallsShown,
+    tool_call_hint: Option<String>,
     forged_evidence_check: bool,
     trace_mode_note: bool,
     system_prompt: Option<String>,
@@ -88,6 +89,7 @@ impl Default for AgentBuilder {
             streaming: false,
             content_tool_call_recovery: None,
             recovered_calls_shown: RecoveredCallsShown::default(),
+            tool_call_hint: None,
             forged_evidence_check: true,
             trace_mode_note: true,
             system_prompt: None,
@@ -189,6 +191,16 @@ impl AgentBuilder {
     /// way. Only the tool-calling driver recovers calls.
     pub fn with_recovered_calls_shown(mut self, shown: RecoveredCallsShown) -> Self {
         self.recovered_calls_shown = shown;
+        self
+    }
+
+    /// Text telling the model how to call a tool, sent with the system prompt of every
+    /// request that offers tools and left out of those that offer none (the answer on stop):
+    /// see [`ToolCallingDriver::with_tool_call_hint`]. The CLI sets one for small local models
+    /// ("If you cannot, reply with only one JSON object ..."). Only the tool-calling driver
+    /// sends it; a subagent inherits it.
+    pub fn with_tool_call_hint(mut self, hint: impl Into<String>) -> Self {
+        self.tool_call_hint = Some(hint.into());
         self
     }
 
@@ -695,6 +707,7 @@ impl AgentBuilder {
             streaming: self.streaming,
             content_tool_call_recovery: self.content_tool_call_recovery,
             recovered_calls_shown: self.recovered_calls_shown,
+            tool_call_hint: self.tool_call_hint.clone(),
             retention: TraceRetention::Ephemeral,
             // A subagent's conversation starts afresh with each call: no earlier answers.
             trace_mode_note: false,
@@ -713,14 +726,16 @@ impl AgentBuilder {
                         .endpoint()
                         .is_none_or(|url| inference::is_local_endpoint(&url))
                 });
-                Arc::new(
-                    ToolCallingDriver::from_shared(model)
-                        .with_model_settings(self.model_settings.clone())
-                        .with_parallel_tool_calls(self.parallel_tool_calls)
-                        .with_streaming(self.streaming)
-                        .with_content_tool_call_recovery(recover)
-                        .with_recovered_calls_shown(self.recovered_calls_shown),
-                )
+                let driver = ToolCallingDriver::from_shared(model)
+                    .with_model_settings(self.model_settings.clone())
+                    .with_parallel_tool_calls(self.parallel_tool_calls)
+                    .with_streaming(self.streaming)
+                    .with_content_tool_call_recovery(recover)
+                    .with_recovered_calls_shown(self.recovered_calls_shown);
+                Arc::new(match &self.tool_call_hint {
+                    Some(hint) => driver.with_tool_call_hint(hint.clone()),
+                    None => driver,
+                })
             }
             DriverChoice::React(model) => Arc::new(
                 ReActDriver::from_shared(model).with_model_settings(self.model_settings.clone()),

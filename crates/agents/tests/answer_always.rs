@@ -210,6 +210,86 @@ async fn a_synthesis_answered_with_a_tool_call_becomes_the_notice() {
     }
 }
 
+/// Issue 36: the 0.5B model read `config.ini` to the step limit and, asked to answer with its
+/// calls in view, wrote the call again. Asked once more on a clean page (the request and what
+/// the calls returned, no calls, no tools), it answered from the file.
+#[tokio::test]
+async fn a_synthesis_that_is_a_call_is_asked_again_from_a_page_of_the_results() {
+    let call = r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#;
+    let model = ScriptedModel::new([
+        read("c1", "a.txt"),
+        InferenceResponse::text(call).with_usage(Usage::new(100, 7)),
+        InferenceResponse::text("a.txt says 42.").with_usage(Usage::new(50, 5)),
+    ]);
+    let done = read_once_then_stop(AgentBuilder::new().with_model(model.clone())).await;
+    let answer = done.final_response().unwrap();
+    assert_eq!(answer.text(), "a.txt says 42.");
+    assert_eq!(
+        answer.metadata().get(ANSWERED_BY_KEY),
+        Some(&json!("synthesize"))
+    );
+    // Both requests' tokens count.
+    assert!(done.usage().output_tokens >= 12, "{:?}", done.usage());
+    let page = model.last_request().unwrap();
+    assert!(page.tools.is_empty());
+    assert!(
+        page.messages
+            .iter()
+            .all(|m| m.tool_calls().is_empty() && m.role() != Role::Tool),
+        "no calls on the page: {}",
+        page.messages.to_transcript()
+    );
+    let text = page.messages.last().unwrap().text();
+    assert!(text.contains("My request was: read a.txt"), "{text}");
+    assert!(
+        text.contains("read_file {\"path\":\"a.txt\"}:\ncontents of a.txt: 42"),
+        "{text}"
+    );
+    assert!(text.ends_with("say what is missing."), "{text}");
+
+    // A page that gets no answer either: the notice.
+    let model = ScriptedModel::new([
+        read("c1", "a.txt"),
+        InferenceResponse::text(call),
+        InferenceResponse::text(call),
+    ]);
+    let done = read_once_then_stop(AgentBuilder::new().with_model(model.clone())).await;
+    let answer = done.final_response().unwrap().text();
+    assert!(
+        answer.starts_with("I could not finish this task"),
+        "{answer}"
+    );
+    assert_eq!(model.requests().len(), 3);
+}
+
+/// The hint on how to call a tool goes with the requests that offer tools only: with it, the
+/// 0.5B model asked for an answer on stop wrote a call (issue 36).
+#[tokio::test]
+async fn the_tool_call_hint_goes_only_with_requests_that_offer_tools() {
+    let model = ScriptedModel::new([read("c1", "a.txt"), InferenceResponse::text("42.")]);
+    let builder = AgentBuilder::new()
+        .with_model(model.clone())
+        .with_system_prompt("Be brief.")
+        .with_tool_call_hint("Reply with only a JSON call.");
+    let done = read_once_then_stop(builder).await;
+    assert_eq!(done.final_response().unwrap().text(), "42.");
+    let requests = model.requests();
+    let system = |i: usize| requests[i].messages.first().unwrap().text();
+    assert!(!requests[0].tools.is_empty());
+    // After the system prompt and the notes the builder adds to it (separated mode's).
+    assert!(system(0).starts_with("Be brief."), "{}", system(0));
+    assert!(
+        system(0).ends_with("tool results yourself.\nReply with only a JSON call."),
+        "{}",
+        system(0)
+    );
+    assert!(requests[1].tools.is_empty());
+    assert_eq!(
+        format!("{}\nReply with only a JSON call.", system(1)),
+        system(0)
+    );
+}
+
 #[tokio::test]
 async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice() {
     let react_call = r#"{"thought": "read it", "type": "call_tool", "tool": "read_file", "args": {"path": "a.txt"}}"#;
@@ -230,13 +310,7 @@ async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice
         assert!(answer.starts_with(expect), "{synthesis}: {answer}");
         // The request quoted is the person's, not the trace's last user message (ReAct's
         // "Observation: ...").
-        let instruction = model
-            .last_request()
-            .unwrap()
-            .messages
-            .last()
-            .unwrap()
-            .text();
+        let instruction = model.requests()[1].messages.last().unwrap().text();
         assert!(
             instruction.ends_with("My request was: read a.txt"),
             "{instruction}"

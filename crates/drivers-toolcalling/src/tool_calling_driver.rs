@@ -67,6 +67,7 @@ pub struct ToolCallingDriver {
     content_tool_call_recovery: bool,
     recovered_calls_shown: RecoveredCallsShown,
     max_calls_per_step: usize,
+    tool_call_hint: Option<String>,
 }
 
 impl ToolCallingDriver {
@@ -89,6 +90,7 @@ impl ToolCallingDriver {
             content_tool_call_recovery: true,
             recovered_calls_shown: RecoveredCallsShown::default(),
             max_calls_per_step: DEFAULT_MAX_CALLS_PER_STEP,
+            tool_call_hint: None,
         }
     }
 
@@ -164,6 +166,18 @@ impl ToolCallingDriver {
         self
     }
 
+    /// Text that tells the model how to call a tool (the CLI's "To use a tool, make a tool
+    /// call. If you cannot, reply with only one JSON object ..."), sent only with requests
+    /// that offer tools: appended, after a newline, to the system prompt (the request's first
+    /// message when it is a system message; otherwise the hint is that first message). A
+    /// request without tools, such as the answer on stop, goes without it: with it, the 0.5B
+    /// model asked to answer from results it was given wrote a call instead (issue 36).
+    pub fn with_tool_call_hint(mut self, hint: impl Into<String>) -> Self {
+        let hint = hint.into();
+        self.tool_call_hint = (!hint.trim().is_empty()).then_some(hint);
+        self
+    }
+
     /// How a call recovered from the model's text is shown to the model in the requests
     /// after it: as a native call and tool result (the default), or as the model wrote it,
     /// with its result as tool output in a user message (see [`RecoveredCallsShown`]). The
@@ -207,12 +221,17 @@ impl ToolCallingDriver {
     ) -> InferenceRequest {
         let tools = cached.tool_schemas(tools);
         let has_tools = !tools.is_empty();
+        let messages = cached
+            .messages
+            .concat(&self.recovered_calls_shown.show(input));
+        let (messages, hint_added) = match &self.tool_call_hint {
+            Some(hint) if has_tools => with_hint(messages, hint),
+            _ => (messages, false),
+        };
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.
         InferenceRequest {
             model: self.settings.chosen_model().map(str::to_owned),
-            messages: cached
-                .messages
-                .concat(&self.recovered_calls_shown.show(input)),
+            messages,
             tools,
             tool_choice: if has_tools {
                 self.tool_choice
@@ -229,7 +248,11 @@ impl ToolCallingDriver {
             temperature: self.settings.temperature,
             parallel_tool_calls: has_tools.then_some(self.parallel_tool_calls),
             options: Default::default(),
-            cache_breakpoint: stable_prefix_len(state, cached.messages.len()).checked_sub(1),
+            cache_breakpoint: stable_prefix_len(
+                state,
+                cached.messages.len() + usize::from(hint_added),
+            )
+            .checked_sub(1),
         }
     }
 
@@ -338,6 +361,24 @@ impl ToolCallingDriver {
             _ => response,
         })
     }
+}
+
+/// `messages` with `hint` at the end of its system prompt: appended, after a newline, to the
+/// first message when it is a system message, or as a system message before the others
+/// (then `true`: one message more).
+fn with_hint(messages: Messages, hint: &str) -> (Messages, bool) {
+    let mut all: Vec<Message> = messages.iter().cloned().collect();
+    let added = match all.first_mut() {
+        Some(first) if first.role() == Role::System => {
+            *first = Message::system(format!("{}\n{hint}", first.text()));
+            false
+        }
+        _ => {
+            all.insert(0, Message::system(hint));
+            true
+        }
+    };
+    (Messages::from(all), added)
 }
 
 /// The model a provider is configured with, from its name (`openai-compatible/gpt-4o` →
@@ -789,4 +830,30 @@ fn with_new_ids(
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hint_ends_the_system_prompt_or_is_one() {
+        let hint = "Reply with only a JSON call.";
+        let with_prompt = Messages::from(vec![Message::system("Be brief."), Message::user("hi")]);
+        let (messages, added) = with_hint(with_prompt, hint);
+        assert!(!added);
+        assert_eq!(messages.len(), 2);
+        assert_eq!(
+            messages.first().unwrap().text(),
+            "Be brief.\nReply with only a JSON call."
+        );
+        let (messages, added) = with_hint(Messages::from(vec![Message::user("hi")]), hint);
+        assert!(added);
+        assert_eq!(messages.len(), 2);
+        let first = messages.first().unwrap();
+        assert_eq!(
+            (first.role(), first.text()),
+            (Role::System, hint.to_owned())
+        );
+    }
 }

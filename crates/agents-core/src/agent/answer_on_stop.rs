@@ -13,6 +13,7 @@ use crate::records::decision::StopReason;
 use crate::records::tool_effects::ToolEffects;
 use crate::records::tool_execution::ToolFailureKind;
 use crate::state::agent_state::AgentState;
+use crate::tools::limits::ALREADY_HAVE_IT;
 use crate::tools::registry::Tools;
 
 use std::sync::Arc;
@@ -157,6 +158,105 @@ pub(crate) fn synthesis_input(
     seen.appended(Message::user(instruction))
 }
 
+/// What the model is given on a stop when it did not answer [`synthesis_input`] (it wrote a
+/// call, or nothing): a clean page. The conversation before the request, without calls and
+/// their results, then one user message with the request and what the execution's calls
+/// returned (each distinct call once, the latest [`MAX_RESULTS_ON_PAGE`], each cut to
+/// [`MAX_RESULT_ON_PAGE`] characters). `None` when no call returned anything (the page would
+/// add nothing) or there is no request.
+///
+/// The 0.5B model read `config.ini` to the step limit, and asked to answer with its calls in
+/// view wrote the call again; given the request and the file's lines on a page, it answered
+/// "The port configured in config.ini is 8472." (issue 36).
+pub(crate) fn results_page(
+    state: &AgentState,
+    prompt: Messages,
+    reason: StopReason,
+) -> Option<Messages> {
+    let before = state
+        .steps()
+        .next()
+        .map(|step| step.input_messages().clone())
+        .filter(|input| !input.is_empty())
+        .unwrap_or(prompt);
+    let request = request_of(&before)?;
+    let results = results_of(state);
+    if results.is_empty() {
+        return None;
+    }
+    // The conversation before the request: user messages and answers, no calls.
+    let mut history: Vec<Message> = before
+        .iter()
+        .filter(|m| {
+            m.role() == Role::User || (m.role() == Role::Assistant && m.tool_calls().is_empty())
+        })
+        .cloned()
+        .collect();
+    if let Some(at) = history.iter().rposition(|m| m.role() == Role::User) {
+        history.truncate(at);
+    }
+    let mut page = format!(
+        "You have to stop now: {}. My request was: {}\n\nWhat your tool calls returned:",
+        reason.for_the_model(),
+        excerpt(&request, MAX_REQUEST_QUOTED)
+    );
+    for result in &results {
+        let _ = write!(page, "\n\n{result}");
+    }
+    page.push_str(
+        "\n\nAnswer my request from these results, in plain text and briefly. Do not call \
+         any tools. If the results do not hold the answer, say what is missing.",
+    );
+    history.push(Message::user(page));
+    Some(Messages::from(history))
+}
+
+/// What the execution's calls returned, for [`results_page`]: `name {arguments}:` and the
+/// result (or `failed:` and the error), each distinct call once, at its latest result, in
+/// the order the calls were first made; refused repeats, calls waiting for approval and
+/// answers from an earlier result left out.
+fn results_of(state: &AgentState) -> Vec<String> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut results: Vec<String> = Vec::new();
+    for execution in state.steps().flat_map(|step| step.tool_executions().iter()) {
+        if matches!(
+            execution.failure_kind(),
+            Some(ToolFailureKind::Repeated | ToolFailureKind::AwaitingApproval)
+        ) {
+            continue;
+        }
+        let text = execution.result_text();
+        if text.starts_with(ALREADY_HAVE_IT) {
+            continue;
+        }
+        let call = format!("{} {}", execution.name(), execution.arguments());
+        let line = if execution.has_error() {
+            format!("{call} failed:\n{}", excerpt(&text, MAX_RESULT_ON_PAGE))
+        } else {
+            format!("{call}:\n{}", excerpt(&text, MAX_RESULT_ON_PAGE))
+        };
+        let key = (
+            execution.name().to_owned(),
+            execution.arguments().to_string(),
+        );
+        match seen.iter().position(|k| *k == key) {
+            Some(at) => results[at] = line,
+            None => {
+                seen.push(key);
+                results.push(line);
+            }
+        }
+    }
+    let skip = results.len().saturating_sub(MAX_RESULTS_ON_PAGE);
+    results.split_off(skip)
+}
+
+/// The most call results [`results_page`] holds (the latest).
+const MAX_RESULTS_ON_PAGE: usize = 6;
+
+/// The most characters of one result on the [`results_page`].
+const MAX_RESULT_ON_PAGE: usize = 1_500;
+
 /// The request the stopped execution was answering: the last user message of `before`, what
 /// the model saw before the execution's first step. The synthesis instruction ends with
 /// it: told only to "answer my request", the 1.5B model answered an earlier request of the
@@ -256,29 +356,50 @@ impl Agent {
         if mode == AnswerOnStop::Synthesize {
             let options = StepOptions::new().with_cancellation(token.clone());
             let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
-            let input =
-                synthesis_input(&state, &self.tools, context.prompt_messages(&state), reason);
-            let input = self.cached_context.messages.concat(&input);
-            match self.driver.answer_without_tools(input, &context).await {
-                Ok(Some(response)) => {
-                    // An empty reply is no answer (a notice follows), but its tokens count.
-                    usage = response.usage();
-                    cost = RunCost::of_response(&response, &self.telemetry.catalog);
-                    if !response.content().trim().is_empty() {
-                        path = AnswerOnStop::Synthesize;
-                        answer = Some(marked(
-                            Message::assistant(response.content().trim()),
-                            reason,
-                            AnswerOnStop::Synthesize,
-                        ));
+            // First with what the model saw; if it does not answer, once more from a clean
+            // page of its calls' results.
+            for first in [true, false] {
+                let input = if first {
+                    synthesis_input(&state, &self.tools, context.prompt_messages(&state), reason)
+                } else {
+                    match results_page(&state, context.prompt_messages(&state), reason) {
+                        Some(page) => page,
+                        None => break,
+                    }
+                };
+                let input = self.cached_context.messages.concat(&input);
+                match self.driver.answer_without_tools(input, &context).await {
+                    Ok(Some(response)) => {
+                        // An empty reply is no answer (a notice follows), but its tokens count.
+                        usage += response.usage();
+                        cost += RunCost::of_response(&response, &self.telemetry.catalog);
+                        if !response.content().trim().is_empty() {
+                            path = AnswerOnStop::Synthesize;
+                            answer = Some(marked(
+                                Message::assistant(response.content().trim()),
+                                reason,
+                                AnswerOnStop::Synthesize,
+                            ));
+                            break;
+                        }
+                        if first {
+                            tracing::info!(
+                                target: "agents_core::agent",
+                                "asked to answer on stop, the model did not; asking once more \
+                                 from its calls' results alone"
+                            );
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(error) => {
+                        tracing::warn!(
+                            target: "agents_core::agent",
+                            error = %crate::records::agent_error::error_chain(&error),
+                            "synthesizing an answer on stop failed; appending a notice"
+                        );
+                        break;
                     }
                 }
-                Ok(None) => {}
-                Err(error) => tracing::warn!(
-                    target: "agents_core::agent",
-                    error = %crate::records::agent_error::error_chain(&error),
-                    "synthesizing an answer on stop failed; appending a notice"
-                ),
             }
         }
         let answer = answer.unwrap_or_else(|| notice(&state, &self.tools, reason));

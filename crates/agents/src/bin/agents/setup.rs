@@ -466,15 +466,14 @@ impl Settings {
         if let Some(definition) = &self.definition {
             builder = definition.configure(builder);
         } else {
-            let prompt = match args.driver {
-                Driver::Toolcalling => format!("{DEFAULT_SYSTEM_PROMPT}\n{TOOL_CALL_HINT}"),
-                // The ReAct driver teaches its own reply format.
-                Driver::React => DEFAULT_SYSTEM_PROMPT.to_owned(),
-            };
-            builder = builder.with_system_prompt(prompt);
+            builder = builder.with_system_prompt(DEFAULT_SYSTEM_PROMPT);
         }
         if let Some(system) = &args.system {
             builder = builder.with_system_prompt(system.clone());
+        } else if self.definition.is_none() && matches!(args.driver, Driver::Toolcalling) {
+            // With requests that offer tools only (the ReAct driver teaches its own reply
+            // format): asked for an answer on stop with it, the 0.5B model wrote a call.
+            builder = builder.with_tool_call_hint(TOOL_CALL_HINT);
         }
         let max_steps = args
             .max_steps
