@@ -247,19 +247,32 @@ async fn a_synthesis_that_is_a_call_is_asked_again_from_a_page_of_the_results() 
     );
     assert!(text.ends_with("say what is missing."), "{text}");
 
-    // A page that gets no answer either: the notice.
-    let model = ScriptedModel::new([
-        read("c1", "a.txt"),
-        InferenceResponse::text(call),
-        InferenceResponse::text(call),
-    ]);
-    let done = read_once_then_stop(AgentBuilder::new().with_model(model.clone())).await;
-    let answer = done.final_response().unwrap().text();
-    assert!(
-        answer.starts_with("I could not finish this task"),
-        "{answer}"
-    );
-    assert_eq!(model.requests().len(), 3);
+    // A page that gets no answer either (a call, a copy of the page's list, a copy of the
+    // instruction: the 0.5B model wrote each): the notice.
+    for (first, second) in [
+        (call, call),
+        (
+            call,
+            "The tool call returned:\n\nread_file {\"path\":\"a.txt\"}:\ncontents of a.txt: 42",
+        ),
+        (
+            "The run stopped. My request was: read a.txt",
+            "My request was: read a.txt",
+        ),
+    ] {
+        let model = ScriptedModel::new([
+            read("c1", "a.txt"),
+            InferenceResponse::text(first),
+            InferenceResponse::text(second),
+        ]);
+        let done = read_once_then_stop(AgentBuilder::new().with_model(model.clone())).await;
+        let answer = done.final_response().unwrap().text();
+        assert!(
+            answer.starts_with("I could not finish this task"),
+            "{second}: {answer}"
+        );
+        assert_eq!(model.requests().len(), 3, "{second}");
+    }
 }
 
 /// The hint on how to call a tool goes with the requests that offer tools only: with it, the

@@ -376,9 +376,12 @@ impl Nudges {
                     .then_some(Nudge::Narration)
                 })
                 .or_else(|| (!self.unread_files().is_empty()).then_some(Nudge::UnreadFile))
-        } else if content.contains('{') {
-            // A reply holding JSON may hold a call written as text: text-call recovery judges
-            // it, and a call announced in a plan may run. Only a repeat is asked about.
+        } else if content.contains('{') && is_tool_call_text(content) {
+            // A reply holding a call written as text: text-call recovery judges it, and a call
+            // announced in a plan may run. Only a repeat is asked about. JSON that is no call
+            // is judged as any text: the 1.5B model's "I will call the `read_file` function
+            // with the path "poem.txt" and the arguments {"offset": 3, "limit": 1}." was saved
+            // as the answer (development task d13).
             None
         } else if claims_unmade_call(content, tools) && !self.gave(Nudge::Claim) {
             Some(Nudge::Claim)

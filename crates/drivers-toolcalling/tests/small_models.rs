@@ -225,6 +225,25 @@ async fn prose_that_merely_contains_json_is_the_answer() {
 
 const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
 
+/// Issue 36's development task d13: "To find the third line of poem.txt, I will call the
+/// `read_file` function with the path "poem.txt" and the arguments {"offset": 3, "limit": 1}."
+/// was saved as the answer: a reply holding JSON was left to text-call recovery, which reads
+/// no call in it. JSON that is no call is judged as any text: a plan, asked for the call.
+#[tokio::test]
+async fn a_plan_with_json_that_is_no_call_gets_the_plan_nudge() {
+    let plan = r#"To find the weather, I will call the `get_weather` function with the arguments {"units": "metric"}."#;
+    let (done, model) = run(vec![text(plan), text(PARIS_CALL), text("Sunny in Paris.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    assert_eq!(done.steps().next().unwrap().tool_executions().len(), 1);
+    let nudged = model.requests()[1].messages.to_transcript();
+    assert!(nudged.contains(plan), "{nudged}");
+    assert!(
+        nudged.contains("do not describe the call: make it now"),
+        "{nudged}"
+    );
+    assert_eq!(model.requests().len(), 3);
+}
+
 /// Issue 36's development task d15: asked "What is the total of the amount column in
 /// sales.csv?", the 0.5B model answered "..., you can use the following JSON object:" and a
 /// call to `total_amount`, a tool it does not have; that was saved as the answer. A call to an

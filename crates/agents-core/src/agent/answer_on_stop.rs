@@ -172,7 +172,7 @@ pub(crate) fn results_page(
     state: &AgentState,
     prompt: Messages,
     reason: StopReason,
-) -> Option<Messages> {
+) -> Option<ResultsPage> {
     let before = state
         .steps()
         .next()
@@ -196,11 +196,11 @@ pub(crate) fn results_page(
         history.truncate(at);
     }
     let mut page = format!(
-        "You have to stop now: {}. My request was: {}\n\nWhat your tool calls returned:",
+        "You have to stop now: {}. {REQUEST_QUOTE} {}\n\nWhat your tool calls returned:",
         reason.for_the_model(),
         excerpt(&request, MAX_REQUEST_QUOTED)
     );
-    for result in &results {
+    for (_, result) in &results {
         let _ = write!(page, "\n\n{result}");
     }
     page.push_str(
@@ -208,16 +208,42 @@ pub(crate) fn results_page(
          any tools. If the results do not hold the answer, say what is missing.",
     );
     history.push(Message::user(page));
-    Some(Messages::from(history))
+    Some(ResultsPage {
+        messages: Messages::from(history),
+        calls: results.into_iter().map(|(call, _)| call).collect(),
+    })
 }
 
-/// What the execution's calls returned, for [`results_page`]: `name {arguments}:` and the
-/// result (or `failed:` and the error), each distinct call once, at its latest result, in
-/// the order the calls were first made; refused repeats, calls waiting for approval and
-/// answers from an earlier result left out.
-fn results_of(state: &AgentState) -> Vec<String> {
+/// The clean page of [`results_page`], and the calls it lists as it lists them
+/// (`edit_file {"path":"greeting.txt",...}`).
+pub(crate) struct ResultsPage {
+    /// What the model is sent (before the agent's cached context).
+    pub(crate) messages: Messages,
+    calls: Vec<String>,
+}
+
+impl ResultsPage {
+    /// Whether `reply` copies the page instead of answering from it: it quotes a call as the
+    /// page lists it. The 0.5B model answered "The tool call returned:" and the page's list,
+    /// a failed call's error among it (development task d4).
+    pub(crate) fn copied_by(&self, reply: &str) -> bool {
+        self.calls.iter().any(|call| reply.contains(call.as_str()))
+    }
+}
+
+/// How the synthesis instructions quote the request (both say "My request was:"); a reply
+/// holding it copies them (the 0.5B model answered "The error stopped the run. My request
+/// was: Delete the line ...").
+const REQUEST_QUOTE: &str = "My request was:";
+
+/// What the execution's calls returned, for [`results_page`]: each call as listed
+/// (`name {arguments}`), and its entry: the call, `:` and the result (or `failed:` and the
+/// error), each distinct call once, at its latest result, in the order the calls were first
+/// made; refused repeats, calls waiting for approval and answers from an earlier result left
+/// out.
+fn results_of(state: &AgentState) -> Vec<(String, String)> {
     let mut seen: Vec<(String, String)> = Vec::new();
-    let mut results: Vec<String> = Vec::new();
+    let mut results: Vec<(String, String)> = Vec::new();
     for execution in state.steps().flat_map(|step| step.tool_executions().iter()) {
         if matches!(
             execution.failure_kind(),
@@ -240,10 +266,10 @@ fn results_of(state: &AgentState) -> Vec<String> {
             execution.arguments().to_string(),
         );
         match seen.iter().position(|k| *k == key) {
-            Some(at) => results[at] = line,
+            Some(at) => results[at] = (call, line),
             None => {
                 seen.push(key);
-                results.push(line);
+                results.push((call, line));
             }
         }
     }
@@ -358,12 +384,13 @@ impl Agent {
             let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
             // First with what the model saw; if it does not answer, once more from a clean
             // page of its calls' results.
+            let mut page: Option<ResultsPage> = None;
             for first in [true, false] {
                 let input = if first {
                     synthesis_input(&state, &self.tools, context.prompt_messages(&state), reason)
                 } else {
                     match results_page(&state, context.prompt_messages(&state), reason) {
-                        Some(page) => page,
+                        Some(results) => page.insert(results).messages.clone(),
                         None => break,
                     }
                 };
@@ -373,10 +400,19 @@ impl Agent {
                         // An empty reply is no answer (a notice follows), but its tokens count.
                         usage += response.usage();
                         cost += RunCost::of_response(&response, &self.telemetry.catalog);
-                        if !response.content().trim().is_empty() {
+                        let reply = response.content().trim();
+                        // A reply that copies the instructions or the page answers nothing.
+                        let copied = reply.contains(REQUEST_QUOTE)
+                            || page.as_ref().is_some_and(|page| page.copied_by(reply));
+                        if copied {
+                            tracing::info!(
+                                target: "agents_core::agent",
+                                "asked to answer on stop, the model copied what it was given"
+                            );
+                        } else if !reply.is_empty() {
                             path = AnswerOnStop::Synthesize;
                             answer = Some(marked(
-                                Message::assistant(response.content().trim()),
+                                Message::assistant(reply),
                                 reason,
                                 AnswerOnStop::Synthesize,
                             ));
