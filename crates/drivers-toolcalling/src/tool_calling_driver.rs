@@ -221,12 +221,14 @@ impl ToolCallingDriver {
     ) -> InferenceRequest {
         let tools = cached.tool_schemas(tools);
         let has_tools = !tools.is_empty();
-        let messages = cached
-            .messages
-            .concat(&self.recovered_calls_shown.show(input));
+        let shown = self.recovered_calls_shown.show(input);
+        // The hint joins the cached context (a message or two), never the whole history.
         let (messages, hint_added) = match &self.tool_call_hint {
-            Some(hint) if has_tools => with_hint(messages, hint),
-            _ => (messages, false),
+            Some(hint) if has_tools => {
+                let (prefix, added) = with_hint(&cached.messages, hint);
+                (prefix.concat(&shown), added)
+            }
+            _ => (cached.messages.concat(&shown), false),
         };
         // Built in one piece: the request is a few hundred bytes, moved as little as possible.
         InferenceRequest {
@@ -363,10 +365,10 @@ impl ToolCallingDriver {
     }
 }
 
-/// `messages` with `hint` at the end of its system prompt: appended, after a newline, to the
-/// first message when it is a system message, or as a system message before the others
-/// (then `true`: one message more).
-fn with_hint(messages: Messages, hint: &str) -> (Messages, bool) {
+/// The cached context's `messages` with `hint` at the end of its system prompt: appended, after
+/// a newline, to the first message when it is a system message, or as a system message before
+/// the others (then `true`: one message more).
+fn with_hint(messages: &Messages, hint: &str) -> (Messages, bool) {
     let mut all: Vec<Message> = messages.iter().cloned().collect();
     let added = match all.first_mut() {
         Some(first) if first.role() == Role::System => {
@@ -840,14 +842,14 @@ mod tests {
     fn the_hint_ends_the_system_prompt_or_is_one() {
         let hint = "Reply with only a JSON call.";
         let with_prompt = Messages::from(vec![Message::system("Be brief."), Message::user("hi")]);
-        let (messages, added) = with_hint(with_prompt, hint);
+        let (messages, added) = with_hint(&with_prompt, hint);
         assert!(!added);
         assert_eq!(messages.len(), 2);
         assert_eq!(
             messages.first().unwrap().text(),
             "Be brief.\nReply with only a JSON call."
         );
-        let (messages, added) = with_hint(Messages::from(vec![Message::user("hi")]), hint);
+        let (messages, added) = with_hint(&Messages::from(vec![Message::user("hi")]), hint);
         assert!(added);
         assert_eq!(messages.len(), 2);
         let first = messages.first().unwrap();
