@@ -38,6 +38,7 @@ use crate::copied_error::{
 };
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
+use crate::forged_evidence::forged_evidence;
 use crate::latest_results::{execution_messages, request, text_of};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
@@ -376,12 +377,15 @@ impl Nudges {
                     .then_some(Nudge::Narration)
                 })
                 .or_else(|| (!self.unread_files().is_empty()).then_some(Nudge::UnreadFile))
-        } else if content.contains('{') && is_tool_call_text(content) {
+        } else if content.contains('{')
+            && (is_tool_call_text(content) || forged_evidence(content, &tools.names()).is_some())
+        {
             // A reply holding a call written as text: text-call recovery judges it, and a call
-            // announced in a plan may run. Only a repeat is asked about. JSON that is no call
-            // is judged as any text: the 1.5B model's "I will call the `read_file` function
-            // with the path "poem.txt" and the arguments {"offset": 3, "limit": 1}." was saved
-            // as the answer (development task d13).
+            // announced in a plan may run; one that writes a call's result itself is withheld
+            // by the forged-evidence check, without being shown again. Only a repeat is asked
+            // about. Other JSON is judged as any text: the 1.5B model's "I will call the
+            // `read_file` function with the path "poem.txt" and the arguments {"offset": 3,
+            // "limit": 1}." was saved as the answer (development task d13).
             None
         } else if claims_unmade_call(content, tools) && !self.gave(Nudge::Claim) {
             Some(Nudge::Claim)
