@@ -77,6 +77,15 @@ pub enum DecisionError {
     /// A `final_answer` decision has no answer.
     #[error("a final_answer decision needs a non-empty `answer`")]
     MissingAnswer,
+    /// A `final_answer` whose answer describes how to use a tool instead of answering ("To
+    /// get the port, I'll use the `read_file` tool."): small local models write it in place
+    /// of the call (issue 36). Asked about once per step; see [`ReActDriver`](crate::ReActDriver).
+    #[error("the final answer describes how to use a tool instead of answering")]
+    PlanAsAnswer {
+        /// Whether a tool has run in the execution: then the results are there to answer
+        /// from; otherwise the call is still to be made.
+        tools_ran: bool,
+    },
 }
 
 impl DecisionError {
@@ -89,6 +98,19 @@ impl DecisionError {
     /// assert!(feedback.contains("a final_answer decision needs a non-empty `answer`"));
     /// ```
     pub fn feedback(&self) -> String {
+        if let DecisionError::PlanAsAnswer { tools_ran } = self {
+            let what = if *tools_ran {
+                "If the tool results above answer the question, give those facts in \"answer\"; \
+                 if a result you need is missing, reply with a \"call_tool\" decision for it."
+            } else {
+                "No tool has run for this request: if it needs a tool, do not describe the call, \
+                 reply with a \"call_tool\" decision now. If the user only asked how something \
+                 is done, give that answer again."
+            };
+            return format!(
+                "Your last reply could not be used: {self}. Do not describe tools or calls. {what}"
+            );
+        }
         format!(
             "Your last reply could not be used: {self}. Reply again with exactly one JSON \
              object, either {{\"thought\": ..., \"type\": \"call_tool\", \"tool\": ..., \"args\": {{...}}}} \
@@ -140,6 +162,16 @@ mod tests {
             missing.to_string(),
             "tool `calc` is missing required arguments: a, b"
         );
+    }
+
+    #[test]
+    fn a_plan_is_told_to_call_or_answer_from_the_results() {
+        let before = DecisionError::PlanAsAnswer { tools_ran: false }.feedback();
+        assert!(
+            before.contains("No tool has run") && before.contains("\"call_tool\" decision now")
+        );
+        let after = DecisionError::PlanAsAnswer { tools_ran: true }.feedback();
+        assert!(after.contains("tool results above") && !after.contains("No tool has run"));
     }
 
     #[test]

@@ -12,6 +12,8 @@ use inference::{
 };
 use messages::{Message, Messages};
 
+use drivers_toolcalling::is_plan_reply;
+
 use crate::{
     action_message, observation_messages, parse_decision, react_prompt, validate, DecisionError,
     DecisionKind, ValidatedDecision,
@@ -35,6 +37,13 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   carries the call, so the step counts as a tool step.
 /// - `final_answer`: the step's response is the answer as an assistant message, optionally
 ///   rewritten by a second, plain-text inference (`with_final_via_inference`).
+/// - A `final_answer` that describes how to use a tool instead of answering
+///   ([`is_plan_reply`]: "To get the port, I'll use the `read_file` tool.") is sent back
+///   once per step, beside the retries, with [`DecisionError::PlanAsAnswer`]'s feedback
+///   (`with_plan_check(false)` turns this off). If the reply to it is again a plan, it is no
+///   answer when a tool has run in the execution (the step is an error step and the run
+///   answers on stop from the results); when none has, it is the answer (the person asked
+///   how something is done).
 ///
 /// Use it with [`StopOnFinalDecision`](crate::StopOnFinalDecision).
 ///
@@ -62,6 +71,7 @@ pub struct ReActDriver {
     max_decision_retries: usize,
     final_via_inference: bool,
     json_response_format: bool,
+    plan_check: bool,
 }
 
 impl ReActDriver {
@@ -79,6 +89,7 @@ impl ReActDriver {
             max_decision_retries: 2,
             final_via_inference: false,
             json_response_format: true,
+            plan_check: true,
         }
     }
 
@@ -132,6 +143,14 @@ impl ReActDriver {
     /// Turn it off for providers that reject the option.
     pub fn with_json_response_format(mut self, enabled: bool) -> Self {
         self.json_response_format = enabled;
+        self
+    }
+
+    /// Sends a `final_answer` that only describes how to use a tool back to the model once
+    /// per step (default on; see [`ReActDriver`]). The 1.5B model's `final_answer`s on the
+    /// eval's held-out half included one that announced a call it never made (issue 36).
+    pub fn with_plan_check(mut self, enabled: bool) -> Self {
+        self.plan_check = enabled;
         self
     }
 
@@ -190,50 +209,76 @@ impl ReActDriver {
             .await
     }
 
-    /// Asks for a decision until one validates or the retries are used up. Returns the last
-    /// response, the total usage and the decision or the last error.
+    /// Asks for a decision until one validates or the retries are used up, and once about a
+    /// final answer that is a plan. Returns the last response, the total usage and the
+    /// decision or the last error.
     async fn decide(
         &self,
         request: &InferenceRequest,
         tools: &Tools,
+        tools_ran: bool,
         source: &EventSource,
         context: &StepContext<'_>,
     ) -> Result<Decided, AgentError> {
         let mut usage = Usage::default();
         let mut attempt_request = request.clone();
-        let mut attempt = 0;
+        // Inferences made (each one journaled under its number), and the retries used of
+        // them: the question about a plan is not a retry.
+        let mut inferences = 0;
+        let mut retries = 0;
+        let mut plan_asked = false;
         loop {
-            let key = format!("decision-{attempt}");
+            let key = format!("decision-{inferences}");
             let response = self.infer(&key, attempt_request, source, context).await?;
+            inferences += 1;
             usage += response.usage();
             let outcome = parse_decision(response.content()).and_then(|d| validate(&d, tools));
+            let outcome = match outcome {
+                Ok(ValidatedDecision::FinalAnswer { ref answer, .. })
+                    if self.plan_check && is_plan_reply(answer, tools) =>
+                {
+                    let plan = DecisionError::PlanAsAnswer { tools_ran };
+                    if !plan_asked {
+                        plan_asked = true;
+                        tracing::debug!("ReAct final answer is a plan; asking once");
+                        attempt_request = corrected(request, &response, &plan);
+                        continue;
+                    }
+                    if tools_ran {
+                        // Asked once already: a plan is no answer when results are there.
+                        return Ok(Decided {
+                            response,
+                            usage,
+                            outcome: Err(plan),
+                            attempts: inferences,
+                        });
+                    }
+                    // No tool ran: the person asked how something is done.
+                    outcome
+                }
+                other => other,
+            };
             match outcome {
                 Ok(decision) => {
                     return Ok(Decided {
                         response,
                         usage,
                         outcome: Ok(decision),
-                        attempts: attempt + 1,
+                        attempts: inferences,
                     })
                 }
-                Err(error) if attempt >= self.max_decision_retries => {
+                Err(error) if retries >= self.max_decision_retries => {
                     return Ok(Decided {
                         response,
                         usage,
                         outcome: Err(error),
-                        attempts: attempt + 1,
+                        attempts: inferences,
                     })
                 }
                 Err(error) => {
-                    tracing::debug!(%error, attempt, "ReAct decision rejected; asking again");
-                    attempt += 1;
-                    // The correction lives in this request only; the conversation is untouched.
-                    let mut retry = request.clone();
-                    retry.messages = request
-                        .messages
-                        .appended(Message::assistant(response.content()))
-                        .appended(Message::user(error.feedback()));
-                    attempt_request = retry;
+                    tracing::debug!(%error, retries, "ReAct decision rejected; asking again");
+                    retries += 1;
+                    attempt_request = corrected(request, &response, &error);
                 }
             }
         }
@@ -264,6 +309,21 @@ impl ReActDriver {
     }
 }
 
+/// `request` followed by the model's unusable `response` and what was wrong with it. The
+/// correction lives in this request only; the conversation is untouched.
+fn corrected(
+    request: &InferenceRequest,
+    response: &InferenceResponse,
+    error: &DecisionError,
+) -> InferenceRequest {
+    let mut retry = request.clone();
+    retry.messages = request
+        .messages
+        .appended(Message::assistant(response.content()))
+        .appended(Message::user(error.feedback()));
+    retry
+}
+
 struct Decided {
     response: InferenceResponse,
     usage: Usage,
@@ -283,7 +343,10 @@ impl AgentDriver for ReActDriver {
         let input = state.messages_for_inference();
         let request = self.build_request(state, tools, &context.cached_context);
         let source = EventSource::step(state);
-        let decided = self.decide(&request, tools, &source, context).await?;
+        let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
+        let decided = self
+            .decide(&request, tools, tools_ran, &source, context)
+            .await?;
         let decision = match decided.outcome {
             Ok(decision) => decision,
             Err(error) => {
@@ -371,6 +434,7 @@ impl std::fmt::Debug for ReActDriver {
             .field("max_decision_retries", &self.max_decision_retries)
             .field("final_via_inference", &self.final_via_inference)
             .field("json_response_format", &self.json_response_format)
+            .field("plan_check", &self.plan_check)
             .finish_non_exhaustive()
     }
 }

@@ -311,3 +311,105 @@ async fn inference_failures_are_returned_as_agent_errors() {
         .unwrap_err();
     assert!(matches!(error, AgentError::Inference(_)), "{error:?}");
 }
+
+/// A final answer that only describes how to use the tool, as the 1.5B model wrote one on
+/// the eval's held-out half (issue 36).
+fn plan() -> InferenceResponse {
+    reply(ReActDecision::final_answer(
+        "I need the sum.",
+        "To get the sum, I'll use the `add` tool with a = 2 and b = 3.",
+    ))
+}
+
+#[tokio::test]
+async fn a_plan_given_as_the_answer_before_any_tool_ran_is_asked_about_once_then_the_call_runs() {
+    let model = ScriptedModel::new([plan(), add_call()]);
+    // No retries at all: the question about a plan is not one.
+    let driver = ReActDriver::new(model.clone()).with_max_decision_retries(0);
+    let step = one_step(&driver).await;
+
+    assert_eq!(step.step_type(), AgentStepType::ToolExecution);
+    assert_eq!(
+        step.tool_executions().iter().next().unwrap().result_text(),
+        "5.0"
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let asked = requests[1].messages.last().unwrap().text();
+    assert!(
+        asked.contains("describes how to use a tool instead of answering")
+            && asked.contains("No tool has run")
+            && asked.contains("\"call_tool\" decision now"),
+        "{asked}"
+    );
+    assert!(
+        step.response_messages().is_empty(),
+        "the plan is not the answer"
+    );
+}
+
+#[tokio::test]
+async fn a_how_to_answer_given_again_when_no_tool_ran_is_the_answer() {
+    let how_to = "You can use the `add` tool: give it a and b.";
+    let answer = || reply(ReActDecision::final_answer("They asked how.", how_to));
+    let model = ScriptedModel::new([answer(), answer()]);
+    let step = one_step(&ReActDriver::new(model.clone())).await;
+
+    assert_eq!(model.requests().len(), 2, "asked once");
+    assert_eq!(step.step_type(), AgentStepType::FinalResponse);
+    assert_eq!(
+        step.response_messages().to_transcript(),
+        format!("assistant: {how_to}\n")
+    );
+}
+
+#[tokio::test]
+async fn a_plan_given_again_after_the_tools_ran_is_no_answer() {
+    let model = ScriptedModel::new([add_call(), plan(), plan()]);
+    let agent = Agent::new(ReActDriver::new(model.clone()))
+        .with_tools(tools())
+        .with_processors(agents_core::StateProcessors::new([
+            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
+        ]))
+        .with_criteria(agents_core::ContinuationCriteria::new())
+        .with_criterion(StopOnFinalDecision::new())
+        .with_criterion(StepsLimit::new(2));
+
+    let done = agent
+        .execute(AgentState::new().with_user_message("What is 2 + 3?"))
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "one call, one plan asked about, one plan"
+    );
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(asked.contains("tool results above"), "{asked}");
+    let second = done.steps().nth(1).unwrap();
+    assert_eq!(second.step_type(), AgentStepType::Error);
+    assert!(
+        second.errors()[0]
+            .message
+            .contains("describes how to use a tool instead of answering"),
+        "{:?}",
+        second.errors()
+    );
+    assert!(second.response_messages().is_empty());
+    assert!(
+        done.messages()
+            .iter()
+            .all(|m| !m.text().contains("I'll use")),
+        "the plan is nowhere in the conversation"
+    );
+}
+
+#[tokio::test]
+async fn the_plan_check_can_be_turned_off() {
+    let model = ScriptedModel::new([plan()]);
+    let step = one_step(&ReActDriver::new(model.clone()).with_plan_check(false)).await;
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(step.step_type(), AgentStepType::FinalResponse);
+}

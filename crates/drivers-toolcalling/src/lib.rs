@@ -6,6 +6,8 @@
 //! - [`recover_tool_calls_from_content`] recovers calls that a model wrote as JSON text instead
 //!   of native tool calls (common with small local models), validated against the tools.
 //! - `inference::lenient_json` finds JSON in model text (code fences, prose around it, trailing commas).
+//! - [`is_plan_reply`] recognises a reply that describes how to use a tool instead of
+//!   answering (the ReAct driver uses it too).
 //! - [`forged_evidence`] recognises a reply that writes tool results itself;
 //!   [`RefuseForgedEvidence`] and [`ForgedEvidenceCheck`] never accept one as an answer.
 //! - [`ToolCallingDriver`] runs one agent step with all of that: it builds the request (cached
@@ -71,6 +73,7 @@ mod word_set;
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };
+pub use plan_reply::is_plan_reply;
 pub use recover::{
     is_recovered_call, is_tool_call_text, recover_announced_call, recover_tool_calls,
     recover_tool_calls_from_content, recover_tool_calls_from_cut_reply, recovered_id_prefix,

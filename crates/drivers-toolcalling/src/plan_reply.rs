@@ -68,7 +68,22 @@ pub(crate) static YOU: WordSet<'static> = WordSet::new(&["you"]);
 /// - or it ends announcing something it does not give: its last line ends with a colon
 ///   ("Here's the JSON call to read the files:", "Here's how you can do it:"). Small models
 ///   stop there, expecting the call or the result to follow; no answer ends that way.
-pub(crate) fn is_plan_reply(content: &str, tools: &Tools) -> bool {
+///
+/// The tool-calling driver asks the model again about such a reply (with text-call
+/// recovery on); the ReAct driver asks about a `final_answer` that is one.
+///
+/// ```
+/// use agents_core::{FunctionTool, Tools};
+/// use drivers_toolcalling::is_plan_reply;
+///
+/// let tools = Tools::new().with(FunctionTool::new("read_file", "Reads a file.", |_: serde_json::Value| async {
+///     Ok::<_, String>(String::new())
+/// }));
+/// assert!(is_plan_reply("To get the port, you can use the `read_file` function.", &tools));
+/// assert!(is_plan_reply("I'll use the read_file tool to read config.ini.", &tools));
+/// assert!(!is_plan_reply("`read_file` shows the port is 8472.", &tools));
+/// ```
+pub fn is_plan_reply(content: &str, tools: &Tools) -> bool {
     if ends_announcing(content) {
         return true;
     }
