@@ -86,6 +86,40 @@ pub enum DecisionError {
         /// from; otherwise the call is still to be made.
         tools_ran: bool,
     },
+    /// A `final_answer` to a request for a change to files when every call of the execution
+    /// only read, or none ran: nothing has changed. Asked about once per step.
+    #[error("the request asks for a change, and nothing has changed yet{}", if *.tools_ran { ": the tools that ran only read" } else { "" })]
+    NothingChanged {
+        /// Whether a tool (one that reads) has run in the execution.
+        tools_ran: bool,
+    },
+    /// A `final_answer` to a request that names files no call of the execution has used:
+    /// the answer did not come from them. Asked about once per step.
+    #[error("the request names {}, and no tool call of yours has used {}, so your answer did not come from {}", files_named(.files), it_or_them(.files), it_or_them(.files))]
+    UnusedFiles {
+        /// The files, as the request names them.
+        files: Vec<String>,
+    },
+}
+
+/// `files` in backticks, joined for a sentence: "`a.txt`", "`a.txt`, `b.txt` and `c.txt`".
+fn files_named(files: &[String]) -> String {
+    match files {
+        [] => "a file".to_owned(),
+        [one] => format!("`{one}`"),
+        [first @ .., last] => {
+            let first: Vec<String> = first.iter().map(|file| format!("`{file}`")).collect();
+            format!("{} and `{last}`", first.join(", "))
+        }
+    }
+}
+
+fn it_or_them(files: &[String]) -> &'static str {
+    if files.len() > 1 {
+        "them"
+    } else {
+        "it"
+    }
 }
 
 impl DecisionError {
@@ -98,18 +132,45 @@ impl DecisionError {
     /// assert!(feedback.contains("a final_answer decision needs a non-empty `answer`"));
     /// ```
     pub fn feedback(&self) -> String {
-        if let DecisionError::PlanAsAnswer { tools_ran } = self {
-            let what = if *tools_ran {
-                "If the tool results above answer the question, give those facts in \"answer\"; \
-                 if a result you need is missing, reply with a \"call_tool\" decision for it."
-            } else {
-                "No tool has run for this request: if it needs a tool, do not describe the call, \
-                 reply with a \"call_tool\" decision now. If the user only asked how something \
-                 is done, give that answer again."
-            };
-            return format!(
-                "Your last reply could not be used: {self}. Do not describe tools or calls. {what}"
-            );
+        // The questions about a final answer say what to do instead; they name no excuse
+        // (told "if it cannot be made, say why", the 1.5B model answered that the tool had
+        // not been run yet: `drivers_toolcalling`'s change-request notes).
+        let instead = match self {
+            DecisionError::PlanAsAnswer { tools_ran: true } => Some(
+                "Do not describe tools or calls. If the tool results above answer the question, \
+                 give those facts in \"answer\"; if a result you need is missing, reply with a \
+                 \"call_tool\" decision for it.",
+            ),
+            DecisionError::PlanAsAnswer { tools_ran: false } => Some(
+                "Do not describe tools or calls. No tool has run for this request: if it needs \
+                 a tool, reply with a \"call_tool\" decision now. If the user only asked how \
+                 something is done, give that answer again.",
+            ),
+            DecisionError::NothingChanged { tools_ran: true } => Some(
+                "Make the change now: reply with a \"call_tool\" decision for the tool that \
+                 makes it, using what you read above.",
+            ),
+            DecisionError::NothingChanged { tools_ran: false } => Some(
+                "Make the change now: reply with a \"call_tool\" decision for the tool that \
+                 makes it.",
+            ),
+            DecisionError::UnusedFiles { files } => {
+                let it = it_or_them(files);
+                let them = if files.len() > 1 {
+                    "those files"
+                } else {
+                    "that file"
+                };
+                return format!(
+                    "Your last reply could not be used: {self}. If the request needs {them}, \
+                     reply with a \"call_tool\" decision now (read {it}, or change {it} as \
+                     asked). If it does not, give your answer again."
+                );
+            }
+            _ => None,
+        };
+        if let Some(instead) = instead {
+            return format!("Your last reply could not be used: {self}. {instead}");
         }
         format!(
             "Your last reply could not be used: {self}. Reply again with exactly one JSON \
@@ -172,6 +233,32 @@ mod tests {
         );
         let after = DecisionError::PlanAsAnswer { tools_ran: true }.feedback();
         assert!(after.contains("tool results above") && !after.contains("No tool has run"));
+    }
+
+    #[test]
+    fn questions_about_an_answer_name_what_is_missing() {
+        let unused = DecisionError::UnusedFiles {
+            files: vec!["b.txt".into()],
+        };
+        assert_eq!(
+            unused.to_string(),
+            "the request names `b.txt`, and no tool call of yours has used it, so your answer did not come from it"
+        );
+        let two = DecisionError::UnusedFiles {
+            files: vec!["a.txt".into(), "b.txt".into(), "c.txt".into()],
+        };
+        assert!(two.to_string().starts_with("the request names `a.txt`, `b.txt` and `c.txt`, and no tool call of yours has used them"));
+        let read_only = DecisionError::NothingChanged { tools_ran: true }.feedback();
+        assert!(
+            read_only.contains("the tools that ran only read")
+                && read_only.contains("using what you read above"),
+            "{read_only}"
+        );
+        let none = DecisionError::NothingChanged { tools_ran: false }.feedback();
+        assert!(
+            !none.contains("only read") && !none.contains("cannot"),
+            "{none}"
+        );
     }
 
     #[test]

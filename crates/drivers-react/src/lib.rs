@@ -41,6 +41,7 @@
 //! # });
 //! ```
 
+mod answer_checks;
 mod decision;
 mod decision_error;
 mod parse;

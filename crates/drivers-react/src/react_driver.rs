@@ -12,8 +12,7 @@ use inference::{
 };
 use messages::{Message, Messages};
 
-use drivers_toolcalling::is_plan_reply;
-
+use crate::answer_checks::{AnswerChecks, Verdict};
 use crate::{
     action_message, observation_messages, parse_decision, react_prompt, validate, DecisionError,
     DecisionKind, ValidatedDecision,
@@ -37,13 +36,16 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   carries the call, so the step counts as a tool step.
 /// - `final_answer`: the step's response is the answer as an assistant message, optionally
 ///   rewritten by a second, plain-text inference (`with_final_via_inference`).
-/// - A `final_answer` that describes how to use a tool instead of answering
-///   ([`is_plan_reply`]: "To get the port, I'll use the `read_file` tool.") is sent back
-///   once per step, beside the retries, with [`DecisionError::PlanAsAnswer`]'s feedback
-///   (`with_plan_check(false)` turns this off). If the reply to it is again a plan, it is no
-///   answer when a tool has run in the execution (the step is an error step and the run
-///   answers on stop from the results); when none has, it is the answer (the person asked
-///   how something is done).
+/// - A `final_answer` is sent back once per step for each of these, beside the retries and
+///   with the matching [`DecisionError`]'s feedback (`with_answer_checks(false)` turns this
+///   off): it describes how to use a tool instead of answering
+///   ([`PlanAsAnswer`](DecisionError::PlanAsAnswer): "To get the port, I'll use the
+///   `read_file` tool."); the request asks for a change to files and every call only read, or
+///   none ran ([`NothingChanged`](DecisionError::NothingChanged)); the request names files no
+///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)). A plan given again is no answer
+///   when a tool has run in the execution (the step is an error step and the run answers on
+///   stop from the results), and the answer when none has (the person asked how something
+///   is done); the others, given again, are the answer.
 ///
 /// Use it with [`StopOnFinalDecision`](crate::StopOnFinalDecision).
 ///
@@ -71,7 +73,7 @@ pub struct ReActDriver {
     max_decision_retries: usize,
     final_via_inference: bool,
     json_response_format: bool,
-    plan_check: bool,
+    answer_checks: bool,
 }
 
 impl ReActDriver {
@@ -89,7 +91,7 @@ impl ReActDriver {
             max_decision_retries: 2,
             final_via_inference: false,
             json_response_format: true,
-            plan_check: true,
+            answer_checks: true,
         }
     }
 
@@ -146,11 +148,12 @@ impl ReActDriver {
         self
     }
 
-    /// Sends a `final_answer` that only describes how to use a tool back to the model once
-    /// per step (default on; see [`ReActDriver`]). The 1.5B model's `final_answer`s on the
-    /// eval's held-out half included one that announced a call it never made (issue 36).
-    pub fn with_plan_check(mut self, enabled: bool) -> Self {
-        self.plan_check = enabled;
+    /// Asks the model once per step about a `final_answer` that is a plan, that answers a
+    /// request for a change nothing made, or that answers a request naming a file no call
+    /// used (default on; see [`ReActDriver`]). The 1.5B model's ReAct answers on the eval
+    /// included each kind (issue 36).
+    pub fn with_answer_checks(mut self, enabled: bool) -> Self {
+        self.answer_checks = enabled;
         self
     }
 
@@ -209,55 +212,52 @@ impl ReActDriver {
             .await
     }
 
-    /// Asks for a decision until one validates or the retries are used up, and once about a
-    /// final answer that is a plan. Returns the last response, the total usage and the
-    /// decision or the last error.
+    /// Asks for a decision until one validates or the retries are used up, and once about
+    /// each kind of final answer [`AnswerChecks`] questions. Returns the last response, the
+    /// total usage and the decision or the last error.
     async fn decide(
         &self,
         request: &InferenceRequest,
+        state: &AgentState,
         tools: &Tools,
-        tools_ran: bool,
         source: &EventSource,
         context: &StepContext<'_>,
     ) -> Result<Decided, AgentError> {
         let mut usage = Usage::default();
         let mut attempt_request = request.clone();
         // Inferences made (each one journaled under its number), and the retries used of
-        // them: the question about a plan is not a retry.
+        // them: a question about a final answer is not a retry.
         let mut inferences = 0;
         let mut retries = 0;
-        let mut plan_asked = false;
+        let mut checks = self.answer_checks.then(|| AnswerChecks::for_step(state));
         loop {
             let key = format!("decision-{inferences}");
             let response = self.infer(&key, attempt_request, source, context).await?;
             inferences += 1;
             usage += response.usage();
             let outcome = parse_decision(response.content()).and_then(|d| validate(&d, tools));
-            let outcome = match outcome {
-                Ok(ValidatedDecision::FinalAnswer { ref answer, .. })
-                    if self.plan_check && is_plan_reply(answer, tools) =>
-                {
-                    let plan = DecisionError::PlanAsAnswer { tools_ran };
-                    if !plan_asked {
-                        plan_asked = true;
-                        tracing::debug!("ReAct final answer is a plan; asking once");
-                        attempt_request = corrected(request, &response, &plan);
-                        continue;
-                    }
-                    if tools_ran {
-                        // Asked once already: a plan is no answer when results are there.
-                        return Ok(Decided {
-                            response,
-                            usage,
-                            outcome: Err(plan),
-                            attempts: inferences,
-                        });
-                    }
-                    // No tool ran: the person asked how something is done.
-                    outcome
+            let verdict = match (&outcome, checks.as_mut()) {
+                (Ok(ValidatedDecision::FinalAnswer { answer, .. }), Some(checks)) => {
+                    checks.judge(answer, tools)
                 }
-                other => other,
+                _ => Verdict::Accept,
             };
+            match verdict {
+                Verdict::Accept => {}
+                Verdict::Ask(question) => {
+                    tracing::debug!(%question, "ReAct final answer asked about once");
+                    attempt_request = corrected(request, &response, &question);
+                    continue;
+                }
+                Verdict::Refuse(error) => {
+                    return Ok(Decided {
+                        response,
+                        usage,
+                        outcome: Err(error),
+                        attempts: inferences,
+                    })
+                }
+            }
             match outcome {
                 Ok(decision) => {
                     return Ok(Decided {
@@ -343,9 +343,8 @@ impl AgentDriver for ReActDriver {
         let input = state.messages_for_inference();
         let request = self.build_request(state, tools, &context.cached_context);
         let source = EventSource::step(state);
-        let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
         let decided = self
-            .decide(&request, tools, tools_ran, &source, context)
+            .decide(&request, state, tools, &source, context)
             .await?;
         let decision = match decided.outcome {
             Ok(decision) => decision,
@@ -434,7 +433,7 @@ impl std::fmt::Debug for ReActDriver {
             .field("max_decision_retries", &self.max_decision_retries)
             .field("final_via_inference", &self.final_via_inference)
             .field("json_response_format", &self.json_response_format)
-            .field("plan_check", &self.plan_check)
+            .field("answer_checks", &self.answer_checks)
             .finish_non_exhaustive()
     }
 }

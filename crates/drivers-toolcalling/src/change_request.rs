@@ -6,7 +6,7 @@
 //! replies to it stands (the change may rightly be impossible, or already made).
 
 use agents_core::Tools;
-use messages::{Message, Messages};
+use messages::{Message, Messages, ToolCall};
 
 use crate::latest_results::execution_messages;
 use crate::unread_file::names_a_file;
@@ -54,7 +54,16 @@ static FILE_WORDS: WordSet<'static> = WordSet::new(&["file", "folder", "director
 /// line ... at the end of notes.md". A question about a change ("Did the build change?",
 /// "What changed?") does not open with the verb; "Write a haiku" and "Add 37 and 5" ask for
 /// text, not a change.
-pub(crate) fn asks_for_a_change(request: &str) -> bool {
+///
+/// ```
+/// use drivers_toolcalling::asks_for_a_change;
+///
+/// assert!(asks_for_a_change("In config.ini, change workers from 4 to 6."));
+/// assert!(asks_for_a_change("Please add the line gamma to the end of list.txt."));
+/// assert!(!asks_for_a_change("What changed in config.ini?"));
+/// assert!(!asks_for_a_change("Write a haiku about rust."));
+/// ```
+pub fn asks_for_a_change(request: &str) -> bool {
     // Case is ignored by comparing ASCII prefixes in place: most requests are let go at their
     // first word, without a lower-cased copy.
     let mut rest = strip_lead_ins(request.trim_start());
@@ -95,16 +104,49 @@ fn strip_prefix_ignoring_ascii_case<'a>(text: &'a str, prefix: &str) -> Option<&
 }
 
 /// Whether `tools` can change something (one of them is not read-only) and every call of the
-/// running execution in `conversation` is of a tool that only reads (none at all included):
-/// then nothing has changed, and something could have. A call of a tool with effects counts
-/// whatever its result: the model tried.
+/// running execution in `conversation` is of a tool that only reads (none at all included)
+/// (see [`nothing_changed_by`]).
 pub(crate) fn nothing_changed_yet(conversation: &Messages, tools: &Tools) -> bool {
+    nothing_changed_by(
+        execution_messages(conversation).flat_map(Message::tool_calls),
+        tools,
+    )
+}
+
+/// Whether `tools` can change something (one of them is not read-only) and every one of
+/// `calls` is of a tool that only reads (none at all included): then nothing has changed,
+/// and something could have. A call of a tool with effects counts whatever its result: the
+/// model tried. With [`asks_for_a_change`], a reply to a request for a change that no call
+/// could have made: the drivers ask about it once.
+///
+/// ```
+/// use agents_core::{FunctionTool, ToolEffects, Tools};
+/// use drivers_toolcalling::nothing_changed_by;
+/// use messages::ToolCall;
+/// use serde_json::json;
+///
+/// let tool = |name: &'static str, effects| {
+///     FunctionTool::new(name, "A file tool.", |_: serde_json::Value| async { Ok::<_, String>("ok") })
+///         .with_effects(effects)
+/// };
+/// let tools = Tools::new()
+///     .with(tool("read_file", ToolEffects::ReadOnly))
+///     .with(tool("edit_file", ToolEffects::SideEffecting));
+/// let read = ToolCall::new("call_1", "read_file", json!({"path": "greeting.txt"}));
+/// let edit = ToolCall::new("call_2", "edit_file", json!({"path": "greeting.txt"}));
+/// assert!(nothing_changed_by([&read], &tools));
+/// assert!(!nothing_changed_by([&read, &edit], &tools));
+/// ```
+pub fn nothing_changed_by<'a>(
+    calls: impl IntoIterator<Item = &'a ToolCall>,
+    tools: &Tools,
+) -> bool {
     tools
         .names()
         .iter()
         .any(|name| !tools.effects(name).is_read_only())
-        && execution_messages(conversation)
-            .flat_map(Message::tool_calls)
+        && calls
+            .into_iter()
             .all(|call| tools.effects(call.name()).is_read_only())
 }
 

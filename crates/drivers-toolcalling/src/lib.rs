@@ -6,8 +6,11 @@
 //! - [`recover_tool_calls_from_content`] recovers calls that a model wrote as JSON text instead
 //!   of native tool calls (common with small local models), validated against the tools.
 //! - `inference::lenient_json` finds JSON in model text (code fences, prose around it, trailing commas).
-//! - [`is_plan_reply`] recognises a reply that describes how to use a tool instead of
-//!   answering (the ReAct driver uses it too).
+//! - [`is_plan_reply`], [`files_no_call_used`], [`asks_for_a_change`] and
+//!   [`nothing_changed_by`] judge a final reply
+//!   against the request and the execution's calls: a plan to use a tool, an answer about a
+//!   file no call looked at, a request for a change (the ReAct driver asks about its final
+//!   answers with them too).
 //! - [`forged_evidence`] recognises a reply that writes tool results itself;
 //!   [`RefuseForgedEvidence`] and [`ForgedEvidenceCheck`] never accept one as an answer.
 //! - [`ToolCallingDriver`] runs one agent step with all of that: it builds the request (cached
@@ -70,6 +73,7 @@ mod trust;
 mod unread_file;
 mod word_set;
 
+pub use change_request::{asks_for_a_change, nothing_changed_by};
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };
@@ -82,3 +86,4 @@ pub use recover::{
 pub use shown_calls::RecoveredCallsShown;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};
+pub use unread_file::files_no_call_used;

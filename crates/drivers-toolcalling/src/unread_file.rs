@@ -68,10 +68,7 @@ fn files_among_words(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The files the request (the last user message of `conversation`) names that no call made
-/// since it names, each once: the files the execution's tools have not looked at. A call
-/// names a file when one of its string arguments is that file's path (`a.txt`, `./a.txt`,
-/// `notes/a.txt` for `a.txt`; any case), or, for a shell command, one of its words is. A
-/// file the model wrote, moved or failed to read counts as looked at: its call named it.
+/// since it names (see [`files_no_call_used`]).
 pub(crate) fn unread_files(conversation: &Messages) -> Vec<String> {
     let Some(request) = request(conversation).map(text_of) else {
         return Vec::new();
@@ -80,11 +77,46 @@ pub(crate) fn unread_files(conversation: &Messages) -> Vec<String> {
     if named_files(&request).next().is_none() {
         return Vec::new();
     }
-    let calls: Vec<&ToolCall> = execution_messages(conversation)
-        .flat_map(Message::tool_calls)
-        .collect();
+    files_no_call_used(
+        &request,
+        execution_messages(conversation).flat_map(Message::tool_calls),
+    )
+}
+
+/// The files `request` names that none of `calls` names, each once, in the request's order:
+/// the files the execution's tools have not looked at. A request names a file with a word
+/// like `notes.md` or `src/app.py` whose extension is one people ask an agent about (text,
+/// data, configuration, source); a call names it when one of its string arguments is that
+/// file's path (`a.txt`, `./a.txt`, `notes/a.txt` for `a.txt`; any case), or, for a shell
+/// command, one of its words is. A file the model wrote, moved or failed to read counts as
+/// looked at: its call named it.
+///
+/// An answer to such a request is not from the file: the tool-calling driver asks about it
+/// once (with text-call recovery on), and so does the ReAct driver. Issue 36's eval: asked for
+/// the sum of the numbers in `a.txt` and `b.txt`, the 1.5B model read `a.txt` (17) and
+/// answered 18.
+///
+/// ```
+/// use drivers_toolcalling::files_no_call_used;
+/// use messages::ToolCall;
+/// use serde_json::json;
+///
+/// let read_a = ToolCall::new("call_1", "read_file", json!({"path": "./a.txt"}));
+/// let request = "a.txt and b.txt each hold a number. What is their sum?";
+/// assert_eq!(files_no_call_used(request, [&read_a]), ["b.txt"]);
+/// assert!(files_no_call_used("What is 17 + 25?", []).is_empty());
+/// ```
+pub fn files_no_call_used<'a>(
+    request: &str,
+    calls: impl IntoIterator<Item = &'a ToolCall>,
+) -> Vec<String> {
+    let mut files = named_files(request).peekable();
+    if files.peek().is_none() {
+        return Vec::new();
+    }
+    let calls: Vec<&ToolCall> = calls.into_iter().collect();
     let mut unread: Vec<String> = Vec::new();
-    for file in named_files(&request) {
+    for file in files {
         if !unread.iter().any(|known| known == file)
             && !calls.iter().any(|call| call_names_file(call, file))
         {

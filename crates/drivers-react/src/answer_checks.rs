@@ -1,0 +1,120 @@
+//! The questions the ReAct driver asks about a `final_answer` before it is the answer, each
+//! kind at most once per step: a plan to use a tool instead of an answer; a request for a
+//! change to files answered when every call only read (or none ran); an answer to a request
+//! that names a file no call looked at. They are the tool-calling driver's judgements
+//! (`drivers_toolcalling::{is_plan_reply, asks_for_a_change, nothing_changed_by,
+//! files_no_call_used}`), read from the execution's tool executions and its request, since a
+//! ReAct trace holds no native calls. On the eval's development half the 1.5B model's ReAct
+//! answers at 0186aee included each kind: the sum of the numbers in `a.txt` and `b.txt`
+//! answered after reading `a.txt` only, "replace World with Rust" answered after a read, the
+//! version of `package.json` answered after listing the folder (issue 36).
+
+use agents_core::{AgentState, Tools};
+use drivers_toolcalling::{
+    asks_for_a_change, files_no_call_used, is_plan_reply, nothing_changed_by,
+};
+use messages::{Role, ToolCall};
+
+use crate::trace::is_react_trace;
+use crate::DecisionError;
+
+/// What to do with a final answer.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// It is the answer.
+    Accept,
+    /// Send it back with this error's feedback, once: the reply to it is judged again.
+    Ask(DecisionError),
+    /// It is no answer: the step is an error step.
+    Refuse(DecisionError),
+}
+
+/// A kind of question, asked at most once per step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Question {
+    Plan,
+    NothingChanged,
+    UnusedFiles,
+}
+
+/// One step's judge of final answers: the execution it reads, and the questions asked.
+pub(crate) struct AnswerChecks<'s> {
+    state: &'s AgentState,
+    asked: Vec<Question>,
+}
+
+impl<'s> AnswerChecks<'s> {
+    /// The checks for a step of the execution `state` is running.
+    pub(crate) fn for_step(state: &'s AgentState) -> Self {
+        Self {
+            state,
+            asked: Vec::new(),
+        }
+    }
+
+    /// What to do with `answer`, a `final_answer` of this step, given the agent's `tools`.
+    /// A plan is asked about first; given again, it is no answer once a tool has run (the
+    /// results are there to answer from), and the answer when none has (the person asked how
+    /// something is done). Then a change not made, then files not looked at: given again,
+    /// the answer stands (the change may rightly be impossible, the file not needed).
+    pub(crate) fn judge(&mut self, answer: &str, tools: &Tools) -> Verdict {
+        let calls = self.calls();
+        let tools_ran = !calls.is_empty();
+        if is_plan_reply(answer, tools) {
+            let plan = DecisionError::PlanAsAnswer { tools_ran };
+            return if self.first_time(Question::Plan) {
+                Verdict::Ask(plan)
+            } else if tools_ran {
+                Verdict::Refuse(plan)
+            } else {
+                Verdict::Accept
+            };
+        }
+        let Some(request) = self.request() else {
+            return Verdict::Accept;
+        };
+        if asks_for_a_change(&request)
+            && nothing_changed_by(calls.iter().copied(), tools)
+            && self.first_time(Question::NothingChanged)
+        {
+            return Verdict::Ask(DecisionError::NothingChanged { tools_ran });
+        }
+        let files = files_no_call_used(&request, calls.iter().copied());
+        if !files.is_empty() && self.first_time(Question::UnusedFiles) {
+            return Verdict::Ask(DecisionError::UnusedFiles { files });
+        }
+        Verdict::Accept
+    }
+
+    /// Whether `question` has not been asked in this step; it counts as asked from now on.
+    fn first_time(&mut self, question: Question) -> bool {
+        let first = !self.asked.contains(&question);
+        if first {
+            self.asked.push(question);
+        }
+        first
+    }
+
+    /// The calls of the execution so far, in order.
+    fn calls(&self) -> Vec<&'s ToolCall> {
+        self.state
+            .steps()
+            .flat_map(|step| {
+                step.tool_executions()
+                    .iter()
+                    .map(|execution| execution.call())
+            })
+            .collect()
+    }
+
+    /// The execution's request: the conversation's last user message that is not a ReAct
+    /// observation.
+    fn request(&self) -> Option<String> {
+        self.state
+            .messages_for_inference()
+            .iter()
+            .rev()
+            .find(|message| message.role() == Role::User && !is_react_trace(message))
+            .map(|message| message.text())
+    }
+}
