@@ -1,6 +1,7 @@
 //! The questions the ReAct driver asks about a `final_answer` before it is the answer, each
 //! kind at most once per step: a plan to use a tool instead of an answer; a request for a
-//! change to files answered when every call only read (or none ran); an answer to a request
+//! change to files answered when every call that succeeded only read (or none ran); an
+//! answer to a request
 //! that names a file no call looked at. They are the tool-calling driver's judgements
 //! (`drivers_toolcalling::{is_plan_reply, asks_for_a_change, nothing_changed_by,
 //! files_no_call_used}`), read from the execution's tool executions and its request, since a
@@ -9,7 +10,7 @@
 //! answered after reading `a.txt` only, "replace World with Rust" answered after a read, the
 //! version of `package.json` answered after listing the folder (issue 36).
 
-use agents_core::{AgentState, Tools};
+use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     asks_for_a_change, files_no_call_used, is_plan_reply, nothing_changed_by,
 };
@@ -58,7 +59,11 @@ impl<'s> AnswerChecks<'s> {
     /// something is done). Then a change not made, then files not looked at: given again,
     /// the answer stands (the change may rightly be impossible, the file not needed).
     pub(crate) fn judge(&mut self, answer: &str, tools: &Tools) -> Verdict {
-        let calls = self.calls();
+        let executions = self.executions();
+        let calls: Vec<&ToolCall> = executions
+            .iter()
+            .map(|execution| execution.call())
+            .collect();
         let tools_ran = !calls.is_empty();
         if is_plan_reply(answer, tools) {
             let plan = DecisionError::PlanAsAnswer { tools_ran };
@@ -73,11 +78,24 @@ impl<'s> AnswerChecks<'s> {
         let Some(request) = self.request() else {
             return Verdict::Accept;
         };
+        // A change that failed changed nothing (the tool-calling driver counts it as tried:
+        // the 1.5B model's ReAct answer to "Add the line gamma to the end of list.txt" after
+        // a refused `write_file` and a read claimed the line added, development task d14).
+        let succeeded = executions
+            .iter()
+            .filter(|execution| !execution.has_error())
+            .map(|execution| execution.call());
         if asks_for_a_change(&request)
-            && nothing_changed_by(calls.iter().copied(), tools)
+            && nothing_changed_by(succeeded, tools)
             && self.first_time(Question::NothingChanged)
         {
-            return Verdict::Ask(DecisionError::NothingChanged { tools_ran });
+            let change_failed = executions.iter().any(|execution| {
+                execution.has_error() && !tools.effects(execution.call().name()).is_read_only()
+            });
+            return Verdict::Ask(DecisionError::NothingChanged {
+                tools_ran,
+                change_failed,
+            });
         }
         let files = files_no_call_used(&request, calls.iter().copied());
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {
@@ -95,15 +113,11 @@ impl<'s> AnswerChecks<'s> {
         first
     }
 
-    /// The calls of the execution so far, in order.
-    fn calls(&self) -> Vec<&'s ToolCall> {
+    /// The tool executions of the execution so far, in order.
+    fn executions(&self) -> Vec<&'s ToolExecution> {
         self.state
             .steps()
-            .flat_map(|step| {
-                step.tool_executions()
-                    .iter()
-                    .map(|execution| execution.call())
-            })
+            .flat_map(|step| step.tool_executions().iter())
             .collect()
     }
 

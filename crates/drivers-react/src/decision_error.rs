@@ -87,11 +87,13 @@ pub enum DecisionError {
         tools_ran: bool,
     },
     /// A `final_answer` to a request for a change to files when every call of the execution
-    /// only read, or none ran: nothing has changed. Asked about once per step.
-    #[error("the request asks for a change, and nothing has changed yet{}", if *.tools_ran { ": the tools that ran only read" } else { "" })]
+    /// that succeeded only read, or none ran: nothing has changed. Asked about once per step.
+    #[error("the request asks for a change, and nothing has changed yet{}", nothing_changed_why(*.tools_ran, *.change_failed))]
     NothingChanged {
-        /// Whether a tool (one that reads) has run in the execution.
+        /// Whether a tool has run in the execution.
         tools_ran: bool,
+        /// Whether a call of a tool that changes things ran and failed.
+        change_failed: bool,
     },
     /// A `final_answer` to a request that names files no call of the execution has used:
     /// the answer did not come from them. Asked about once per step.
@@ -111,6 +113,16 @@ fn files_named(files: &[String]) -> String {
             let first: Vec<String> = first.iter().map(|file| format!("`{file}`")).collect();
             format!("{} and `{last}`", first.join(", "))
         }
+    }
+}
+
+fn nothing_changed_why(tools_ran: bool, change_failed: bool) -> &'static str {
+    if change_failed {
+        ": the calls that would change files failed"
+    } else if tools_ran {
+        ": the tools that ran only read"
+    } else {
+        ""
     }
 }
 
@@ -146,11 +158,22 @@ impl DecisionError {
                  a tool, reply with a \"call_tool\" decision now. If the user only asked how \
                  something is done, give that answer again.",
             ),
-            DecisionError::NothingChanged { tools_ran: true } => Some(
+            DecisionError::NothingChanged {
+                change_failed: true,
+                ..
+            } => Some(
+                "Make the change now: reply with a \"call_tool\" decision for the tool that \
+                 makes it, doing what the error above asks.",
+            ),
+            DecisionError::NothingChanged {
+                tools_ran: true, ..
+            } => Some(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it, using what you read above.",
             ),
-            DecisionError::NothingChanged { tools_ran: false } => Some(
+            DecisionError::NothingChanged {
+                tools_ran: false, ..
+            } => Some(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it.",
             ),
@@ -248,13 +271,31 @@ mod tests {
             files: vec!["a.txt".into(), "b.txt".into(), "c.txt".into()],
         };
         assert!(two.to_string().starts_with("the request names `a.txt`, `b.txt` and `c.txt`, and no tool call of yours has used them"));
-        let read_only = DecisionError::NothingChanged { tools_ran: true }.feedback();
+        let read_only = DecisionError::NothingChanged {
+            tools_ran: true,
+            change_failed: false,
+        }
+        .feedback();
         assert!(
             read_only.contains("the tools that ran only read")
                 && read_only.contains("using what you read above"),
             "{read_only}"
         );
-        let none = DecisionError::NothingChanged { tools_ran: false }.feedback();
+        let failed = DecisionError::NothingChanged {
+            tools_ran: true,
+            change_failed: true,
+        }
+        .feedback();
+        assert!(
+            failed.contains("the calls that would change files failed")
+                && failed.contains("doing what the error above asks"),
+            "{failed}"
+        );
+        let none = DecisionError::NothingChanged {
+            tools_ran: false,
+            change_failed: false,
+        }
+        .feedback();
         assert!(
             !none.contains("only read") && !none.contains("cannot"),
             "{none}"

@@ -430,8 +430,8 @@ struct EditArgs {
     new: String,
 }
 
-/// A read-only `read_file` over three small files, and an `edit_file` that only says what it
-/// would have changed.
+/// A read-only `read_file` over three small files, a `write_file` that always fails, and an
+/// `edit_file` that only says what it would have changed.
 fn file_tools() -> Tools {
     Tools::new()
         .with(
@@ -445,6 +445,13 @@ fn file_tools() -> Tools {
             })
             .with_effects(agents_core::ToolEffects::ReadOnly),
         )
+        .with(FunctionTool::new(
+            "write_file",
+            "Writes a file.",
+            |p: PathArg| async move {
+                Err::<String, _>(format!("`{}` was not changed: read it first", p.path))
+            },
+        ))
         .with(FunctionTool::new(
             "edit_file",
             "Replaces text in a file.",
@@ -608,4 +615,39 @@ async fn answers_that_need_nothing_are_not_asked_about() {
         .await
         .unwrap();
     assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_change_claimed_after_the_change_failed_is_asked_about() {
+    // Development task d14 at b9e26c0: `write_file` refused, the file read, the line "added".
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "Write it.",
+            "write_file",
+            json!({"path": "a.txt"}),
+        )),
+        read("a.txt"),
+        answer("The line gamma has been added to the end of a.txt."),
+        reply(ReActDecision::call_tool(
+            "Edit it.",
+            "edit_file",
+            json!({"path": "a.txt", "old": "17", "new": "17\ngamma"}),
+        )),
+        answer("Added gamma to a.txt."),
+    ]);
+    let done = file_agent(&model, 6)
+        .execute(AgentState::new().with_user_message("Add the line gamma to the end of a.txt."))
+        .await
+        .unwrap();
+
+    let asked = model.requests()[3].messages.last().unwrap().text();
+    assert!(
+        asked.contains("nothing has changed yet: the calls that would change files failed")
+            && asked.contains("doing what the error above asks"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("Added gamma to a.txt.")
+    );
 }
