@@ -1,18 +1,19 @@
 //! The questions the ReAct driver asks about a `final_answer` before it is the answer, each
-//! kind at most once per step: a plan to use a tool instead of an answer; a request for a
-//! change to files answered when every call that succeeded only read (or none ran); an
-//! answer to a request
-//! that names a file no call looked at. They are the tool-calling driver's judgements
-//! (`drivers_toolcalling::{is_plan_reply, asks_for_a_change, nothing_changed_by,
-//! files_no_call_used}`), read from the execution's tool executions and its request, since a
-//! ReAct trace holds no native calls. On the eval's development half the 1.5B model's ReAct
-//! answers at 0186aee included each kind: the sum of the numbers in `a.txt` and `b.txt`
-//! answered after reading `a.txt` only, "replace World with Rust" answered after a read, the
-//! version of `package.json` answered after listing the folder (issue 36).
+//! kind at most once per step: a plan to use a tool instead of an answer; an answer to a
+//! request for a change to files when every call that succeeded only read (or none ran); an
+//! answer to a request to run something when every call only read (or none ran); an answer
+//! to a request that names a file no call looked at. They are the tool-calling driver's
+//! judgements (`drivers_toolcalling::{is_plan_reply, asks_for_a_change, asks_to_run,
+//! nothing_changed_by, files_no_call_used}`), read from the execution's tool executions and
+//! its request, since a ReAct trace holds no native calls. On the eval's development half the
+//! 1.5B model's ReAct answers at 0186aee included each kind but the plan (seen on the held-out
+//! half): the sum of the numbers in `a.txt` and `b.txt` answered after reading `a.txt` only,
+//! "replace World with Rust" answered after a read, "Run the script greet.sh" answered after
+//! reading it, the version of `package.json` answered after listing the folder (issue 36).
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
-    asks_for_a_change, files_no_call_used, is_plan_reply, nothing_changed_by,
+    asks_for_a_change, asks_to_run, files_no_call_used, is_plan_reply, nothing_changed_by,
 };
 use messages::{Role, ToolCall};
 
@@ -35,6 +36,7 @@ pub(crate) enum Verdict {
 enum Question {
     Plan,
     NothingChanged,
+    NothingRan,
     UnusedFiles,
 }
 
@@ -56,8 +58,8 @@ impl<'s> AnswerChecks<'s> {
     /// What to do with `answer`, a `final_answer` of this step, given the agent's `tools`.
     /// A plan is asked about first; given again, it is no answer once a tool has run (the
     /// results are there to answer from), and the answer when none has (the person asked how
-    /// something is done). Then a change not made, then files not looked at: given again,
-    /// the answer stands (the change may rightly be impossible, the file not needed).
+    /// something is done). Then a change not made, a run not made, files not looked at: given
+    /// again, the answer stands (the change may rightly be impossible, the file not needed).
     pub(crate) fn judge(&mut self, answer: &str, tools: &Tools) -> Verdict {
         let executions = self.executions();
         let calls: Vec<&ToolCall> = executions
@@ -96,6 +98,13 @@ impl<'s> AnswerChecks<'s> {
                 tools_ran,
                 change_failed,
             });
+        }
+        // A run that failed still ran.
+        if asks_to_run(&request)
+            && nothing_changed_by(calls.iter().copied(), tools)
+            && self.first_time(Question::NothingRan)
+        {
+            return Verdict::Ask(DecisionError::NothingRan { tools_ran });
         }
         let files = files_no_call_used(&request, calls.iter().copied());
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {

@@ -95,6 +95,14 @@ pub enum DecisionError {
         /// Whether a call of a tool that changes things ran and failed.
         change_failed: bool,
     },
+    /// A `final_answer` to a request to run something (a script, a command, the tests) when
+    /// every call of the execution only read, or none ran: nothing has run it. Asked about
+    /// once per step.
+    #[error("the request asks to run something, and no call has run it{}", if *.tools_ran { ": the tools that ran only read" } else { "" })]
+    NothingRan {
+        /// Whether a tool has run in the execution.
+        tools_ran: bool,
+    },
     /// A `final_answer` to a request that names files no call of the execution has used:
     /// the answer did not come from them. Asked about once per step.
     #[error("the request names {}, and no tool call of yours has used {}, so your answer did not come from {}", files_named(.files), it_or_them(.files), it_or_them(.files))]
@@ -176,6 +184,10 @@ impl DecisionError {
             } => Some(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it.",
+            ),
+            DecisionError::NothingRan { .. } => Some(
+                "Run it now: reply with a \"call_tool\" decision for the tool that runs it, \
+                 then answer from what it prints.",
             ),
             DecisionError::UnusedFiles { files } => {
                 let it = it_or_them(files);

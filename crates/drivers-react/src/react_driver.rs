@@ -12,10 +12,12 @@ use inference::{
 };
 use messages::{Message, Messages};
 
+use drivers_toolcalling::is_plan_reply_naming;
+
 use crate::answer_checks::{AnswerChecks, Verdict};
 use crate::{
-    action_message, observation_messages, parse_decision, react_prompt, validate, DecisionError,
-    DecisionKind, ValidatedDecision,
+    action_message, is_react_trace, observation_messages, parse_decision, react_prompt, validate,
+    DecisionError, DecisionKind, ValidatedDecision,
 };
 
 /// The system prompt of the optional second inference that writes the final answer.
@@ -405,6 +407,16 @@ impl AgentDriver for ReActDriver {
         input: Messages,
         context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
+        // The tools the trace shows were called, by name (from the observations), for the plan
+        // check below: the request offers none.
+        let mut called: Vec<String> = Vec::new();
+        for message in input.iter().filter(|message| is_react_trace(message)) {
+            if let Some(name) = message.metadata().get("tool_name").and_then(|v| v.as_str()) {
+                if !called.iter().any(|known| known == name) {
+                    called.push(name.to_owned());
+                }
+            }
+        }
         let response = context
             .until_cancelled(self.model.as_ref().complete(self.base_request(input)))
             .await?;
@@ -418,6 +430,14 @@ impl AgentDriver for ReActDriver {
             },
             Err(_) => None,
         };
+        let answer = content.as_deref().unwrap_or(response.content());
+        let called: Vec<&str> = called.iter().map(String::as_str).collect();
+        if self.answer_checks && is_plan_reply_naming(answer, &called) {
+            // Nor is a plan to use a tool (issue 36: the 1.5B model's answer on stop, after its
+            // plan was refused as the step's answer, on the eval's held-out half at 6ce4a60).
+            tracing::info!("asked for an answer without tools, the model wrote a plan");
+            return Ok(Some(response.with_content("")));
+        }
         Ok(Some(match content {
             Some(content) => response.with_content(content),
             None => response,

@@ -99,15 +99,7 @@ async fn multi_step_tool_use_then_final_answer() {
             .with_usage(Usage::new(350, 20)),
     ]);
     let driver = ReActDriver::new(model.clone()).with_model_name("small-model");
-    let agent = Agent::new(driver)
-        .with_tools(tools())
-        // The test's own stack and criteria, in place of the defaults.
-        .with_processors(agents_core::StateProcessors::new([
-            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
-        ]))
-        .with_criteria(agents_core::ContinuationCriteria::new())
-        .with_criterion(StopOnFinalDecision::new())
-        .with_criterion(StepsLimit::new(5));
+    let agent = separated_agent(driver, tools(), 5);
 
     let done = agent
         .execute(AgentState::new().with_user_message("What is 2 + 3?"))
@@ -366,14 +358,7 @@ async fn a_how_to_answer_given_again_when_no_tool_ran_is_the_answer() {
 #[tokio::test]
 async fn a_plan_given_again_after_the_tools_ran_is_no_answer() {
     let model = ScriptedModel::new([add_call(), plan(), plan()]);
-    let agent = Agent::new(ReActDriver::new(model.clone()))
-        .with_tools(tools())
-        .with_processors(agents_core::StateProcessors::new([
-            std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
-        ]))
-        .with_criteria(agents_core::ContinuationCriteria::new())
-        .with_criterion(StopOnFinalDecision::new())
-        .with_criterion(StepsLimit::new(2));
+    let agent = separated_agent(ReActDriver::new(model.clone()), tools(), 2);
 
     let done = agent
         .execute(AgentState::new().with_user_message("What is 2 + 3?"))
@@ -421,6 +406,12 @@ struct PathArg {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct CommandArg {
+    /// The command.
+    command: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct EditArgs {
     /// The file.
     path: String,
@@ -430,8 +421,9 @@ struct EditArgs {
     new: String,
 }
 
-/// A read-only `read_file` over three small files, a `write_file` that always fails, and an
-/// `edit_file` that only says what it would have changed.
+/// A read-only `read_file` over three small files, a `bash` that prints a checksum, a
+/// `write_file` that always fails, and an `edit_file` that only says what it would have
+/// changed.
 fn file_tools() -> Tools {
     Tools::new()
         .with(
@@ -445,6 +437,13 @@ fn file_tools() -> Tools {
             })
             .with_effects(agents_core::ToolEffects::ReadOnly),
         )
+        .with(FunctionTool::new(
+            "bash",
+            "Runs a shell command.",
+            |c: CommandArg| async move {
+                Ok::<_, String>(format!("ran `{}`: checksum: 8643", c.command))
+            },
+        ))
         .with(FunctionTool::new(
             "write_file",
             "Writes a file.",
@@ -462,8 +461,14 @@ fn file_tools() -> Tools {
 }
 
 fn file_agent(model: &ScriptedModel, steps: usize) -> Agent {
-    Agent::new(ReActDriver::new(model.clone()))
-        .with_tools(file_tools())
+    separated_agent(ReActDriver::new(model.clone()), file_tools(), steps)
+}
+
+/// An agent of `driver` with `tools` and the separated trace (the test's own stack and
+/// criteria, in place of the defaults), that stops on a final decision or after `steps`.
+fn separated_agent(driver: ReActDriver, tools: Tools, steps: usize) -> Agent {
+    Agent::new(driver)
+        .with_tools(tools)
         .with_processors(agents_core::StateProcessors::new([
             std::sync::Arc::new(SeparatedTrace) as std::sync::Arc<dyn agents_core::StateProcessor>,
         ]))
@@ -649,5 +654,70 @@ async fn a_change_claimed_after_the_change_failed_is_asked_about() {
     assert_eq!(
         done.final_response().map(|m| m.text()).as_deref(),
         Some("Added gamma to a.txt.")
+    );
+}
+
+#[tokio::test]
+async fn a_request_to_run_something_answered_after_a_read_is_asked_about() {
+    // Development task d28 at 6ce4a60: `greet.sh` read, its text given as what it prints.
+    let model = ScriptedModel::new([
+        read("greet.sh"),
+        answer("The script prints the checksum of 1234 * 7 + 5."),
+        reply(ReActDecision::call_tool(
+            "Run it.",
+            "bash",
+            json!({"command": "sh greet.sh"}),
+        )),
+        answer("It prints: checksum: 8643"),
+    ]);
+    let done = file_agent(&model, 5)
+        .execute(AgentState::new().with_user_message(
+            "Run the script greet.sh with sh and tell me exactly what it prints.",
+        ))
+        .await
+        .unwrap();
+
+    let asked = model.requests()[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains("the request asks to run something, and no call has run it: the tools that ran only read"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("It prints: checksum: 8643")
+    );
+}
+
+#[tokio::test]
+async fn a_plan_written_as_the_answer_on_stop_is_no_answer() {
+    // The plan refused as the step's answer, then written again when asked to answer on stop
+    // (the 1.5B model on the eval's held-out half at 6ce4a60): the notice, not the plan.
+    let stop_plan = "To create it, I'll use the `edit_file` function with the new text.";
+    let model = ScriptedModel::new([
+        read("greeting.txt"),
+        plan(),
+        plan(),
+        InferenceResponse::text(stop_plan),
+        InferenceResponse::text(stop_plan),
+    ]);
+    let done = file_agent(&model, 4)
+        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("What does greeting.txt say?"))
+        .await
+        .unwrap();
+
+    // Asked twice (what the model saw, then a clean page of results), a plan both times.
+    assert_eq!(model.requests().len(), 5);
+    let answer = done.final_response().map(|m| m.text()).unwrap_or_default();
+    assert!(
+        answer.starts_with("I could not finish this task") && !answer.contains("edit_file"),
+        "{answer}"
+    );
+    assert!(
+        done.messages()
+            .iter()
+            .all(|m| !m.text().contains("I'll use")),
+        "no plan in the conversation"
     );
 }

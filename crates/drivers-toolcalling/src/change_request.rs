@@ -64,6 +64,41 @@ static FILE_WORDS: WordSet<'static> = WordSet::new(&["file", "folder", "director
 /// assert!(!asks_for_a_change("Write a haiku about rust."));
 /// ```
 pub fn asks_for_a_change(request: &str) -> bool {
+    opens_with_one_of(request, &CHANGE_VERBS)
+        && (names_a_file(request) || FILE_WORDS.in_text(request))
+}
+
+/// Verbs that open a request to run something, in the imperative.
+const RUN_VERBS: [&str; 2] = ["run", "execute"];
+
+/// Words that say what a request to run something runs, when it names no file.
+static RUN_WORDS: WordSet<'static> =
+    WordSet::new(&["script", "command", "program", "test", "binary"]);
+
+/// Whether `request` asks to run something: it opens, after lead-ins and a leading place as
+/// for [`asks_for_a_change`], with "run" or "execute", and names a file or speaks of a
+/// script, command, program, test or binary: "Run the script greet.sh with sh and tell me
+/// exactly what it prints.", "Please run the tests." A tool that only reads cannot have run
+/// it: the ReAct driver asks about an answer given when every call that succeeded only read
+/// (the 1.5B model read `greet.sh` and answered with the script's text, development task
+/// d28). "Run" in a question ("How long does the job run?") does not open it.
+///
+/// ```
+/// use drivers_toolcalling::asks_to_run;
+///
+/// assert!(asks_to_run("Run the script greet.sh with sh and tell me what it prints."));
+/// assert!(asks_to_run("Can you execute the tests?"));
+/// assert!(!asks_to_run("How long does the nightly job run?"));
+/// assert!(!asks_to_run("Run a mile."));
+/// ```
+pub fn asks_to_run(request: &str) -> bool {
+    opens_with_one_of(request, &RUN_VERBS) && (names_a_file(request) || RUN_WORDS.in_text(request))
+}
+
+/// Whether the first word of `request` after its lead-ins ("Please", "Can you") and a leading
+/// place ("In config.ini,"), the verb of a request in the imperative, is one of `verbs` (any
+/// case).
+fn opens_with_one_of(request: &str, verbs: &[&str]) -> bool {
     // Case is ignored by comparing ASCII prefixes in place: most requests are let go at their
     // first word, without a lower-cased copy.
     let mut rest = strip_lead_ins(request.trim_start());
@@ -79,10 +114,7 @@ pub fn asks_for_a_change(request: &str) -> bool {
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
         .next()
         .unwrap_or_default();
-    CHANGE_VERBS
-        .iter()
-        .any(|known| known.eq_ignore_ascii_case(verb))
-        && (names_a_file(request) || FILE_WORDS.in_text(request))
+    verbs.iter().any(|known| known.eq_ignore_ascii_case(verb))
 }
 
 /// `text` without the lead-ins it opens with (any case).

@@ -6,7 +6,7 @@
 //! - [`recover_tool_calls_from_content`] recovers calls that a model wrote as JSON text instead
 //!   of native tool calls (common with small local models), validated against the tools.
 //! - `inference::lenient_json` finds JSON in model text (code fences, prose around it, trailing commas).
-//! - [`is_plan_reply`], [`files_no_call_used`], [`asks_for_a_change`] and
+//! - [`is_plan_reply`], [`files_no_call_used`], [`asks_for_a_change`], [`asks_to_run`] and
 //!   [`nothing_changed_by`] judge a final reply
 //!   against the request and the execution's calls: a plan to use a tool, an answer about a
 //!   file no call looked at, a request for a change (the ReAct driver asks about its final
@@ -73,11 +73,11 @@ mod trust;
 mod unread_file;
 mod word_set;
 
-pub use change_request::{asks_for_a_change, nothing_changed_by};
+pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };
-pub use plan_reply::is_plan_reply;
+pub use plan_reply::{is_plan_reply, is_plan_reply_naming};
 pub use recover::{
     is_recovered_call, is_tool_call_text, recover_announced_call, recover_tool_calls,
     recover_tool_calls_from_content, recover_tool_calls_from_cut_reply, recovered_id_prefix,

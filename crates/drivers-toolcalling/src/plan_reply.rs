@@ -84,6 +84,21 @@ pub(crate) static YOU: WordSet<'static> = WordSet::new(&["you"]);
 /// assert!(!is_plan_reply("`read_file` shows the port is 8472.", &tools));
 /// ```
 pub fn is_plan_reply(content: &str, tools: &Tools) -> bool {
+    is_plan_reply_naming(content, &tools.names())
+}
+
+/// [`is_plan_reply`] for a reply whose tools are known by name only: `tool_names`. The ReAct
+/// driver judges its answer on stop so, from the tools its trace shows were called (the
+/// request for it offers none).
+///
+/// ```
+/// use drivers_toolcalling::is_plan_reply_naming;
+///
+/// assert!(is_plan_reply_naming("I'll use `write_file` on notes.txt.", &["write_file"]));
+/// assert!(!is_plan_reply_naming("I'll use `write_file` on notes.txt.", &[]));
+/// assert!(is_plan_reply_naming("Here is the call to make:", &[]));
+/// ```
+pub fn is_plan_reply_naming(content: &str, tool_names: &[&str]) -> bool {
     if ends_announcing(content) {
         return true;
     }
@@ -94,7 +109,7 @@ pub fn is_plan_reply(content: &str, tools: &Tools) -> bool {
     if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
         return false;
     }
-    names_a_tool(&lower, tools) || intends_a_command(&lower)
+    names_one_of(&lower, tool_names) || intends_a_command(&lower)
 }
 
 /// What the model is told after a reply that tells the person to read a file: once per step.
@@ -229,7 +244,13 @@ pub(crate) fn ends_announcing(content: &str) -> bool {
 /// Whether `lower` (lower-cased text) names one of `tools`: in backticks, or followed by
 /// "function", "tool" or "command".
 pub(crate) fn names_a_tool(lower: &str, tools: &Tools) -> bool {
-    tools.names().iter().any(|name| {
+    names_one_of(lower, &tools.names())
+}
+
+/// Whether `lower` (lower-cased text) names one of the tools called `names` (see
+/// [`names_a_tool`]).
+fn names_one_of(lower: &str, names: &[&str]) -> bool {
+    names.iter().any(|name| {
         let name = name.to_lowercase();
         lower.contains(&format!("`{name}`"))
             || [" function", " tool", " command"]
