@@ -17,8 +17,8 @@ use drivers_toolcalling::{
 };
 use messages::{Role, ToolCall};
 
+use crate::decision_error::DecisionError;
 use crate::trace::is_react_trace;
-use crate::DecisionError;
 
 /// What to do with a final answer.
 #[derive(Debug, PartialEq)]

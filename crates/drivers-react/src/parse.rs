@@ -3,8 +3,8 @@
 use inference::lenient_json::{json_values, parse_lenient};
 use serde_json::{Map, Value};
 
-use crate::decision_error::describe;
-use crate::{DecisionError, DecisionKind, ReActDecision};
+use crate::decision::{DecisionKind, ReActDecision};
+use crate::decision_error::{describe, DecisionError};
 
 /// Keys that mark an object as a decision (rather than, say, example data in prose).
 const DECISION_KEYS: [&str; 5] = ["type", "tool", "answer", "action", "thought"];

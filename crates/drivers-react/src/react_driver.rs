@@ -15,10 +15,12 @@ use messages::{Message, Messages};
 use drivers_toolcalling::is_plan_reply_naming;
 
 use crate::answer_checks::{AnswerChecks, Verdict};
-use crate::{
-    action_message, is_react_trace, observation_messages, parse_decision, react_prompt, validate,
-    DecisionError, DecisionKind, ValidatedDecision,
-};
+use crate::decision::DecisionKind;
+use crate::decision_error::DecisionError;
+use crate::parse::parse_decision;
+use crate::prompt::react_prompt;
+use crate::trace::{action_message, is_react_trace, observation_messages};
+use crate::validate::{validate, ValidatedDecision};
 
 /// The system prompt of the optional second inference that writes the final answer.
 const FINAL_ANSWER_PROMPT: &str = "Write the final answer to the user's request as plain text, \

@@ -4,8 +4,8 @@ use agents_core::Tools;
 use messages::ToolCall;
 use serde_json::{Map, Value};
 
-use crate::decision_error::describe;
-use crate::{DecisionError, DecisionKind, ReActDecision};
+use crate::decision::{DecisionKind, ReActDecision};
+use crate::decision_error::{describe, DecisionError};
 
 /// A decision that fits the tools: a call with schema-checked arguments, or a non-empty answer.
 #[derive(Clone, Debug, PartialEq)]
