@@ -1,5 +1,7 @@
 //! `DecisionError`: why a model's ReAct reply cannot be used, in words the model can act on.
 
+use std::borrow::Cow;
+
 use thiserror::Error;
 
 /// Why a ReAct reply could not be read or does not fit the tools.
@@ -155,13 +157,13 @@ impl DecisionError {
         // The questions about a final answer say what to do instead; they name no excuse
         // (told "if it cannot be made, say why", the 1.5B model answered that the tool had
         // not been run yet: `drivers_toolcalling`'s change-request notes).
-        let instead = match self {
-            DecisionError::PlanAsAnswer { tools_ran: true } => Some(
+        let next: Cow<'static, str> = match self {
+            DecisionError::PlanAsAnswer { tools_ran: true } => Cow::Borrowed(
                 "Do not describe tools or calls. If the tool results above answer the question, \
                  give those facts in \"answer\"; if a result you need is missing, reply with a \
                  \"call_tool\" decision for it.",
             ),
-            DecisionError::PlanAsAnswer { tools_ran: false } => Some(
+            DecisionError::PlanAsAnswer { tools_ran: false } => Cow::Borrowed(
                 "Do not describe tools or calls. No tool has run for this request: if it needs \
                  a tool, reply with a \"call_tool\" decision now. If the user only asked how \
                  something is done, give that answer again.",
@@ -169,23 +171,23 @@ impl DecisionError {
             DecisionError::NothingChanged {
                 change_failed: true,
                 ..
-            } => Some(
+            } => Cow::Borrowed(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it, doing what the error above asks.",
             ),
             DecisionError::NothingChanged {
                 tools_ran: true, ..
-            } => Some(
+            } => Cow::Borrowed(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it, using what you read above.",
             ),
             DecisionError::NothingChanged {
                 tools_ran: false, ..
-            } => Some(
+            } => Cow::Borrowed(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it.",
             ),
-            DecisionError::NothingRan { .. } => Some(
+            DecisionError::NothingRan { .. } => Cow::Borrowed(
                 "Run it now: reply with a \"call_tool\" decision for the tool that runs it, \
                  then answer from what it prints.",
             ),
@@ -196,22 +198,18 @@ impl DecisionError {
                 } else {
                     "that file"
                 };
-                return format!(
-                    "Your last reply could not be used: {self}. If the request needs {them}, \
-                     reply with a \"call_tool\" decision now (read {it}, or change {it} as \
-                     asked). If it does not, give your answer again."
-                );
+                Cow::Owned(format!(
+                    "If the request needs {them}, reply with a \"call_tool\" decision now (read \
+                     {it}, or change {it} as asked). If it does not, give your answer again."
+                ))
             }
-            _ => None,
+            _ => Cow::Borrowed(
+                "Reply again with exactly one JSON object, either {\"thought\": ..., \"type\": \
+                 \"call_tool\", \"tool\": ..., \"args\": {...}} or {\"thought\": ..., \"type\": \
+                 \"final_answer\", \"answer\": ...}.",
+            ),
         };
-        if let Some(instead) = instead {
-            return format!("Your last reply could not be used: {self}. {instead}");
-        }
-        format!(
-            "Your last reply could not be used: {self}. Reply again with exactly one JSON \
-             object, either {{\"thought\": ..., \"type\": \"call_tool\", \"tool\": ..., \"args\": {{...}}}} \
-             or {{\"thought\": ..., \"type\": \"final_answer\", \"answer\": ...}}."
-        )
+        format!("Your last reply could not be used: {self}. {next}")
     }
 }
 
