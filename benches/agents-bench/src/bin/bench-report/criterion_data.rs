@@ -51,6 +51,12 @@ pub const HISTORIES: [usize; 3] = [10, 1_000, 10_000];
 /// History lengths of the comparison with rig.
 pub const RIG_HISTORIES: [usize; 2] = [10, 1_000];
 
+/// The directory criterion writes a benchmark id's results to: `/` in a function's name
+/// (`openai/fresh`) becomes `_` (`openai_fresh`), since it would open a directory.
+fn criterion_dir(name: &str) -> String {
+    name.replace('/', "_")
+}
+
 fn estimate(dir: &Path) -> Option<Estimate> {
     let text = std::fs::read_to_string(dir.join("new").join("estimates.json")).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -74,7 +80,10 @@ pub fn load(criterion: &Path, rig: Option<&Path>) -> CriterionData {
     }
     for name in ENCODINGS {
         for len in HISTORIES {
-            let dir = criterion.join("encoding").join(name).join(len.to_string());
+            let dir = criterion
+                .join("encoding")
+                .join(criterion_dir(name))
+                .join(len.to_string());
             if let Some(e) = estimate(&dir) {
                 data.encoding.push((name.to_owned(), len, e));
             }
@@ -109,4 +118,39 @@ pub fn load(criterion: &Path, rig: Option<&Path>) -> CriterionData {
         }
     }
     data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes a criterion estimate of `mean_ns` into `dir`, as criterion lays it out.
+    fn write_estimate(dir: &Path, mean_ns: f64) {
+        std::fs::create_dir_all(dir.join("new")).unwrap();
+        let estimates = serde_json::json!({"mean": {
+            "point_estimate": mean_ns,
+            "confidence_interval": {"lower_bound": mean_ns - 1.0, "upper_bound": mean_ns + 1.0},
+        }});
+        std::fs::write(dir.join("new").join("estimates.json"), estimates.to_string()).unwrap();
+    }
+
+    #[test]
+    fn encoding_results_are_read_where_criterion_writes_them() {
+        // `BenchmarkId::new("openai/fresh", 10)` is written to `encoding/openai_fresh/10`:
+        // read as `encoding/openai/fresh/10`, the report said "not measured" after a full run.
+        let criterion = tempfile::tempdir().unwrap();
+        let encoding = criterion.path().join("encoding");
+        write_estimate(&encoding.join("openai_fresh").join("10"), 2_000.0);
+        write_estimate(&encoding.join("openai_incremental").join("10"), 500.0);
+        let data = load(criterion.path(), None);
+        let found: Vec<(&str, usize, f64)> = data
+            .encoding
+            .iter()
+            .map(|(name, len, e)| (name.as_str(), *len, e.mean_ns))
+            .collect();
+        assert_eq!(
+            found,
+            [("openai/fresh", 10, 2_000.0), ("openai/incremental", 10, 500.0)]
+        );
+    }
 }
