@@ -59,6 +59,7 @@ mod latest_results;
 mod narration;
 mod plan_reply;
 mod plan_steps;
+mod predicted_answer;
 mod recover;
 mod repeated_answer;
 mod repeated_reply;

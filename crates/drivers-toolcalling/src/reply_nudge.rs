@@ -5,6 +5,8 @@
 //! named file, given when no tool has run) is answered in the same step with one short user
 //! message saying what is wrong, and the model's reply to it takes its place (for the
 //! unread-file nudge only if that reply holds a call).
+//! After the tools ran, an answer that repeats what the model wrote before any tool had
+//! returned is asked about once too (`predicted_answer`); the reply to it stands.
 //! A reply that repeats, word for word, a reply of the execution whose call ran is asked
 //! about once too, without showing the copy back (`repeated_reply`); a reply to that which
 //! repeats again is dropped.
@@ -45,6 +47,7 @@ use crate::plan_reply::{
     asks_how_or_where, is_plan_reply, points_to_a_file, CALL_NUDGE, PLAN_NUDGE, READ_IT_NUDGE,
 };
 use crate::plan_steps::next_step_after_called;
+use crate::predicted_answer::{predicted_answer, PREDICTED_ANSWER_NUDGE};
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
@@ -103,6 +106,9 @@ pub(crate) enum Nudge {
     /// After the tools ran, a reply about a file that a request naming files does not name
     /// and nothing of the execution mentions: answer this request (issue 32).
     ForeignFile,
+    /// After the tools ran, an answer that repeats what the model wrote before any tool had
+    /// returned: answer from the results (issue 36).
+    PredictedAnswer,
 }
 
 impl Nudge {
@@ -125,6 +131,7 @@ impl Nudge {
             Nudge::ChangeNotMade => "reply_after_change_not_made",
             Nudge::RelayedAdvice => "reply_after_relayed_advice",
             Nudge::ForeignFile => "reply_after_foreign_file",
+            Nudge::PredictedAnswer => "reply_after_predicted_answer",
         }
     }
 
@@ -148,6 +155,9 @@ impl Nudge {
             Nudge::ChangeNotMade => "the model answered a request for a change without making it",
             Nudge::RelayedAdvice => "the model passed a tool error's advice on to the user",
             Nudge::ForeignFile => "the model answered about a file this request is not about",
+            Nudge::PredictedAnswer => {
+                "the model answered with what it wrote before any tool had returned"
+            }
         }
     }
 
@@ -168,6 +178,7 @@ impl Nudge {
             Nudge::ChangeNotMade => 4096,
             Nudge::RelayedAdvice => 8192,
             Nudge::ForeignFile => 16384,
+            Nudge::PredictedAnswer => 32768,
         }
     }
 
@@ -364,6 +375,9 @@ impl Nudges {
                 })
                 .or_else(|| self.change_not_made(tools).then_some(Nudge::ChangeNotMade))
                 .or_else(|| {
+                    predicted_answer(&self.conversation, content).then_some(Nudge::PredictedAnswer)
+                })
+                .or_else(|| {
                     self.echoes_the_request(content)
                         .then_some(Nudge::EchoedRequest)
                 })
@@ -432,6 +446,7 @@ impl Nudges {
                     &self.conversation,
                 )
             }
+            Nudge::PredictedAnswer => PREDICTED_ANSWER_NUDGE,
             Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
             Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),

@@ -540,6 +540,47 @@ async fn a_reply_that_only_restates_the_request_gets_one_nudge() {
     assert_eq!(model.requests().len(), 2);
 }
 
+/// Issue 36's eval, d10: the 1.5B model wrote a plan with made-up file contents and their sum
+/// beside its first call, then, after reading both files, answered with the plan's sum. An
+/// answer that repeats what the model wrote before any tool had returned gets one nudge; the
+/// reply to it stands, whatever it is (a guess can be right).
+#[tokio::test]
+async fn an_answer_written_before_any_result_gets_one_nudge() {
+    let guess = "It is rainy in Paris today, at 12 degrees.";
+    let plan = InferenceResponse::with_tool_calls([ToolCall::new(
+        "call_a",
+        "get_weather",
+        json!({"city": "Paris"}),
+    )])
+    .with_content(format!(
+        "I'll get the weather for Paris with `get_weather`. The result: {guess}"
+    ));
+    let (done, model) = run(vec![
+        plan.clone(),
+        text(guess),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let nudged = model.requests()[2].messages.to_transcript();
+    assert!(
+        nudged.contains("so it comes from your plan, not from the results"),
+        "{nudged}"
+    );
+    let (done, model) = run(vec![plan, text(guess), text(guess)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(guess));
+    assert_eq!(model.requests().len(), 3);
+    assert!(done.steps().all(|step| step.errors().is_empty()));
+    // An answer the results gave is not asked about.
+    let (done, model) = run(vec![
+        text(PARIS_CALL),
+        text("It is sunny in Paris today, says the forecast."),
+    ])
+    .await;
+    assert_eq!(model.requests().len(), 2);
+    assert!(answer(&done).is_some());
+}
+
 /// Issue 32's 32-turn conversation: the 1.5B model answered a new request with an earlier
 /// answer (separated mode: "change workers from 4 to 6" got the port line of the turn before;
 /// legacy mode: six turns in a row got turn 6's answer). A reply that repeats an earlier

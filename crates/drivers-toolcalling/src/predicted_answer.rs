@@ -1,0 +1,181 @@
+//! An answer the model wrote before any tool had returned, given again after the results
+//! (issue 36: answer from the result, never from the plan).
+//!
+//! A reply that makes a call is written before that call's result: an answer it holds is a
+//! guess. The 1.5B model answered "a.txt and b.txt each hold a number. What is their sum?"
+//! with a plan that made up both numbers and their sum ("`a.txt` contains the number `10`
+//! ... The sum of the numbers in `a.txt` and `b.txt` is `30`.") beside a call to read
+//! `a.txt`; the files held 17 and 25, and after reading both it answered "The sum of the
+//! numbers in `a.txt` and `b.txt` is `30`.", its plan's last line (development task d10,
+//! tool-calling, at 6ce4a60). An answer after the results that repeats, word for word, text
+//! the execution wrote before its first result is asked about once; the reply to that stands,
+//! whatever it is (a guess can be right).
+
+use messages::{Messages, Role};
+
+use crate::latest_results::{execution_messages, text_of};
+use crate::recover::is_tool_call_text;
+
+/// What the model is told after an answer that repeats what it wrote before any tool had
+/// returned.
+pub(crate) const PREDICTED_ANSWER_NUDGE: &str = "Your answer repeats what you wrote before \
+any tool had returned, so it comes from your plan, not from the results. Answer the user's \
+question again from what the tools returned above.";
+
+/// The fewest characters of a reply (compared as [`comparable`] writes it) that count as a
+/// predicted answer: "Done" or "30" written in a plan and again after the results says little.
+const MIN_PREDICTED_CHARS: usize = 20;
+
+/// Whether `reply`, a reply without calls after the tools ran, repeats word for word (case,
+/// whitespace, backticks, asterisks and a closing full stop aside) a part of the text of a
+/// reply of the running execution written before the first tool result: a reply that made
+/// the execution's first calls, with its guess of the answer. A call written as text is none.
+///
+/// ```text
+/// user:      a.txt and b.txt each hold a number. What is their sum?
+/// assistant: ... The sum of the numbers in `a.txt` and `b.txt` is `30`.  [read_file a.txt]
+/// tool:      17
+/// assistant: [read_file b.txt]
+/// tool:      25
+/// reply:     The sum of the numbers in `a.txt` and `b.txt` is `30`.     <- predicted
+/// ```
+pub(crate) fn predicted_answer(conversation: &Messages, reply: &str) -> bool {
+    // Cheap tests first: most answers follow calls made without text, and compare with
+    // nothing (the checks of every final reply are on the step's hot path).
+    if reply.len() < MIN_PREDICTED_CHARS {
+        return false;
+    }
+    // Newest first: the replies before the first result are the last ones read, after it.
+    let mut before_results = Vec::new();
+    for message in execution_messages(conversation) {
+        match message.role() {
+            Role::Tool => before_results.clear(),
+            Role::Assistant if message.has_tool_calls() => {
+                let text = text_of(message);
+                if text.len() >= MIN_PREDICTED_CHARS {
+                    before_results.push(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    // A call written as text is no answer: sent alone after the same call was refused among
+    // other text, it is what the model was told to send (text-call recovery judges it).
+    if before_results.is_empty() || is_tool_call_text(reply) {
+        return false;
+    }
+    let answer = comparable(reply);
+    answer.len() >= MIN_PREDICTED_CHARS
+        && before_results
+            .iter()
+            .any(|text| comparable(text).contains(&answer))
+}
+
+/// `text` as compared: its words in lower case joined by single spaces, without backticks and
+/// asterisks (Markdown the model adds or drops), and without a closing full stop.
+fn comparable(text: &str) -> String {
+    let mut compared = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        let mut chars = word.chars().filter(|c| !matches!(c, '`' | '*')).peekable();
+        if chars.peek().is_none() {
+            continue;
+        }
+        if !compared.is_empty() {
+            compared.push(' ');
+        }
+        compared.extend(chars.flat_map(char::to_lowercase));
+    }
+    while compared.ends_with('.') {
+        compared.pop();
+    }
+    compared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use messages::{Message, ToolCall};
+    use serde_json::json;
+
+    /// Development task d10 at 6ce4a60: the plan beside the first call, as the model wrote it.
+    const PLAN: &str = "To find the sum of the numbers in `a.txt` and `b.txt`, I'll follow \
+                        these steps:\n\n1. **Read the contents of `a.txt` and `b.txt`**:\n   \
+                        - `a.txt` content: `10`\n   - `b.txt` content: `20`\n\n2. **Sum the \
+                        integers**:\n   - `10 + 20 = 30`\n\n3. **Return the result**:\n   - \
+                        The sum of the numbers in `a.txt` and `b.txt` is `30`.";
+
+    fn read(id: &str, path: &str) -> ToolCall {
+        ToolCall::new(id, "read_file", json!({ "path": path }))
+    }
+
+    /// The execution of d10: the plan with the first read, then the second read.
+    fn d10(plan: &str) -> Messages {
+        let (a, b) = (read("call_1", "a.txt"), read("call_2", "b.txt"));
+        Messages::new()
+            .appended(Message::user(
+                "a.txt and b.txt each hold a number. What is their sum?",
+            ))
+            .appended(Message::assistant(plan).with_tool_calls([a.clone()]))
+            .appended(Message::tool_result_for(&a, "     1\t17"))
+            .appended(Message::assistant_tool_calls([b.clone()]))
+            .appended(Message::tool_result_for(&b, "     1\t25"))
+    }
+
+    #[test]
+    fn an_answer_written_in_the_plan_before_the_results_is_predicted() {
+        let conversation = d10(PLAN);
+        for reply in [
+            "The sum of the numbers in `a.txt` and `b.txt` is `30`.",
+            "the sum of the numbers in a.txt and b.txt is 30",
+            "The sum of the numbers in **a.txt** and **b.txt**\nis 30",
+        ] {
+            assert!(predicted_answer(&conversation, reply), "{reply}");
+        }
+    }
+
+    #[test]
+    fn an_answer_from_the_results_short_answers_and_later_text_are_not() {
+        let conversation = d10(PLAN);
+        for reply in [
+            // from the results
+            "The sum of the numbers in `a.txt` and `b.txt` is `42`.",
+            // too short to tell
+            "30",
+            "`10 + 20 = 30`",
+        ] {
+            assert!(!predicted_answer(&conversation, reply), "{reply}");
+        }
+        // Text written after a result is no guess: the model may repeat what it read.
+        let (a, b) = (read("call_1", "a.txt"), read("call_2", "b.txt"));
+        let after = Messages::new()
+            .appended(Message::user("What do a.txt and b.txt hold?"))
+            .appended(Message::assistant_tool_calls([a.clone()]))
+            .appended(Message::tool_result_for(&a, "17"))
+            .appended(
+                Message::assistant("`a.txt` holds the number 17; now `b.txt`.")
+                    .with_tool_calls([b.clone()]),
+            )
+            .appended(Message::tool_result_for(&b, "25"));
+        assert!(!predicted_answer(&after, "a.txt holds the number 17"));
+        // A call sent alone, as told after it was refused among other text, is no answer.
+        let call = read("call_1", "a.txt");
+        let json = r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#;
+        let refused = Messages::new()
+            .appended(Message::user("What does a.txt hold?"))
+            .appended(
+                Message::assistant(format!("I'll read it:\n{json}\nThen I know."))
+                    .with_tool_calls([call.clone()]),
+            )
+            .appended(Message::tool_result_for(
+                &call,
+                "Error: not run: send the call alone",
+            ));
+        assert!(!predicted_answer(&refused, json));
+        // An earlier execution's plan is not this one's.
+        let next = d10(PLAN).appended(Message::user("And their product?"));
+        assert!(!predicted_answer(
+            &next,
+            "The sum of the numbers in a.txt and b.txt is 30"
+        ));
+    }
+}
