@@ -8,10 +8,14 @@
 //! `a.txt`; the files held 17 and 25, and after reading both it answered "The sum of the
 //! numbers in `a.txt` and `b.txt` is `30`.", its plan's last line (development task d10,
 //! tool-calling, at 6ce4a60). An answer after the results that repeats, word for word, text
-//! the execution wrote before its first result is asked about once; the reply to that stands,
+//! the execution wrote before its first result is asked about once, in a request that shows
+//! the calls and results without that text and without the copy; the reply to it stands,
 //! whatever it is (a guess can be right).
 
-use messages::{Messages, Role};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use messages::{Message, Messages, Role};
 
 use crate::latest_results::{execution_messages, text_of};
 use crate::recover::is_tool_call_text;
@@ -45,30 +49,67 @@ pub(crate) fn predicted_answer(conversation: &Messages, reply: &str) -> bool {
     if reply.len() < MIN_PREDICTED_CHARS {
         return false;
     }
-    // Newest first: the replies before the first result are the last ones read, after it.
-    let mut before_results = Vec::new();
-    for message in execution_messages(conversation) {
-        match message.role() {
-            Role::Tool => before_results.clear(),
-            Role::Assistant if message.has_tool_calls() => {
-                let text = text_of(message);
-                if text.len() >= MIN_PREDICTED_CHARS {
-                    before_results.push(text);
-                }
-            }
-            _ => {}
-        }
-    }
+    let guesses: Vec<Cow<'_, str>> = replies_before_results(conversation)
+        .into_iter()
+        .map(|(_, message)| text_of(message))
+        .filter(|text| text.len() >= MIN_PREDICTED_CHARS)
+        .collect();
     // A call written as text is no answer: sent alone after the same call was refused among
     // other text, it is what the model was told to send (text-call recovery judges it).
-    if before_results.is_empty() || is_tool_call_text(reply) {
+    if guesses.is_empty() || is_tool_call_text(reply) {
         return false;
     }
     let answer = comparable(reply);
     answer.len() >= MIN_PREDICTED_CHARS
-        && before_results
+        && guesses
             .iter()
             .any(|text| comparable(text).contains(&answer))
+}
+
+/// `conversation` with the text of the running execution's replies written before its first
+/// tool result taken out, their calls kept: the request that asks about a predicted answer
+/// does not show the model the guess it copied (each copy the model sees makes the next
+/// likelier, as for a repeated reply). Asked with its plan still in view, the 1.5B model
+/// gave the plan's sum again (d10).
+pub(crate) fn without_guesses(conversation: &Messages) -> Messages {
+    let guesses: Vec<usize> = replies_before_results(conversation)
+        .into_iter()
+        .filter(|(_, message)| !message.content().is_empty())
+        .map(|(position, _)| position)
+        .collect();
+    if guesses.is_empty() {
+        return conversation.clone();
+    }
+    conversation
+        .iter_shared()
+        .enumerate()
+        .map(|(position, message)| {
+            if guesses.contains(&position) {
+                Arc::new(
+                    Message::assistant_tool_calls(message.tool_calls().iter().cloned())
+                        .with_metadata_map(message.metadata().clone()),
+                )
+            } else {
+                Arc::clone(message)
+            }
+        })
+        .collect()
+}
+
+/// The replies of the running execution that made calls before its first tool result came
+/// back, with their positions in `conversation`, newest first.
+fn replies_before_results(conversation: &Messages) -> Vec<(usize, &Message)> {
+    let last = conversation.len().saturating_sub(1);
+    let mut replies = Vec::new();
+    // Newest first: the replies before the first result are the last ones read, after it.
+    for (back, message) in execution_messages(conversation).enumerate() {
+        match message.role() {
+            Role::Tool => replies.clear(),
+            Role::Assistant if message.has_tool_calls() => replies.push((last - back, message)),
+            _ => {}
+        }
+    }
+    replies
 }
 
 /// `text` as compared: its words in lower case joined by single spaces, without backticks and
@@ -131,6 +172,31 @@ mod tests {
         ] {
             assert!(predicted_answer(&conversation, reply), "{reply}");
         }
+    }
+
+    #[test]
+    fn asked_again_the_model_sees_the_calls_and_results_without_the_guess() {
+        let conversation = d10(PLAN);
+        let asked = without_guesses(&conversation);
+        assert_eq!(asked.len(), conversation.len());
+        let transcript = asked.to_transcript();
+        assert!(!transcript.contains("is `30`"), "{transcript}");
+        assert!(
+            transcript.contains("17") && transcript.contains("25"),
+            "{transcript}"
+        );
+        let calls: Vec<&str> = asked
+            .iter()
+            .flat_map(Message::tool_calls)
+            .map(|call| call.id())
+            .collect();
+        assert_eq!(calls, ["call_1", "call_2"]);
+        // Nothing to take out: the same conversation.
+        let plain = d10("");
+        assert_eq!(
+            without_guesses(&plain).to_transcript(),
+            plain.to_transcript()
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! message saying what is wrong, and the model's reply to it takes its place (for the
 //! unread-file nudge only if that reply holds a call).
 //! After the tools ran, an answer that repeats what the model wrote before any tool had
-//! returned is asked about once too (`predicted_answer`); the reply to it stands.
+//! returned is asked about once too, without that text in view (`predicted_answer`); the
+//! reply to it stands.
 //! A reply that repeats, word for word, a reply of the execution whose call ran is asked
 //! about once too, without showing the copy back (`repeated_reply`); a reply to that which
 //! repeats again is dropped.
@@ -47,7 +48,7 @@ use crate::plan_reply::{
     asks_how_or_where, is_plan_reply, points_to_a_file, CALL_NUDGE, PLAN_NUDGE, READ_IT_NUDGE,
 };
 use crate::plan_steps::next_step_after_called;
-use crate::predicted_answer::{predicted_answer, PREDICTED_ANSWER_NUDGE};
+use crate::predicted_answer::{predicted_answer, without_guesses, PREDICTED_ANSWER_NUDGE};
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
@@ -183,17 +184,23 @@ impl Nudge {
     }
 
     /// Whether the request that asks again shows the reply being asked about before the
-    /// nudge. A repeated reply and a copied stop answer are left out: each copy the model sees
-    /// makes the next likelier (`repeated_reply`, `repeated_answer`).
+    /// nudge. A repeated reply, a copied stop answer and a predicted answer are left out: each
+    /// copy the model sees makes the next likelier (`repeated_reply`, `repeated_answer`,
+    /// `predicted_answer`).
     pub(crate) fn shows_reply(self) -> bool {
-        !matches!(self, Nudge::RepeatedReply | Nudge::CopiedStopAnswer)
+        !matches!(
+            self,
+            Nudge::RepeatedReply | Nudge::CopiedStopAnswer | Nudge::PredictedAnswer
+        )
     }
 
     /// The conversation the request that asks again starts from: `input`, without the
-    /// answers made on a stop after a copy of one (see `repeated_answer`).
+    /// answers made on a stop after a copy of one (see `repeated_answer`), without the text
+    /// written before the first result after a predicted answer (see `predicted_answer`).
     pub(crate) fn asked_from(self, input: &Messages) -> Messages {
         match self {
             Nudge::CopiedStopAnswer => without_stop_answers(input),
+            Nudge::PredictedAnswer => without_guesses(input),
             _ => input.clone(),
         }
     }
@@ -375,9 +382,6 @@ impl Nudges {
                 })
                 .or_else(|| self.change_not_made(tools).then_some(Nudge::ChangeNotMade))
                 .or_else(|| {
-                    predicted_answer(&self.conversation, content).then_some(Nudge::PredictedAnswer)
-                })
-                .or_else(|| {
                     self.echoes_the_request(content)
                         .then_some(Nudge::EchoedRequest)
                 })
@@ -391,6 +395,11 @@ impl Nudges {
                     .then_some(Nudge::Narration)
                 })
                 .or_else(|| (!self.unread_files().is_empty()).then_some(Nudge::UnreadFile))
+                .or_else(|| {
+                    // Last: a file not read yet is asked about first (the guess came before
+                    // the results; some are still missing).
+                    predicted_answer(&self.conversation, content).then_some(Nudge::PredictedAnswer)
+                })
         } else if content.contains('{')
             && (is_tool_call_text(content) || forged_evidence(content, &tools.names()).is_some())
         {
@@ -669,6 +678,43 @@ mod tests {
             .is_some());
         let call = r#"{"name": "read_file", "arguments": {"path": "b.txt"}}"#;
         assert_eq!(nudges.dropped_reply(Nudge::UnreadFile, &reply(call)), None);
+    }
+
+    #[test]
+    fn a_predicted_answer_is_asked_to_read_the_unread_file_first_then_about_the_guess() {
+        // Development task d10: a plan with a made-up sum beside the read of `a.txt`.
+        let plan = "I'll read both files. The sum of the numbers in `a.txt` and `b.txt` is `30`.";
+        let answer = "The sum of the numbers in a.txt and b.txt is 30.";
+        let read = |id: &str, path: &str| {
+            messages::ToolCall::new(id, "read_file", serde_json::json!({ "path": path }))
+        };
+        let (a, b) = (read("call_1", "a.txt"), read("call_2", "b.txt"));
+        let input = Messages::new()
+            .appended(Message::user(
+                "a.txt and b.txt each hold a number. What is their sum?",
+            ))
+            .appended(Message::assistant(plan).with_tool_calls([a.clone()]))
+            .appended(Message::tool_result_for(&a, "17"));
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(nudges.next_for(answer, &tools()), Some(Nudge::UnreadFile));
+        // Once `b.txt` is read, the guess is asked about, without the plan's text or the copy.
+        let input = input
+            .appended(Message::assistant_tool_calls([b.clone()]))
+            .appended(Message::tool_result_for(&b, "25"));
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(
+            nudges.next_for(answer, &tools()),
+            Some(Nudge::PredictedAnswer)
+        );
+        assert!(!Nudge::PredictedAnswer.shows_reply());
+        let asked = Nudge::PredictedAnswer.asked_from(&input).to_transcript();
+        assert!(!asked.contains("30") && asked.contains("25"), "{asked}");
+        assert_eq!(nudges.next_for(answer, &tools()), None, "once per step");
+        assert_eq!(
+            nudges.not_an_answer(answer, &tools()),
+            None,
+            "its reply stands"
+        );
     }
 
     #[test]

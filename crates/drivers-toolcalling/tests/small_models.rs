@@ -542,8 +542,8 @@ async fn a_reply_that_only_restates_the_request_gets_one_nudge() {
 
 /// Issue 36's eval, d10: the 1.5B model wrote a plan with made-up file contents and their sum
 /// beside its first call, then, after reading both files, answered with the plan's sum. An
-/// answer that repeats what the model wrote before any tool had returned gets one nudge; the
-/// reply to it stands, whatever it is (a guess can be right).
+/// answer that repeats what the model wrote before any tool had returned gets one nudge, asked
+/// without that text; the reply to it stands, whatever it is (a guess can be right).
 #[tokio::test]
 async fn an_answer_written_before_any_result_gets_one_nudge() {
     let guess = "It is rainy in Paris today, at 12 degrees.";
@@ -567,6 +567,10 @@ async fn an_answer_written_before_any_result_gets_one_nudge() {
         nudged.contains("so it comes from your plan, not from the results"),
         "{nudged}"
     );
+    // Asked without the guess in view: the call and its result stay, the plan's text and
+    // the copy go.
+    assert!(!nudged.contains("rainy"), "{nudged}");
+    assert!(nudged.contains("Sunny in Paris"), "{nudged}");
     let (done, model) = run(vec![plan, text(guess), text(guess)]).await;
     assert_eq!(answer(&done).as_deref(), Some(guess));
     assert_eq!(model.requests().len(), 3);
