@@ -9,8 +9,9 @@
 //! numbers in `a.txt` and `b.txt` is `30`.", its plan's last line (development task d10,
 //! tool-calling, at 6ce4a60). An answer after the results that repeats, word for word, text
 //! the execution wrote before its first result is asked about once, in a request that shows
-//! the calls and results without that text and without the copy; the reply to it stands,
-//! whatever it is (a guess can be right).
+//! the calls and results without that text and without the copy. Given again, it is not an
+//! answer: the run answers on stop from a page of the request and what the calls returned,
+//! where no guess is in view (a right guess is found again there).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use messages::{Message, Messages, Role};
 
 use crate::latest_results::{execution_messages, text_of};
 use crate::recover::is_tool_call_text;
+use crate::repeated_answer::normalized;
 
 /// What the model is told after an answer that repeats what it wrote before any tool had
 /// returned.
@@ -26,13 +28,13 @@ pub(crate) const PREDICTED_ANSWER_NUDGE: &str = "Your answer repeats what you wr
 any tool had returned, so it comes from your plan, not from the results. Answer the user's \
 question again from what the tools returned above.";
 
-/// The fewest characters of a reply (compared as [`comparable`] writes it) that count as a
-/// predicted answer: "Done" or "30" written in a plan and again after the results says little.
+/// The fewest characters of a reply (normalized as a repeated answer is compared) that count
+/// as a predicted answer: "Done" or "30" written in a plan and again after the results says little.
 const MIN_PREDICTED_CHARS: usize = 20;
 
 /// Whether `reply`, a reply without calls after the tools ran, repeats word for word (case,
-/// whitespace, backticks, asterisks and a closing full stop aside) a part of the text of a
-/// reply of the running execution written before the first tool result: a reply that made
+/// punctuation and Markdown aside, whole words only) a part of the text of a reply of the
+/// running execution written before the first tool result: a reply that made
 /// the execution's first calls, with its guess of the answer. A call written as text is none.
 ///
 /// ```text
@@ -59,11 +61,12 @@ pub(crate) fn predicted_answer(conversation: &Messages, reply: &str) -> bool {
     if guesses.is_empty() || is_tool_call_text(reply) {
         return false;
     }
-    let answer = comparable(reply);
-    answer.len() >= MIN_PREDICTED_CHARS
+    // Padded, so that only whole words match ("is 3" is not inside "is 30").
+    let answer = format!(" {} ", normalized(reply));
+    answer.len() >= MIN_PREDICTED_CHARS + 2
         && guesses
             .iter()
-            .any(|text| comparable(text).contains(&answer))
+            .any(|text| format!(" {} ", normalized(text)).contains(&answer))
 }
 
 /// `conversation` with the text of the running execution's replies written before its first
@@ -110,26 +113,6 @@ fn replies_before_results(conversation: &Messages) -> Vec<(usize, &Message)> {
         }
     }
     replies
-}
-
-/// `text` as compared: its words in lower case joined by single spaces, without backticks and
-/// asterisks (Markdown the model adds or drops), and without a closing full stop.
-fn comparable(text: &str) -> String {
-    let mut compared = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        let mut chars = word.chars().filter(|c| !matches!(c, '`' | '*')).peekable();
-        if chars.peek().is_none() {
-            continue;
-        }
-        if !compared.is_empty() {
-            compared.push(' ');
-        }
-        compared.extend(chars.flat_map(char::to_lowercase));
-    }
-    while compared.ends_with('.') {
-        compared.pop();
-    }
-    compared
 }
 
 #[cfg(test)]
@@ -207,6 +190,8 @@ mod tests {
             "The sum of the numbers in `a.txt` and `b.txt` is `42`.",
             // too short to tell
             "30",
+            // whole words only: 3 is not 30
+            "The sum of the numbers in a.txt and b.txt is 3",
             "`10 + 20 = 30`",
         ] {
             assert!(!predicted_answer(&conversation, reply), "{reply}");

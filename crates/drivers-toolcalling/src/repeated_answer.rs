@@ -282,7 +282,7 @@ fn word_runs(normalized: &str) -> impl Iterator<Item = &str> {
 
 /// `text` in lower case, its words (letters, digits, `_`, `.` inside a number or a file name)
 /// separated by one space.
-fn normalized(text: &str) -> String {
+pub(crate) fn normalized(text: &str) -> String {
     if text.is_ascii() {
         return normalized_ascii(text);
     }

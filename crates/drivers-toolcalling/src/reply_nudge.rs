@@ -6,8 +6,8 @@
 //! message saying what is wrong, and the model's reply to it takes its place (for the
 //! unread-file nudge only if that reply holds a call).
 //! After the tools ran, an answer that repeats what the model wrote before any tool had
-//! returned is asked about once too, without that text in view (`predicted_answer`); the
-//! reply to it stands.
+//! returned is asked about once too, without that text in view (`predicted_answer`); given
+//! again, it is not an answer.
 //! A reply that repeats, word for word, a reply of the execution whose call ran is asked
 //! about once too, without showing the copy back (`repeated_reply`); a reply to that which
 //! repeats again is dropped.
@@ -265,7 +265,8 @@ impl Nudges {
     /// is: a copy of an answer made on a stop; when the tools ran, also a plan to use a tool,
     /// a copied tool error or its advice passed on to the person, or a reply about a file the
     /// request is not about; and, once the step asked about a claim, a claim of a call or a
-    /// change in the first person that the execution's calls still do not show. Such a reply
+    /// change in the first person that the execution's calls still do not show, and once it
+    /// asked about a predicted answer, that answer again. Such a reply
     /// is not saved as the answer; the step records an error and the run answers on stop.
     pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
         // A step that gave no nudge has its reply judged already: `next_for_content` found
@@ -277,6 +278,16 @@ impl Nudges {
         }
         self.asked_again_for(content, tools)
             .or_else(|| self.still_claims(content, tools))
+            .or_else(|| self.still_predicted(content))
+    }
+
+    /// Whether `content` still repeats what the execution wrote before any tool had
+    /// returned, once the step asked about it: asked without its plan in view, the 1.5B model
+    /// gave the plan's made-up sum again in the next step (d10). Not saved, the run answers on
+    /// stop from a page of the request and what the calls returned, where no guess is in view.
+    fn still_predicted(&self, content: &str) -> Option<Nudge> {
+        (self.gave(Nudge::PredictedAnswer) && predicted_answer(&self.conversation, content))
+            .then_some(Nudge::PredictedAnswer)
     }
 
     /// The kind of claim `content` still makes after the step asked about one: a call of a
@@ -710,11 +721,12 @@ mod tests {
         let asked = Nudge::PredictedAnswer.asked_from(&input).to_transcript();
         assert!(!asked.contains("30") && asked.contains("25"), "{asked}");
         assert_eq!(nudges.next_for(answer, &tools()), None, "once per step");
+        // Given again, it is not the answer; another one is.
         assert_eq!(
             nudges.not_an_answer(answer, &tools()),
-            None,
-            "its reply stands"
+            Some(Nudge::PredictedAnswer)
         );
+        assert_eq!(nudges.not_an_answer("The sum is 42.", &tools()), None);
     }
 
     #[test]
