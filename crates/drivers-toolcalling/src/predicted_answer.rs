@@ -69,6 +69,23 @@ pub(crate) fn predicted_answer(conversation: &Messages, reply: &str) -> bool {
             .any(|text| format!(" {} ", normalized(text)).contains(&answer))
 }
 
+/// Whether `reply`, asked for on a stop with `input` (what the model saw, then one user
+/// message asking it to answer without tools), is a predicted answer of the execution before
+/// that message ([`predicted_answer`]). Refused after its nudge, the 1.5B model's guess came
+/// back as the answer on stop, asked with its plan in view (d10); the loop's clean page of
+/// results, asked next, holds no guess.
+pub(crate) fn predicted_on_stop(input: &Messages, reply: &str) -> bool {
+    if reply.len() < MIN_PREDICTED_CHARS {
+        return false;
+    }
+    let seen: Messages = input
+        .iter_shared()
+        .take(input.len().saturating_sub(1))
+        .cloned()
+        .collect();
+    predicted_answer(&seen, reply)
+}
+
 /// `conversation` with the text of the running execution's replies written before its first
 /// tool result taken out, their calls kept: the request that asks about a predicted answer
 /// does not show the model the guess it copied (each copy the model sees makes the next
@@ -155,6 +172,22 @@ mod tests {
         ] {
             assert!(predicted_answer(&conversation, reply), "{reply}");
         }
+    }
+
+    #[test]
+    fn asked_to_answer_on_stop_the_guess_is_still_a_guess() {
+        let asked = d10(PLAN).appended(Message::user(
+            "You have to stop now. Do not call any tools. Answer my request.",
+        ));
+        let guess = "The sum of the numbers in a.txt and b.txt is 30.";
+        assert!(predicted_on_stop(&asked, guess));
+        assert!(!predicted_on_stop(&asked, "The sum of the numbers is 42."));
+        // The clean page: the request and the results, no reply of the execution.
+        let page = Messages::new().appended(Message::user(format!(
+            "My request was: a.txt and b.txt each hold a number. What is their sum? \
+             What your tool calls returned: 17 25. {PLAN}"
+        )));
+        assert!(!predicted_on_stop(&page, guess));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::plan_steps::step_done_note;
+use crate::predicted_answer::predicted_on_stop;
 use crate::recover::{cut_inside_a_call, is_tool_call_text, repeats_itself};
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
@@ -611,7 +612,7 @@ impl AgentDriver for ToolCallingDriver {
         context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
         let errors = tool_errors(&input);
-        let request = self.settings.apply_to(InferenceRequest::new(input));
+        let request = self.settings.apply_to(InferenceRequest::new(input.clone()));
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
             .await?;
@@ -630,6 +631,15 @@ impl AgentDriver for ToolCallingDriver {
             // Nor is a tool's error pasted as the reply (issue 36): the notice says why the
             // run stopped instead.
             tracing::info!("asked for an answer without tools, the model copied a tool error");
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery && predicted_on_stop(&input, response.content()) {
+            // Nor the guess written before any tool had returned, which the step refused: the
+            // loop asks once more from a page of the results alone.
+            tracing::info!(
+                "asked for an answer without tools, the model gave the answer it wrote before \
+                 any tool had returned"
+            );
             return Ok(Some(response.with_content("")));
         }
         Ok(Some(response))

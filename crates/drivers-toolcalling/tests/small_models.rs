@@ -591,6 +591,43 @@ async fn an_answer_written_before_any_result_gets_one_nudge() {
     assert!(answer(&done).is_some());
 }
 
+/// Issue 36's eval, d10 again: the guess refused after its nudge came back as the answer on
+/// stop, asked with the plan in view. It is no answer there either: the clean page of results
+/// is asked next, and its answer is saved.
+#[tokio::test]
+async fn a_guess_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
+    let guess = "It is rainy in Paris today, at 12 degrees.";
+    let plan = InferenceResponse::with_tool_calls([ToolCall::new(
+        "call_a",
+        "get_weather",
+        json!({"city": "Paris"}),
+    )])
+    .with_content(format!(
+        "I'll get the weather for Paris with `get_weather`. The result: {guess}"
+    ));
+    let model = ScriptedModel::new([
+        plan,
+        text(guess),
+        text(guess),
+        // asked to answer on stop, with the plan in view
+        text(guess),
+        // asked from the page of results
+        text("It is sunny in Paris."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 5);
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let page = model.requests()[4].messages.to_transcript();
+    assert!(
+        page.contains("Sunny in Paris") && !page.contains("rainy"),
+        "{page}"
+    );
+}
+
 /// Issue 32's 32-turn conversation: the 1.5B model answered a new request with an earlier
 /// answer (separated mode: "change workers from 4 to 6" got the port line of the turn before;
 /// legacy mode: six turns in a row got turn 6's answer). A reply that repeats an earlier
