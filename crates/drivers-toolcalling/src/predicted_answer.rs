@@ -29,7 +29,8 @@ any tool had returned, so it comes from your plan, not from the results. Answer 
 question again from what the tools returned above.";
 
 /// The fewest characters of a reply (normalized as a repeated answer is compared) that count
-/// as a predicted answer: "Done" or "30" written in a plan and again after the results says little.
+/// as a predicted answer: "Done" or "30" written in a plan and again after the results says
+/// little.
 const MIN_PREDICTED_CHARS: usize = 20;
 
 /// Whether `reply`, a reply without calls after the tools ran, repeats word for word (case,

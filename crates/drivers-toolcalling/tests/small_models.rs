@@ -540,21 +540,28 @@ async fn a_reply_that_only_restates_the_request_gets_one_nudge() {
     assert_eq!(model.requests().len(), 2);
 }
 
+/// A guess of the weather, written before any tool had returned.
+const GUESS: &str = "It is rainy in Paris today, at 12 degrees.";
+
+/// A reply that calls `get_weather` for Paris beside a plan holding [`GUESS`].
+fn plan_with_guess() -> InferenceResponse {
+    InferenceResponse::with_tool_calls([ToolCall::new(
+        "call_a",
+        "get_weather",
+        json!({"city": "Paris"}),
+    )])
+    .with_content(format!(
+        "I'll get the weather for Paris with `get_weather`. The result: {GUESS}"
+    ))
+}
+
 /// Issue 36's eval, d10: the 1.5B model wrote a plan with made-up file contents and their sum
 /// beside its first call, then, after reading both files, answered with the plan's sum. An
 /// answer that repeats what the model wrote before any tool had returned gets one nudge, asked
 /// without that text; given again, it is not the answer (the run answers on stop).
 #[tokio::test]
 async fn an_answer_written_before_any_result_gets_one_nudge() {
-    let guess = "It is rainy in Paris today, at 12 degrees.";
-    let plan = InferenceResponse::with_tool_calls([ToolCall::new(
-        "call_a",
-        "get_weather",
-        json!({"city": "Paris"}),
-    )])
-    .with_content(format!(
-        "I'll get the weather for Paris with `get_weather`. The result: {guess}"
-    ));
+    let (guess, plan) = (GUESS, plan_with_guess());
     let (done, model) = run(vec![
         plan.clone(),
         text(guess),
@@ -596,15 +603,7 @@ async fn an_answer_written_before_any_result_gets_one_nudge() {
 /// is asked next, and its answer is saved.
 #[tokio::test]
 async fn a_guess_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
-    let guess = "It is rainy in Paris today, at 12 degrees.";
-    let plan = InferenceResponse::with_tool_calls([ToolCall::new(
-        "call_a",
-        "get_weather",
-        json!({"city": "Paris"}),
-    )])
-    .with_content(format!(
-        "I'll get the weather for Paris with `get_weather`. The result: {guess}"
-    ));
+    let (guess, plan) = (GUESS, plan_with_guess());
     let model = ScriptedModel::new([
         plan,
         text(guess),
