@@ -131,7 +131,11 @@ mod tests {
             "point_estimate": mean_ns,
             "confidence_interval": {"lower_bound": mean_ns - 1.0, "upper_bound": mean_ns + 1.0},
         }});
-        std::fs::write(dir.join("new").join("estimates.json"), estimates.to_string()).unwrap();
+        std::fs::write(
+            dir.join("new").join("estimates.json"),
+            estimates.to_string(),
+        )
+        .unwrap();
     }
 
     #[test]
@@ -150,7 +154,10 @@ mod tests {
             .collect();
         assert_eq!(
             found,
-            [("openai/fresh", 10, 2_000.0), ("openai/incremental", 10, 500.0)]
+            [
+                ("openai/fresh", 10, 2_000.0),
+                ("openai/incremental", 10, 500.0)
+            ]
         );
     }
 }
