@@ -315,7 +315,7 @@ impl StepContext<'_> {
             clock: Arc::clone(&*self.clock),
             capture_content: self.capture_content,
             resumed: None,
-            execution_id: state.execution().map(|e| Arc::from(e.id())),
+            execution_id: state.execution().map(|e| Arc::clone(e.shared_id())),
             call_id: None,
             output_limit: self.tool_limits.output_limit,
             earlier_steps: state.step_executions().clone(),

@@ -84,7 +84,9 @@ pub(crate) static YOU: WordSet<'static> = WordSet::new(&["you"]);
 /// assert!(!is_plan_reply("`read_file` shows the port is 8472.", &tools));
 /// ```
 pub fn is_plan_reply(content: &str, tools: &Tools) -> bool {
-    is_plan_reply_naming(content, &tools.names())
+    // The names are listed only for a reply that states an intent (every final answer is
+    // judged: most say nothing of the kind, and pay for no list; issue 35).
+    is_plan_reply_with(content, || tools.names())
 }
 
 /// [`is_plan_reply`] for a reply whose tools are known by name only: `tool_names`. The ReAct
@@ -99,6 +101,14 @@ pub fn is_plan_reply(content: &str, tools: &Tools) -> bool {
 /// assert!(is_plan_reply_naming("Here is the call to make:", &[]));
 /// ```
 pub fn is_plan_reply_naming(content: &str, tool_names: &[&str]) -> bool {
+    is_plan_reply_with(content, || tool_names)
+}
+
+/// [`is_plan_reply_naming`], the names asked for only when the reply states an intent.
+fn is_plan_reply_with<'n, N: AsRef<[&'n str]>>(
+    content: &str,
+    tool_names: impl FnOnce() -> N,
+) -> bool {
     if ends_announcing(content) {
         return true;
     }
@@ -109,7 +119,7 @@ pub fn is_plan_reply_naming(content: &str, tool_names: &[&str]) -> bool {
     if !INTENT.iter().any(|phrase| lower.contains(phrase)) {
         return false;
     }
-    names_one_of(&lower, tool_names) || intends_a_command(&lower)
+    names_one_of(&lower, tool_names().as_ref()) || intends_a_command(&lower)
 }
 
 /// What the model is told after a reply that tells the person to read a file: once per step.

@@ -791,6 +791,10 @@ pub(crate) fn finish_reason_error(reason: FinishReason) -> Option<StepError> {
     Some(StepError::new(ErrorType::Model, message))
 }
 
+/// Up to this many calls in one reply, their ids are compared pairwise rather than through a
+/// set.
+const FEW_CALLS: usize = 8;
+
 /// An id must be replaced when it is empty (a server that sends none), already used in the
 /// conversation, or used by an earlier call of the same reply (servers that number their
 /// calls per reply).
@@ -819,6 +823,15 @@ fn with_new_ids(
         return None;
     }
     let used = used_ids(conversation);
+    // A reply's few calls (most often one) are compared with each other directly: the common
+    // case, every id kept, allocates nothing (issue 35); many calls go through a set below.
+    if calls.len() <= FEW_CALLS
+        && calls.iter().enumerate().all(|(i, call)| {
+            !replaced_id(call.id(), &used) && calls[..i].iter().all(|c| c.id() != call.id())
+        })
+    {
+        return None;
+    }
     let mut seen = std::collections::HashSet::new();
     let replace: Vec<bool> = calls
         .iter()

@@ -41,7 +41,9 @@ impl ToolCall {
         &self.name
     }
 
-    pub(crate) fn shared_id(&self) -> &Arc<str> {
+    /// The call id itself, shared: a tool's context or result refers to the call without a
+    /// copy of its id.
+    pub fn shared_id(&self) -> &Arc<str> {
         &self.id
     }
 

@@ -99,11 +99,14 @@ impl ContinuationCriteria {
         state: &AgentState,
         facts: &StepFacts,
     ) -> ContinuationOutcome {
-        let mut evaluations = guards.judge_all(state, facts);
+        // One list, sized once: the verdict is recorded with every evaluation, and a step
+        // pays for one allocation rather than one per list and a growth (issue 35).
+        let mut evaluations = Vec::with_capacity(guards.len() + self.criteria.len().max(1));
+        evaluations.extend(guards.criteria.iter().filter_map(|c| c.judge(state, facts)));
         if self.criteria.is_empty() {
             evaluations.push(one_step_default(state));
         } else {
-            evaluations.extend(self.judge_all(state, facts));
+            evaluations.extend(self.criteria.iter().filter_map(|c| c.judge(state, facts)));
         }
         ContinuationOutcome::from_evaluations(evaluations)
     }

@@ -160,6 +160,20 @@ impl StepExecutions {
     /// shares the list): the loop records a step, lets the criteria judge the state that holds
     /// it, then records their verdict.
     pub(crate) fn with_last_outcome(mut self, outcome: ContinuationOutcome) -> Self {
+        if let Some(slot) = self.0.get_mut().and_then(<[_]>::last_mut) {
+            // The step just recorded, held by nothing else: changed where it is, without a
+            // copy (the common case; issue 35).
+            match Arc::get_mut(slot) {
+                Some(last) => last.outcome = outcome,
+                None => {
+                    *slot = Arc::new(StepExecution {
+                        outcome,
+                        ..StepExecution::clone(slot)
+                    });
+                }
+            }
+            return self;
+        }
         let Some(last) = self.0.last() else {
             return self;
         };
@@ -167,13 +181,8 @@ impl StepExecutions {
             outcome,
             ..StepExecution::clone(last)
         });
-        match self.0.get_mut().and_then(<[_]>::last_mut) {
-            Some(slot) => *slot = updated,
-            None => {
-                let len = self.0.len();
-                self.0 = self.0[..len - 1].iter().cloned().chain([updated]).collect();
-            }
-        }
+        let len = self.0.len();
+        self.0 = self.0[..len - 1].iter().cloned().chain([updated]).collect();
         self
     }
 
@@ -216,5 +225,51 @@ impl StepExecutions {
 impl FromIterator<StepExecution> for StepExecutions {
     fn from_iter<I: IntoIterator<Item = StepExecution>>(iter: I) -> Self {
         Self(iter.into_iter().map(Arc::new).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use messages::Messages;
+
+    use super::*;
+    use crate::records::evaluation::ContinuationEvaluation;
+
+    fn recorded(steps: &StepExecutions) -> StepExecutions {
+        let now = Utc::now();
+        let pending = ContinuationOutcome::from_evaluations(Vec::new());
+        steps.appended(StepExecution::new(
+            AgentStep::new(Messages::new()),
+            pending,
+            now,
+            now,
+            steps.len() + 1,
+        ))
+    }
+
+    fn verdicts(steps: &StepExecutions) -> Vec<bool> {
+        steps.iter().map(StepExecution::should_continue).collect()
+    }
+
+    #[test]
+    fn the_last_verdict_is_recorded_in_place_and_never_in_a_shared_copy() {
+        let go_on = ContinuationOutcome::from_evaluation(ContinuationEvaluation::request("Go"));
+        let stop = ContinuationOutcome::from_evaluation(ContinuationEvaluation::stop("Done"));
+        // Held by nothing else: the record just made takes its verdict where it is.
+        let first = recorded(&StepExecutions::new()).with_last_outcome(go_on.clone());
+        assert_eq!(verdicts(&first), [true]);
+        // A copy of the list keeps what it had when the original gets another verdict.
+        let copy = first.clone();
+        let judged = first.with_last_outcome(stop.clone());
+        assert_eq!(verdicts(&judged), [false]);
+        assert_eq!(verdicts(&copy), [true]);
+        // A second step, judged: the first keeps its verdict, shared with the copy.
+        let second = recorded(&copy).with_last_outcome(stop);
+        assert_eq!(verdicts(&second), [true, false]);
+        assert_eq!(verdicts(&copy), [true]);
+        assert_eq!(
+            second.last_outcome().map(|o| o.resolved_by()),
+            Some(Some("Done"))
+        );
     }
 }

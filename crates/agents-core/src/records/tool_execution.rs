@@ -295,6 +295,16 @@ impl FromIterator<ToolExecution> for ToolExecutions {
     }
 }
 
+impl IntoIterator for ToolExecutions {
+    type Item = ToolExecution;
+    type IntoIter = std::vec::IntoIter<ToolExecution>;
+
+    /// The executions, taken out of the list (no copy).
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 impl<'a> IntoIterator for &'a ToolExecutions {
     type Item = &'a ToolExecution;
     type IntoIter = std::slice::Iter<'a, ToolExecution>;

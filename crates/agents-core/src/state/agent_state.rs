@@ -108,6 +108,11 @@ impl Execution {
         &self.id
     }
 
+    /// The id itself, shared (a tool's context holds it without a copy).
+    pub(crate) fn shared_id(&self) -> &Arc<str> {
+        &self.id
+    }
+
     /// When it started (by the agent's clock).
     pub fn started_at(&self) -> DateTime<Utc> {
         self.started_at

@@ -310,7 +310,7 @@ impl DefaultToolExecutor {
             }
         }
 
-        let context = &context.for_call(call.id());
+        let context = &context.for_call_id(Arc::clone(call.shared_id()));
         let mut run = AssertUnwindSafe(tool.call(call.arguments().clone(), context)).catch_unwind();
         // The tool first, polled once here: a call that finishes at once needs no timer and
         // never registers with the cancellation token (the token was checked just above), and

@@ -130,7 +130,7 @@ impl<'a> NextTool<'a> {
                         false,
                     )
                     .await;
-                executions.iter().next().cloned().ok_or_else(|| {
+                executions.into_iter().next().ok_or_else(|| {
                     AgentError::driver(format!(
                         "the tool executor returned no execution for call `{}`",
                         call.id()

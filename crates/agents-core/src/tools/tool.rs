@@ -299,8 +299,13 @@ impl ToolContext {
 
     /// This context for the call `call_id`.
     pub fn for_call(&self, call_id: &str) -> Self {
+        self.for_call_id(Arc::from(call_id))
+    }
+
+    /// [`for_call`](Self::for_call) with the call's own shared id (no copy of it).
+    pub(crate) fn for_call_id(&self, call_id: Arc<str>) -> Self {
         Self {
-            call_id: Some(Arc::from(call_id)),
+            call_id: Some(call_id),
             ..self.clone()
         }
     }
