@@ -20,12 +20,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agents_bench::mock_openai::MockOpenAi;
-use agents_bench::{
-    history, noop_tool, state_with_history, tool_calling_agent, two_step_requests, ANSWER,
-};
+use agents_bench::mock_openai::http_step_agent;
+use agents_bench::{history, noop_tool, state_with_history, two_step_requests, ANSWER};
 use agents_core::Tools;
-use agents_processing::TraceRetention;
 use common::{config, runtime};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use drivers_toolcalling::{recover_announced_call, recover_tool_calls};
@@ -182,9 +179,7 @@ fn encoding(c: &mut Criterion) {
 /// A two-step run through the real HTTP provider, against the local mock server.
 fn http_step(c: &mut Criterion) {
     let rt = runtime();
-    let server = MockOpenAi::start().unwrap();
-    let model = OpenAiCompatible::new(server.base_url(), None, "mock").unwrap();
-    let agent = tool_calling_agent(model.clone(), TraceRetention::Ephemeral);
+    let (server, model, agent) = http_step_agent().unwrap();
     let client = reqwest::Client::new();
     let mut group = c.benchmark_group("http_step");
     for len in SIZES {

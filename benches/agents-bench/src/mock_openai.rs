@@ -12,8 +12,27 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use agents_core::Agent;
+use agents_processing::TraceRetention;
+use inference::OpenAiCompatible;
+
 /// The tool call answer.
 const TOOL_CALL: &str = r#"{"id":"r1","object":"chat.completion","model":"mock","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"noop","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}"#;
+
+/// The `http_step` set-up: a mock server, the real [`OpenAiCompatible`] provider against it,
+/// and the overhead bench's agent ([`tool_calling_agent`](crate::tool_calling_agent),
+/// separated mode) on that provider. The criterion bench, `bench-report` and `loop-profile`
+/// measure the same thing.
+///
+/// # Errors
+/// A message when the server cannot start or the provider cannot be made.
+pub fn http_step_agent() -> Result<(MockOpenAi, OpenAiCompatible, Agent), String> {
+    let server = MockOpenAi::start().map_err(|e| e.to_string())?;
+    let model =
+        OpenAiCompatible::new(server.base_url(), None, "mock").map_err(|e| e.to_string())?;
+    let agent = crate::tool_calling_agent(model.clone(), TraceRetention::Ephemeral);
+    Ok((server, model, agent))
+}
 
 /// A running mock server; it lives as long as the process.
 #[derive(Debug)]

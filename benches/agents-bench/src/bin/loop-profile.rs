@@ -23,11 +23,10 @@
 // A profiling driver: it prints the runs it made, so the work cannot be optimised away.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use agents_bench::mock_openai::MockOpenAi;
+use agents_bench::mock_openai::http_step_agent;
 use agents_bench::{history, tool_calling_agent, two_step_requests, ReplyModel, ANSWER};
 use agents_core::{Agent, AgentError, AgentState};
 use agents_processing::TraceRetention;
-use inference::OpenAiCompatible;
 use messages::ToolCall;
 use serde_json::json;
 
@@ -76,10 +75,7 @@ fn run() -> Result<u64, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let server = MockOpenAi::start().map_err(|e| e.to_string())?;
-    let model =
-        OpenAiCompatible::new(server.base_url(), None, "mock").map_err(|e| e.to_string())?;
-    let agent = tool_calling_agent(model.clone(), TraceRetention::Ephemeral);
+    let (server, model, agent) = http_step_agent()?;
     match mode {
         "http" => rt.block_on(execute_runs(&agent, &start, runs)),
         "transfer" => {

@@ -12,6 +12,7 @@
 mod allocations;
 mod context_cost;
 mod criterion_data;
+mod http_overhead;
 mod parallel_tools;
 mod render;
 mod scale;
@@ -97,6 +98,9 @@ fn run() -> Result<(), String> {
     println!("allocations per step ...");
     let allocations = allocations::measure()?;
     println!("{allocations:?}");
+    println!("HTTP step, run and transfer alternated ...");
+    let http = http_overhead::measure(options.quick)?;
+    println!("{http:?}");
     println!("context cost ...");
     let context = context_cost::measure()?;
     println!(
@@ -115,6 +119,7 @@ fn run() -> Result<(), String> {
         context,
         criterion,
         allocations,
+        http,
     };
     for (name, svg) in report.plots() {
         let path = options.docs.join("benchmarks").join(name);
