@@ -279,6 +279,23 @@ impl Nudges {
         self.asked_again_for(content, tools)
             .or_else(|| self.still_claims(content, tools))
             .or_else(|| self.still_predicted(content))
+            .or_else(|| self.still_plans(content, tools))
+    }
+
+    /// Whether `content` is still a plan after the step asked about one before any tool ran,
+    /// for a request that does not ask how or where: its nudge said to make the call, or to
+    /// give a how-to answer again only when the user asked how. In issue 32's 32-turn
+    /// conversation (digest mode, 2026-12-03) the 1.5B model answered "List the Python files
+    /// in the src directory." with "To list the Python files in the src directory, you can
+    /// use the `list_dir` function with the path `src`.", twice; saved as the answer, it was
+    /// then the answer of every later turn but one.
+    fn still_plans(&self, content: &str, tools: &Tools) -> Option<Nudge> {
+        (!self.tools_ran
+            && self.gave(Nudge::PlanWithoutCall)
+            && !is_tool_call_text(content)
+            && self.is_plan(content, tools)
+            && !self.request_is(asks_how_or_where))
+        .then_some(Nudge::PlanWithoutCall)
     }
 
     /// Whether `content` still repeats what the execution wrote before any tool had
@@ -864,6 +881,41 @@ mod tests {
         assert_eq!(nudges.next_for(PLAN, &tools()), None);
         // A claim after the tools ran is what happened.
         assert_eq!(step(true, CHANGE).next_for(CLAIM, &tools()), None);
+    }
+
+    #[test]
+    fn a_plan_before_any_tool_ran_is_not_an_answer_after_its_nudge_unless_the_request_asks_how() {
+        // Issue 32's 32-turn conversation, digest mode, turn 7: this reply twice, saved as the
+        // answer, then the answer of every later turn but one.
+        let reply = "To list the Python files in the src directory, you can use the `read_file` \
+                     function with the path `src`.";
+        let mut nudges = step(false, "List the Python files in the src directory.");
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::PlanWithoutCall)
+        );
+        assert_eq!(
+            nudges.not_an_answer(reply, &tools()),
+            Some(Nudge::PlanWithoutCall)
+        );
+        // An answer after the nudge is one.
+        assert_eq!(nudges.not_an_answer("app.py and utils.py.", &tools()), None);
+        // Not asked about, a plan is judged by its nudge alone.
+        assert_eq!(
+            step(false, "List the Python files in the src directory.")
+                .not_an_answer(reply, &tools()),
+            None
+        );
+        // A request that asks how may get its how-to again.
+        let mut nudges = step(
+            false,
+            "How do I list the Python files in the src directory?",
+        );
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::PlanWithoutCall)
+        );
+        assert_eq!(nudges.not_an_answer(reply, &tools()), None);
     }
 
     #[test]

@@ -103,6 +103,21 @@ fn assert_refused_for_prose(step: &agents_core::AgentStep) {
     );
 }
 
+/// Asserts that the last reply of `done` was not saved as the answer: the step has no
+/// response message and records that the reply is not an answer, and that error stopped the
+/// run.
+fn assert_not_saved(done: &AgentState) {
+    assert_eq!(answer(done), None);
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    let last = done.steps().last().unwrap();
+    assert!(last.response_messages().is_empty());
+    assert!(
+        last.errors()[0].message.contains("not an answer"),
+        "{:?}",
+        last.errors()
+    );
+}
+
 fn answer(state: &AgentState) -> Option<String> {
     state.final_response().map(|m| m.text())
 }
@@ -329,15 +344,7 @@ async fn a_plan_after_the_tools_ran_gets_one_nudge_and_the_answer_follows() {
     ])
     .await;
     assert_eq!(model.requests().len(), 3, "one nudge, no more");
-    assert_eq!(answer(&done), None);
-    assert_eq!(done.stop_reason(), Some(StopReason::Error));
-    let last = done.steps().last().unwrap();
-    assert!(last.response_messages().is_empty());
-    assert!(
-        last.errors()[0].message.contains("not an answer"),
-        "{:?}",
-        last.errors()
-    );
+    assert_not_saved(&done);
 }
 
 /// Issue 36: after a call to a tool the agent does not have, the model pasted the fix-it
@@ -410,9 +417,20 @@ async fn a_plan_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
     assert_eq!(model.requests().len(), 4);
 
     // Asked how something is done, the model may give the same answer again: it stands.
-    let (done, model) = run(vec![text(plan), text(plan)]).await;
+    let model = ScriptedModel::new(vec![text(plan), text(plan)]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .execute(AgentState::new().with_user_message("How do I find the weather in Paris?"))
+        .await
+        .unwrap();
     assert_eq!(answer(&done).as_deref(), Some(plan));
     assert_eq!(model.requests().len(), 2);
+
+    // Asked for the weather, the same plan twice is not an answer (issue 32's 32-turn
+    // conversation, digest mode: saved, it became the answer of every later turn but one).
+    // It is not saved, and the step's error stops the run.
+    let (done, model) = run(vec![text(plan), text(plan)]).await;
+    assert_eq!(model.requests().len(), 2, "one nudge, no more");
+    assert_not_saved(&done);
 }
 
 /// Issue 32's 32-turn conversation: in separated mode the 1.5B model answered "In config.ini,
@@ -580,14 +598,7 @@ async fn an_answer_written_before_any_result_gets_one_nudge() {
     assert!(nudged.contains("Sunny in Paris"), "{nudged}");
     let (done, model) = run(vec![plan, text(guess), text(guess)]).await;
     assert_eq!(model.requests().len(), 3, "one nudge, no more");
-    assert_eq!(answer(&done), None, "a guess given again is never saved");
-    assert_eq!(done.stop_reason(), Some(StopReason::Error));
-    let last = done.steps().last().unwrap();
-    assert!(
-        last.errors()[0].message.contains("not an answer"),
-        "{:?}",
-        last.errors()
-    );
+    assert_not_saved(&done);
     // An answer the results gave is not asked about.
     let (done, model) = run(vec![
         text(PARIS_CALL),
