@@ -617,7 +617,7 @@ impl Report {
             "The same run and transfer measured in alternation by `bench-report` ({} rounds of a \
              batch of runs, then a batch of transfers, on one runtime against one mock server; \
              medians over the rounds): criterion measures `run` and `transfer` seconds apart, and \
-             their difference, a tenth of either at 10,000 messages, carries the drift of a \
+             their difference, a sixth of either at 10,000 messages, carries the drift of a \
              shared machine's clock between them. The goal is judged on this table.\n\n\
              | N | run | transfer | run − transfer |\n\
              | ---: | ---: | ---: | ---: |",
