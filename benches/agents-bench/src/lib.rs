@@ -112,6 +112,21 @@ impl LanguageModel for ReplyModel {
 /// The final answer of the two-step conversation.
 pub const ANSWER: &str = "The tool said ok.";
 
+/// That a run of the two-step conversation ended with [`ANSWER`]: the measuring binaries
+/// check the runs they time, so that a broken run is an error and never a fast number.
+///
+/// # Errors
+/// The run's error, or the answer it ended with instead.
+pub fn answered(done: Result<AgentState, agents_core::AgentError>) -> Result<(), String> {
+    let done = done.map_err(|e| e.to_string())?;
+    match done.final_response() {
+        Some(answer) if answer.text() == ANSWER => Ok(()),
+        other => Err(format!(
+            "the run did not end with the scripted answer: {other:?}"
+        )),
+    }
+}
+
 /// The two-step script: one `noop` tool call, then [`ANSWER`].
 pub fn two_step_script() -> Vec<InferenceResponse> {
     vec![

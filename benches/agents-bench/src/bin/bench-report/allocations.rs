@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agents_bench::{state_with_history, tool_calling_agent, two_step_script, CycleModel, ANSWER};
+use agents_bench::{answered, state_with_history, tool_calling_agent, two_step_script, CycleModel};
 use agents_processing::TraceRetention;
 
 /// The system allocator, counting allocations and requested bytes.
@@ -80,15 +80,7 @@ pub fn measure() -> Result<Vec<StepAllocations>, String> {
         let agent = tool_calling_agent(CycleModel::new(two_step_script()), retention);
         for history in [10usize, 10_000] {
             let state = state_with_history(history).with_user_message("Run the tool, please.");
-            let run = || -> Result<(), String> {
-                let done = runtime
-                    .block_on(agent.execute(state.clone()))
-                    .map_err(|e| e.to_string())?;
-                match done.final_response() {
-                    Some(answer) if answer.text() == ANSWER => Ok(()),
-                    other => Err(format!("unexpected answer {other:?}")),
-                }
-            };
+            let run = || answered(runtime.block_on(agent.execute(state.clone())));
             for _ in 0..10 {
                 run()?;
             }

@@ -1,7 +1,7 @@
 //! The HTTP step's own overhead beside moving the bytes, measured in alternation.
 //!
 //! Criterion's `http_step/run/N` and `http_step/transfer/N` are measured one after the other,
-//! seconds apart, and their difference (a tenth of either at 10,000 messages) carries the
+//! seconds apart, and their difference (a sixth of either at 10,000 messages) carries the
 //! drift of a shared machine's clock between them. Here the two alternate in rounds, on one
 //! runtime against one mock server: each round times a batch of runs (a 2-step run through the
 //! real `OpenAiCompatible`), then a batch of transfers (the run's two bodies POSTed raw, as the
@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use agents_bench::mock_openai::http_step_agent;
-use agents_bench::{state_with_history, two_step_requests, ANSWER};
+use agents_bench::{answered, state_with_history, two_step_requests};
 use inference::RequestBody;
 
 /// The HTTP step at one history length.
@@ -47,16 +47,7 @@ pub fn measure(quick: bool) -> Result<Vec<HttpOverhead>, String> {
     let mut measured = Vec::new();
     for history in HISTORIES {
         let start = state_with_history(history).with_user_message("Run the tool, please.");
-        let run = || async {
-            let done = agent
-                .execute(start.clone())
-                .await
-                .map_err(|e| e.to_string())?;
-            match done.final_response() {
-                Some(answer) if answer.text() == ANSWER => Ok(()),
-                other => Err(format!("unexpected answer {other:?}")),
-            }
-        };
+        let run = || async { answered(agent.execute(start.clone()).await) };
         // One run first: the provider's encoder then holds the history, as in every later run.
         runtime.block_on(run())?;
         let bodies: Vec<RequestBody> = two_step_requests(&start)
