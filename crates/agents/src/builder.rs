@@ -17,6 +17,7 @@ use drivers_toolcalling::{
 use inference::{LanguageModel, ModelCatalog, ModelSettings};
 use messages::{Message, ToolCall};
 
+use crate::capabilities::files::names_tool;
 use crate::{AgentCapability, BuildError};
 
 use agents_core::Listener;
@@ -427,11 +428,20 @@ impl AgentBuilder {
     /// calls, then the run suspends (`AgentStatus::Suspended`, `state.pending_approvals()`)
     /// until each waiting call is decided (`state.approve`, `approve_with`, `reject`); the
     /// next `step`/`execute` runs the approved ones. See `docs/approvals.md`.
+    ///
+    /// Naming `write_file` names `append_file` too (see
+    /// [`names_tool`](crate::capabilities::files::names_tool)).
     pub fn with_approval_required<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        let mut names: Vec<String> = names.into_iter().map(Into::into).collect();
+        if names_tool(names.iter().map(String::as_str), "append_file")
+            && !names.iter().any(|name| name == "append_file")
+        {
+            names.push("append_file".to_owned());
+        }
         self.core = self.core.with_approval_required(names);
         self
     }

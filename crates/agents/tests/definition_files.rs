@@ -64,6 +64,29 @@ fn a_complete_definition_parses_into_typed_settings() {
     assert_eq!(definition.metadata["cost_tier"], "low");
 }
 
+/// `append_file` came after definitions that deny `write_file` were written: such a list
+/// denies appending too, and an allow list naming `write_file` allows it.
+#[test]
+fn lists_that_name_write_file_name_append_file_too() {
+    let with_tools = |tools: &str| {
+        parse(&format!(
+            "version: 1\nid: a\nname: A\ndescription: d\nsystem_prompt: p\n\
+             llm: {{provider: anthropic, model: m}}\ntools: {tools}\n"
+        ))
+        .unwrap()
+        .tools
+    };
+    let denied = with_tools("{deny: [write_file, edit_file]}");
+    assert!(!denied.permits("append_file"));
+    assert!(denied.permits("read_file"));
+    let allowed = with_tools("{allow: [read_file, write_file]}");
+    assert!(allowed.permits("append_file"));
+    assert!(!allowed.permits("edit_file"));
+    let only_append = with_tools("{allow: [append_file]}");
+    assert!(only_append.permits("append_file"));
+    assert!(!only_append.permits("write_file"));
+}
+
 #[test]
 fn a_minimal_definition_needs_only_the_required_fields() {
     let yaml = "version: 1\nid: a\nname: A\ndescription: d\nsystem_prompt: p\nllm: {provider: anthropic, model: m}\n";

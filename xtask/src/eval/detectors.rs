@@ -47,6 +47,7 @@ const TOOL_NAMES: &[&str] = &[
     "read_file",
     "write_file",
     "edit_file",
+    "append_file",
     "move_file",
     "list_dir",
     "search_files",

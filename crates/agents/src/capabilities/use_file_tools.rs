@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use crate::capabilities::{FileTools, Sandbox};
 use crate::{AgentBuilder, AgentCapability};
 
-/// Gives the agent `read_file`, `write_file`, `edit_file`, `move_file`, `list_dir` and
-/// `search_files`, confined to `root` (paths escaping it are refused).
+/// Gives the agent `read_file`, `write_file`, `edit_file`, `append_file`, `move_file`,
+/// `list_dir` and `search_files`, confined to `root` (paths escaping it are refused).
 /// [`UseFileTools::read_only`] leaves out the tools that write.
 #[derive(Clone, Debug)]
 pub struct UseFileTools {

@@ -8,6 +8,7 @@ use inference::ModelSettings;
 use serde::{Deserialize, Serialize};
 
 use super::DefinitionError;
+use crate::capabilities::files::names_tool;
 use crate::AgentBuilder;
 
 /// One agent, as described by a definition file.
@@ -294,12 +295,12 @@ impl ToolPolicy {
         self.allow.is_none() && self.deny.is_empty()
     }
 
-    /// Whether a tool of this name may be used.
+    /// Whether a tool of this name may be used. `append_file` counts as named where
+    /// `write_file` is (see [`names_tool`](crate::capabilities::files::names_tool)): a
+    /// definition that denies `write_file` denies appending too.
     pub fn permits(&self, tool: &str) -> bool {
-        let allowed = self
-            .allow
-            .as_ref()
-            .is_none_or(|allow| allow.iter().any(|name| name == tool));
-        allowed && !self.deny.iter().any(|name| name == tool)
+        let named = |list: &[String]| names_tool(list.iter().map(String::as_str), tool);
+        let allowed = self.allow.as_deref().is_none_or(named);
+        allowed && !named(&self.deny)
     }
 }

@@ -20,6 +20,10 @@ pub const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 /// `edit_file{path, old_string, new_string, replace_all?}`: replaces `old_string` with
 /// `new_string`. Unless `replace_all` is true, `old_string` must occur exactly once, so the edit
 /// lands where the model meant it to.
+///
+/// An empty `new_string` that replaces whole lines (from a line's start to its end) deletes
+/// those lines, line endings included, instead of leaving them blank: asked to delete the line
+/// `banana`, a model replaces `banana` with nothing and means the line gone.
 #[derive(Clone, Debug)]
 pub struct EditFileTool {
     sandbox: Sandbox,
@@ -122,19 +126,73 @@ fn edit_file(sandbox: &Sandbox, args: &EditFileArgs) -> Result<ToolOutput, ToolE
              replace fewer occurrences or split the file"
         )));
     }
-    let edited = content.replace(&args.old_string, &args.new_string);
+    let (edited, deleted) = if args.new_string.is_empty() {
+        delete(&content, &args.old_string)
+    } else {
+        (content.replace(&args.old_string, &args.new_string), 0)
+    };
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.write_all(edited.as_bytes()))
         .and_then(|()| file.set_len(edited.len() as u64))
         .map_err(|e| io_error("write", &shown, &e))?;
-    Ok(ToolOutput::text(format!(
-        "replaced {count} {} in `{shown}`",
-        if count == 1 {
-            "occurrence"
-        } else {
-            "occurrences"
+    let occurrences = |n: usize| if n == 1 { "occurrence" } else { "occurrences" };
+    Ok(ToolOutput::text(if deleted == 0 {
+        format!("replaced {count} {} in `{shown}`", occurrences(count))
+    } else if deleted == count {
+        format!(
+            "deleted {count} {} in `{shown}`: whole lines, removed with their line endings",
+            occurrences(count)
+        )
+    } else {
+        format!(
+            "deleted {count} {} in `{shown}` ({deleted} of them whole lines, removed with \
+             their line endings)",
+            occurrences(count)
+        )
+    }))
+}
+
+/// `content` without the occurrences of `old` (an edit whose `new_string` is empty), and how
+/// many of them were whole lines: such an occurrence goes with its line ending (the one
+/// before it when it ends the text without one), so the line is deleted, not left blank.
+fn delete(content: &str, old: &str) -> (String, usize) {
+    let mut edited = String::with_capacity(content.len());
+    let mut kept_from = 0;
+    let mut lines = 0;
+    for (at, _) in content.match_indices(old) {
+        if at < kept_from {
+            continue; // inside a line ending already removed (an old_string that starts one)
         }
-    )))
+        edited.push_str(&content[kept_from..at]);
+        let end = at + old.len();
+        let rest = &content[end..];
+        let starts_line = at == 0 || content[..at].ends_with('\n');
+        let ending = if old.ends_with('\n') {
+            None // the line ending is part of the text replaced
+        } else if rest.starts_with("\r\n") {
+            Some(2)
+        } else if rest.starts_with('\n') {
+            Some(1)
+        } else if rest.is_empty() {
+            Some(0)
+        } else {
+            None
+        };
+        kept_from = end;
+        if let (true, Some(ending)) = (starts_line, ending) {
+            lines += 1;
+            kept_from += ending;
+            if ending == 0 && edited.ends_with('\n') {
+                // the last line, without an ending of its own: the one before it goes
+                edited.pop();
+                if edited.ends_with('\r') {
+                    edited.pop();
+                }
+            }
+        }
+    }
+    edited.push_str(&content[kept_from..]);
+    (edited, lines)
 }
 
 /// The size in bytes of a text of `size` bytes after `count` replacements of `old` by `new`.
@@ -237,6 +295,65 @@ mod tests {
             assert_eq!(edit(&tool, arguments).await.unwrap_err(), expected);
         }
         assert_eq!(read(&dir), "hello");
+    }
+
+    #[tokio::test]
+    async fn an_empty_replacement_of_whole_lines_deletes_the_lines() {
+        let cases = [
+            // (file, old_string, replace_all, file after, tool output)
+            ("apple\nbanana\ncherry\n", "banana", false, "apple\ncherry\n", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            ("apple\r\nbanana\r\ncherry\r\n", "banana", false, "apple\r\ncherry\r\n", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            ("apple\nbanana\ncherry\ndate\n", "banana\ncherry", false, "apple\ndate\n", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            ("apple\nbanana", "banana", false, "apple", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            ("apple\r\nbanana", "banana", false, "apple", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            ("banana", "banana", false, "", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            ("banana\n", "banana", false, "", "deleted 1 occurrence in `a.txt`: whole lines, removed with their line endings"),
+            // the line ending given with the text: removed as given
+            ("apple\nbanana\ncherry\n", "banana\n", false, "apple\ncherry\n", "replaced 1 occurrence in `a.txt`"),
+            // part of a line: the rest of the line stays
+            ("apple pie\nbanana\n", "pie", false, "apple \nbanana\n", "replaced 1 occurrence in `a.txt`"),
+            ("apple pie\nbanana\n", "apple", false, " pie\nbanana\n", "replaced 1 occurrence in `a.txt`"),
+            ("x\nx y\nx\n", "x", true, " y\n", "deleted 3 occurrences in `a.txt` (2 of them whole lines, removed with their line endings)"),
+            ("x\n\nx\n", "x", true, "\n", "deleted 2 occurrences in `a.txt`: whole lines, removed with their line endings"),
+        ];
+        for (content, old, all, after, output) in cases {
+            let (dir, tool) = setup(content);
+            let arguments =
+                json!({"path": "a.txt", "old_string": old, "new_string": "", "replace_all": all});
+            assert_eq!(
+                edit(&tool, arguments).await.unwrap(),
+                output,
+                "{content:?} - {old:?}"
+            );
+            assert_eq!(read(&dir), after, "{content:?} - {old:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Deleting one line's whole text leaves the other lines as they were, in order, with
+        /// the file's last line ending kept as it was.
+        #[test]
+        fn deleting_a_whole_line_keeps_the_others(
+            count in 1usize..12,
+            chosen in 0usize..12,
+            ending in proptest::sample::select(vec!["\n", "\r\n"]),
+            trailing in proptest::bool::ANY,
+        ) {
+            let chosen = chosen % count;
+            let lines: Vec<String> = (0..count).map(|i| format!("<line {i}>")).collect();
+            let join = |lines: &[&String]| {
+                let mut text = lines.iter().map(|l| l.as_str()).collect::<Vec<_>>().join(ending);
+                if trailing && !text.is_empty() {
+                    text.push_str(ending);
+                }
+                text
+            };
+            let content = join(&lines.iter().collect::<Vec<_>>());
+            let kept: Vec<&String> = lines.iter().enumerate().filter(|(i, _)| *i != chosen).map(|(_, l)| l).collect();
+            let (edited, deleted) = delete(&content, &lines[chosen]);
+            proptest::prop_assert_eq!(deleted, 1);
+            proptest::prop_assert_eq!(edited, join(&kept));
+        }
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! File tools confined to a workspace root: `read_file`, `write_file`, `edit_file`,
-//! `move_file`, `list_dir` and `search_files`.
+//! `append_file`, `move_file`, `list_dir` and `search_files`.
 
+mod append;
 mod edit;
 mod list;
 mod moves;
@@ -22,6 +23,7 @@ use rustix::io::Errno;
 use sandbox::{Access, RelativePath};
 use serde_json::Value;
 
+pub use append::AppendFileTool;
 pub use edit::EditFileTool;
 pub use list::ListDirTool;
 pub use moves::MoveFileTool;
@@ -29,6 +31,25 @@ pub use read::ReadFileTool;
 pub use sandbox::{Sandbox, SandboxError};
 pub use search::SearchFilesTool;
 pub use write::WriteFileTool;
+
+/// Whether `tool` is named by `names`, a list of tool names for a policy (allow, deny,
+/// approval): by its own name, or `append_file` by `write_file`'s. `append_file` came after
+/// lists that deny `write_file` or require approval for it were written; writing at a
+/// file's end is writing the file, so those lists keep meaning every way to write one.
+///
+/// ```
+/// use agents::capabilities::files::names_tool;
+///
+/// assert!(names_tool(["write_file"], "append_file"));
+/// assert!(names_tool(["append_file"], "append_file"));
+/// assert!(!names_tool(["append_file"], "write_file"));
+/// assert!(!names_tool(["edit_file"], "append_file"));
+/// ```
+pub fn names_tool<'a>(names: impl IntoIterator<Item = &'a str>, tool: &str) -> bool {
+    names
+        .into_iter()
+        .any(|name| name == tool || (tool == "append_file" && name == "write_file"))
+}
 
 /// The file tools over one [`Sandbox`].
 ///
@@ -39,7 +60,10 @@ pub use write::WriteFileTool;
 /// let tools = FileTools::new(sandbox).all();
 /// assert_eq!(
 ///     tools.names(),
-///     ["read_file", "write_file", "edit_file", "move_file", "list_dir", "search_files"]
+///     [
+///         "read_file", "write_file", "edit_file", "append_file", "move_file", "list_dir",
+///         "search_files"
+///     ]
 /// );
 /// ```
 #[derive(Clone, Debug)]
@@ -58,12 +82,13 @@ impl FileTools {
         &self.sandbox
     }
 
-    /// `read_file`, `write_file` and `edit_file`.
+    /// `read_file`, `write_file`, `edit_file` and `append_file`.
     pub fn editing(&self) -> Tools {
         Tools::new()
             .with(ReadFileTool::new(self.sandbox.clone()))
             .with(WriteFileTool::new(self.sandbox.clone()))
             .with(EditFileTool::new(self.sandbox.clone()))
+            .with(AppendFileTool::new(self.sandbox.clone()))
     }
 
     /// `read_file`, `list_dir` and `search_files` (nothing that writes).
@@ -74,13 +99,14 @@ impl FileTools {
             .with(SearchFilesTool::new(self.sandbox.clone()))
     }
 
-    /// All six file tools: [`FileTools::editing`]'s, `move_file` and
+    /// All seven file tools: [`FileTools::editing`]'s, `move_file` and
     /// [`FileTools::read_only`]'s (its `read_file`, which points to `search_files`).
     pub fn all(&self) -> Tools {
         Tools::new()
             .with(ReadFileTool::new(self.sandbox.clone()).beside_search())
             .with(WriteFileTool::new(self.sandbox.clone()))
             .with(EditFileTool::new(self.sandbox.clone()))
+            .with(AppendFileTool::new(self.sandbox.clone()))
             .with(MoveFileTool::new(self.sandbox.clone()))
             .with(ListDirTool::new(self.sandbox.clone()))
             .with(SearchFilesTool::new(self.sandbox.clone()))

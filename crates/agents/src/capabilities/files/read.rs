@@ -142,6 +142,17 @@ fn read_file(
     number_lines(&text, args.offset, args.limit, budget).map(ToolOutput::text)
 }
 
+/// All of `text` as `read_file` shows it (numbered lines), for a file small enough to show
+/// whole; `None` for a longer one (more than [`MAX_LINES`] lines or `chars` characters).
+pub(super) fn whole_numbered(text: &str, chars: usize) -> Option<String> {
+    let budget = Budget {
+        chars,
+        search_hint: false,
+    };
+    let shown = number_lines(text, None, None, budget).ok()?;
+    (shown.lines().count() == text.lines().count()).then_some(shown)
+}
+
 /// The numbered lines of `text` from `offset` (1-based), at most `limit` of them and
 /// `budget.chars` characters.
 fn number_lines(

@@ -4,9 +4,11 @@
 //! (a successful `read_file`, `write_file` or `edit_file` on the same path): a model that
 //! has not seen a file's content cannot keep it. Asked to add a line to `list.txt`, the
 //! 1.5B model wrote `gamma` over its two lines without reading it (issue 36, development
-//! task d14); now it is told to read the file first. A new or empty file, and a call made
-//! outside an execution (a test, a direct call, a tool server's client, who sees what it
-//! replaces), are written as asked.
+//! task d14); now it is told to read the file first. A small text file's content comes with
+//! that refusal, as `read_file` shows it, and counts as read: the next `write_file` may
+//! replace it (what the model lacked was the content, not another step). A new or empty
+//! file, and a call made outside an execution (a test, a direct call, a tool server's
+//! client, who sees what it replaces), are written as asked.
 
 use std::io::Write;
 
@@ -55,7 +57,7 @@ impl Tool for WriteFileTool {
 
     fn description(&self) -> &str {
         "Write a file in the workspace, replacing its content (parent directories are created). \
-         To change part of a file, use edit_file instead."
+         To change part of a file, use edit_file instead; to add lines at its end, append_file."
     }
 
     fn parameters(&self) -> Value {
@@ -114,18 +116,29 @@ fn only_chat_tags(content: &str) -> Option<&str> {
     (!trimmed.is_empty() && trimmed.split_whitespace().all(is_chat_tag)).then_some(trimmed)
 }
 
+/// The largest file whose content a refused write shows (as `read_file` would): a list or a
+/// configuration file, not a data file.
+const SHOWN_BYTES: u64 = 2048;
+
+/// The words of a refusal that showed the file's content (which then counts as read).
+const CONTENT_SHOWN: &str = "Here they are, as read_file shows them";
+
 /// Whether a call of the execution before this one read or wrote `path`: a successful
-/// `read_file`, `write_file` or `edit_file` whose `path` is the same file.
+/// `read_file`, `write_file` or `edit_file` whose `path` is the same file, or a `write_file`
+/// refused with the file's content shown.
 fn seen_in_execution(sandbox: &Sandbox, path: &RelativePath, context: &ToolContext) -> bool {
     context.earlier_calls().any(|execution| {
-        !execution.has_error()
-            && matches!(execution.name(), "read_file" | "write_file" | "edit_file")
-            && execution
-                .arguments()
-                .get("path")
-                .and_then(Value::as_str)
-                .and_then(|seen| sandbox.relative(seen).ok())
-                .is_some_and(|seen| seen.same_path(path))
+        let seen = if execution.has_error() {
+            execution.name() == "write_file" && execution.result_text().contains(CONTENT_SHOWN)
+        } else {
+            matches!(execution.name(), "read_file" | "write_file" | "edit_file")
+        };
+        seen && execution
+            .arguments()
+            .get("path")
+            .and_then(Value::as_str)
+            .and_then(|seen| sandbox.relative(seen).ok())
+            .is_some_and(|seen| seen.same_path(path))
     })
 }
 
@@ -151,12 +164,7 @@ fn write_file(
     // the kind is checked on the descriptor before anything is truncated
     let (mut file, size) = open_file(sandbox, path, Access::Create, "write", directory)?;
     if size > 0 && !may_replace {
-        return Err(ToolError::failed(format!(
-            "`{shown}` was not changed: it holds {size} bytes that you have not read in this \
-             task, and writing would replace them. Call read_file on `{shown}` now; then write \
-             its complete new content (what to keep and what to add), or change only part of \
-             it with edit_file."
-        )));
+        return Err(not_read(sandbox, path, size, &shown));
     }
     file.set_len(0)
         .and_then(|()| file.write_all(args.content.as_bytes()))
@@ -167,6 +175,34 @@ fn write_file(
         args.content.len(),
         if lines == 1 { "line" } else { "lines" }
     )))
+}
+
+/// The refusal to replace the `size` bytes of `path`, unread in this execution: with its
+/// content, numbered as `read_file` shows it, when it is a small text file.
+fn not_read(sandbox: &Sandbox, path: &RelativePath, size: u64, shown: &str) -> ToolError {
+    let directory = || ToolError::failed(String::new());
+    let content = (size <= SHOWN_BYTES)
+        .then(|| open_file(sandbox, path, Access::Read, "read", directory).ok())
+        .flatten()
+        .and_then(|(file, _)| super::read_at_most(&file, SHOWN_BYTES, shown).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .filter(|text| !text.contains('\0'))
+        .and_then(|text| super::read::whole_numbered(&text, usize::MAX));
+    ToolError::failed(match content {
+        Some(numbered) => format!(
+            "`{shown}` was not changed: writing would replace its {size} bytes, which you had \
+             not read in this task. {CONTENT_SHOWN} (line number, tab, line):\n{numbered}\n\
+             Call write_file again with the complete new content of `{shown}` (the lines to \
+             keep, without their numbers, and what to add), add lines at its end with \
+             append_file, or change only part of it with edit_file."
+        ),
+        None => format!(
+            "`{shown}` was not changed: it holds {size} bytes that you have not read in this \
+             task, and writing would replace them. Call read_file on `{shown}` now; then write \
+             its complete new content (what to keep and what to add). Or add lines at its end \
+             with append_file, or change only part of it with edit_file."
+        ),
+    })
 }
 
 #[cfg(test)]
