@@ -5,6 +5,7 @@
 //! nudge (`reply_nudge`).
 
 use agents_core::Tools;
+use messages::Messages;
 
 use crate::unread_file::names_a_file;
 use crate::word_set::WordSet;
@@ -205,6 +206,27 @@ pub(crate) fn points_to_a_file(content: &str) -> bool {
 /// Whether `request` asks how something is done or where it is ("How do I run the tests?",
 /// "Where is the port set?"): then a reply that sends the person to a file may be the answer.
 /// "How many" and "how much" ask for a value.
+/// Whether `reply`, asked for as the answer on stop with `input` (the conversation, then the
+/// loop's instruction), is a plan to use one of the tools its calls used
+/// ([`is_plan_reply_naming`]) for a request that does not ask how or where something is. The
+/// request for it offers no tools, so the names are those of the calls it shows. In the eval
+/// (development task d6, after the model copied its system prompt four times), the 1.5B
+/// model's answer on stop was "To list the files in the fruits directory, you can use the
+/// `list_dir` function.", saved as the answer where the listing had come back.
+pub(crate) fn plan_on_stop(input: &Messages, reply: &str) -> bool {
+    let seen = || input.iter().take(input.len().saturating_sub(1));
+    let mut called: Vec<&str> = Vec::new();
+    for call in seen().flat_map(|message| message.tool_calls()) {
+        if !called.contains(&call.name()) {
+            called.push(call.name());
+        }
+    }
+    is_plan_reply_naming(reply, &called)
+        && !seen()
+            .rfind(|message| message.role() == messages::Role::User)
+            .is_some_and(|request| asks_how_or_where(&request.text()))
+}
+
 pub(crate) fn asks_how_or_where(request: &str) -> bool {
     static HOW_OR_WHERE: WordSet<'static> = WordSet::new(&[
         "how do",
@@ -280,6 +302,35 @@ mod tests {
             "Reads a file.",
             |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
         ))
+    }
+
+    #[test]
+    fn a_plan_on_stop_names_a_tool_the_calls_used_for_a_request_to_do_it() {
+        use messages::{Message, ToolCall};
+        let input = |request: &str| -> Messages {
+            let call = ToolCall::new("c1", "list_dir", serde_json::json!({"path": "fruits"}));
+            vec![
+                Message::user(request),
+                Message::assistant_tool_calls([call]),
+                Message::tool_result("c1", "list_dir", "[file] apple.txt (4 bytes)"),
+                Message::user("Answer the request from the results above."),
+            ]
+            .into_iter()
+            .collect()
+        };
+        let plan =
+            "To list the files in the fruits directory, you can use the `list_dir` function.";
+        let asked = input("List the files in the fruits directory.");
+        assert!(plan_on_stop(&asked, plan));
+        assert!(!plan_on_stop(
+            &asked,
+            "The fruits directory holds apple.txt (4 bytes)."
+        ));
+        // a person who asked how gets the how
+        assert!(!plan_on_stop(
+            &input("How do I list the files in the fruits directory?"),
+            plan
+        ));
     }
 
     #[test]

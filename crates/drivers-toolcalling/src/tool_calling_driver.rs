@@ -17,6 +17,7 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
+use crate::plan_reply::plan_on_stop;
 use crate::plan_steps::step_done_note;
 use crate::predicted_answer::predicted_on_stop;
 use crate::recover::{cut_inside_a_call, is_tool_call_text, repeats_itself};
@@ -631,6 +632,12 @@ impl AgentDriver for ToolCallingDriver {
             // Nor is a tool's error pasted as the reply (issue 36): the notice says why the
             // run stopped instead.
             tracing::info!("asked for an answer without tools, the model copied a tool error");
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery && plan_on_stop(&input, response.content()) {
+            // Nor a plan to use a tool the calls used (the step refuses it as an answer too):
+            // the loop asks once more from a page of the results alone.
+            tracing::info!("asked for an answer without tools, the model wrote a plan");
             return Ok(Some(response.with_content("")));
         }
         if self.content_tool_call_recovery && predicted_on_stop(&input, response.content()) {

@@ -638,6 +638,31 @@ async fn a_guess_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
     );
 }
 
+/// Issue 36's eval, d6: after the listing came back, the 1.5B model's answer on stop was "To
+/// list the files in the fruits directory, you can use the `list_dir` function.", a plan the
+/// step would have refused. It is no answer on stop either: the page of results is asked
+/// next, and its answer is saved.
+#[tokio::test]
+async fn a_plan_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
+    let plan = "To get the weather in Paris, you can use the `get_weather` function.";
+    let model = ScriptedModel::new([
+        text(PARIS_CALL),
+        text(plan),
+        text(plan),
+        // asked to answer on stop, with the plan in view
+        text(plan),
+        // asked from the page of results
+        text("It is sunny in Paris."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 5);
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+}
+
 /// Issue 32's 32-turn conversation: the 1.5B model answered a new request with an earlier
 /// answer (separated mode: "change workers from 4 to 6" got the port line of the turn before;
 /// legacy mode: six turns in a row got turn 6's answer). A reply that repeats an earlier
