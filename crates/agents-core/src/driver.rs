@@ -24,7 +24,7 @@ use crate::tools::layer::{CallBatch, ToolLayers, ToolScope};
 use crate::tools::limits::{PreviousCalls, ToolCallLimits};
 use crate::tools::registry::Tools;
 use crate::tools::stack::standard_tool_layers;
-use crate::tools::tool::{HeldRuns, ToolContext};
+use crate::tools::tool::{StepHeldRuns, ToolContext};
 
 /// What the loop gives a driver besides the state, tools and executor: the agent's fixed
 /// request prefix ([`CachedContext`]: system prompt, tool choice, response format), the event
@@ -71,7 +71,7 @@ pub struct StepContext<'a> {
     /// ([`standard_tool_layers`](crate::tools::standard_tool_layers) and the agent's own).
     pub tool_layers: Cow<'a, ToolLayers>,
     /// The suspended subagent runs this step's calls left (see `ToolContext::hold`).
-    pub(crate) held: HeldRuns,
+    pub(crate) held: StepHeldRuns,
     /// Whether the calls run now were decided by a person (a suspended step resuming).
     pub(crate) decided: bool,
 }
@@ -97,7 +97,7 @@ impl StepContext<'_> {
             capture_content: false,
             approval: Cow::Owned(ApprovalPolicy::default()),
             tool_layers: Cow::Owned(standard_tool_layers()),
-            held: HeldRuns::default(),
+            held: StepHeldRuns::default(),
             decided: false,
         }
     }
@@ -319,7 +319,7 @@ impl StepContext<'_> {
             call_id: None,
             output_limit: self.tool_limits.output_limit,
             earlier_steps: state.step_executions().clone(),
-            held: Arc::clone(&self.held),
+            held: self.held.shared(),
         }
     }
 }

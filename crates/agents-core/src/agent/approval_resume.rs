@@ -18,31 +18,38 @@ use crate::records::tool_execution::{ToolExecution, ToolExecutions, ToolFailureK
 use crate::state::agent_state::AgentState;
 use crate::state::approvals;
 use crate::state::pending_approval::{ApprovalVerdict, PendingApproval};
-use crate::tools::tool::HeldRuns;
+use crate::tools::tool::StepHeldRuns;
 
 impl Agent {
     /// The calls of the last recorded step that wait for approval, with their tools'
     /// parameter schemas.
-    pub(super) fn held_calls(&self, state: &AgentState, held: &HeldRuns) -> Vec<PendingApproval> {
-        let runs = held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        state
-            .current_step()
-            .map(|step| {
-                step.tool_executions()
-                    .iter()
-                    .filter(|e| e.failure_kind() == Some(ToolFailureKind::AwaitingApproval))
-                    .flat_map(|e| match runs.iter().find(|(id, _)| id == e.id()) {
-                        Some((_, run)) => approvals::of_subagent(e.call(), run),
-                        None => {
-                            let parameters = self.tools.get(e.name()).map(|tool| tool.parameters());
-                            vec![PendingApproval::new(e.call().clone(), parameters)]
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+    pub(super) fn held_calls(
+        &self,
+        state: &AgentState,
+        held: &StepHeldRuns,
+    ) -> Vec<PendingApproval> {
+        let Some(step) = state.current_step() else {
+            return Vec::new();
+        };
+        let mut waiting = step
+            .tool_executions()
+            .iter()
+            .filter(|e| e.failure_kind() == Some(ToolFailureKind::AwaitingApproval))
+            .peekable();
+        if waiting.peek().is_none() {
+            return Vec::new();
+        }
+        held.with(|runs| {
+            waiting
+                .flat_map(|e| match runs.iter().find(|(id, _)| id == e.id()) {
+                    Some((_, run)) => approvals::of_subagent(e.call(), run),
+                    None => {
+                        let parameters = self.tools.get(e.name()).map(|tool| tool.parameters());
+                        vec![PendingApproval::new(e.call().clone(), parameters)]
+                    }
+                })
+                .collect()
+        })
     }
 
     /// Completes the suspended step once every waiting call is decided: the approved calls

@@ -59,7 +59,7 @@ use crate::records::outcome::ContinuationOutcome;
 use crate::records::step_execution::StepExecution;
 use crate::state::agent_state::{AgentState, Execution};
 use crate::telemetry;
-use crate::tools::tool::HeldRuns;
+use crate::tools::tool::StepHeldRuns;
 
 impl Agent {
     /// Advances `state` by exactly one step.
@@ -273,7 +273,7 @@ impl Agent {
         step: AgentStep,
         started_at: DateTime<Utc>,
         token: &CancellationToken,
-        held: &HeldRuns,
+        held: &StepHeldRuns,
     ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.next_step_number();

@@ -17,7 +17,7 @@ use crate::records::agent_error::AgentError;
 use crate::records::agent_step::AgentStep;
 use crate::state::agent_state::AgentState;
 use crate::tools::limits::PreviousCalls;
-use crate::tools::tool::HeldRuns;
+use crate::tools::tool::StepHeldRuns;
 
 /// The step at the centre of the processors: the driver, then the recording.
 pub(super) struct Terminal<'a> {
@@ -61,7 +61,7 @@ impl<'a> Terminal<'a> {
             capture_content: self.agent.telemetry.capture_content,
             approval: Cow::Borrowed(&self.agent.approval),
             tool_layers: Cow::Borrowed(&self.agent.tool_layers),
-            held: HeldRuns::default(),
+            held: StepHeldRuns::default(),
             decided: false,
         }
     }
@@ -128,7 +128,7 @@ impl Terminal<'_> {
             step,
             self.started_at,
             self.token,
-            &HeldRuns::default(),
+            &StepHeldRuns::default(),
         )
     }
 }

@@ -226,6 +226,35 @@ pub struct ToolContext {
 /// the loop when it records the step.
 pub(crate) type HeldRuns = Arc<std::sync::Mutex<Vec<(String, SuspendedRun)>>>;
 
+/// A step's [`HeldRuns`], made when the step makes its first tool context: a step that runs
+/// no tool (an answer) allocates none. Copies of a step context share one list (`Clone`
+/// makes it first), so what a call holds through any copy's tool context is read back.
+#[derive(Debug, Default)]
+pub(crate) struct StepHeldRuns(std::sync::OnceLock<HeldRuns>);
+
+impl StepHeldRuns {
+    /// The list, made now if no tool context was made before.
+    pub(crate) fn shared(&self) -> HeldRuns {
+        Arc::clone(self.0.get_or_init(HeldRuns::default))
+    }
+
+    /// The runs held, by call id (none when no tool context was made); `f` sees them locked.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&[(String, SuspendedRun)]) -> T) -> T {
+        match self.0.get() {
+            Some(held) => f(&held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)),
+            None => f(&[]),
+        }
+    }
+}
+
+impl Clone for StepHeldRuns {
+    fn clone(&self) -> Self {
+        Self(std::sync::OnceLock::from(self.shared()))
+    }
+}
+
 impl ToolContext {
     /// Leaves the suspended subagent `run` of the call `call_id` for the loop.
     pub(crate) fn hold(&self, call_id: &str, run: SuspendedRun) {
@@ -360,5 +389,38 @@ pub trait Tool: Send + Sync {
     /// The schema sent to the model.
     fn schema(&self) -> ToolSchema {
         ToolSchema::new(self.name(), self.description(), self.parameters())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::agent_state::AgentState;
+
+    fn hold(held: &HeldRuns, call_id: &str) {
+        held.lock().unwrap().push((
+            call_id.to_owned(),
+            SuspendedRun::new("helper", AgentState::new()),
+        ));
+    }
+
+    #[test]
+    fn a_step_without_tool_contexts_makes_no_held_list() {
+        let held = StepHeldRuns::default();
+        assert_eq!(held.with(<[_]>::len), 0);
+        assert!(held.0.get().is_none(), "reading made the list");
+    }
+
+    #[test]
+    fn copies_of_a_step_context_share_one_held_list() {
+        let original = StepHeldRuns::default();
+        let copy = original.clone();
+        hold(&copy.shared(), "call_1");
+        hold(&original.shared(), "call_2");
+        let ids = |held: &StepHeldRuns| {
+            held.with(|runs| runs.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>())
+        };
+        assert_eq!(ids(&original), ["call_1", "call_2"]);
+        assert_eq!(ids(&copy), ["call_1", "call_2"]);
     }
 }

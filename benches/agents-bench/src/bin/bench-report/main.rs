@@ -5,6 +5,7 @@
 //! ```text
 //! bench-report [--quick] --criterion DIR [--rig-criterion DIR] --docs DIR
 //! bench-report --cost-only --docs DIR     # only the context cost in dollars: DIR/cost.md
+//! bench-report --allocations-only         # only the heap allocations per step, printed
 //! ```
 // A report generator: it prints its progress.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -76,6 +77,11 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--allocations-only") {
+        // The allocations per step alone, for a quick before/after of one change.
+        println!("{:?}", allocations::measure()?);
+        return Ok(());
+    }
     if let Some(n) = args
         .get(2)
         .filter(|_| args.get(1).map(String::as_str) == Some("--held-states"))
