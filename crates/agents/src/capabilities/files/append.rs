@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    blocking, io_error, open_error, open_file, parse_arguments, relative, Access, RelativePath,
+    blocking, create_file, io_error, open_file, parse_arguments, relative, Access, RelativePath,
     Sandbox,
 };
 
@@ -91,21 +91,12 @@ fn append_file(
     content: &str,
 ) -> Result<ToolOutput, ToolError> {
     let shown = sandbox.shown(path);
-    let directory =
-        || ToolError::failed(format!("`{shown}` is a directory; give the path of a file"));
-    if path.is_root() {
-        return Err(directory());
-    }
-    if let Some(parent) = path.parent() {
-        sandbox
-            .create_dirs(&parent)
-            .map_err(|e| open_error("create the directories of", &shown, e))?;
-    }
-    let (mut file, size) = open_file(sandbox, path, Access::Create, "write", directory)?;
+    let (mut file, size) = create_file(sandbox, path)?;
     let (before, ending) = if size == 0 {
         ("", "\n")
     } else {
         // the last two bytes tell whether the last line is ended, and how
+        let directory = || ToolError::failed(format!("`{shown}` is a directory"));
         let (reader, _) = open_file(sandbox, path, Access::Read, "read", directory)?;
         let mut tail = [0u8; 2];
         let start = size.saturating_sub(2);

@@ -164,6 +164,25 @@ fn not_regular(shown: &str, kind: &str) -> ToolError {
     ))
 }
 
+/// Creates the missing parents of `path` beneath the root, then opens the file for writing
+/// (created when missing, not truncated) with its size: what `write_file` and `append_file`
+/// write through. The root and a directory are refused.
+fn create_file(sandbox: &Sandbox, path: &RelativePath) -> Result<(File, u64), ToolError> {
+    let shown = sandbox.shown(path);
+    let directory =
+        || ToolError::failed(format!("`{shown}` is a directory; give the path of a file"));
+    if path.is_root() {
+        return Err(directory());
+    }
+    if let Some(parent) = path.parent() {
+        sandbox
+            .create_dirs(&parent)
+            .map_err(|e| open_error("create the directories of", &shown, e))?;
+    }
+    // the kind is checked on the descriptor before anything is written
+    open_file(sandbox, path, Access::Create, "write", directory)
+}
+
 /// Opens `path` beneath the root for `access` and returns it with its size when it is a
 /// regular file: a directory is `directory()`'s error, a FIFO, socket or device a clear
 /// refusal (checked on the descriptor, not on a path), other failures say they could not

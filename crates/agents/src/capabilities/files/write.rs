@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    blocking, io_error, open_error, open_file, parse_arguments, relative, Access, RelativePath,
+    blocking, create_file, io_error, open_file, parse_arguments, relative, Access, RelativePath,
     Sandbox,
 };
 
@@ -151,18 +151,7 @@ fn write_file(
     may_replace: bool,
 ) -> Result<ToolOutput, ToolError> {
     let shown = sandbox.shown(path);
-    let directory =
-        || ToolError::failed(format!("`{shown}` is a directory; give the path of a file"));
-    if path.is_root() {
-        return Err(directory());
-    }
-    if let Some(parent) = path.parent() {
-        sandbox
-            .create_dirs(&parent)
-            .map_err(|e| open_error("create the directories of", &shown, e))?;
-    }
-    // the kind is checked on the descriptor before anything is truncated
-    let (mut file, size) = open_file(sandbox, path, Access::Create, "write", directory)?;
+    let (mut file, size) = create_file(sandbox, path)?;
     if size > 0 && !may_replace {
         return Err(not_read(sandbox, path, size, &shown));
     }
