@@ -85,7 +85,11 @@ impl Tool for WriteFileTool {
         }
         let may_replace =
             context.execution_id.is_none() || seen_in_execution(&sandbox, &path, context);
-        blocking(move || write_file(&sandbox, &path, &args, may_replace)).await
+        // the content a refusal shows must reach the model whole to count as read
+        let shown_chars = context
+            .output_limit
+            .map_or(usize::MAX, |limit| limit.saturating_sub(REFUSAL_CHARS));
+        blocking(move || write_file(&sandbox, &path, &args, may_replace, shown_chars)).await
     }
 }
 
@@ -120,6 +124,9 @@ fn only_chat_tags(content: &str) -> Option<&str> {
 /// configuration file, not a data file.
 const SHOWN_BYTES: u64 = 2048;
 
+/// Characters of the refusal besides the content it shows (its text and the path twice).
+const REFUSAL_CHARS: usize = 1_000;
+
 /// The words of a refusal that showed the file's content (which then counts as read).
 const CONTENT_SHOWN: &str = "Here they are, as read_file shows them";
 
@@ -149,11 +156,12 @@ fn write_file(
     path: &RelativePath,
     args: &WriteFileArgs,
     may_replace: bool,
+    shown_chars: usize,
 ) -> Result<ToolOutput, ToolError> {
     let shown = sandbox.shown(path);
     let (mut file, size) = create_file(sandbox, path)?;
     if size > 0 && !may_replace {
-        return Err(not_read(sandbox, path, size, &shown));
+        return Err(not_read(sandbox, path, size, &shown, shown_chars));
     }
     file.set_len(0)
         .and_then(|()| file.write_all(args.content.as_bytes()))
@@ -167,8 +175,15 @@ fn write_file(
 }
 
 /// The refusal to replace the `size` bytes of `path`, unread in this execution: with its
-/// content, numbered as `read_file` shows it, when it is a small text file.
-fn not_read(sandbox: &Sandbox, path: &RelativePath, size: u64, shown: &str) -> ToolError {
+/// content, numbered as `read_file` shows it, when it is a small text file whose numbered
+/// lines take at most `shown_chars` characters (what the agent's tool-output limit leaves).
+fn not_read(
+    sandbox: &Sandbox,
+    path: &RelativePath,
+    size: u64,
+    shown: &str,
+    shown_chars: usize,
+) -> ToolError {
     let directory = || ToolError::failed(String::new());
     let content = (size <= SHOWN_BYTES)
         .then(|| open_file(sandbox, path, Access::Read, "read", directory).ok())
@@ -176,7 +191,8 @@ fn not_read(sandbox: &Sandbox, path: &RelativePath, size: u64, shown: &str) -> T
         .and_then(|(file, _)| super::read_at_most(&file, SHOWN_BYTES, shown).ok())
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .filter(|text| !text.contains('\0'))
-        .and_then(|text| super::read::whole_numbered(&text, usize::MAX));
+        .and_then(|text| super::read::whole_numbered(&text, shown_chars))
+        .filter(|numbered| numbered.chars().count() <= shown_chars);
     ToolError::failed(match content {
         Some(numbered) => format!(
             "`{shown}` was not changed: writing would replace its {size} bytes, which you had \
@@ -233,6 +249,29 @@ mod tests {
         ] {
             assert_eq!(only_chat_tags(content), None, "{content:?}");
         }
+    }
+
+    #[test]
+    fn a_refusal_shows_the_content_only_when_it_reaches_the_model_whole() {
+        let (dir, _) = setup();
+        std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\n").unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let path = sandbox.relative("list.txt").unwrap();
+        let refusal = |chars| {
+            not_read(&sandbox, &path, 11, "list.txt", chars)
+                .message()
+                .to_owned()
+        };
+        let shown = refusal(usize::MAX);
+        assert!(shown.contains(CONTENT_SHOWN), "{shown}");
+        assert!(shown.contains("     1\talpha\n     2\tbeta\n"), "{shown}");
+        // a tool-output limit that would cut the lines: no content, so nothing counts as read
+        let cut = refusal(20);
+        assert!(
+            !cut.contains(CONTENT_SHOWN) && !cut.contains("alpha"),
+            "{cut}"
+        );
+        assert!(cut.contains("Call read_file on `list.txt` now"), "{cut}");
     }
 
     #[tokio::test]
