@@ -417,8 +417,13 @@ impl AgentBuilder {
     /// What to append when an execution stops without a final answer (a limit, an error,
     /// repeated calls, a guard): [`AnswerOnStop::Synthesize`] (one inference without tools
     /// answers from what was found), [`AnswerOnStop::Notice`] or [`AnswerOnStop::Nothing`].
-    /// Default: `Synthesize` with a separated trace (ephemeral or digest), `Nothing` in legacy
-    /// and observation-masking modes (their conversation keeps the calls). A cancelled execution always gets a notice.
+    /// Default: `Synthesize` in every trace mode but legacy (separated, digest, observation
+    /// masking), `Nothing` in legacy (the original behaviour). Keeping the calls is not
+    /// enough: an execution that stopped before any call (a plan refused twice) left the
+    /// person's message unanswered in the conversation, and at the next turn the 1.5B model
+    /// answered that older message instead of the new one (issue 32's 32-turn conversation in
+    /// masked mode, where four such turns shifted later answers by one turn). A cancelled
+    /// execution always gets a notice.
     pub fn with_answer_on_stop(mut self, answer: AnswerOnStop) -> Self {
         self.answer_on_stop = Some(answer);
         self
@@ -756,10 +761,10 @@ impl AgentBuilder {
     /// The answer-on-stop mode: as configured, else by trace mode.
     fn answer_on_stop(&self) -> AnswerOnStop {
         self.answer_on_stop
-            .unwrap_or(if self.retention.is_separated() {
-                AnswerOnStop::Synthesize
-            } else {
+            .unwrap_or(if matches!(self.retention, TraceRetention::Full) {
                 AnswerOnStop::Nothing
+            } else {
+                AnswerOnStop::Synthesize
             })
     }
 

@@ -334,12 +334,25 @@ async fn a_react_synthesis_in_the_decision_format_gives_its_answer_or_the_notice
 #[tokio::test]
 async fn each_mode_and_driver_persists_the_answer_it_promises() {
     for react in [false, true] {
-        for (separated, mode, expect) in [
-            (true, None, Some("synthesized")),
-            (true, Some(AnswerOnStop::Notice), Some("notice")),
-            (true, Some(AnswerOnStop::Nothing), None),
-            (false, None, None),
-            (false, Some(AnswerOnStop::Synthesize), Some("synthesized")),
+        for (retention, mode, expect) in [
+            (TraceRetention::Ephemeral, None, Some("synthesized")),
+            (
+                TraceRetention::Ephemeral,
+                Some(AnswerOnStop::Notice),
+                Some("notice"),
+            ),
+            (TraceRetention::Ephemeral, Some(AnswerOnStop::Nothing), None),
+            (TraceRetention::digest(500), None, Some("synthesized")),
+            // Observation masking keeps the calls, but not an answer: a stop before any
+            // call would leave the request unanswered (issue 32).
+            (TraceRetention::masked(1), None, Some("synthesized")),
+            (TraceRetention::masked(2), Some(AnswerOnStop::Nothing), None),
+            (TraceRetention::Full, None, None),
+            (
+                TraceRetention::Full,
+                Some(AnswerOnStop::Synthesize),
+                Some("synthesized"),
+            ),
         ] {
             let call = if react {
                 InferenceResponse::text(
@@ -356,7 +369,7 @@ async fn each_mode_and_driver_persists_the_answer_it_promises() {
             };
             builder = builder
                 .with_tool(read_file())
-                .with_separated_tool_trace(separated)
+                .with_trace_retention(retention.clone())
                 .with_max_steps(1);
             if let Some(mode) = mode {
                 builder = builder.with_answer_on_stop(mode);
@@ -366,7 +379,7 @@ async fn each_mode_and_driver_persists_the_answer_it_promises() {
                 .execute(AgentState::new().with_user_message("read a.txt"))
                 .await
                 .unwrap();
-            let case = format!("react={react} separated={separated} mode={mode:?}");
+            let case = format!("react={react} retention={retention:?} mode={mode:?}");
             assert_eq!(done.stop_reason(), Some(StopReason::StepsLimit), "{case}");
             let last = done.messages().last().cloned().unwrap();
             match expect {

@@ -366,8 +366,8 @@ impl Agent {
     }
 
     /// A copy answering this way when an execution stops without a final answer (default
-    /// [`AnswerOnStop::Nothing`]; the facade's builder defaults to `Synthesize` in separated
-    /// and digest modes). A cancelled execution always gets a `Notice`.
+    /// [`AnswerOnStop::Nothing`]; the facade's builder defaults to `Synthesize` in every trace mode
+    /// but legacy). A cancelled execution always gets a `Notice`.
     pub fn with_answer_on_stop(mut self, answer: AnswerOnStop) -> Self {
         self.answer_on_stop = answer;
         self

@@ -110,7 +110,7 @@ pub struct AgentArgs {
     /// What the conversation gets when a run stops without an answer (a limit, an error,
     /// repeated calls): `synthesize` (one more model call, without tools, answers from what
     /// was found), `notice` (a plain note saying why) or `nothing`. Default: the definition's,
-    /// else synthesize in separated and digest modes and nothing in legacy mode.
+    /// else synthesize in separated, digest and masked modes and nothing in legacy mode.
     #[arg(long, value_name = "WHAT", value_parser = parse_answer_on_stop)]
     pub answer_on_stop: Option<AnswerOnStop>,
     /// Recognise tool calls written as JSON text (small local models do this), under the
