@@ -203,6 +203,52 @@ pub(crate) fn points_to_a_file(content: &str) -> bool {
     })
 }
 
+/// Whether `content` is a how-to that sends the person to do with a tool what the agent
+/// could do itself: it begins with a purpose ("To find ...") and its first sentence goes on
+/// with a send-off ([`SEND_OFF`]: "you can", "you need to", ...) followed by the verb of one
+/// of `tools` (the first word of its name: `search` for `search_files`, `read` for
+/// `read_file`). In issue 32's 32-turn conversation (legacy mode, with the seventh file tool
+/// in the request), the 1.5B model answered "When is the next release planned, according to
+/// notes.md?" with "To find the next release planned, you can search for the line that
+/// specifies the next release date in the notes.md file." and no call, and that reply, saved
+/// as the answer, set the shape of every later answer but four. It names no tool, so
+/// [`is_plan_reply`] let it pass. An answer that gives the value first ("The release is on
+/// December 4. To move it, you can edit notes.md.") does not begin with the purpose, and one
+/// that says what it did ("To find the port, I searched config.ini: 8472.") sends nobody
+/// off. Whether the request asked how is the caller's to judge.
+pub(crate) fn sends_off_to_a_tool(content: &str, tools: &Tools) -> bool {
+    let content = content.trim_start();
+    let purpose = content
+        .get(..3)
+        .is_some_and(|start| start.eq_ignore_ascii_case("to "));
+    if !purpose || !YOU.in_text(content) {
+        return false;
+    }
+    let lower = content.to_lowercase().replace('\u{2019}', "'");
+    let first_sentence = lower
+        .split([':', '\n', '!', '?'])
+        .next()
+        .and_then(|start| start.split(". ").next())
+        .unwrap_or_default();
+    let names = tools.names();
+    SEND_OFF.iter().any(|phrase| {
+        first_sentence.match_indices(phrase).any(|(at, _)| {
+            let rest = &first_sentence[at + phrase.len()..];
+            let rest = rest.strip_prefix("first ").unwrap_or(rest);
+            let verb = rest
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or_default();
+            !verb.is_empty()
+                && names.iter().any(|name| {
+                    name.split(['_', '-'])
+                        .next()
+                        .is_some_and(|first| first.eq_ignore_ascii_case(verb))
+                })
+        })
+    })
+}
+
 /// Whether `request` asks how something is done or where it is ("How do I run the tests?",
 /// "Where is the port set?"): then a reply that sends the person to a file may be the answer.
 /// "How many" and "how much" ask for a value.
@@ -302,6 +348,54 @@ mod tests {
             "Reads a file.",
             |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
         ))
+    }
+
+    #[test]
+    fn a_purpose_then_a_send_off_to_a_tool_verb_is_a_how_to() {
+        let named = |names: &[&'static str]| {
+            names.iter().fold(Tools::new(), |tools, name| {
+                tools.with(FunctionTool::new(
+                    *name,
+                    "A tool.",
+                    |_: serde_json::Value| async move { Ok::<_, String>(String::new()) },
+                ))
+            })
+        };
+        let tools = named(&["read_file", "search_files", "list_dir", "edit_file"]);
+        for plan in [
+            // Issue 32's 32-turn conversation, legacy mode, turns 3 and 4.
+            "To find the next release planned, you can search for the line that specifies the \
+             next release date in the notes.md file. Here's a sample JSON response for each \
+             step:\n```\nTo find the next release planned, you can search for the line.\n```",
+            "To find the customer who placed order 1042, you can search for the line that \
+             contains the order number in the data/orders.csv file.",
+            "to get the port you need to first read config.ini",
+            "To see the Python files, you\u{2019}ll need to list the src directory.",
+            "To change it, you can Edit the file: set workers = 6.",
+        ] {
+            assert!(sends_off_to_a_tool(plan, &tools), "{plan}");
+        }
+        for answer in [
+            // The value first, then where to change it.
+            "The release is planned for December 4. To move it, you can edit notes.md.",
+            // What the agent did, in the first person.
+            "To find the port, I searched config.ini: it is 8472.",
+            // Turn 1 of the same conversation: a how-to, then the value found (an answer).
+            "To find the port configured for the server, search for the line that contains \
+             \"port\". In the provided output, the line is:\n```\nport = 8472\n```",
+            // A send-off after the first sentence.
+            "To be precise: the port is 8472. You can read config.ini to check.",
+            // A verb no tool has.
+            "To find it, you can ask the release owner, Dana.",
+            "",
+        ] {
+            assert!(!sends_off_to_a_tool(answer, &tools), "{answer}");
+        }
+        // Without a tool of that verb, nothing is sent to a tool.
+        assert!(!sends_off_to_a_tool(
+            "To find it, you can search notes.md.",
+            &named(&["read_file"])
+        ));
     }
 
     #[test]

@@ -45,7 +45,8 @@ use crate::forged_evidence::forged_evidence;
 use crate::latest_results::{execution_messages, request, text_of};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
-    asks_how_or_where, is_plan_reply, points_to_a_file, CALL_NUDGE, PLAN_NUDGE, READ_IT_NUDGE,
+    asks_how_or_where, is_plan_reply, points_to_a_file, sends_off_to_a_tool, CALL_NUDGE,
+    PLAN_NUDGE, READ_IT_NUDGE,
 };
 use crate::plan_steps::next_step_after_called;
 use crate::predicted_answer::{predicted_answer, without_guesses, PREDICTED_ANSWER_NUDGE};
@@ -603,10 +604,12 @@ impl Nudges {
 
     /// Whether `content` is a plan to use a tool or an announcement ([`is_plan_reply`]), or,
     /// for a request that does not ask how or where something is, one sentence that sends the
-    /// person to read a file ([`points_to_a_file`]).
+    /// person to read a file ([`points_to_a_file`]) or a how-to that sends them to do with a
+    /// tool what the agent could do ([`sends_off_to_a_tool`]).
     fn is_plan(&self, content: &str, tools: &Tools) -> bool {
         is_plan_reply(content, tools)
-            || (points_to_a_file(content) && !self.request_is(asks_how_or_where))
+            || ((points_to_a_file(content) || sends_off_to_a_tool(content, tools))
+                && !self.request_is(asks_how_or_where))
     }
 
     /// Whether `content` copies an answer the loop made when an earlier request stopped
