@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use messages::Messages;
 
 use crate::latest_results::latest_results;
-use crate::plan_reply::{SEND_OFF, YOU};
+use crate::plan_reply::{after_send_offs, YOU};
 use crate::reply_prefix::compared_prefix;
 
 /// What the model is told after a reply that copies a tool error.
@@ -78,7 +78,7 @@ const MIN_VERB_BYTES: usize = 4;
 const NOT_ADVICE: [&str; 6] = ["have", "also", "then", "just", "still", "make"];
 
 /// Whether `reply` passes the advice of one of `errors` (see [`tool_errors`]) on to the person:
-/// it tells them what they "need to" or "should" do ([`SEND_OFF`]), and that verb is a word of
+/// it tells them what they "need to" or "should" do ([`SEND_OFF`](crate::plan_reply::SEND_OFF)), and that verb is a word of
 /// the error. In issue 32's 32-turn conversation, `edit_file` failed with "old_string was not
 /// found in `src/utils.py`; read the file and copy the text exactly", and the 1.5B model
 /// answered "To fix this, you need to copy the text exactly from `src/utils.py` ..."; four
@@ -97,17 +97,8 @@ pub(crate) fn relays_error_advice<'e>(
         .to_lowercase()
         .replace('\u{2019}', "'");
     let lower = lower.as_str();
-    let verbs: Vec<&str> = SEND_OFF
-        .iter()
-        .flat_map(|phrase| {
-            lower
-                .match_indices(phrase)
-                .map(move |(at, _)| &lower[at + phrase.len()..])
-        })
-        .filter_map(|advice| {
-            let advice = advice.strip_prefix("first ").unwrap_or(advice);
-            word_slices(advice).next()
-        })
+    let verbs: Vec<&str> = after_send_offs(lower)
+        .filter_map(|advice| word_slices(advice).next())
         .filter(|verb| verb.len() >= MIN_VERB_BYTES && !NOT_ADVICE.contains(verb))
         .collect();
     if verbs.is_empty() {

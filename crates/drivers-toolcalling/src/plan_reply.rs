@@ -143,6 +143,18 @@ pub(crate) const SEND_OFF: [&str; 11] = [
     "you might ",
 ];
 
+/// What follows each send-off ([`SEND_OFF`]) in `lower` (lower-cased text), a leading
+/// "first " left out: "you need to first read it" gives "read it". Each caller reads the
+/// verb it looks for off the front.
+pub(crate) fn after_send_offs(lower: &str) -> impl Iterator<Item = &str> {
+    SEND_OFF.iter().flat_map(move |phrase| {
+        lower.match_indices(phrase).map(move |(at, _)| {
+            let rest = &lower[at + phrase.len()..];
+            rest.strip_prefix("first ").unwrap_or(rest)
+        })
+    })
+}
+
 /// What the person is sent to do with a file, after [`SEND_OFF`].
 const LOOK_VERBS: [&str; 12] = [
     "read ",
@@ -224,29 +236,28 @@ pub(crate) fn sends_off_to_a_tool(content: &str, tools: &Tools) -> bool {
     if !purpose || !YOU.in_text(content) {
         return false;
     }
-    let lower = content.to_lowercase().replace('\u{2019}', "'");
-    let first_sentence = lower
+    // Only the first sentence is read, so only it is lower-cased.
+    let first_sentence = content
         .split([':', '\n', '!', '?'])
         .next()
         .and_then(|start| start.split(". ").next())
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_lowercase()
+        .replace('\u{2019}', "'");
     let names = tools.names();
-    SEND_OFF.iter().any(|phrase| {
-        first_sentence.match_indices(phrase).any(|(at, _)| {
-            let rest = &first_sentence[at + phrase.len()..];
-            let rest = rest.strip_prefix("first ").unwrap_or(rest);
-            let verb = rest
-                .split(|c: char| !c.is_alphanumeric())
-                .next()
-                .unwrap_or_default();
-            !verb.is_empty()
-                && names.iter().any(|name| {
-                    name.split(['_', '-'])
-                        .next()
-                        .is_some_and(|first| first.eq_ignore_ascii_case(verb))
-                })
-        })
-    })
+    let sent_to_a_tool = after_send_offs(&first_sentence).any(|rest| {
+        let verb = rest
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or_default();
+        !verb.is_empty()
+            && names.iter().any(|name| {
+                name.split(['_', '-'])
+                    .next()
+                    .is_some_and(|first| first.eq_ignore_ascii_case(verb))
+            })
+    });
+    sent_to_a_tool
 }
 
 /// Whether `request` asks how something is done or where it is ("How do I run the tests?",
