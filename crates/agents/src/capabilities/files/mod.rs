@@ -8,6 +8,7 @@ mod moves;
 mod read;
 mod sandbox;
 mod search;
+mod walk;
 mod write;
 
 use std::fs::File;
@@ -201,7 +202,7 @@ fn open_file(
         Err(SandboxError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Err(ToolError::failed(format!(
                 "cannot {action} `{shown}`: no such file or directory{}",
-                closest_hint(sandbox, path)
+                closest_hint(sandbox, path, Wanted::File)
             )))
         }
         Err(error) => return Err(open_error(action, shown, error)),
@@ -266,7 +267,7 @@ fn open_dir(
     let no_such_directory = || {
         ToolError::failed(format!(
             "cannot {action} `{shown}`: no such directory{}",
-            closest_hint(sandbox, path)
+            closest_hint(sandbox, path, Wanted::Directory)
         ))
     };
     match sandbox.open(path, Access::Directory) {
@@ -294,37 +295,84 @@ const MAX_HINT_ENTRIES: usize = 10_000;
 
 /// For a path that does not exist: `"; did you mean `notes.txt`?"` with up to three names in
 /// its directory closest to the one asked for ([`agents_core::closest_names`]), so a small
-/// model that misspells a file name can fix its call. Empty when the directory cannot be read
-/// or nothing there is close.
-fn closest_hint(sandbox: &Sandbox, path: &RelativePath) -> String {
+/// model that misspells a file name can fix its call. For a file (`kind`) with nothing close
+/// there, or whose directory does not exist (a model that puts `data/` before `a.txt`), the
+/// files of that very name elsewhere below the root ([`same_name_elsewhere`]). Empty when
+/// nothing is close or of that name.
+fn closest_hint(sandbox: &Sandbox, path: &RelativePath, kind: Wanted) -> String {
     let (Some(parent), Some(wanted)) = (path.parent(), path.file_name()) else {
         return String::new();
     };
-    let Ok(dir) = sandbox.open(&parent, Access::Directory) else {
+    let mut shown = closest_in(sandbox, &parent, &wanted);
+    if shown.is_empty() && kind == Wanted::File {
+        shown = same_name_elsewhere(sandbox, &wanted);
+    }
+    if shown.is_empty() {
         return String::new();
+    }
+    let shown: Vec<String> = shown.iter().map(|path| format!("`{path}`")).collect();
+    format!("; did you mean {}?", shown.join(", "))
+}
+
+/// What a missing path was asked for as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wanted {
+    File,
+    Directory,
+}
+
+/// The paths of up to three entries of `parent` whose names are closest to `wanted`.
+fn closest_in(sandbox: &Sandbox, parent: &RelativePath, wanted: &str) -> Vec<String> {
+    let Ok(dir) = sandbox.open(parent, Access::Directory) else {
+        return Vec::new();
     };
     let Ok(entries) = read_entries(&dir) else {
-        return String::new();
+        return Vec::new();
     };
     let names: Vec<String> = entries
         .take(MAX_HINT_ENTRIES)
         .filter_map(Result::ok)
         .map(|entry| entry.name.to_string_lossy().into_owned())
         .collect();
-    let close = agents_core::closest_names(&wanted, names.iter().map(String::as_str), 3);
-    if close.is_empty() {
-        return String::new();
-    }
     let prefix = if parent.is_root() {
         String::new()
     } else {
-        format!("{}/", sandbox.shown(&parent))
+        format!("{}/", sandbox.shown(parent))
     };
-    let shown: Vec<String> = close
+    agents_core::closest_names(wanted, names.iter().map(String::as_str), 3)
         .iter()
-        .map(|name| format!("`{prefix}{name}`"))
-        .collect();
-    format!("; did you mean {}?", shown.join(", "))
+        .map(|name| format!("{prefix}{name}"))
+        .collect()
+}
+
+/// The paths of up to three files below the root named `wanted` (ASCII case ignored), the
+/// shallowest first, from the first [`MAX_HINT_ENTRIES`] entries of a walk that skips what
+/// `search_files` skips.
+fn same_name_elsewhere(sandbox: &Sandbox, wanted: &str) -> Vec<String> {
+    let Ok(root) = sandbox
+        .relative(".")
+        .and_then(|root| sandbox.open(&root, Access::Directory))
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    walk::walk_files(
+        root,
+        MAX_HINT_ENTRIES,
+        &|| false,
+        &mut |_, _, relative, name| {
+            if name.eq_ignore_ascii_case(wanted) {
+                found.push(relative);
+            }
+            true
+        },
+    );
+    found.sort_by(|a, b| {
+        let depth = |path: &str| path.matches('/').count();
+        depth(a).cmp(&depth(b)).then_with(|| a.cmp(b))
+    });
+    found.truncate(3);
+    found
 }
 
 /// One entry of a directory read through its descriptor.

@@ -330,12 +330,30 @@ mod tests {
                 .unwrap_err(),
             ToolError::failed("cannot read `launch_codes.bin`: no such file or directory")
         );
-        // a missing directory on the way: no hint, no error about the hint
+        // a directory on the way that does not exist (the 1.5B model put `data/` before
+        // files at the root, and every read failed): the files of that name elsewhere
         assert_eq!(
             read(&tool, json!({"path": "nowhere/notes.txt"}))
                 .await
                 .unwrap_err(),
-            ToolError::failed("cannot read `nowhere/notes.txt`: no such file or directory")
+            ToolError::failed(
+                "cannot read `nowhere/notes.txt`: no such file or directory; did you mean `notes.txt`?"
+            )
+        );
+        std::fs::create_dir_all(dir.path().join("b/deep")).unwrap();
+        std::fs::write(dir.path().join("b/deep/Guide.md"), "g").unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "guide.md"})).await.unwrap_err(),
+            ToolError::failed(
+                "cannot read `guide.md`: no such file or directory; did you mean `docs/guide.md`, `b/deep/Guide.md`?"
+            ),
+            "nothing close in its directory: the same name anywhere, the shallowest first"
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "nowhere/absent.txt"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed("cannot read `nowhere/absent.txt`: no such file or directory")
         );
         let list = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
         let listed = list

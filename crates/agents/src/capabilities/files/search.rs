@@ -1,10 +1,9 @@
 //! `search_files`: find files by name pattern, or lines by the text they hold.
 
 use std::cell::Cell;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
 
 use agents_core::tools::{arguments_schema, Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
@@ -17,9 +16,10 @@ use rustix::fs::{FileType, Mode, OFlags};
 
 use super::read::MAX_FILE_BYTES;
 use super::sandbox::RelativePath;
+use super::walk::walk_files;
 use super::{
-    as_text, blocking, open_dir, open_file, parse_arguments, read_at_most, read_entries, relative,
-    too_large, Access, Sandbox,
+    as_text, blocking, open_dir, open_file, parse_arguments, read_at_most, relative, too_large,
+    Access, Sandbox,
 };
 
 /// Matches shown at most.
@@ -29,8 +29,6 @@ pub const MAX_VISITED: usize = 50_000;
 /// Longer patterns are refused (a glob is compiled to a regular expression; no real search
 /// needs more).
 pub const MAX_PATTERN_CHARS: usize = 500;
-/// Directories never searched.
-const SKIPPED_DIRS: [&str; 3] = [".git", "node_modules", "target"];
 /// Files larger than this are skipped when a directory's files are searched for a text.
 pub const MAX_SEARCHED_FILE_BYTES: u64 = 1024 * 1024;
 /// The most bytes one search for a text in a directory reads, all files together.
@@ -321,7 +319,7 @@ fn walk(
     cancelled: &dyn Fn() -> bool,
 ) -> Option<(Vec<String>, bool)> {
     let mut found = Vec::new();
-    let complete = walk_files(base, cancelled, &mut |_, _, relative, name| {
+    let complete = walk_files(base, MAX_VISITED, cancelled, &mut |_, _, relative, name| {
         if found.len() > MAX_MATCHES {
             return false;
         }
@@ -344,22 +342,27 @@ fn lines_below(
 ) -> Option<(Vec<String>, bool)> {
     let mut found = Vec::new();
     let mut read = 0;
-    let complete = walk_files(base, cancelled, &mut |dir, entry, relative, _| {
-        if found.len() >= MAX_MATCHES || read >= MAX_SEARCHED_BYTES {
-            return false;
-        }
-        let Some(text) = text_at(dir, entry) else {
-            return true;
-        };
-        read += text.len();
-        for (number, line) in matching_lines(&text, needle) {
-            if found.len() == MAX_MATCHES {
+    let complete = walk_files(
+        base,
+        MAX_VISITED,
+        cancelled,
+        &mut |dir, entry, relative, _| {
+            if found.len() >= MAX_MATCHES || read >= MAX_SEARCHED_BYTES {
                 return false;
             }
-            found.push(format!("{relative}:{number}: {}", shortened(line)));
-        }
-        true
-    })?;
+            let Some(text) = text_at(dir, entry) else {
+                return true;
+            };
+            read += text.len();
+            for (number, line) in matching_lines(&text, needle) {
+                if found.len() == MAX_MATCHES {
+                    return false;
+                }
+                found.push(format!("{relative}:{number}: {}", shortened(line)));
+            }
+            true
+        },
+    )?;
     Some((found, complete))
 }
 
@@ -383,65 +386,6 @@ fn text_at(dir: &OwnedFd, name: &OsStr) -> Option<String> {
     }
     let bytes = read_at_most(&File::from(fd), MAX_SEARCHED_FILE_BYTES, "").ok()?;
     as_text(&bytes).map(std::borrow::Cow::into_owned)
-}
-
-/// Walks the directory `base` depth-first and calls `visit(directory, entry name, relative
-/// path, name)` for each entry that is not a directory, until it returns false. The result
-/// is false when the walk stopped early (`visit` or [`MAX_VISITED`]); `None` when
-/// `cancelled` said so (checked before each entry).
-///
-/// Sub-directories are opened by name relative to their parent's descriptor with
-/// `O_NOFOLLOW`, so the walk never leaves the tree, even if a directory is swapped for a
-/// symlink while it runs.
-fn walk_files(
-    base: OwnedFd,
-    cancelled: &dyn Fn() -> bool,
-    visit: &mut dyn FnMut(&OwnedFd, &OsStr, String, &str) -> bool,
-) -> Option<bool> {
-    let mut visited = 0;
-    // directories still to read: the parent's descriptor, the name in it, the relative prefix
-    let base = Arc::new(base);
-    let mut pending: Vec<(Arc<OwnedFd>, Option<OsString>, String)> =
-        vec![(base, None, String::new())];
-    while let Some((parent, name, prefix)) = pending.pop() {
-        let dir = match name {
-            None => parent,
-            Some(name) => match rustix::fs::openat(
-                &*parent,
-                name.as_os_str(),
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => Arc::new(fd),
-                Err(_) => continue,
-            },
-        };
-        let Ok(entries) = read_entries(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            if cancelled() {
-                return None;
-            }
-            let Ok(entry) = entry else {
-                break;
-            };
-            visited += 1;
-            if visited > MAX_VISITED {
-                return Some(false);
-            }
-            let name = entry.name.to_string_lossy().into_owned();
-            let relative = format!("{prefix}{name}");
-            if entry.kind == FileType::Directory {
-                if !SKIPPED_DIRS.contains(&name.as_str()) {
-                    pending.push((Arc::clone(&dir), Some(entry.name), format!("{relative}/")));
-                }
-            } else if !visit(&dir, &entry.name, relative, &name) {
-                return Some(false);
-            }
-        }
-    }
-    Some(true)
 }
 
 #[cfg(test)]
