@@ -53,6 +53,7 @@ mod change_request;
 mod claimed_call;
 mod copied_error;
 mod echoed_request;
+mod failed_calls;
 mod foreign_file;
 mod forged_evidence;
 mod latest_results;

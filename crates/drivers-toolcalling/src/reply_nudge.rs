@@ -40,6 +40,7 @@ use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
 };
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
+use crate::failed_calls::{every_call_failed, failed_calls_nudge, ignores_the_failures};
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
 use crate::latest_results::{execution_messages, request, text_of};
@@ -111,6 +112,9 @@ pub(crate) enum Nudge {
     /// After the tools ran, an answer that repeats what the model wrote before any tool had
     /// returned: answer from the results (issue 36).
     PredictedAnswer,
+    /// After every call of the execution failed, an answer that says nothing of a failure:
+    /// call again as the errors say, or say what could not be done (issue 36).
+    AnswerAfterFailures,
 }
 
 impl Nudge {
@@ -134,6 +138,7 @@ impl Nudge {
             Nudge::RelayedAdvice => "reply_after_relayed_advice",
             Nudge::ForeignFile => "reply_after_foreign_file",
             Nudge::PredictedAnswer => "reply_after_predicted_answer",
+            Nudge::AnswerAfterFailures => "reply_after_answer_after_failures",
         }
     }
 
@@ -160,10 +165,13 @@ impl Nudge {
             Nudge::PredictedAnswer => {
                 "the model answered with what it wrote before any tool had returned"
             }
+            Nudge::AnswerAfterFailures => {
+                "the model answered as if a call had worked, after every call failed"
+            }
         }
     }
 
-    fn bit(self) -> u16 {
+    fn bit(self) -> u32 {
         match self {
             Nudge::PlanAfterResults => 1,
             Nudge::Claim => 2,
@@ -181,6 +189,7 @@ impl Nudge {
             Nudge::RelayedAdvice => 8192,
             Nudge::ForeignFile => 16384,
             Nudge::PredictedAnswer => 32768,
+            Nudge::AnswerAfterFailures => 65536,
         }
     }
 
@@ -233,7 +242,7 @@ pub(crate) struct Nudges {
     /// The execution's calls so far: a call in prose that repeats one that already succeeded
     /// (see `trust::done_already`) is not asked about.
     previous: PreviousCalls,
-    given: u16,
+    given: u32,
 }
 
 impl Nudges {
@@ -401,6 +410,15 @@ impl Nudges {
         } else if self.tools_ran {
             self.asked_again_for(content, tools)
                 .or_else(|| {
+                    // About files only: a question that needs no tool may be answered
+                    // rightly after a call that failed.
+                    (!self.gave(Nudge::AnswerAfterFailures)
+                        && every_call_failed(&self.conversation)
+                        && ignores_the_failures(content)
+                        && self.request_is(names_a_file))
+                    .then_some(Nudge::AnswerAfterFailures)
+                })
+                .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
                     }
@@ -485,6 +503,7 @@ impl Nudges {
                 )
             }
             Nudge::PredictedAnswer => PREDICTED_ANSWER_NUDGE,
+            Nudge::AnswerAfterFailures => return failed_calls_nudge(&self.conversation),
             Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
             Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),

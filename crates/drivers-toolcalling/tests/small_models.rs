@@ -1696,3 +1696,97 @@ async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step(
     let seen = model.requests()[1].messages.to_transcript();
     assert!(!seen.contains("step of your plan"), "{seen}");
 }
+
+/// A `read_file` that finds only `a.txt` (17) and `b.txt` (25) at the root, and answers any
+/// other path with the error the file tools give, a "did you mean" included.
+fn root_files_only() -> Tools {
+    Tools::new().with(
+        FunctionTool::new("read_file", "Reads a file.", |args: Path| async move {
+            match args.path.as_str() {
+                "a.txt" => Ok("17".to_owned()),
+                "b.txt" => Ok("25".to_owned()),
+                other => Err(format!(
+                    "cannot read `{other}`: no such file or directory; did you mean `{}`?",
+                    other.trim_start_matches("data/")
+                )),
+            }
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    )
+}
+
+fn read(id: &str, path: &str) -> ToolCall {
+    ToolCall::new(id, "read_file", json!({ "path": path }))
+}
+
+const SUM_REQUEST: &str = "a.txt and b.txt each hold a number. What is their sum?";
+
+/// Issue 36, development task d10 (2026-12-04): the 1.5B model read `data/a.txt` and
+/// `data/b.txt`, both failed ("did you mean `a.txt`?"), and it answered with the two files'
+/// contents and their sum, all made up. An answer that says nothing of a failure, after every
+/// call of the execution failed, to a request that names a file, is asked about once, with
+/// the paths the errors suggested; the model then reads the right files.
+#[tokio::test]
+async fn an_answer_after_every_call_failed_is_asked_about_with_the_suggested_paths() {
+    let invented = "The contents of `a.txt` are 10 and of `b.txt` are 20, so their sum is 30.";
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([read("c1", "data/a.txt")]),
+        InferenceResponse::with_tool_calls([read("c2", "data/b.txt")]),
+        text(invented),
+        InferenceResponse::with_tool_calls([read("c3", "a.txt"), read("c4", "b.txt")]),
+        text("The sum is 42."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_tools(root_files_only())
+        .execute(AgentState::new().with_user_message(SUM_REQUEST))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("The sum is 42."));
+    let asked = model.requests()[3].messages.to_transcript();
+    assert!(asked.contains("Every tool call for this request failed"), "{asked}");
+    assert!(
+        asked.contains("The errors suggest these paths: `a.txt`, `b.txt`."),
+        "{asked}"
+    );
+    // The made-up answer is shown with the question (the model sees what it is asked about),
+    // and never saved.
+    assert!(asked.contains(invented), "{asked}");
+    assert!(!done.messages().to_transcript().contains(invented));
+}
+
+/// The same reply after the nudge stands (a reply may be right without a tool), and an
+/// answer that says what failed, or a request that names no file, is never asked about.
+#[tokio::test]
+async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignores_them() {
+    let invented = "The sum of the numbers in a.txt and b.txt is 30.";
+    for (request, replies, requests) in [
+        // asked once; the same reply again stands
+        (SUM_REQUEST, vec![invented, invented], 3),
+        // it says what failed: an answer
+        (
+            SUM_REQUEST,
+            vec!["I could not read data/a.txt: it does not exist."],
+            2,
+        ),
+        // no file named: a question that may need no tool
+        ("What is the capital of France?", vec!["Paris."], 2),
+    ] {
+        let mut script = vec![InferenceResponse::with_tool_calls([
+            read("c1", "data/a.txt"),
+            read("c2", "data/b.txt"),
+        ])];
+        script.extend(replies.iter().map(|reply| text(reply)));
+        let model = ScriptedModel::new(script);
+        let done = agent(ToolCallingDriver::new(model.clone()))
+            .with_tools(root_files_only())
+            .execute(AgentState::new().with_user_message(request))
+            .await
+            .unwrap();
+        assert_eq!(
+            answer(&done).as_deref(),
+            replies.last().copied(),
+            "{request} {replies:?}"
+        );
+        assert_eq!(model.requests().len(), requests, "{request} {replies:?}");
+    }
+}

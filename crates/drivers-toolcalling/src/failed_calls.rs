@@ -1,0 +1,186 @@
+//! An answer given after every call of the execution failed, that says nothing of a failure:
+//! no result told the model anything of what was asked, so what the answer states was made
+//! up (issue 36). The 1.5B model, asked for the sum of the numbers in `a.txt` and `b.txt`,
+//! read `data/a.txt` and `data/b.txt`, got "no such file or directory; did you mean
+//! `a.txt`?" twice, and answered with the two files' contents and their sum, all invented
+//! (development task d10). Such a reply to a request that names a file is asked about once,
+//! with the paths the errors suggested; the reply to that stands, whatever it is. (A request
+//! that names no file may need no tool: "What is the capital of France?" is rightly answered
+//! after a search that failed.)
+
+use messages::{Messages, Role};
+
+use crate::latest_results::{execution_messages, text_of};
+use crate::word_set::WordSet;
+
+/// How a failed tool result begins in the conversation.
+const ERROR_PREFIX: &str = "Error: ";
+
+/// Words of a reply that speaks of a failure or of something missing ("does not exist",
+/// "I couldn't read", "no such file", "unable to", ...), or says the tools did not help.
+static FAILURE_WORDS: WordSet<'static> = WordSet::new(&[
+    "not ",
+    "n't",
+    "cannot",
+    "unable",
+    "no such",
+    "missing",
+    "fail",
+    "error",
+    "exist",
+    "sorry",
+    "apolog",
+    "unfortunately",
+    "no file",
+    "none",
+    "without",
+]);
+
+/// What the model is told after such a reply (the errors' suggestions follow it).
+pub(crate) const FAILED_CALLS_NUDGE: &str = "Every tool call for this request failed (the \
+errors are above), so no result tells you anything of what was asked, yet your last reply \
+answers as if a call had worked. Do not state what a file holds or what a tool returned \
+unless a result above shows it. Call the tool again, corrected as its error says, or tell \
+the user what could not be done.";
+
+/// Whether the running execution has tool results and every one of them is an error.
+pub(crate) fn every_call_failed(conversation: &Messages) -> bool {
+    let mut any = false;
+    for message in execution_messages(conversation) {
+        if message.role() == Role::Tool {
+            if !text_of(message).starts_with(ERROR_PREFIX) {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// Whether `reply` answers as if a call had worked: it speaks of no failure, of nothing
+/// missing, and asks nothing.
+pub(crate) fn ignores_the_failures(reply: &str) -> bool {
+    !reply.trim().is_empty() && !reply.contains('?') && !FAILURE_WORDS.in_text(reply)
+}
+
+/// The nudge for such a reply in `conversation`: [`FAILED_CALLS_NUDGE`], then the paths the
+/// execution's errors suggested ("did you mean `a.txt`?"), in order, each once.
+pub(crate) fn failed_calls_nudge(conversation: &Messages) -> String {
+    let mut suggested: Vec<String> = Vec::new();
+    let mut errors: Vec<_> = execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .collect();
+    // execution_messages reads from the latest back
+    errors.reverse();
+    for message in errors {
+        let text = text_of(message);
+        for path in suggestions(&text) {
+            if !suggested.iter().any(|known| known == path) {
+                suggested.push(path.to_owned());
+            }
+        }
+    }
+    if suggested.is_empty() {
+        return FAILED_CALLS_NUDGE.to_owned();
+    }
+    let listed: Vec<String> = suggested.iter().map(|path| format!("`{path}`")).collect();
+    format!(
+        "{FAILED_CALLS_NUDGE} The errors suggest these paths: {}.",
+        listed.join(", ")
+    )
+}
+
+/// The paths an error's "did you mean `x`, `y`?" names.
+fn suggestions(error: &str) -> impl Iterator<Item = &str> {
+    error
+        .split_once("did you mean ")
+        .and_then(|(_, rest)| rest.split_once('?'))
+        .map(|(names, _)| names)
+        .into_iter()
+        .flat_map(|names| names.split(", "))
+        .filter_map(|name| name.strip_prefix('`')?.strip_suffix('`'))
+        .filter(|name| !name.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use messages::{Message, ToolCall};
+    use serde_json::json;
+
+    fn execution(results: &[&str]) -> Messages {
+        let old = ToolCall::new("old", "read_file", json!({"path": "x"}));
+        let mut messages = Messages::new()
+            .appended(Message::user("Earlier request"))
+            .appended(Message::assistant_tool_calls([old.clone()]))
+            .appended(Message::tool_result_for(
+                &old,
+                "Error: an earlier execution's error",
+            ))
+            .appended(Message::assistant("Earlier answer"))
+            .appended(Message::user(
+                "a.txt and b.txt each hold a number. What is their sum?",
+            ));
+        for (n, result) in results.iter().enumerate() {
+            let call = ToolCall::new(format!("call_{n}"), "read_file", json!({"path": "a"}));
+            messages = messages
+                .appended(Message::assistant_tool_calls([call.clone()]))
+                .appended(Message::tool_result_for(&call, *result));
+        }
+        messages
+    }
+
+    #[test]
+    fn only_an_execution_whose_every_result_is_an_error_failed() {
+        let failed = execution(&[
+            "Error: cannot read `data/a.txt`: no such file or directory; did you mean `a.txt`?",
+            "Error: cannot read `data/b.txt`: no such file or directory; did you mean `b.txt`?",
+        ]);
+        assert!(every_call_failed(&failed));
+        let one_worked = execution(&["Error: cannot list `data`: no such directory", "17"]);
+        assert!(!every_call_failed(&one_worked));
+        // no call yet: nothing failed (the earlier execution's error does not count)
+        assert!(!every_call_failed(&execution(&[])));
+    }
+
+    #[test]
+    fn an_answer_that_owns_the_failure_or_asks_is_no_invention() {
+        // development task d10's answer, every call having failed
+        assert!(ignores_the_failures(
+            "The contents of `a.txt` are:\n```\n10\n20\n30\n```\nThe contents of `b.txt` \
+             are:\n```\n40\n50\n60\n```\nThe sum of the numbers in `a.txt` and `b.txt` is:\n\
+             ```\n100\n```"
+        ));
+        assert!(ignores_the_failures("The sum is 42."));
+        for owned in [
+            "The file report.txt does not exist.",
+            "I couldn't read a.txt.",
+            "I cannot find the files a.txt and b.txt in the workspace.",
+            "There is no such file.",
+            "Unfortunately the files are missing.",
+            "Where are the files a.txt and b.txt?",
+            "I was unable to read them: the read failed.",
+            "",
+        ] {
+            assert!(!ignores_the_failures(owned), "{owned}");
+        }
+    }
+
+    #[test]
+    fn the_nudge_names_the_paths_the_errors_suggested_once_each_in_order() {
+        let failed = execution(&[
+            "Error: cannot list `data`: no such directory",
+            "Error: cannot read `data/a.txt`: no such file or directory; did you mean `a.txt`?",
+            "Error: cannot read `data/b.txt`: no such file or directory; did you mean `b.txt`, `sub/b.txt`?",
+            "Error: cannot read `data/a.txt`: no such file or directory; did you mean `a.txt`?",
+        ]);
+        assert_eq!(
+            failed_calls_nudge(&failed),
+            format!(
+                "{FAILED_CALLS_NUDGE} The errors suggest these paths: `a.txt`, `b.txt`, `sub/b.txt`."
+            )
+        );
+        let without = execution(&["Error: cannot list `data`: no such directory"]);
+        assert_eq!(failed_calls_nudge(&without), FAILED_CALLS_NUDGE);
+    }
+}
