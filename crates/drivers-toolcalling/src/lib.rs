@@ -52,6 +52,7 @@
 mod change_request;
 mod claimed_call;
 mod copied_error;
+mod copied_instructions;
 mod echoed_request;
 mod failed_calls;
 mod foreign_file;

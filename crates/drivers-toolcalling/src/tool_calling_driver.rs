@@ -17,6 +17,7 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
+use crate::copied_instructions::copies_instructions;
 use crate::plan_reply::plan_on_stop;
 use crate::plan_steps::step_done_note;
 use crate::predicted_answer::predicted_on_stop;
@@ -442,10 +443,21 @@ impl AgentDriver for ToolCallingDriver {
         // Boxed: the nudges (440 bytes of what they learn of the execution) are kept across
         // the awaits that follow, and would make every step's future larger than the
         // allocator's small sizes.
-        let mut nudges = (recovering && !response.has_tool_calls()).then(|| {
-            let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
-            Box::new(Nudges::for_step(tools_ran, &input).with_previous(previous.clone()))
-        });
+        // A reply that copies the model's instructions is neither an answer nor a call, and
+        // asked again the model copies again: it is not judged, and the run answers on stop.
+        let copied_instructions = recovering
+            && !response.has_tool_calls()
+            && copies_instructions(
+                response.content(),
+                &context.cached_context.messages,
+                &input,
+                self.tool_call_hint.as_deref(),
+            );
+        let mut nudges =
+            (recovering && !response.has_tool_calls() && !copied_instructions).then(|| {
+                let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());
+                Box::new(Nudges::for_step(tools_ran, &input).with_previous(previous.clone()))
+            });
         if let Some(nudges) = nudges.as_mut() {
             // A plan or a claim is not an answer: ask again in the same step, with the reply
             // and a nudge saying what is wrong; each kind of nudge once (see `reply_nudge`).
@@ -498,7 +510,11 @@ impl AgentDriver for ToolCallingDriver {
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
         // Whether the step's calls were written as text (their lead-in is the step's text).
         let mut from_text = false;
-        if self.content_tool_call_recovery && offered_tools && !response.has_tool_calls() {
+        if self.content_tool_call_recovery
+            && offered_tools
+            && !response.has_tool_calls()
+            && !copied_instructions
+        {
             if let Some(text_calls) = judge_text_calls(
                 response.content(),
                 tools,
@@ -569,7 +585,11 @@ impl AgentDriver for ToolCallingDriver {
                 messages.trace = with_note(&messages.trace, &note);
             }
         }
-        let errors = if let Some(kind) = not_an_answer {
+        let errors = if copied_instructions {
+            tracing::info!("the model copied its instructions: not the answer");
+            messages.response = Messages::new();
+            vec![StepError::new(ErrorType::Model, COPIED_INSTRUCTIONS_ERROR)]
+        } else if let Some(kind) = not_an_answer {
             tracing::info!("{} after its nudge: not the answer", kind.reason());
             messages.response = Messages::new();
             vec![StepError::new(
@@ -652,6 +672,11 @@ impl AgentDriver for ToolCallingDriver {
         Ok(Some(response))
     }
 }
+
+/// The step error of a reply that copies the model's instructions (`copied_instructions`).
+const COPIED_INSTRUCTIONS_ERROR: &str = "the model's reply copies its instructions (its system \
+prompt, the tool-call hint or its chat template's tool list): it is not an answer, and a call \
+in it is not run";
 
 /// Why a reply cut at its token limit (finish reason `length`) is not an answer: it stops
 /// inside a call it was writing as text, or it was repeating itself. `None` for any other

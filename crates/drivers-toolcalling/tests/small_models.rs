@@ -1743,7 +1743,10 @@ async fn an_answer_after_every_call_failed_is_asked_about_with_the_suggested_pat
         .unwrap();
     assert_eq!(answer(&done).as_deref(), Some("The sum is 42."));
     let asked = model.requests()[3].messages.to_transcript();
-    assert!(asked.contains("Every tool call for this request failed"), "{asked}");
+    assert!(
+        asked.contains("Every tool call for this request failed"),
+        "{asked}"
+    );
     assert!(
         asked.contains("The errors suggest these paths: `a.txt`, `b.txt`."),
         "{asked}"
@@ -1789,4 +1792,46 @@ async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignor
         );
         assert_eq!(model.requests().len(), requests, "{request} {replies:?}");
     }
+}
+
+const HINT: &str = "To use a tool, make a tool call. If you cannot, reply with only one JSON \
+                    object and nothing else, like {\"name\": \"read_file\", \"arguments\": \
+                    {\"path\": \"notes.txt\"}}.";
+
+/// Issue 36, development tasks d6 and d16 (2026-12-04): after its call had run, the 1.5B
+/// model wrote the tool-call hint and its chat template's tool list, cut at the token cap,
+/// four times; the hint's example call was refused as a call among other text each time,
+/// and the run passed the eval's 6-minute limit with no answer saved. A copy of the
+/// instructions is not judged for calls or nudged: the step records that it is not an
+/// answer, with the one request, and the run answers on stop.
+#[tokio::test]
+async fn a_reply_that_copies_the_instructions_is_not_an_answer_and_its_example_call_never_runs(
+) {
+    let copy = format!(
+        "{HINT}\n\n# Tools\n\nYou may call one or more functions to assist with the user \
+         query.\n\nYou are provided with function signatures within <tools></tools> XML tags:"
+    );
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([ToolCall::new(
+            "c1",
+            "get_weather",
+            json!({"city": "Paris"}),
+        )]),
+        text(&copy).with_finish_reason(FinishReason::Length),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 2, "asked once, never again");
+    assert_eq!(answer(&done), None);
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+    let last = done.steps().last().unwrap();
+    assert!(last.tool_executions().is_empty(), "the example call is no call");
+    assert!(last.response_messages().is_empty());
+    assert!(
+        last.errors()[0].message.contains("copies its instructions"),
+        "{:?}",
+        last.errors()
+    );
 }
