@@ -587,6 +587,10 @@ impl AgentDriver for ToolCallingDriver {
         }
         let errors = if copied_instructions {
             tracing::info!("the model copied its instructions: not the answer");
+            // Nor is it kept in the trace: the answer on stop, asked with the copy in view,
+            // read it as the error that stopped the run ("The error message indicates that
+            // the directory "fruits" does not exist.", development task d6 after its listing).
+            messages.trace = Messages::new();
             messages.response = Messages::new();
             vec![StepError::new(ErrorType::Model, COPIED_INSTRUCTIONS_ERROR)]
         } else if let Some(kind) = not_an_answer {
@@ -652,6 +656,19 @@ impl AgentDriver for ToolCallingDriver {
             // Nor is a tool's error pasted as the reply (issue 36): the notice says why the
             // run stopped instead.
             tracing::info!("asked for an answer without tools, the model copied a tool error");
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery
+            && copies_instructions(
+                response.content(),
+                &Messages::new(),
+                &input,
+                self.tool_call_hint.as_deref(),
+            )
+        {
+            // Nor a copy of its instructions (the step refuses it too): the loop asks once
+            // more from a page of the results alone.
+            tracing::info!("asked for an answer without tools, the model copied its instructions");
             return Ok(Some(response.with_content("")));
         }
         if self.content_tool_call_recovery && plan_on_stop(&input, response.content()) {

@@ -1805,8 +1805,7 @@ const HINT: &str = "To use a tool, make a tool call. If you cannot, reply with o
 /// instructions is not judged for calls or nudged: the step records that it is not an
 /// answer, with the one request, and the run answers on stop.
 #[tokio::test]
-async fn a_reply_that_copies_the_instructions_is_not_an_answer_and_its_example_call_never_runs(
-) {
+async fn a_reply_that_copies_the_instructions_is_not_an_answer_and_its_example_call_never_runs() {
     let copy = format!(
         "{HINT}\n\n# Tools\n\nYou may call one or more functions to assist with the user \
          query.\n\nYou are provided with function signatures within <tools></tools> XML tags:"
@@ -1827,11 +1826,44 @@ async fn a_reply_that_copies_the_instructions_is_not_an_answer_and_its_example_c
     assert_eq!(answer(&done), None);
     assert_eq!(done.stop_reason(), Some(StopReason::Error));
     let last = done.steps().last().unwrap();
-    assert!(last.tool_executions().is_empty(), "the example call is no call");
+    assert!(
+        last.tool_executions().is_empty(),
+        "the example call is no call"
+    );
     assert!(last.response_messages().is_empty());
+    // not in the trace either, where the answer on stop would read it
+    assert!(last.trace_messages().is_empty());
+    assert!(!done.messages_for_inference().to_transcript().contains(HINT));
     assert!(
         last.errors()[0].message.contains("copies its instructions"),
         "{:?}",
         last.errors()
     );
+}
+
+/// The answer on stop after a copy of the instructions is asked without the copy in view (the
+/// 1.5B model, asked with it, took it for the error that stopped the run: "The error message
+/// indicates that the directory "fruits" does not exist.", d6), and an answer on stop that
+/// copies them again is no answer: the page of results is asked next.
+#[tokio::test]
+async fn the_answer_on_stop_after_a_copy_of_the_instructions_is_asked_without_it() {
+    let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
+    let model = ScriptedModel::new(vec![
+        text(PARIS_CALL),
+        text(&copy).with_finish_reason(FinishReason::Length),
+        // asked to answer on stop, with the calls in view
+        text(&copy),
+        // asked from the page of results
+        text("It is sunny in Paris."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 4);
+    let on_stop = model.requests()[2].messages.to_transcript();
+    assert!(on_stop.contains("Sunny in Paris"), "{on_stop}");
+    assert!(!on_stop.contains("# Tools"), "{on_stop}");
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
 }
