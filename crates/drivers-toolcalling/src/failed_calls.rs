@@ -4,9 +4,10 @@
 //! read `data/a.txt` and `data/b.txt`, got "no such file or directory; did you mean
 //! `a.txt`?" twice, and answered with the two files' contents and their sum, all invented
 //! (development task d10). Such a reply to a request that names a file is asked about once,
-//! with the paths the errors suggested; the reply to that stands, whatever it is. (A request
-//! that names no file may need no tool: "What is the capital of France?" is rightly answered
-//! after a search that failed.)
+//! with the paths the errors suggested; given again (the model did, d10), it is not an answer,
+//! and the run answers on stop from what the calls returned. (A request that names no file
+//! may need no tool: "What is the capital of France?" is rightly answered after a search that
+//! failed.)
 
 use messages::{Messages, Role};
 

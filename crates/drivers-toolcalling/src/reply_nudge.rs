@@ -289,6 +289,7 @@ impl Nudges {
         self.asked_again_for(content, tools)
             .or_else(|| self.still_claims(content, tools))
             .or_else(|| self.still_predicted(content))
+            .or_else(|| self.still_ignores_failures(content))
             .or_else(|| self.still_plans(content, tools))
     }
 
@@ -315,6 +316,24 @@ impl Nudges {
     fn still_predicted(&self, content: &str) -> Option<Nudge> {
         (self.gave(Nudge::PredictedAnswer) && predicted_answer(&self.conversation, content))
             .then_some(Nudge::PredictedAnswer)
+    }
+
+    /// Whether `content` still answers as if a call had worked after the step asked about it,
+    /// every call of the execution having failed: told so, with the paths the errors
+    /// suggested, the 1.5B model gave the same made-up sum again (d10). Not saved, the run
+    /// answers on stop from what the calls returned: their errors.
+    fn still_ignores_failures(&self, content: &str) -> Option<Nudge> {
+        (self.gave(Nudge::AnswerAfterFailures) && self.ignores_failed_calls(content))
+            .then_some(Nudge::AnswerAfterFailures)
+    }
+
+    /// Whether every call of the execution failed, the request names a file, and `content`
+    /// speaks of no failure (see `failed_calls`). A request that names no file may need no
+    /// tool: a question answered rightly after a call that failed.
+    fn ignores_failed_calls(&self, content: &str) -> bool {
+        every_call_failed(&self.conversation)
+            && ignores_the_failures(content)
+            && self.request_is(names_a_file)
     }
 
     /// The kind of claim `content` still makes after the step asked about one: a call of a
@@ -410,13 +429,8 @@ impl Nudges {
         } else if self.tools_ran {
             self.asked_again_for(content, tools)
                 .or_else(|| {
-                    // About files only: a question that needs no tool may be answered
-                    // rightly after a call that failed.
-                    (!self.gave(Nudge::AnswerAfterFailures)
-                        && every_call_failed(&self.conversation)
-                        && ignores_the_failures(content)
-                        && self.request_is(names_a_file))
-                    .then_some(Nudge::AnswerAfterFailures)
+                    (!self.gave(Nudge::AnswerAfterFailures) && self.ignores_failed_calls(content))
+                        .then_some(Nudge::AnswerAfterFailures)
                 })
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {

@@ -1757,22 +1757,37 @@ async fn an_answer_after_every_call_failed_is_asked_about_with_the_suggested_pat
     assert!(!done.messages().to_transcript().contains(invented));
 }
 
-/// The same reply after the nudge stands (a reply may be right without a tool), and an
-/// answer that says what failed, or a request that names no file, is never asked about.
+/// The same kind of reply after the nudge is not an answer (the run answers on stop; this
+/// agent has no answer on stop); an answer that says what failed, or one to a request that
+/// names no file, is never asked about.
 #[tokio::test]
 async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignores_them() {
     let invented = "The sum of the numbers in a.txt and b.txt is 30.";
-    for (request, replies, requests) in [
-        // asked once; the same reply again stands
-        (SUM_REQUEST, vec![invented, invented], 3),
+    let again = "The sum is 30.";
+    for (request, replies, saved, requests) in [
+        // asked once; made up again: not an answer
+        (SUM_REQUEST, vec![invented, again], None, 3),
         // it says what failed: an answer
         (
             SUM_REQUEST,
             vec!["I could not read data/a.txt: it does not exist."],
+            Some("I could not read data/a.txt: it does not exist."),
             2,
         ),
         // no file named: a question that may need no tool
-        ("What is the capital of France?", vec!["Paris."], 2),
+        (
+            "What is the capital of France?",
+            vec!["Paris."],
+            Some("Paris."),
+            2,
+        ),
+        // told, it owns the failure: that answer is saved
+        (
+            SUM_REQUEST,
+            vec![invented, "I could not read the files."],
+            Some("I could not read the files."),
+            3,
+        ),
     ] {
         let mut script = vec![InferenceResponse::with_tool_calls([
             read("c1", "data/a.txt"),
@@ -1785,11 +1800,7 @@ async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignor
             .execute(AgentState::new().with_user_message(request))
             .await
             .unwrap();
-        assert_eq!(
-            answer(&done).as_deref(),
-            replies.last().copied(),
-            "{request} {replies:?}"
-        );
+        assert_eq!(answer(&done).as_deref(), saved, "{request} {replies:?}");
         assert_eq!(model.requests().len(), requests, "{request} {replies:?}");
     }
 }
