@@ -592,18 +592,14 @@ impl AgentDriver for ToolCallingDriver {
             // the directory "fruits" does not exist.", development task d6 after its listing).
             messages.trace = Messages::new();
             messages.response = Messages::new();
-            vec![StepError::new(ErrorType::Model, COPIED_INSTRUCTIONS_ERROR)]
+            vec![StepError::not_an_answer(COPIED_INSTRUCTIONS_ERROR)]
         } else if let Some(kind) = not_an_answer {
             tracing::info!("{} after its nudge: not the answer", kind.reason());
             messages.response = Messages::new();
-            vec![StepError::new(
-                ErrorType::Model,
-                format!(
-                    "the model's reply is not an answer ({}), even after it was asked once \
-                     more",
-                    kind.reason()
-                ),
-            )]
+            vec![StepError::not_an_answer(format_args!(
+                "({}), even after it was asked once more",
+                kind.reason()
+            ))]
         } else if truncated && !calls.is_empty() {
             // The calls ran (those written out in full); the model is told its reply was cut
             // and the run goes on.
@@ -691,9 +687,8 @@ impl AgentDriver for ToolCallingDriver {
 }
 
 /// The step error of a reply that copies the model's instructions (`copied_instructions`).
-const COPIED_INSTRUCTIONS_ERROR: &str = "the model's reply copies its instructions (its system \
-prompt, the tool-call hint or its chat template's tool list): it is not an answer, and a call \
-in it is not run";
+const COPIED_INSTRUCTIONS_ERROR: &str = "(it copies its instructions: its system prompt, the \
+tool-call hint or its chat template's tool list); a call in it is not run";
 
 /// Why a reply cut at its token limit (finish reason `length`) is not an answer: it stops
 /// inside a call it was writing as text, or it was repeating itself. `None` for any other

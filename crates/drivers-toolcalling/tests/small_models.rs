@@ -1876,5 +1876,10 @@ async fn the_answer_on_stop_after_a_copy_of_the_instructions_is_asked_without_it
     let on_stop = model.requests()[2].messages.to_transcript();
     assert!(on_stop.contains("Sunny in Paris"), "{on_stop}");
     assert!(!on_stop.contains("# Tools"), "{on_stop}");
+    // told what stopped it: its reply, not an error it could take for a tool's (d6)
+    assert!(
+        on_stop.contains("You have to stop now: your last reply was not an answer."),
+        "{on_stop}"
+    );
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
 }

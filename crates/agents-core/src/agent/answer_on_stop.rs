@@ -10,6 +10,7 @@ use crate::records::answer_on_stop::{
     AnswerOnStop, ANSWERED_BY_KEY, INCOMPLETE_KEY, STOP_REASON_KEY,
 };
 use crate::records::decision::StopReason;
+use crate::records::step_error::StepError;
 use crate::records::tool_effects::ToolEffects;
 use crate::records::tool_execution::ToolFailureKind;
 use crate::state::agent_state::AgentState;
@@ -121,7 +122,7 @@ pub(crate) fn synthesis_input(
         }
         _ => prompt,
     };
-    let mut instruction = format!("You have to stop now: {}.", reason.for_the_model());
+    let mut instruction = format!("You have to stop now: {}.", stop_reason_told(state, reason));
     let changes = changes_made(state, tools);
     if !changes.is_empty() {
         let listed: Vec<String> = changes
@@ -156,6 +157,23 @@ pub(crate) fn synthesis_input(
         ),
     }
     seen.appended(Message::user(instruction))
+}
+
+/// Why the run stopped, as the model is told: [`StopReason::for_the_model`], except that a
+/// stop on the error of a reply the driver did not take as the answer
+/// ([`StepError::is_not_an_answer`]) says so. Told "an error stopped the run" after its
+/// listing had come back, the 1.5B model answered that the directory did not exist (issue 36,
+/// development task d6).
+fn stop_reason_told(state: &AgentState, reason: StopReason) -> &'static str {
+    let last_reply_refused = state
+        .steps()
+        .last()
+        .is_some_and(|step| step.errors().iter().any(StepError::is_not_an_answer));
+    if reason == StopReason::Error && last_reply_refused {
+        "your last reply was not an answer"
+    } else {
+        reason.for_the_model()
+    }
 }
 
 /// What the model is given on a stop when it did not answer [`synthesis_input`] (it wrote a
@@ -197,7 +215,7 @@ pub(crate) fn results_page(
     }
     let mut page = format!(
         "You have to stop now: {}. {REQUEST_QUOTE} {}\n\nWhat your tool calls returned:",
-        reason.for_the_model(),
+        stop_reason_told(state, reason),
         excerpt(&request, MAX_REQUEST_QUOTED)
     );
     for (_, result) in &results {
