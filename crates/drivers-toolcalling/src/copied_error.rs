@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use messages::Messages;
 
-use crate::latest_results::latest_results;
+use crate::latest_results::{latest_results, TOOL_ERROR_PREFIX};
 use crate::plan_reply::{after_send_offs, YOU};
 use crate::reply_prefix::compared_prefix;
 
@@ -30,7 +30,7 @@ pub(crate) fn tool_errors(conversation: &Messages) -> Vec<Vec<String>> {
     latest_results(conversation)
         .0
         .iter()
-        .filter_map(|text| text.strip_prefix("Error: "))
+        .filter_map(|text| text.strip_prefix(TOOL_ERROR_PREFIX))
         .map(words)
         .collect()
 }

@@ -11,11 +11,8 @@
 
 use messages::{Messages, Role};
 
-use crate::latest_results::{execution_messages, text_of};
+use crate::latest_results::{execution_messages, text_of, TOOL_ERROR_PREFIX};
 use crate::word_set::WordSet;
-
-/// How a failed tool result begins in the conversation.
-const ERROR_PREFIX: &str = "Error: ";
 
 /// Words of a reply that speaks of a failure or of something missing ("does not exist",
 /// "I couldn't read", "no such file", "unable to", ...), or says the tools did not help.
@@ -49,7 +46,7 @@ pub(crate) fn every_call_failed(conversation: &Messages) -> bool {
     let mut any = false;
     for message in execution_messages(conversation) {
         if message.role() == Role::Tool {
-            if !text_of(message).starts_with(ERROR_PREFIX) {
+            if !text_of(message).starts_with(TOOL_ERROR_PREFIX) {
                 return false;
             }
             any = true;

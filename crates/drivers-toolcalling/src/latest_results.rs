@@ -8,6 +8,10 @@ use std::borrow::Cow;
 
 use messages::{Message, Messages, Role};
 
+/// How a failed tool result begins in the conversation (`ToolExecution::result_text` of
+/// agents-core writes `Error: {message}`).
+pub(crate) const TOOL_ERROR_PREFIX: &str = "Error: ";
+
 /// The running execution's messages, newest first: those after the conversation's last user
 /// message, the request (in separated mode the execution's calls and results; nudges are
 /// not in it).

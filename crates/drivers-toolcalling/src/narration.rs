@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use agents_core::Tools;
 use messages::Messages;
 
-use crate::latest_results::latest_results;
+use crate::latest_results::{latest_results, TOOL_ERROR_PREFIX};
 use crate::plan_reply::names_a_tool;
 use crate::reply_prefix::compared_prefix;
 use crate::word_set::WordSet;
@@ -49,7 +49,9 @@ impl ResultWords {
     /// The words of the latest successful tool results of `conversation` not in the request.
     pub(crate) fn of(conversation: &Messages) -> Self {
         let (results, request) = latest_results(conversation);
-        let found = results.iter().filter(|text| !text.starts_with("Error: "));
+        let found = results
+            .iter()
+            .filter(|text| !text.starts_with(TOOL_ERROR_PREFIX));
         let mut words: HashSet<String> = found
             .clone()
             .flat_map(|text| telling_words(compared_prefix(text)))
