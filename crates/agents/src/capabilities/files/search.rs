@@ -53,6 +53,8 @@ const MAX_SHOWN_LINE_CHARS: usize = 200;
 /// numbered. A pattern without wildcards that no file name holds is looked up inside the
 /// files: the lines that contain it, as `path:line: text`, from text files of at most
 /// `MAX_SEARCHED_FILE_BYTES`, `MAX_SEARCHED_BYTES` read in all, at most `MAX_MATCHES` lines.
+/// So is the longest word of a glob that matches no file name (`parse_config.*.rs` looks up
+/// `parse_config`), when it has one of six characters or more besides the extension.
 #[derive(Clone, Debug)]
 pub struct SearchFilesTool {
     sandbox: Sandbox,
@@ -129,6 +131,20 @@ impl Tool for SearchFilesTool {
                         return Err(cancelled());
                     };
                     return Ok(ToolOutput::text(lines_report(&pattern, lines, complete)));
+                }
+                if let Some(word) = word_of_glob(&pattern) {
+                    let dir = open_dir(&sandbox, &base, &shown, "search")?;
+                    let needle = word.to_lowercase();
+                    let Some((lines, complete)) =
+                        lines_below(dir, &needle, &|| stop.is_cancelled())
+                    else {
+                        return Err(cancelled());
+                    };
+                    if !lines.is_empty() {
+                        return Ok(ToolOutput::text(glob_lines_report(
+                            &pattern, word, lines, complete,
+                        )));
+                    }
                 }
             }
             Ok(ToolOutput::text(report(&pattern, found, complete)))
@@ -244,6 +260,42 @@ fn report(pattern: &str, mut found: Vec<String>, complete: bool) -> String {
         ));
     }
     lines.join("\n")
+}
+
+/// The word of a glob that matched no file name, to look up inside the files: the longest
+/// run of letters, digits, `_` and `-` of its last path segment, of at least
+/// [`MIN_GLOB_WORD_CHARS`] characters, leaving out a trailing extension (`rs` of `*.rs`).
+/// Small models write a glob or a regular expression for the text they look for: asked where
+/// `parse_config` is defined, the 1.5B model searched `parse_config.*.rs` and, told no file
+/// matched, answered that the function is defined nowhere (issue 36, development task d17).
+/// `None` for a glob of names only (`*.py`, `test_*.rs` has `test_`, too short).
+fn word_of_glob(pattern: &str) -> Option<&str> {
+    let segment = pattern.rsplit('/').next().unwrap_or(pattern);
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let stem = match segment.rsplit_once('.') {
+        Some((stem, extension)) if !extension.is_empty() && extension.chars().all(is_word) => stem,
+        _ => segment,
+    };
+    stem.split(|c: char| !is_word(c))
+        .map(|word| word.trim_matches('-'))
+        .filter(|word| word.chars().count() >= MIN_GLOB_WORD_CHARS)
+        .max_by_key(|word| word.len())
+}
+
+/// The shortest word [`word_of_glob`] looks up.
+const MIN_GLOB_WORD_CHARS: usize = 6;
+
+/// The tool's text when the glob `pattern` matched no file and the lines holding its `word`
+/// were found instead.
+fn glob_lines_report(pattern: &str, word: &str, lines: Vec<String>, complete: bool) -> String {
+    let mut text = format!(
+        "No files match `{pattern}` (a glob of file names). Lines that contain `{word}`:\n{}",
+        lines.join("\n")
+    );
+    if !complete {
+        text.push_str("\n... more lines may match. Use a narrower path.");
+    }
+    text
 }
 
 /// What a path must look like to match.
@@ -663,7 +715,7 @@ mod tests {
                 "src/main.rs:2:     parse_config();"
             ]
         );
-        // a name match is what it was; a glob is never looked up in the files
+        // a name match is what it was; a glob of names only is never looked up in the files
         assert_eq!(
             search(&dir, json!({"pattern": "config"})).await.unwrap(),
             "src/config.rs"
@@ -676,6 +728,55 @@ mod tests {
             search(&dir, json!({"pattern": "zeppelin"})).await.unwrap(),
             "(no file names or lines contain `zeppelin`)"
         );
+    }
+
+    #[tokio::test]
+    async fn a_glob_that_matches_no_name_has_its_word_looked_up_in_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/config.rs"),
+            "pub fn parse_config() -> Settings {\n    Settings\n}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("src/util.rs"), "pub fn helper() {}\n").unwrap();
+        // the 1.5B model's glob, and a regular expression written as one
+        for pattern in [
+            "parse_config.*.rs",
+            ".*parse_config.*",
+            "src/**/parse_config*.rs",
+        ] {
+            assert_eq!(
+                search(&dir, json!({"pattern": pattern})).await.unwrap(),
+                format!(
+                    "No files match `{pattern}` (a glob of file names). Lines that contain \
+                     `parse_config`:\nsrc/config.rs:1: pub fn parse_config() -> Settings {{"
+                ),
+            );
+        }
+        // a glob that matches a name is what it was; one of names only, or whose word no
+        // line holds, says that no file matches
+        assert_eq!(
+            search(&dir, json!({"pattern": "conf*.rs"})).await.unwrap(),
+            "src/config.rs"
+        );
+        for pattern in ["*.py", "test_*.rs", "zeppelin*.txt"] {
+            assert_eq!(
+                search(&dir, json!({"pattern": pattern})).await.unwrap(),
+                format!("(no files match `{pattern}`)")
+            );
+        }
+    }
+
+    #[test]
+    fn the_word_of_a_glob_is_its_longest_run_of_name_characters_but_the_extension() {
+        assert_eq!(word_of_glob("parse_config.*.rs"), Some("parse_config"));
+        assert_eq!(word_of_glob("**/*handler*"), Some("handler"));
+        assert_eq!(word_of_glob("src/**/*.rs"), None);
+        assert_eq!(word_of_glob("*.markdown"), None);
+        assert_eq!(word_of_glob("test_*.py"), None);
+        assert_eq!(word_of_glob("[abc]*?"), None);
+        assert_eq!(word_of_glob("*-----*"), None);
     }
 
     #[tokio::test]
