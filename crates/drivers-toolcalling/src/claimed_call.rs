@@ -8,6 +8,7 @@
 use agents_core::{ToolEffects, Tools};
 
 use crate::plan_reply::names_a_tool;
+use crate::recover::is_tool_call_text;
 use crate::word_set::WordSet;
 
 /// What the model is told after a reply that claims a call or a change no tool made: once
@@ -37,14 +38,14 @@ const CLAIM_REACH: usize = 100;
 /// reading notes.md, the 1.5B model answered a change request with "I called the
 /// `edit_file` function ... The result was a file with the updated content", and nothing had
 /// changed; an answer that told of a `search_files` call that never ran was copied into five
-/// later answers. A reply holding JSON is left to text-call recovery. `called` is asked for
+/// later answers. A reply holding a call written as text is left to text-call recovery. `called` is asked for
 /// only when the reply holds a word every claim holds (most replies hold none).
 pub(crate) fn claim_beyond_calls<'c>(
     content: &str,
     tools: &Tools,
     called: impl FnOnce() -> Vec<&'c str>,
 ) -> Option<UnmadeClaim> {
-    if content.contains('{') || !has_claim_word(content) {
+    if !has_claim_word(content) || holds_a_call(content) {
         return None;
     }
     let called = called();
@@ -120,6 +121,11 @@ fn claims_a_change_in_first_person(lower: &str) -> bool {
     })
 }
 
+/// Whether `content` holds a call written as text (`{` first: most replies hold none).
+fn holds_a_call(content: &str) -> bool {
+    content.contains('{') && is_tool_call_text(content)
+}
+
 /// Past-tense claims of having called a tool; they count when a tool of the agent is named.
 const CALL_CLAIMS: [&str; 8] = [
     "i called",
@@ -139,10 +145,14 @@ const CHANGE_VERBS: [&str; 9] = [
 
 /// Whether `content` claims that one of `tools` was called ("I called the `read_file` tool")
 /// or that something was changed ("I created", "has been updated"). The caller asks only when
-/// no tool has run in the execution; a reply that holds JSON (perhaps a call written as text)
-/// is left to text-call recovery.
+/// no tool has run in the execution; a reply that holds a call written as text is left to
+/// text-call recovery. Other JSON does not make a claim true: in issue 32's 32-turn
+/// conversation (separated mode, 2026-12-05) the 1.5B model answered seven turns with "To
+/// read the contents of RELEASE.txt, I called the `read_file` function with the path
+/// "RELEASE.txt". The result was a JSON object with ... "result": {"lines": ["2023-04-23"]}}."
+/// when no call had run, and each was saved.
 pub(crate) fn claims_unmade_call(content: &str, tools: &Tools) -> bool {
-    if content.contains('{') || !has_claim_word(content) {
+    if !has_claim_word(content) || holds_a_call(content) {
         return false;
     }
     let lower = content.to_lowercase();
@@ -216,6 +226,11 @@ mod tests {
             "I added the line 'Deploy checklist reviewed.' at the end of notes.md.",
             "Done. The file was updated.",
             "I've renamed the file.",
+            // with a made-up result in JSON (separated mode, 2026-12-05, seven turns)
+            "To read the contents of RELEASE.txt, I called the `read_file` function with the \
+             path \"RELEASE.txt\". The result was a JSON object with the function name \
+             \"read_file\" and the arguments {\"path\": \"RELEASE.txt\"}, \"result\": \
+             {\"lines\": [\"2023-04-23\"]}}.",
         ] {
             assert!(claims_unmade_call(reply, &tools()), "{reply}");
         }

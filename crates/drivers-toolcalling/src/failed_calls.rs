@@ -5,13 +5,14 @@
 //! `a.txt`?" twice, and answered with the two files' contents and their sum, all invented
 //! (development task d10). Such a reply to a request that names a file is asked about once,
 //! with the paths the errors suggested; given again (the model did, d10), it is not an answer,
-//! and the run answers on stop from what the calls returned. (A request that names no file
-//! may need no tool: "What is the capital of France?" is rightly answered after a search that
-//! failed.)
+//! and the run answers on stop from what the calls returned. So is one to a request that
+//! speaks of a file an error suggested ("the config file", told "did you mean
+//! `config.dev.yaml`?", d26). (A request that names no file may need no tool: "What is the
+//! capital of France?" is rightly answered after a search that failed.)
 
 use messages::{Messages, Role};
 
-use crate::latest_results::{execution_messages, text_of, TOOL_ERROR_PREFIX};
+use crate::latest_results::{every_result, execution_messages, text_of};
 use crate::word_set::WordSet;
 
 /// Words of a reply that speaks of a failure or of something missing ("does not exist",
@@ -43,16 +44,7 @@ the user what could not be done.";
 
 /// Whether the running execution has tool results and every one of them is an error.
 pub(crate) fn every_call_failed(conversation: &Messages) -> bool {
-    let mut any = false;
-    for message in execution_messages(conversation) {
-        if message.role() == Role::Tool {
-            if !text_of(message).starts_with(TOOL_ERROR_PREFIX) {
-                return false;
-            }
-            any = true;
-        }
-    }
-    any
+    every_result(execution_messages(conversation), true)
 }
 
 /// Whether `reply` answers as if a call had worked: it speaks of no failure, of nothing
@@ -86,6 +78,33 @@ pub(crate) fn failed_calls_nudge(conversation: &Messages) -> String {
         "{FAILED_CALLS_NUDGE} The errors suggest these paths: {}.",
         listed.join(", ")
     )
+}
+
+/// Whether an error of the running execution suggested a file the request speaks of: a
+/// path ("did you mean `config.dev.yaml`?") whose name, its extension left out, holds a
+/// word of `request` of three letters or more ("the config file"). Asked "What port does
+/// the config file set?", the 1.5B model searched `config`, was told of two such files, and
+/// answered 8080, a port neither holds (development task d26). A suggestion the request
+/// does not speak of ("What is the capital of France?" after a read of a file that is not
+/// there) says nothing of what the request needs.
+pub(crate) fn errors_suggest_a_requested_file(conversation: &Messages, request: &str) -> bool {
+    let request = request.to_lowercase();
+    let words: Vec<&str> = request
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 3)
+        .collect();
+    execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .any(|message| {
+            suggestions(&text_of(message)).any(|path| {
+                let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+                let stem = name
+                    .rsplit_once('.')
+                    .map_or(name.as_str(), |(stem, _)| stem);
+                stem.split(|c: char| !c.is_alphanumeric())
+                    .any(|part| words.contains(&part))
+            })
+        })
 }
 
 /// The paths an error's "did you mean `x`, `y`?" names.
@@ -126,6 +145,29 @@ mod tests {
                 .appended(Message::tool_result_for(&call, *result));
         }
         messages
+    }
+
+    #[test]
+    fn a_suggested_file_counts_when_the_request_speaks_of_it() {
+        let conversation = Messages::new()
+            .appended(Message::user("What port does the config file set?"))
+            .appended(Message::tool_result_for(
+                &ToolCall::new("c1", "search_files", json!({"pattern": "port"})),
+                "Error: cannot search `config`: no such file or directory; did you mean \
+                 `config.dev.yaml`, `config.prod.yaml`?",
+            ));
+        let asks = |request| errors_suggest_a_requested_file(&conversation, request);
+        assert!(asks("What port does the config file set?"));
+        assert!(asks("Which PORT is in the CONFIG?"));
+        // a request that does not speak of the suggested files, or only of their extension
+        assert!(!asks("What is the capital of France?"));
+        assert!(!asks("Summarize the yaml"));
+        // no suggestion at all
+        let plain = execution(&["Error: cannot read `data/a.txt`: no such file or directory"]);
+        assert!(!errors_suggest_a_requested_file(
+            &plain,
+            "What is in a.txt?"
+        ));
     }
 
     #[test]

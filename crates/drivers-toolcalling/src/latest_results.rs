@@ -41,6 +41,19 @@ pub(crate) fn text_of(message: &Message) -> Cow<'_, str> {
     }
 }
 
+/// Whether `execution` (an execution's messages, in any order) holds a tool result and each
+/// of them is an error (`failed`) or none is (`!failed`).
+pub(crate) fn every_result<'m>(execution: impl Iterator<Item = &'m Message>, failed: bool) -> bool {
+    let mut any = false;
+    for message in execution.filter(|message| message.role() == Role::Tool) {
+        if text_of(message).starts_with(TOOL_ERROR_PREFIX) != failed {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
 /// The texts of the latest tool results of `conversation`, newest first, and the text of the
 /// user message before them (the request, in separated mode). Read backwards from the end to
 /// that user message, so the cost is the execution's, not the whole history's (a conversation

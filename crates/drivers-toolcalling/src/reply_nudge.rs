@@ -39,11 +39,15 @@ use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, C
 use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
 };
+use crate::disowned_tools::{disowns_the_tools, every_call_succeeded, DISOWNED_TOOLS_NUDGE};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
-use crate::failed_calls::{every_call_failed, failed_calls_nudge, ignores_the_failures};
+use crate::failed_calls::{
+    errors_suggest_a_requested_file, every_call_failed, failed_calls_nudge, ignores_the_failures,
+};
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
 use crate::latest_results::{execution_messages, request, text_of};
+use crate::misquoted_result::{misquotes_a_result, MISQUOTED_RESULT_NUDGE};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
     asks_how_or_where, is_plan_reply, points_to_a_file, sends_off_to_a_tool, CALL_NUDGE,
@@ -115,6 +119,12 @@ pub(crate) enum Nudge {
     /// After every call of the execution failed, an answer that says nothing of a failure:
     /// call again as the errors say, or say what could not be done (issue 36).
     AnswerAfterFailures,
+    /// After every call of the execution succeeded, a reply that says the agent cannot use
+    /// tools or reach files: answer from the results (issue 36).
+    DisownedTools,
+    /// After the tools ran, a reply that quotes as a tool's output lines no result holds:
+    /// answer from what the results say (issue 36).
+    MisquotedResult,
 }
 
 impl Nudge {
@@ -139,6 +149,8 @@ impl Nudge {
             Nudge::ForeignFile => "reply_after_foreign_file",
             Nudge::PredictedAnswer => "reply_after_predicted_answer",
             Nudge::AnswerAfterFailures => "reply_after_answer_after_failures",
+            Nudge::DisownedTools => "reply_after_disowned_tools",
+            Nudge::MisquotedResult => "reply_after_misquoted_result",
         }
     }
 
@@ -168,6 +180,8 @@ impl Nudge {
             Nudge::AnswerAfterFailures => {
                 "the model answered as if a call had worked, after every call failed"
             }
+            Nudge::DisownedTools => "the model said it cannot use the tools its calls just used",
+            Nudge::MisquotedResult => "the model quoted as a tool's output lines no result holds",
         }
     }
 
@@ -190,6 +204,8 @@ impl Nudge {
             Nudge::ForeignFile => 16384,
             Nudge::PredictedAnswer => 32768,
             Nudge::AnswerAfterFailures => 65536,
+            Nudge::DisownedTools => 131_072,
+            Nudge::MisquotedResult => 262_144,
         }
     }
 
@@ -290,6 +306,7 @@ impl Nudges {
             .or_else(|| self.still_claims(content, tools))
             .or_else(|| self.still_predicted(content))
             .or_else(|| self.still_ignores_failures(content))
+            .or_else(|| self.still_misquotes(content))
             .or_else(|| self.still_plans(content, tools))
     }
 
@@ -318,6 +335,14 @@ impl Nudges {
             .then_some(Nudge::PredictedAnswer)
     }
 
+    /// Whether `content` still quotes as a tool's output lines no result holds, once the step
+    /// asked about it: told so, the 1.5B model gave the same made-up quote again (d18). Not
+    /// saved, the run answers on stop.
+    fn still_misquotes(&self, content: &str) -> Option<Nudge> {
+        (self.gave(Nudge::MisquotedResult) && misquotes_a_result(content, &self.conversation))
+            .then_some(Nudge::MisquotedResult)
+    }
+
     /// Whether `content` still answers as if a call had worked after the step asked about it,
     /// every call of the execution having failed: told so, with the paths the errors
     /// suggested, the 1.5B model gave the same made-up sum again (d10). Not saved, the run
@@ -327,13 +352,20 @@ impl Nudges {
             .then_some(Nudge::AnswerAfterFailures)
     }
 
-    /// Whether every call of the execution failed, the request names a file, and `content`
-    /// speaks of no failure (see `failed_calls`). A request that names no file may need no
-    /// tool: a question answered rightly after a call that failed.
+    /// Whether every call of the execution failed, the request names a file or speaks of one
+    /// an error suggested, and `content` speaks of no failure (see `failed_calls`). A request that
+    /// names no file may need no tool: a question answered rightly after a call that failed;
+    /// but when an error answered "did you mean `config.dev.yaml`?", the model was looking
+    /// for a file that exists (asked "What port does the config file set?", the 1.5B model
+    /// searched `config`, was told of two such files, and answered 8080, a port neither
+    /// holds: development task d26).
     fn ignores_failed_calls(&self, content: &str) -> bool {
         every_call_failed(&self.conversation)
             && ignores_the_failures(content)
-            && self.request_is(names_a_file)
+            && self.request_is(|request| {
+                names_a_file(request)
+                    || errors_suggest_a_requested_file(&self.conversation, request)
+            })
     }
 
     /// The kind of claim `content` still makes after the step asked about one: a call of a
@@ -433,6 +465,15 @@ impl Nudges {
                         .then_some(Nudge::AnswerAfterFailures)
                 })
                 .or_else(|| {
+                    (disowns_the_tools(content)
+                        && every_call_succeeded(execution_messages(&self.conversation)))
+                    .then_some(Nudge::DisownedTools)
+                })
+                .or_else(|| {
+                    misquotes_a_result(content, &self.conversation)
+                        .then_some(Nudge::MisquotedResult)
+                })
+                .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
                     }
@@ -518,6 +559,8 @@ impl Nudges {
             }
             Nudge::PredictedAnswer => PREDICTED_ANSWER_NUDGE,
             Nudge::AnswerAfterFailures => return failed_calls_nudge(&self.conversation),
+            Nudge::DisownedTools => DISOWNED_TOOLS_NUDGE,
+            Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
             Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
             Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),

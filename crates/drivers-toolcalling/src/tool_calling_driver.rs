@@ -18,6 +18,8 @@ use messages::{Message, Messages, Role, ToolCall};
 
 use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::copied_instructions::copies_instructions;
+use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
+use crate::misquoted_result::misquotes_a_result_of;
 use crate::plan_reply::plan_on_stop;
 use crate::plan_steps::step_done_note;
 use crate::predicted_answer::predicted_on_stop;
@@ -665,6 +667,31 @@ impl AgentDriver for ToolCallingDriver {
             // Nor a copy of its instructions (the step refuses it too): the loop asks once
             // more from a page of the results alone.
             tracing::info!("asked for an answer without tools, the model copied its instructions");
+            return Ok(Some(response.with_content("")));
+        }
+        // The execution's messages: those before the instruction to answer.
+        let execution = || {
+            input
+                .iter()
+                .rev()
+                .skip(1)
+                .take_while(|message| message.role() != Role::User)
+        };
+        if self.content_tool_call_recovery
+            && disowns_the_tools(response.content())
+            && every_call_succeeded(execution())
+        {
+            // Nor a reply that says it cannot do what its calls did ("I don't have the ability
+            // to list files", after the listing came back: d6): the loop asks once more from a
+            // page of the results alone.
+            tracing::info!("asked for an answer without tools, the model disowned its tools");
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery && misquotes_a_result_of(response.content(), execution())
+        {
+            // Nor one that quotes as a tool's output lines no result holds (d18): the page of
+            // results is asked next.
+            tracing::info!("asked for an answer without tools, the model misquoted a result");
             return Ok(Some(response.with_content("")));
         }
         if self.content_tool_call_recovery && plan_on_stop(&input, response.content()) {

@@ -1805,6 +1805,50 @@ async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignor
     }
 }
 
+/// Issue 36, development task d26 (2026-12-04): asked "What port does the config file set?",
+/// the 1.5B model searched `config`, was told "did you mean `config.dev.yaml`,
+/// `config.prod.yaml`?", and answered 8080, a port neither file holds. The request names no
+/// file, but it speaks of the files the error suggested: the answer is asked about, with them.
+#[tokio::test]
+async fn an_answer_after_an_error_suggested_the_file_the_request_speaks_of_is_asked_about() {
+    let tools = Tools::new().with(
+        FunctionTool::new("read_file", "Reads a file.", |args: Path| async move {
+            match args.path.as_str() {
+                "config.dev.yaml" => Ok("port: 8080".to_owned()),
+                "config.prod.yaml" => Ok("port: 443".to_owned()),
+                other => Err(format!(
+                    "cannot read `{other}`: no such file or directory; did you mean \
+                     `config.dev.yaml`, `config.prod.yaml`?"
+                )),
+            }
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    );
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([read("c1", "config")]),
+        text("The port setting in the config file is set to 8080."),
+        InferenceResponse::with_tool_calls([
+            read("c2", "config.dev.yaml"),
+            read("c3", "config.prod.yaml"),
+        ]),
+        text("There are two config files: dev sets 8080, prod sets 443."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_tools(tools)
+        .execute(AgentState::new().with_user_message("What port does the config file set?"))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("There are two config files: dev sets 8080, prod sets 443.")
+    );
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("The errors suggest these paths: `config.dev.yaml`, `config.prod.yaml`."),
+        "{asked}"
+    );
+}
+
 const HINT: &str = "To use a tool, make a tool call. If you cannot, reply with only one JSON \
                     object and nothing else, like {\"name\": \"read_file\", \"arguments\": \
                     {\"path\": \"notes.txt\"}}.";
@@ -1882,4 +1926,162 @@ async fn the_answer_on_stop_after_a_copy_of_the_instructions_is_asked_without_it
         "{on_stop}"
     );
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+}
+
+const DISOWNED: &str = "I'm sorry, but I don't have the ability to list files in a directory.";
+
+/// Issue 36, development task d6 (2026-12-04): after its call had run and returned, the 1.5B
+/// model said "I'm sorry, but I don't have the ability to list files in a directory.". Every
+/// call of the execution succeeded, so the claim is false: asked about once, the model
+/// answers from the result. After a failed call the same words are no false claim, and are
+/// not asked about.
+#[tokio::test]
+async fn a_reply_that_disowns_the_tools_after_they_worked_is_asked_about() {
+    let (done, model) = run(vec![
+        text(PARIS_CALL),
+        text(DISOWNED),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("Your tool calls for this request ran and succeeded"),
+        "{asked}"
+    );
+    assert!(!done.messages().to_transcript().contains(DISOWNED));
+
+    // after a call that failed, an honest "I cannot" is the answer
+    let failing = Tools::new().with(
+        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
+            Err::<String, _>("permission denied".to_owned())
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    );
+    let said = "I cannot access secret.txt: permission denied.";
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([read("c1", "secret.txt")]),
+        text(said),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_tools(failing)
+        .execute(AgentState::new().with_user_message("What does secret.txt say?"))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some(said));
+    assert_eq!(model.requests().len(), 2);
+}
+
+/// The same claim as the answer on stop is no answer: the loop asks once more from the page
+/// of results, where the model answered from the listing (d6's answer on stop was this claim).
+#[tokio::test]
+async fn an_answer_on_stop_that_disowns_the_tools_after_they_worked_asks_the_page() {
+    let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
+    let model = ScriptedModel::new(vec![
+        text(PARIS_CALL),
+        text(&copy).with_finish_reason(FinishReason::Length),
+        // asked to answer on stop, with the calls in view
+        text(DISOWNED),
+        // asked from the page of results
+        text("It is sunny in Paris."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 4);
+    let page = model.requests()[3].messages.to_transcript();
+    assert!(page.contains("What your tool calls returned:"), "{page}");
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+}
+
+/// Issue 36, development task d18 (2026-12-04): asked "Is debug mode enabled in
+/// config.yaml?", the 1.5B model searched the file for `debug_mode: true`, was told no line
+/// holds it, and answered that the search "returned the following lines" with a block
+/// holding `debug_mode: true`: enabled (the file says `debug: false`). A block quoted as a
+/// tool's output that no result holds is asked about once, and given again is no answer; a
+/// true quote is an answer.
+#[tokio::test]
+async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
+    let config = Tools::new().with(
+        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
+            Ok::<_, String>("     1\tname: demo\n     2\tdebug: false".to_owned())
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    );
+    let misquote = "The `read_file` call returned the following lines from `config.yaml`:\n\
+                    ```\ndebug_mode: true\n```\nThis indicates that debug mode is enabled.";
+    let true_quote = "The `read_file` call returned:\n```\ndebug: false\n```\nDebug mode is off.";
+    for (replies, saved, requests) in [
+        (
+            vec![misquote, "No: config.yaml sets debug: false."],
+            Some("No: config.yaml sets debug: false."),
+            3,
+        ),
+        (vec![true_quote], Some(true_quote), 2),
+        // the same misquote after the nudge is not an answer (this agent answers nothing on
+        // stop)
+        (vec![misquote, misquote], None, 3),
+    ] {
+        let mut script = vec![InferenceResponse::with_tool_calls([read(
+            "c1",
+            "config.yaml",
+        )])];
+        script.extend(replies.iter().map(|reply| text(reply)));
+        let model = ScriptedModel::new(script);
+        let done = agent(ToolCallingDriver::new(model.clone()))
+            .with_tools(config.clone())
+            .execute(AgentState::new().with_user_message("Is debug mode enabled in config.yaml?"))
+            .await
+            .unwrap();
+        assert_eq!(answer(&done).as_deref(), saved);
+        assert_eq!(model.requests().len(), requests);
+        if requests == 3 {
+            let asked = model.requests()[2].messages.to_transcript();
+            assert!(asked.contains("no tool result above holds them"), "{asked}");
+        }
+    }
+}
+
+/// An answer on stop that quotes as a tool's output lines no result holds is no answer: the
+/// loop asks once more from the page of results.
+#[tokio::test]
+async fn an_answer_on_stop_that_misquotes_a_result_asks_the_page() {
+    let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
+    let model = ScriptedModel::new(vec![
+        text(PARIS_CALL),
+        text(&copy).with_finish_reason(FinishReason::Length),
+        // asked to answer on stop, with the calls in view
+        text("The `get_weather` call returned:\n```\nHeavy rain in Paris\n```\nTake an umbrella."),
+        // asked from the page of results
+        text("It is sunny in Paris."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 4);
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+}
+
+/// Issue 32's 32-turn conversation (separated mode, 2026-12-05): seven turns were answered
+/// "To read the contents of RELEASE.txt, I called the `read_file` function ... The result was
+/// a JSON object with ... "result": {"lines": ["2023-04-23"]}}." when no call had run, and
+/// each was saved: the JSON kept the reply from being judged a claim. A claim is a claim with
+/// made-up JSON in it: asked about, the model makes the call.
+#[tokio::test]
+async fn a_claimed_call_with_a_made_up_json_result_is_asked_about() {
+    let claim = "To find the weather in Paris, I called the `get_weather` function with the city \
+                 \"Paris\". The result was a JSON object with the function name \"get_weather\" \
+                 and the arguments {\"city\": \"Paris\"}, \"result\": {\"sky\": \"rain\"}}.";
+    let (done, model) = run(vec![text(claim), text(PARIS_CALL), text("Sunny in Paris.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    let asked = model.requests()[1].messages.to_transcript();
+    assert!(
+        asked.contains("no tool has run for this request"),
+        "{asked}"
+    );
+    assert!(!done.messages().to_transcript().contains("rain"));
 }
