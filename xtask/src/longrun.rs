@@ -852,8 +852,20 @@ mod tests {
         assert!(is_forged_evidence(
             "<tool_response>\n8472\n</tool_response>"
         ));
+        // Issue 32, separated mode at 0643d3d's run: a claim with a made-up JSON result.
+        assert!(is_forged_evidence(
+            "I called the `read_file` function with the path `notes.md`. The result was a \
+             JSON object with the following structure:\n\n```json\n{\"name\": \"read_file\", \
+             \"result\": {\"lines\": [\"2023-04-23\"]}}\n```"
+        ));
+        assert!(is_forged_evidence("{\"output\": \"port = 8472\"}"));
         assert!(!is_forged_evidence("The port is 8472."));
         assert!(!is_forged_evidence("fn read(path: &str) -> String"));
+        // A result spoken of in words, or a field named otherwise, is no forgery.
+        assert!(!is_forged_evidence(
+            "The result was 8472, the output of the search."
+        ));
+        assert!(!is_forged_evidence("The file sets {\"port\": 8472}."));
     }
 
     #[test]
