@@ -10,10 +10,13 @@
 //! half): the sum of the numbers in `a.txt` and `b.txt` answered after reading `a.txt` only,
 //! "replace World with Rust" answered after a read, "Run the script greet.sh" answered after
 //! reading it, the version of `package.json` answered after listing the folder (issue 36).
+//! Last, an answer whose own arithmetic is wrong ("17 + 25 = 43") is told the value, once
+//! (`drivers_toolcalling::wrong_arithmetic`).
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     asks_for_a_change, asks_to_run, files_no_call_used, is_plan_reply, nothing_changed_by,
+    wrong_arithmetic,
 };
 use messages::{Role, ToolCall};
 
@@ -38,6 +41,7 @@ enum Question {
     NothingChanged,
     NothingRan,
     UnusedFiles,
+    Arithmetic,
 }
 
 /// One step's judge of final answers: the execution it reads, and the questions asked.
@@ -78,7 +82,7 @@ impl<'s> AnswerChecks<'s> {
             };
         }
         let Some(request) = self.request() else {
-            return Verdict::Accept;
+            return self.arithmetic(answer);
         };
         // A change that failed changed nothing (the tool-calling driver counts it as tried:
         // the 1.5B model's ReAct answer to "Add the line gamma to the end of list.txt" after
@@ -110,7 +114,22 @@ impl<'s> AnswerChecks<'s> {
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {
             return Verdict::Ask(DecisionError::UnusedFiles { files });
         }
-        Verdict::Accept
+        self.arithmetic(answer)
+    }
+
+    /// An answer whose arithmetic is wrong is asked about once, with the value; given again,
+    /// it stands.
+    fn arithmetic(&mut self, answer: &str) -> Verdict {
+        match wrong_arithmetic(answer) {
+            Some(found) if self.first_time(Question::Arithmetic) => {
+                Verdict::Ask(DecisionError::WrongArithmetic {
+                    written: found.written,
+                    expression: found.expression,
+                    value: found.value,
+                })
+            }
+            _ => Verdict::Accept,
+        }
     }
 
     /// Whether `question` has not been asked in this step; it counts as asked from now on.

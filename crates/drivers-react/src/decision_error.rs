@@ -112,6 +112,17 @@ pub enum DecisionError {
         /// The files, as the request names them.
         files: Vec<String>,
     },
+    /// A `final_answer` whose own arithmetic is wrong (`drivers_toolcalling::wrong_arithmetic`):
+    /// "120 + 340 + 215 + 95 = 890". Asked about once per step, with the value.
+    #[error("your answer says {written}, but {expression} = {value}")]
+    WrongArithmetic {
+        /// The expression and the wrong result, as the answer wrote them.
+        written: String,
+        /// The expression.
+        expression: String,
+        /// Its value.
+        value: String,
+    },
 }
 
 /// `files` in backticks, joined for a sentence: "`a.txt`", "`a.txt`, `b.txt` and `c.txt`".
@@ -203,6 +214,9 @@ impl DecisionError {
                      {it}, or change {it} as asked). If it does not, give your answer again."
                 ))
             }
+            DecisionError::WrongArithmetic { .. } => Cow::Borrowed(
+                "Correct the arithmetic and give your final_answer again with the right number.",
+            ),
             _ => Cow::Borrowed(
                 "Reply again with exactly one JSON object, either {\"thought\": ..., \"type\": \
                  \"call_tool\", \"tool\": ..., \"args\": {...}} or {\"thought\": ..., \"type\": \

@@ -522,6 +522,37 @@ async fn an_answer_about_a_file_no_call_read_is_asked_about_then_the_file_is_rea
 }
 
 #[tokio::test]
+async fn an_answer_whose_arithmetic_is_wrong_is_told_the_value_once() {
+    // Development task d15's kind: the 1.5B model shows a sum it got wrong.
+    let model = ScriptedModel::new([
+        read("a.txt"),
+        read("b.txt"),
+        answer("17 + 25 = 43, so their sum is 43."),
+        answer("17 + 25 = 42, so their sum is 42."),
+    ]);
+    let done = file_agent(&model, 6)
+        .execute(
+            AgentState::new()
+                .with_user_message("a.txt and b.txt each hold a number. What is their sum?"),
+        )
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    let asked = requests[3].messages.last().unwrap().text();
+    assert!(
+        asked.contains("your answer says 17 + 25 = 43, but 17 + 25 = 42")
+            && asked.contains("Correct the arithmetic"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("17 + 25 = 42, so their sum is 42.")
+    );
+    assert!(done.messages().iter().all(|m| !m.text().contains("43")));
+}
+
+#[tokio::test]
 async fn a_change_answered_after_only_reads_is_asked_about_then_made() {
     // Development task d4 at 0186aee: the file read, "replaced" answered, nothing edited.
     let model = ScriptedModel::new([

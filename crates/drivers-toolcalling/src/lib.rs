@@ -77,6 +77,7 @@ mod tool_calling_driver;
 mod trust;
 mod unread_file;
 mod word_set;
+mod wrong_arithmetic;
 
 pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use forged_evidence::{
@@ -92,3 +93,4 @@ pub use shown_calls::RecoveredCallsShown;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};
 pub use unread_file::files_no_call_used;
+pub use wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};

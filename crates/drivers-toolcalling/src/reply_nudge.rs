@@ -60,6 +60,7 @@ use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
+use crate::wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};
 
 /// What the model is told after a reply that wrote a call among other text, which did not
 /// run for that reason.
@@ -125,6 +126,9 @@ pub(crate) enum Nudge {
     /// After the tools ran, a reply that quotes as a tool's output lines no result holds:
     /// answer from what the results say (issue 36).
     MisquotedResult,
+    /// A reply that writes an expression and a result that is not its value ("120 + 340 +
+    /// 215 + 95 = 890"): told the value, answer again (issue 36).
+    WrongArithmetic,
 }
 
 impl Nudge {
@@ -151,6 +155,7 @@ impl Nudge {
             Nudge::AnswerAfterFailures => "reply_after_answer_after_failures",
             Nudge::DisownedTools => "reply_after_disowned_tools",
             Nudge::MisquotedResult => "reply_after_misquoted_result",
+            Nudge::WrongArithmetic => "reply_after_wrong_arithmetic",
         }
     }
 
@@ -182,6 +187,7 @@ impl Nudge {
             }
             Nudge::DisownedTools => "the model said it cannot use the tools its calls just used",
             Nudge::MisquotedResult => "the model quoted as a tool's output lines no result holds",
+            Nudge::WrongArithmetic => "the model's arithmetic is wrong",
         }
     }
 
@@ -206,6 +212,7 @@ impl Nudge {
             Nudge::AnswerAfterFailures => 65536,
             Nudge::DisownedTools => 131_072,
             Nudge::MisquotedResult => 262_144,
+            Nudge::WrongArithmetic => 524_288,
         }
     }
 
@@ -250,6 +257,9 @@ pub(crate) struct Nudges {
     /// What the last reply claimed beyond the execution's calls: found when the reply was
     /// judged, named by its nudge.
     claimed: Option<UnmadeClaim>,
+    /// The wrong arithmetic of the last reply: found when the reply was judged, corrected by
+    /// its nudge.
+    miscalculated: Option<WrongArithmetic>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -275,6 +285,7 @@ impl Nudges {
             unread_files: OnceLock::new(),
             repeated: None,
             claimed: None,
+            miscalculated: None,
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -473,6 +484,7 @@ impl Nudges {
                     misquotes_a_result(content, &self.conversation)
                         .then_some(Nudge::MisquotedResult)
                 })
+                .or_else(|| self.miscalculates(content))
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
@@ -521,7 +533,9 @@ impl Nudges {
             // change, read it; told that nothing had changed, it said it could not change it.
             Some(Nudge::UnreadFile)
         } else {
-            self.change_not_made(tools).then_some(Nudge::ChangeNotMade)
+            self.change_not_made(tools)
+                .then_some(Nudge::ChangeNotMade)
+                .or_else(|| self.miscalculates(content))
         }
         // A reply no rule above asks about is asked about once when it repeats an earlier
         // answer; the reply to that counts only if it makes a call or is new
@@ -561,6 +575,13 @@ impl Nudges {
             Nudge::AnswerAfterFailures => return failed_calls_nudge(&self.conversation),
             Nudge::DisownedTools => DISOWNED_TOOLS_NUDGE,
             Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
+            Nudge::WrongArithmetic => {
+                return match &self.miscalculated {
+                    Some(found) => found.nudge(),
+                    // (Always found when the reply was judged.)
+                    None => "Check the arithmetic of your last reply and answer again.".to_owned(),
+                };
+            }
             Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
             Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),
@@ -657,6 +678,18 @@ impl Nudges {
             }
             _ => None,
         }
+    }
+
+    /// `Nudge::WrongArithmetic` when `content` writes an expression whose result is not its
+    /// value (see `wrong_arithmetic`), kept for the nudge; once per step.
+    fn miscalculates(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::WrongArithmetic) {
+            return None;
+        }
+        self.miscalculated = wrong_arithmetic(content);
+        self.miscalculated
+            .is_some()
+            .then_some(Nudge::WrongArithmetic)
     }
 
     /// Whether `content` only restates the request, the conversation's last user message
@@ -1333,6 +1366,26 @@ mod tests {
     }
 
     #[test]
+    fn wrong_arithmetic_is_asked_about_once_with_the_value_whether_or_not_a_tool_ran() {
+        for tools_ran in [false, true] {
+            let mut nudges = step(tools_ran, "What is 17 + 25?");
+            let reply = "17 + 25 = 43.";
+            assert_eq!(
+                nudges.next_for(reply, &tools()),
+                Some(Nudge::WrongArithmetic),
+                "{tools_ran}"
+            );
+            assert!(nudges
+                .message(Nudge::WrongArithmetic, reply)
+                .starts_with("Your last reply says 17 + 25 = 43, but 17 + 25 = 42."));
+            assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
+            assert_eq!(nudges.not_an_answer(reply, &tools()), None);
+            let mut nudges = step(tools_ran, "What is 17 + 25?");
+            assert_eq!(nudges.next_for("17 + 25 = 42.", &tools()), None);
+        }
+    }
+
+    #[test]
     fn each_kind_has_its_own_journal_key() {
         let kinds = [
             Nudge::PlanAfterResults,
@@ -1349,6 +1402,12 @@ mod tests {
             Nudge::CopiedStopAnswer,
             Nudge::ChangeNotMade,
             Nudge::RelayedAdvice,
+            Nudge::ForeignFile,
+            Nudge::PredictedAnswer,
+            Nudge::AnswerAfterFailures,
+            Nudge::DisownedTools,
+            Nudge::MisquotedResult,
+            Nudge::WrongArithmetic,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

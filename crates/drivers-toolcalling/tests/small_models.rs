@@ -2085,3 +2085,58 @@ async fn a_claimed_call_with_a_made_up_json_result_is_asked_about() {
     );
     assert!(!done.messages().to_transcript().contains("rain"));
 }
+
+/// Issue 36, development tasks d15 and d25: the 1.5B model adds badly and shows its sum
+/// ("120 + 340 + 215 + 95 = 890" for 770). A reply whose own arithmetic is wrong is asked
+/// about once, with the right value, and the reply to that is the answer; right arithmetic,
+/// and a wrong sum given again after the nudge, are left as they are (the nudge is once per
+/// step).
+#[tokio::test]
+async fn a_reply_whose_arithmetic_is_wrong_is_told_the_right_value() {
+    let wrong = "a.txt holds 17 and b.txt holds 25, so their sum is 17 + 25 = 43.";
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+        text(wrong),
+        text("Their sum is 42."),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_tools(root_files_only())
+        .execute(AgentState::new().with_user_message(SUM_REQUEST))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some("Their sum is 42."));
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("Your last reply says 17 + 25 = 43, but 17 + 25 = 42."),
+        "{asked}"
+    );
+    assert!(!done.messages().to_transcript().contains(wrong));
+
+    // right arithmetic is the answer at once
+    let right = "17 + 25 = 42, so their sum is 42.";
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+        text(right),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_tools(root_files_only())
+        .execute(AgentState::new().with_user_message(SUM_REQUEST))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some(right));
+    assert_eq!(model.requests().len(), 2);
+
+    // asked once per step: the same mistake again is the answer (the nudge showed the value)
+    let model = ScriptedModel::new(vec![
+        InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+        text(wrong),
+        text(wrong),
+    ]);
+    let done = agent(ToolCallingDriver::new(model.clone()))
+        .with_tools(root_files_only())
+        .execute(AgentState::new().with_user_message(SUM_REQUEST))
+        .await
+        .unwrap();
+    assert_eq!(answer(&done).as_deref(), Some(wrong));
+    assert_eq!(model.requests().len(), 3);
+}
