@@ -484,7 +484,6 @@ impl Nudges {
                     misquotes_a_result(content, &self.conversation)
                         .then_some(Nudge::MisquotedResult)
                 })
-                .or_else(|| self.miscalculates(content))
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
@@ -514,6 +513,8 @@ impl Nudges {
                     // the results; some are still missing).
                     predicted_answer(&self.conversation, content).then_some(Nudge::PredictedAnswer)
                 })
+                // Last: arithmetic is judged once the files are read and the answer is no guess.
+                .or_else(|| self.miscalculates(content))
         } else if content.contains('{')
             && (is_tool_call_text(content) || forged_evidence(content, &tools.names()).is_some())
         {
@@ -1383,6 +1384,15 @@ mod tests {
             let mut nudges = step(tools_ran, "What is 17 + 25?");
             assert_eq!(nudges.next_for("17 + 25 = 42.", &tools()), None);
         }
+        // A file the request names and no call read is asked about first: the sum may need it.
+        let mut nudges = step(
+            true,
+            "a.txt and b.txt each hold a number. What is their sum?",
+        );
+        assert_eq!(
+            nudges.next_for("17 + 25 = 43.", &tools()),
+            Some(Nudge::UnreadFile)
+        );
     }
 
     #[test]
