@@ -52,7 +52,7 @@ fn quoted_blocks(reply: &str) -> Vec<Vec<&str>> {
         let Some(close) = body.find("```") else { break };
         let before = &reply[before_start..before_start + open];
         let introduction =
-            &before[floor_boundary(before, before.len().saturating_sub(INTRODUCTION_BYTES))..];
+            &before[before.floor_char_boundary(before.len().saturating_sub(INTRODUCTION_BYTES))..];
         if RESULT_WORDS.in_text(introduction) {
             let lines: Vec<&str> = body[..close]
                 .lines()
@@ -68,14 +68,6 @@ fn quoted_blocks(reply: &str) -> Vec<Vec<&str>> {
         rest = &rest[consumed..];
     }
     blocks
-}
-
-/// The largest char boundary of `text` at or below `at`.
-fn floor_boundary(text: &str, mut at: usize) -> usize {
-    while at > 0 && !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// `text` lower-cased with runs of whitespace made one space.
