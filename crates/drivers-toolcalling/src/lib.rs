@@ -56,6 +56,7 @@ mod copied_instructions;
 mod disowned_tools;
 mod echoed_request;
 mod failed_calls;
+mod fenced;
 mod foreign_file;
 mod forged_evidence;
 mod latest_results;

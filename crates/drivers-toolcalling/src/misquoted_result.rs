@@ -11,6 +11,7 @@
 
 use messages::{Message, Messages, Role};
 
+use crate::fenced::fenced_blocks;
 use crate::latest_results::{execution_messages, text_of};
 use crate::word_set::WordSet;
 
@@ -42,19 +43,14 @@ what they actually say; if they do not hold the answer, say so.";
 /// empty lines left out.
 fn quoted_blocks(reply: &str) -> Vec<Vec<&str>> {
     let mut blocks = Vec::new();
-    let mut rest = reply;
     let mut before_start = 0;
-    while let Some(open) = rest.find("```") {
-        let opened = &rest[open + 3..];
-        // the fence's language tag ends its line
-        let body_start = opened.find('\n').map_or(opened.len(), |at| at + 1);
-        let body = &opened[body_start..];
-        let Some(close) = body.find("```") else { break };
-        let before = &reply[before_start..before_start + open];
+    for block in fenced_blocks(reply) {
+        let before = &reply[before_start..block.start];
         let introduction =
             &before[before.floor_char_boundary(before.len().saturating_sub(INTRODUCTION_BYTES))..];
         if RESULT_WORDS.in_text(introduction) {
-            let lines: Vec<&str> = body[..close]
+            let lines: Vec<&str> = block
+                .body
                 .lines()
                 .map(str::trim)
                 .filter(|line| !line.is_empty())
@@ -63,9 +59,7 @@ fn quoted_blocks(reply: &str) -> Vec<Vec<&str>> {
                 blocks.push(lines);
             }
         }
-        let consumed = open + 3 + body_start + close + 3;
-        before_start += consumed;
-        rest = &rest[consumed..];
+        before_start = block.end;
     }
     blocks
 }

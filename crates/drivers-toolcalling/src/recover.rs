@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 
 use inference::lenient_json::parse_lenient;
 
+use crate::fenced::fenced_block;
+
 /// Prefix of the ids given to recovered calls (`recovered_<step>_<n>`).
 pub const RECOVERED_ID_PREFIX: &str = "recovered_";
 
@@ -660,7 +662,7 @@ impl<'a> Blocks<'a> {
         let (start, inner, end) = match (fence, tag) {
             (Some(f), Some(t)) if t < f => tagged_block(text, t),
             (None, Some(t)) => tagged_block(text, t),
-            (Some(f), _) => fenced_block(text, f),
+            (Some(f), _) => fenced_call_block(text, f),
             (None, None) => None,
         }?;
         self.at = end;
@@ -683,18 +685,15 @@ fn starts_a_line(before: &str) -> bool {
     }
 }
 
-fn fenced_block(text: &str, start: usize) -> Option<(usize, &str, usize)> {
-    let after = &text[start + 3..];
-    let newline = after.find('\n')?;
-    let info = after[..newline].trim();
-    let inner_start = start + 3 + newline + 1;
-    let close = text[inner_start..].find("```")?;
-    let end = inner_start + close + 3;
-    if !info.chars().all(|c| c.is_ascii_alphanumeric()) {
+/// The fenced block at `start`, its inside left empty when its info string is not one a call
+/// would be written under (letters and digits: `json`, or nothing).
+fn fenced_call_block(text: &str, start: usize) -> Option<(usize, &str, usize)> {
+    let block = fenced_block(text, start)?;
+    if !block.info.chars().all(|c| c.is_ascii_alphanumeric()) {
         // Not a block a call would be in; go on after it.
-        return Some((start, "", end));
+        return Some((start, "", block.end));
     }
-    Some((start, &text[inner_start..inner_start + close], end))
+    Some((start, block.body, block.end))
 }
 
 fn tagged_block(text: &str, start: usize) -> Option<(usize, &str, usize)> {

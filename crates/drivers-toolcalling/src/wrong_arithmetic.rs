@@ -14,6 +14,8 @@
 //! A result written with decimals is compared at its own precision (`10 / 3 = 3.33` holds).
 //! One pass over the reply, linear in its length.
 
+use crate::fenced::fenced_blocks;
+
 /// Arithmetic a reply got wrong: the expression and result as the reply wrote them, and the
 /// expression's value ([`wrong_arithmetic`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -70,34 +72,40 @@ pub fn wrong_arithmetic(reply: &str) -> Option<WrongArithmetic> {
     None
 }
 
-/// `reply` with its fenced code blocks and inline code spans blanked out.
+/// `reply` with its fenced code blocks and inline code spans blanked out (a block's lines
+/// become line breaks, a span's characters `#`), so that nothing in code is judged.
 fn outside_code(reply: &str) -> String {
     let mut text = String::with_capacity(reply.len());
-    let mut in_fence = false;
-    for line in reply.lines() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-            text.push('\n');
-            continue;
-        }
-        if in_fence {
-            text.push('\n');
-            continue;
-        }
-        let mut in_span = false;
-        for c in line.chars() {
-            if c == '`' {
-                in_span = !in_span;
-                text.push(' ');
-            } else if in_span {
-                text.push('#');
-            } else {
-                text.push(c);
-            }
-        }
-        text.push('\n');
+    let mut at = 0;
+    for block in fenced_blocks(reply) {
+        blank_spans(&reply[at..block.start], &mut text);
+        text.extend(std::iter::repeat_n(
+            '\n',
+            1 + block.body.matches('\n').count(),
+        ));
+        at = block.end;
     }
+    blank_spans(&reply[at..], &mut text);
     text
+}
+
+/// `prose` pushed to `text` with its inline code spans (`` `x` ``) blanked; a span does not
+/// run past its line.
+fn blank_spans(prose: &str, text: &mut String) {
+    let mut in_span = false;
+    for c in prose.chars() {
+        if c == '\n' {
+            in_span = false;
+            text.push(c);
+        } else if c == '`' {
+            in_span = !in_span;
+            text.push(' ');
+        } else if in_span {
+            text.push('#');
+        } else {
+            text.push(c);
+        }
+    }
 }
 
 /// A piece of the text the check reads.
@@ -429,6 +437,15 @@ mod tests {
             Some(("1.5 + 2.25 = 3.5".into(), "3.75".into()))
         );
         assert_eq!(wrong("1 / 0 = 5"), None);
+    }
+
+    #[test]
+    fn prose_around_code_is_judged_and_the_code_is_not() {
+        assert_eq!(
+            wrong("```\nlet total = 120 + 340 = 1;\n```\nSo `a` is 17 + 25 = 43."),
+            Some(("17 + 25 = 43".into(), "42".into()))
+        );
+        assert_eq!(wrong("`17 + 25 = 43` is what the test prints."), None);
     }
 
     #[test]
