@@ -82,11 +82,35 @@ fn agent(driver: ToolCallingDriver) -> Agent {
         .with_error_policy(ErrorPolicy::retry_tool_errors(3))
 }
 
+/// A new conversation whose user asks `request`.
+fn asking(request: &str) -> AgentState {
+    AgentState::new().with_user_message(request)
+}
+
+/// Runs "Weather in Paris?" through the test agent, the model giving `replies`.
 async fn run(replies: Vec<InferenceResponse>) -> (AgentState, ScriptedModel) {
+    run_on(asking("Weather in Paris?"), replies).await
+}
+
+/// Runs `state` through the test agent, the model giving `replies`: the finished state and
+/// the model, which remembers the requests it was sent.
+async fn run_on(
+    state: AgentState,
+    replies: impl IntoIterator<Item = InferenceResponse>,
+) -> (AgentState, ScriptedModel) {
+    run_with(state, replies, agent).await
+}
+
+/// As [`run_on`], with the agent built from the model's driver by `build` (the test agent with
+/// a setting more: `|driver| agent(driver).with_tools(..)`).
+async fn run_with(
+    state: AgentState,
+    replies: impl IntoIterator<Item = InferenceResponse>,
+    build: impl FnOnce(ToolCallingDriver) -> Agent,
+) -> (AgentState, ScriptedModel) {
     let model = ScriptedModel::new(replies);
-    let driver = ToolCallingDriver::new(model.clone());
-    let done = agent(driver)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+    let done = build(ToolCallingDriver::new(model.clone()))
+        .execute(state)
         .await
         .unwrap();
     (done, model)
@@ -173,10 +197,7 @@ async fn shown_as_written_the_model_sees_its_own_call_and_the_state_keeps_a_nati
         let model = ScriptedModel::new([text(&reply), text("Done.")]);
         let driver = ToolCallingDriver::new(model.clone())
             .with_recovered_calls_shown(RecoveredCallsShown::AsWritten);
-        let done = agent(driver)
-            .execute(AgentState::new().with_user_message("Go."))
-            .await
-            .unwrap();
+        let done = agent(driver).execute(asking("Go.")).await.unwrap();
         assert_eq!(answer(&done).as_deref(), Some("Done."));
         let shown = &model.requests()[1].messages;
         let transcript = shown.to_transcript();
@@ -218,7 +239,7 @@ async fn with_recovery_off_a_call_written_as_text_is_the_answer() {
     let model = ScriptedModel::new([text(PARIS_CALL)]);
     let driver = ToolCallingDriver::new(model).with_content_tool_call_recovery(false);
     let done = agent(driver)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .execute(asking("Weather in Paris?"))
         .await
         .unwrap();
     assert_eq!(done.step_count(), 1);
@@ -304,11 +325,7 @@ async fn an_announced_call_to_an_unknown_tool_is_refused_unless_the_request_asks
         "Show an example call.",
         "How would I use get_forecast?",
     ] {
-        let model = ScriptedModel::new([text(&announced)]);
-        let done = agent(ToolCallingDriver::new(model.clone()))
-            .execute(AgentState::new().with_user_message(request))
-            .await
-            .unwrap();
+        let (done, model) = run_on(asking(request), [text(&announced)]).await;
         assert_eq!(answer(&done), Some(announced.clone()), "{request}");
         assert!(done.steps().next().unwrap().tool_executions().is_empty());
         assert_eq!(model.requests().len(), 1, "{request}");
@@ -353,15 +370,15 @@ async fn a_plan_after_the_tools_ran_gets_one_nudge_and_the_answer_follows() {
 #[tokio::test]
 async fn a_copied_tool_error_gets_one_nudge_and_is_never_the_answer() {
     let copied = "Error: There is no tool named `get_forecast`. Did you mean";
-    let model = ScriptedModel::new([
-        text(UNKNOWN_CALL),
-        text(copied),
-        text("I cannot get a forecast: there is no such tool."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message("Forecast for Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_on(
+        asking("Forecast for Paris?"),
+        [
+            text(UNKNOWN_CALL),
+            text(copied),
+            text("I cannot get a forecast: there is no such tool."),
+        ],
+    )
+    .await;
     assert_eq!(
         answer(&done).as_deref(),
         Some("I cannot get a forecast: there is no such tool.")
@@ -369,11 +386,11 @@ async fn a_copied_tool_error_gets_one_nudge_and_is_never_the_answer() {
     let nudged = model.requests()[2].messages.to_transcript();
     assert!(nudged.contains("not an answer"), "{nudged}");
 
-    let model = ScriptedModel::new([text(UNKNOWN_CALL), text(copied), text(copied)]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message("Forecast for Paris?"))
-        .await
-        .unwrap();
+    let (done, _) = run_on(
+        asking("Forecast for Paris?"),
+        [text(UNKNOWN_CALL), text(copied), text(copied)],
+    )
+    .await;
     assert_eq!(
         answer(&done),
         None,
@@ -417,11 +434,11 @@ async fn a_plan_when_no_tool_ran_gets_one_nudge_and_the_call_follows() {
     assert_eq!(model.requests().len(), 4);
 
     // Asked how something is done, the model may give the same answer again: it stands.
-    let model = ScriptedModel::new(vec![text(plan), text(plan)]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message("How do I find the weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_on(
+        asking("How do I find the weather in Paris?"),
+        vec![text(plan), text(plan)],
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some(plan));
     assert_eq!(model.requests().len(), 2);
 
@@ -615,20 +632,20 @@ async fn an_answer_written_before_any_result_gets_one_nudge() {
 #[tokio::test]
 async fn a_guess_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
     let (guess, plan) = (GUESS, plan_with_guess());
-    let model = ScriptedModel::new([
-        plan,
-        text(guess),
-        text(guess),
-        // asked to answer on stop, with the plan in view
-        text(guess),
-        // asked from the page of results
-        text("It is sunny in Paris."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        [
+            plan,
+            text(guess),
+            text(guess),
+            // asked to answer on stop, with the plan in view
+            text(guess),
+            // asked from the page of results
+            text("It is sunny in Paris."),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Synthesize),
+    )
+    .await;
     assert_eq!(model.requests().len(), 5);
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
     let page = model.requests()[4].messages.to_transcript();
@@ -645,20 +662,20 @@ async fn a_guess_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
 #[tokio::test]
 async fn a_plan_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
     let plan = "To get the weather in Paris, you can use the `get_weather` function.";
-    let model = ScriptedModel::new([
-        text(PARIS_CALL),
-        text(plan),
-        text(plan),
-        // asked to answer on stop, with the plan in view
-        text(plan),
-        // asked from the page of results
-        text("It is sunny in Paris."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        [
+            text(PARIS_CALL),
+            text(plan),
+            text(plan),
+            // asked to answer on stop, with the plan in view
+            text(plan),
+            // asked from the page of results
+            text("It is sunny in Paris."),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Synthesize),
+    )
+    .await;
     assert_eq!(model.requests().len(), 5);
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
 }
@@ -684,10 +701,7 @@ async fn a_repeat_of_an_earlier_answer_to_another_request_gets_one_nudge() {
         text(rome),
     ]);
     let agent = agent(ToolCallingDriver::new(model.clone()));
-    let first = agent
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let first = agent.execute(asking("Weather in Paris?")).await.unwrap();
     assert_eq!(answer(&first).as_deref(), Some(paris));
     let second = agent
         .execute(first.with_user_message("And in Rome?"))
@@ -737,11 +751,11 @@ async fn a_copy_of_an_answer_made_on_a_stop_is_asked_without_it_and_never_saved(
         )
         .with_user_message(request);
     let read = r#"{"name": "read_file", "arguments": {"path": "config.ini"}}"#;
-    let model = ScriptedModel::new([text(apology), text(read), text("Workers is 4.")]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(conversation.clone())
-        .await
-        .unwrap();
+    let (done, model) = run_on(
+        conversation.clone(),
+        [text(apology), text(read), text("Workers is 4.")],
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some("Workers is 4."));
     let asked = model.requests()[1].messages.to_transcript();
     assert!(
@@ -765,11 +779,7 @@ async fn a_copy_of_an_answer_made_on_a_stop_is_asked_without_it_and_never_saved(
         .to_transcript()
         .contains("I'm sorry"));
 
-    let model = ScriptedModel::new([text(apology), text(apology)]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(conversation.clone())
-        .await
-        .unwrap();
+    let (done, _) = run_on(conversation.clone(), [text(apology), text(apology)]).await;
     assert_eq!(done.stop_reason(), Some(StopReason::Error));
     assert_eq!(
         done.messages().len(),
@@ -788,15 +798,15 @@ async fn a_copy_of_an_answer_made_on_a_stop_is_asked_without_it_and_never_saved(
 async fn an_answer_about_a_named_file_given_without_looking_gets_one_nudge() {
     let request = "What does paris.txt say about the weather?";
     let call = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
-    let model = ScriptedModel::new([
-        text("It is raining in Paris."),
-        text(call),
-        text("It is sunny in Paris."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .execute(AgentState::new().with_user_message(request))
-        .await
-        .unwrap();
+    let (done, model) = run_on(
+        asking(request),
+        [
+            text("It is raining in Paris."),
+            text(call),
+            text("It is sunny in Paris."),
+        ],
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
     assert_eq!(done.steps().next().unwrap().tool_executions().len(), 1);
     let nudged = model.requests()[1].messages.to_transcript();
@@ -810,11 +820,7 @@ async fn an_answer_about_a_named_file_given_without_looking_gets_one_nudge() {
         "It is raining.",
         "",
     ] {
-        let model = ScriptedModel::new([text("It is raining."), text(reply)]);
-        let done = agent(ToolCallingDriver::new(model.clone()))
-            .execute(AgentState::new().with_user_message(request))
-            .await
-            .unwrap();
+        let (done, model) = run_on(asking(request), [text("It is raining."), text(reply)]).await;
         assert_eq!(answer(&done).as_deref(), Some("It is raining."), "{reply}");
         assert_eq!(model.requests().len(), 2, "{reply}");
     }
@@ -1024,7 +1030,7 @@ async fn with_recovery_off_a_call_announced_in_prose_is_the_answer() {
     let model = ScriptedModel::new([text(&reply)]);
     let driver = ToolCallingDriver::new(model).with_content_tool_call_recovery(false);
     let done = agent(driver)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
+        .execute(asking("Weather in Paris?"))
         .await
         .unwrap();
     assert_eq!(answer(&done), Some(reply));
@@ -1285,7 +1291,7 @@ async fn a_finished_reply_with_a_broken_call_at_the_end_is_not_recovered() {
 async fn a_cut_plain_answer_stays_a_step_error() {
     let model = ScriptedModel::new([text("It is sun").with_finish_reason(FinishReason::Length)]);
     let driver = ToolCallingDriver::new(model);
-    let state = AgentState::new().with_user_message("Weather?");
+    let state = asking("Weather?");
     let step = driver
         .next_step(
             &state,
@@ -1307,12 +1313,12 @@ async fn a_reply_cut_inside_a_call_it_was_writing_is_not_saved_as_the_answer() {
         "```json\n{{\n  \"name\": \"get_weather\",\n  \"arguments\": {{\n    \"city\": \"{}",
         "\\n".repeat(200)
     );
-    let model = ScriptedModel::new([text(&cut).with_finish_reason(FinishReason::Length)]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Notice)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        [text(&cut).with_finish_reason(FinishReason::Length)],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Notice),
+    )
+    .await;
     let first = done.steps().next().unwrap();
     assert!(
         first.response_messages().is_empty(),
@@ -1344,15 +1350,15 @@ async fn a_synthesized_answer_cut_inside_a_call_is_replaced_by_the_notice() {
         "{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"{}",
         "Paris ".repeat(100)
     );
-    let model = ScriptedModel::new([
-        text(&cut).with_finish_reason(FinishReason::Length),
-        text(&cut).with_finish_reason(FinishReason::Length),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        [
+            text(&cut).with_finish_reason(FinishReason::Length),
+            text(&cut).with_finish_reason(FinishReason::Length),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Synthesize),
+    )
+    .await;
     assert_eq!(
         model.requests().len(),
         2,
@@ -1370,15 +1376,15 @@ async fn a_reply_that_loops_until_its_token_limit_is_not_the_answer() {
     let looped = "Here's the step-by-step process:\n\n1. **Read the content of `paris.txt`**.\n\
                   2. **Report the weather**.\n"
         .repeat(8);
-    let model = ScriptedModel::new([
-        text(PARIS_CALL),
-        text(&looped).with_finish_reason(FinishReason::Length),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Notice)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, _) = run_with(
+        asking("Weather in Paris?"),
+        [
+            text(PARIS_CALL),
+            text(&looped).with_finish_reason(FinishReason::Length),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Notice),
+    )
+    .await;
     let last = done.steps().last().unwrap();
     assert!(last.response_messages().is_empty());
     assert!(
@@ -1389,14 +1395,14 @@ async fn a_reply_that_loops_until_its_token_limit_is_not_the_answer() {
     let saved = answer(&done).unwrap_or_default();
     assert!(saved.starts_with("I could not finish this task"), "{saved}");
     // A cut answer that does not loop is kept, as before (with its finish-reason error).
-    let model = ScriptedModel::new([
-        text(PARIS_CALL),
-        text("It is sunny in Par").with_finish_reason(FinishReason::Length),
-    ]);
-    let done = agent(ToolCallingDriver::new(model))
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, _) = run_on(
+        asking("Weather in Paris?"),
+        [
+            text(PARIS_CALL),
+            text("It is sunny in Par").with_finish_reason(FinishReason::Length),
+        ],
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Par"));
 }
 
@@ -1729,18 +1735,18 @@ const SUM_REQUEST: &str = "a.txt and b.txt each hold a number. What is their sum
 #[tokio::test]
 async fn an_answer_after_every_call_failed_is_asked_about_with_the_suggested_paths() {
     let invented = "The contents of `a.txt` are 10 and of `b.txt` are 20, so their sum is 30.";
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([read("c1", "data/a.txt")]),
-        InferenceResponse::with_tool_calls([read("c2", "data/b.txt")]),
-        text(invented),
-        InferenceResponse::with_tool_calls([read("c3", "a.txt"), read("c4", "b.txt")]),
-        text("The sum is 42."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_tools(root_files_only())
-        .execute(AgentState::new().with_user_message(SUM_REQUEST))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "data/a.txt")]),
+            InferenceResponse::with_tool_calls([read("c2", "data/b.txt")]),
+            text(invented),
+            InferenceResponse::with_tool_calls([read("c3", "a.txt"), read("c4", "b.txt")]),
+            text("The sum is 42."),
+        ],
+        |driver| agent(driver).with_tools(root_files_only()),
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some("The sum is 42."));
     let asked = model.requests()[3].messages.to_transcript();
     assert!(
@@ -1794,12 +1800,10 @@ async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignor
             read("c2", "data/b.txt"),
         ])];
         script.extend(replies.iter().map(|reply| text(reply)));
-        let model = ScriptedModel::new(script);
-        let done = agent(ToolCallingDriver::new(model.clone()))
-            .with_tools(root_files_only())
-            .execute(AgentState::new().with_user_message(request))
-            .await
-            .unwrap();
+        let (done, model) = run_with(asking(request), script, |driver| {
+            agent(driver).with_tools(root_files_only())
+        })
+        .await;
         assert_eq!(answer(&done).as_deref(), saved, "{request} {replies:?}");
         assert_eq!(model.requests().len(), requests, "{request} {replies:?}");
     }
@@ -1824,20 +1828,20 @@ async fn an_answer_after_an_error_suggested_the_file_the_request_speaks_of_is_as
         })
         .with_effects(ToolEffects::ReadOnly),
     );
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([read("c1", "config")]),
-        text("The port setting in the config file is set to 8080."),
-        InferenceResponse::with_tool_calls([
-            read("c2", "config.dev.yaml"),
-            read("c3", "config.prod.yaml"),
-        ]),
-        text("There are two config files: dev sets 8080, prod sets 443."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_tools(tools)
-        .execute(AgentState::new().with_user_message("What port does the config file set?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("What port does the config file set?"),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "config")]),
+            text("The port setting in the config file is set to 8080."),
+            InferenceResponse::with_tool_calls([
+                read("c2", "config.dev.yaml"),
+                read("c3", "config.prod.yaml"),
+            ]),
+            text("There are two config files: dev sets 8080, prod sets 443."),
+        ],
+        |driver| agent(driver).with_tools(tools),
+    )
+    .await;
     assert_eq!(
         answer(&done).as_deref(),
         Some("There are two config files: dev sets 8080, prod sets 443.")
@@ -1865,18 +1869,19 @@ async fn a_reply_that_copies_the_instructions_is_not_an_answer_and_its_example_c
         "{HINT}\n\n# Tools\n\nYou may call one or more functions to assist with the user \
          query.\n\nYou are provided with function signatures within <tools></tools> XML tags:"
     );
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([ToolCall::new(
-            "c1",
-            "get_weather",
-            json!({"city": "Paris"}),
-        )]),
-        text(&copy).with_finish_reason(FinishReason::Length),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        vec![
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c1",
+                "get_weather",
+                json!({"city": "Paris"}),
+            )]),
+            text(&copy).with_finish_reason(FinishReason::Length),
+        ],
+        |driver| agent(driver.with_tool_call_hint(HINT)),
+    )
+    .await;
     assert_eq!(model.requests().len(), 2, "asked once, never again");
     assert_eq!(answer(&done), None);
     assert_eq!(done.stop_reason(), Some(StopReason::Error));
@@ -1903,19 +1908,22 @@ async fn a_reply_that_copies_the_instructions_is_not_an_answer_and_its_example_c
 #[tokio::test]
 async fn the_answer_on_stop_after_a_copy_of_the_instructions_is_asked_without_it() {
     let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
-    let model = ScriptedModel::new(vec![
-        text(PARIS_CALL),
-        text(&copy).with_finish_reason(FinishReason::Length),
-        // asked to answer on stop, with the calls in view
-        text(&copy),
-        // asked from the page of results
-        text("It is sunny in Paris."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        vec![
+            text(PARIS_CALL),
+            text(&copy).with_finish_reason(FinishReason::Length),
+            // asked to answer on stop, with the calls in view
+            text(&copy),
+            // asked from the page of results
+            text("It is sunny in Paris."),
+        ],
+        |driver| {
+            agent(driver.with_tool_call_hint(HINT))
+                .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        },
+    )
+    .await;
     assert_eq!(model.requests().len(), 4);
     let on_stop = model.requests()[2].messages.to_transcript();
     assert!(on_stop.contains("Sunny in Paris"), "{on_stop}");
@@ -1959,15 +1967,15 @@ async fn a_reply_that_disowns_the_tools_after_they_worked_is_asked_about() {
         .with_effects(ToolEffects::ReadOnly),
     );
     let said = "I cannot access secret.txt: permission denied.";
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([read("c1", "secret.txt")]),
-        text(said),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_tools(failing)
-        .execute(AgentState::new().with_user_message("What does secret.txt say?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("What does secret.txt say?"),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "secret.txt")]),
+            text(said),
+        ],
+        |driver| agent(driver).with_tools(failing),
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some(said));
     assert_eq!(model.requests().len(), 2);
 }
@@ -1977,19 +1985,22 @@ async fn a_reply_that_disowns_the_tools_after_they_worked_is_asked_about() {
 #[tokio::test]
 async fn an_answer_on_stop_that_disowns_the_tools_after_they_worked_asks_the_page() {
     let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
-    let model = ScriptedModel::new(vec![
-        text(PARIS_CALL),
-        text(&copy).with_finish_reason(FinishReason::Length),
-        // asked to answer on stop, with the calls in view
-        text(DISOWNED),
-        // asked from the page of results
-        text("It is sunny in Paris."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        vec![
+            text(PARIS_CALL),
+            text(&copy).with_finish_reason(FinishReason::Length),
+            // asked to answer on stop, with the calls in view
+            text(DISOWNED),
+            // asked from the page of results
+            text("It is sunny in Paris."),
+        ],
+        |driver| {
+            agent(driver.with_tool_call_hint(HINT))
+                .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        },
+    )
+    .await;
     assert_eq!(model.requests().len(), 4);
     let page = model.requests()[3].messages.to_transcript();
     assert!(page.contains("What your tool calls returned:"), "{page}");
@@ -2029,12 +2040,12 @@ async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
             "config.yaml",
         )])];
         script.extend(replies.iter().map(|reply| text(reply)));
-        let model = ScriptedModel::new(script);
-        let done = agent(ToolCallingDriver::new(model.clone()))
-            .with_tools(config.clone())
-            .execute(AgentState::new().with_user_message("Is debug mode enabled in config.yaml?"))
-            .await
-            .unwrap();
+        let (done, model) = run_with(
+            asking("Is debug mode enabled in config.yaml?"),
+            script,
+            |driver| agent(driver).with_tools(config.clone()),
+        )
+        .await;
         assert_eq!(answer(&done).as_deref(), saved);
         assert_eq!(model.requests().len(), requests);
         if requests == 3 {
@@ -2049,19 +2060,22 @@ async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
 #[tokio::test]
 async fn an_answer_on_stop_that_misquotes_a_result_asks_the_page() {
     let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
-    let model = ScriptedModel::new(vec![
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        vec![
         text(PARIS_CALL),
         text(&copy).with_finish_reason(FinishReason::Length),
         // asked to answer on stop, with the calls in view
         text("The `get_weather` call returned:\n```\nHeavy rain in Paris\n```\nTake an umbrella."),
         // asked from the page of results
         text("It is sunny in Paris."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()).with_tool_call_hint(HINT))
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(AgentState::new().with_user_message("Weather in Paris?"))
-        .await
-        .unwrap();
+    ],
+        |driver| {
+            agent(driver.with_tool_call_hint(HINT))
+                .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        },
+    )
+    .await;
     assert_eq!(model.requests().len(), 4);
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
 }
@@ -2094,16 +2108,16 @@ async fn a_claimed_call_with_a_made_up_json_result_is_asked_about() {
 #[tokio::test]
 async fn a_reply_whose_arithmetic_is_wrong_is_told_the_right_value() {
     let wrong = "a.txt holds 17 and b.txt holds 25, so their sum is 17 + 25 = 43.";
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
-        text(wrong),
-        text("Their sum is 42."),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_tools(root_files_only())
-        .execute(AgentState::new().with_user_message(SUM_REQUEST))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+            text(wrong),
+            text("Their sum is 42."),
+        ],
+        |driver| agent(driver).with_tools(root_files_only()),
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some("Their sum is 42."));
     let asked = model.requests()[2].messages.to_transcript();
     assert!(
@@ -2114,29 +2128,29 @@ async fn a_reply_whose_arithmetic_is_wrong_is_told_the_right_value() {
 
     // right arithmetic is the answer at once
     let right = "17 + 25 = 42, so their sum is 42.";
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
-        text(right),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_tools(root_files_only())
-        .execute(AgentState::new().with_user_message(SUM_REQUEST))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+            text(right),
+        ],
+        |driver| agent(driver).with_tools(root_files_only()),
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some(right));
     assert_eq!(model.requests().len(), 2);
 
     // asked once per step: the same mistake again is the answer (the nudge showed the value)
-    let model = ScriptedModel::new(vec![
-        InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
-        text(wrong),
-        text(wrong),
-    ]);
-    let done = agent(ToolCallingDriver::new(model.clone()))
-        .with_tools(root_files_only())
-        .execute(AgentState::new().with_user_message(SUM_REQUEST))
-        .await
-        .unwrap();
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+            text(wrong),
+            text(wrong),
+        ],
+        |driver| agent(driver).with_tools(root_files_only()),
+    )
+    .await;
     assert_eq!(answer(&done).as_deref(), Some(wrong));
     assert_eq!(model.requests().len(), 3);
 }
