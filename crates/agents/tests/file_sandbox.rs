@@ -266,7 +266,7 @@ async fn absolute_and_relative_symlinks_that_stay_inside_are_followed() {
         ws.call("list_dir", json!({"path": "absolute/deep"}))
             .await
             .unwrap(),
-        "[link] back\n[file] file.txt (7 bytes)"
+        "[link] back\n[file] file.txt (7 bytes)\nIn all: 1 file (1 .txt file) and 1 link."
     );
 }
 

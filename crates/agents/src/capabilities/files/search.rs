@@ -244,16 +244,25 @@ fn lines_report(pattern: &str, lines: Vec<String>, complete: bool) -> String {
     text
 }
 
-/// The tool's text: the matches sorted, at most [`MAX_MATCHES`], with a note when there may be
-/// more.
+/// The tool's text: how many files match, then the matches sorted; at most [`MAX_MATCHES`],
+/// with a note in place of the count when there may be more.
 fn report(pattern: &str, mut found: Vec<String>, complete: bool) -> String {
     if found.is_empty() {
         return format!("(no files match `{pattern}`)");
     }
     found.sort();
     let total = found.len();
-    let mut lines: Vec<String> = found.into_iter().take(MAX_MATCHES).collect();
-    if total > MAX_MATCHES || !complete {
+    let whole = total <= MAX_MATCHES && complete;
+    let mut lines: Vec<String> = Vec::with_capacity(total.min(MAX_MATCHES) + 1);
+    if whole {
+        // the count, so that a model asked how many need not count the lines itself
+        lines.push(match total {
+            1 => format!("1 file matches `{pattern}`:"),
+            total => format!("{total} files match `{pattern}`:"),
+        });
+    }
+    lines.extend(found.into_iter().take(MAX_MATCHES));
+    if !whole {
         lines.push(format!(
             "... more files may match; showing {}. Use a narrower pattern or path.",
             total.min(MAX_MATCHES)
@@ -494,7 +503,7 @@ mod tests {
         let dir = tree();
         assert_eq!(
             search(&dir, json!({"pattern": "*.rs"})).await.unwrap(),
-            "src/lib.rs\nsrc/tools/mod.rs\ntests/it.rs"
+            "3 files match `*.rs`:\nsrc/lib.rs\nsrc/tools/mod.rs\ntests/it.rs"
         );
     }
 
@@ -505,13 +514,13 @@ mod tests {
             search(&dir, json!({"pattern": "src/**/*.rs"}))
                 .await
                 .unwrap(),
-            "src/lib.rs\nsrc/tools/mod.rs"
+            "2 files match `src/**/*.rs`:\nsrc/lib.rs\nsrc/tools/mod.rs"
         );
         assert_eq!(
             search(&dir, json!({"pattern": "*.rs", "path": "src/tools"}))
                 .await
                 .unwrap(),
-            "mod.rs"
+            "1 file matches `*.rs`:\nmod.rs"
         );
     }
 
@@ -520,7 +529,7 @@ mod tests {
         let dir = tree();
         assert_eq!(
             search(&dir, json!({"pattern": "config"})).await.unwrap(),
-            "src/tools/App_Config.yaml"
+            "1 file matches `config`:\nsrc/tools/App_Config.yaml"
         );
     }
 
@@ -579,7 +588,7 @@ mod tests {
             search(&dir, json!({"pattern": PATHOLOGICAL}))
                 .await
                 .unwrap(),
-            format!("{name}b")
+            format!("1 file matches `{PATHOLOGICAL}`:\n{name}b")
         );
         assert!(!glob(PATHOLOGICAL, &name));
     }
@@ -598,8 +607,10 @@ mod tests {
         // the longest pattern allowed still works
         let longest = "*".repeat(MAX_PATTERN_CHARS - 3) + ".rs";
         assert_eq!(
-            search(&dir, json!({"pattern": longest})).await.unwrap(),
-            "src/lib.rs\nsrc/tools/mod.rs\ntests/it.rs"
+            search(&dir, json!({"pattern": longest.clone()}))
+                .await
+                .unwrap(),
+            format!("3 files match `{longest}`:\nsrc/lib.rs\nsrc/tools/mod.rs\ntests/it.rs")
         );
         assert_eq!(
             search(&dir, json!({"pattern": "*[a"})).await.unwrap_err(),
@@ -718,7 +729,7 @@ mod tests {
         // a name match is what it was; a glob of names only is never looked up in the files
         assert_eq!(
             search(&dir, json!({"pattern": "config"})).await.unwrap(),
-            "src/config.rs"
+            "1 file matches `config`:\nsrc/config.rs"
         );
         assert_eq!(
             search(&dir, json!({"pattern": "*.py"})).await.unwrap(),
@@ -758,7 +769,7 @@ mod tests {
         // line holds, says that no file matches
         assert_eq!(
             search(&dir, json!({"pattern": "conf*.rs"})).await.unwrap(),
-            "src/config.rs"
+            "1 file matches `conf*.rs`:\nsrc/config.rs"
         );
         for pattern in ["*.py", "test_*.rs", "zeppelin*.txt"] {
             assert_eq!(
