@@ -300,9 +300,11 @@ pub(crate) fn asks_how_or_where(request: &str) -> bool {
 const INTENT_REACH: usize = 48;
 
 /// Whether an intent phrase of `lower` is followed closely, in the same clause, by
-/// "command", "tool" or "function": "you can use the following command:" and a shell block,
-/// after the tools already did the work (the 1.5B model on development task d23), names no
-/// tool of the agent but is still a how-to, not an answer.
+/// "command", "tool", "function" or "file": "you can use the following command:" and a shell
+/// block, after the tools already did the work (the 1.5B model on development task d23),
+/// names no tool of the agent but is still a how-to, not an answer; "I'll search through the
+/// lines of each file. Here's the step-by-step process:", after only listing the folder, went
+/// on with what each file holds, made up (development task d3): work announced is not done.
 fn intends_a_command(lower: &str) -> bool {
     INTENT.iter().any(|phrase| {
         lower.match_indices(phrase).any(|(at, _)| {
@@ -320,6 +322,10 @@ fn intends_a_command(lower: &str) -> bool {
             ["command", "tool", "function"]
                 .iter()
                 .any(|word| clause.contains(word))
+                // "file" as a word: `write_file` names a tool, which the caller judges
+                || clause
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|word| word == "file" || word == "files")
         })
     })
 }
@@ -453,6 +459,8 @@ mod tests {
             // Development task d23, after `write_file` made the file: a shell how-to.
             "To create a folder named reports containing a file summary.txt with the line: all good, you can use the following command:\n\n```sh\nmkdir -p reports\necho \"all good\" > reports/summary.txt\n```\n\nThis command creates the `reports` directory if it doesn't exist.",
             "I'll run the grep command on the log.",
+            // Development task d3, after `list_dir` only: the search announced, then imagined.
+            "To find files that mention \"zeppelin\", I'll search through the lines of each file. Here's the step-by-step process:\n\n1. **Search for \"zeppelin\" in each file**:\n   - alpha.txt: No match\n   - bravo.txt: No match\n\nTherefore, no file mentions a zeppelin.",
             // The 32-turn conversation at 52c145d, after `read_file` had run.
             "To read config.ini again, you would call the `read_file` function with the path to `config.ini`.",
             "To get the port, you should call the read_file tool with the path config.ini.",
