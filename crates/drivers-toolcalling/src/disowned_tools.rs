@@ -4,10 +4,18 @@
 //! call of the execution succeeded, so the claim is false, and the results hold what was
 //! asked. After the tools ran, such a reply is asked about once; asked to answer on stop, it
 //! is no answer (the loop asks once more from a page of the results alone).
+//!
+//! The same denial after a call to a tool the agent does not have is false too: asked to
+//! create a folder with a file, the 1.5B model called `create_folder`, was told there is no
+//! such tool and which tools there are (`write_file` creates the folders a path needs), and
+//! answered "I cannot create a folder ... because I do not have the ability to interact with
+//! the file system" (development task d23). When every failed call named a tool the agent
+//! does not have, such a reply is asked about once, told to use the tools it has.
 
-use messages::Message;
+use agents_core::Tools;
+use messages::{Message, Role};
 
-use crate::latest_results::every_result;
+use crate::latest_results::{every_result, text_of, TOOL_ERROR_PREFIX};
 use crate::word_set::WordSet;
 
 /// How a reply denies, in the first person, that the agent can reach files or run tools.
@@ -38,6 +46,12 @@ pub(crate) const DISOWNED_TOOLS_NUDGE: &str = "Your tool calls for this request 
 succeeded: their results are above. You can use the tools, and you already did. Answer the \
 request from those results.";
 
+/// What the model is told after such a reply when the calls that failed named tools the
+/// agent does not have.
+pub(crate) const DISOWNED_AFTER_UNKNOWN_TOOL_NUDGE: &str = "The tool you called does not \
+exist, but you do have tools: the error above lists them. Do what the user asked with one of \
+those tools: reply with only the tool call.";
+
 /// Whether `reply` says, in the first person, that the agent cannot reach files or use tools
 /// ("I don't have the ability to ...", "I cannot access ...", "As an AI ..."); a typographic
 /// apostrophe reads as `'`.
@@ -53,6 +67,28 @@ pub(crate) fn disowns_the_tools(reply: &str) -> bool {
 /// of them is an error: then a reply that disowns the tools is false.
 pub(crate) fn every_call_succeeded<'m>(execution: impl Iterator<Item = &'m Message>) -> bool {
     every_result(execution, false)
+}
+
+/// Whether `execution` (an execution's messages, in any order) holds a failed tool result
+/// and every failed one is from a call of a tool not among `tools`: a denial of the tools is
+/// then false, for the agent has tools the model did not call.
+pub(crate) fn only_unknown_tools_failed<'m>(
+    execution: impl Iterator<Item = &'m Message>,
+    tools: &Tools,
+) -> bool {
+    let mut any = false;
+    for message in execution.filter(|message| message.role() == Role::Tool) {
+        if text_of(message).starts_with(TOOL_ERROR_PREFIX) {
+            if message
+                .tool_name()
+                .is_none_or(|name| tools.get(name).is_some())
+            {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any && !tools.is_empty()
 }
 
 #[cfg(test)]
@@ -91,5 +127,36 @@ mod tests {
         assert!(every_call_succeeded([&asked, &ok].into_iter()));
         assert!(!every_call_succeeded([&asked, &ok, &failed].into_iter()));
         assert!(!every_call_succeeded([&asked].into_iter()));
+    }
+
+    #[test]
+    fn only_unknown_tools_failed_needs_a_failure_of_a_tool_not_there() {
+        let tools = Tools::new().with(crate::test_tools::weather_tool());
+        let unknown = ToolCall::new("c1", "create_folder", json!({"path": "reports"}));
+        let known = ToolCall::new("c2", "get_weather", json!({"city": "Paris"}));
+        let no_such_tool = Message::tool_result_for(
+            &unknown,
+            "Error: There is no tool named `create_folder`. The tools are: `get_weather`",
+        );
+        let weather = Message::tool_result_for(&known, "Sunny in Paris");
+        let weather_failed = Message::tool_result_for(&known, "Error: the service is down");
+        assert!(only_unknown_tools_failed(
+            [&no_such_tool].into_iter(),
+            &tools
+        ));
+        assert!(only_unknown_tools_failed(
+            [&no_such_tool, &weather].into_iter(),
+            &tools
+        ));
+        // a failure of a tool the agent has may be what the reply says it is
+        assert!(!only_unknown_tools_failed(
+            [&no_such_tool, &weather_failed].into_iter(),
+            &tools
+        ));
+        assert!(!only_unknown_tools_failed([&weather].into_iter(), &tools));
+        assert!(!only_unknown_tools_failed(
+            [&no_such_tool].into_iter(),
+            &Tools::new()
+        ));
     }
 }

@@ -39,7 +39,10 @@ use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, C
 use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
 };
-use crate::disowned_tools::{disowns_the_tools, every_call_succeeded, DISOWNED_TOOLS_NUDGE};
+use crate::disowned_tools::{
+    disowns_the_tools, every_call_succeeded, only_unknown_tools_failed,
+    DISOWNED_AFTER_UNKNOWN_TOOL_NUDGE, DISOWNED_TOOLS_NUDGE,
+};
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::failed_calls::{
     errors_suggest_a_requested_file, every_call_failed, failed_calls_nudge, ignores_the_failures,
@@ -185,7 +188,7 @@ impl Nudge {
             Nudge::AnswerAfterFailures => {
                 "the model answered as if a call had worked, after every call failed"
             }
-            Nudge::DisownedTools => "the model said it cannot use the tools its calls just used",
+            Nudge::DisownedTools => "the model said it cannot use the tools it has",
             Nudge::MisquotedResult => "the model quoted as a tool's output lines no result holds",
             Nudge::WrongArithmetic => "the model's arithmetic is wrong",
         }
@@ -477,7 +480,11 @@ impl Nudges {
                 })
                 .or_else(|| {
                     (disowns_the_tools(content)
-                        && every_call_succeeded(execution_messages(&self.conversation)))
+                        && (every_call_succeeded(execution_messages(&self.conversation))
+                            || only_unknown_tools_failed(
+                                execution_messages(&self.conversation),
+                                tools,
+                            )))
                     .then_some(Nudge::DisownedTools)
                 })
                 .or_else(|| {
@@ -574,7 +581,13 @@ impl Nudges {
             }
             Nudge::PredictedAnswer => PREDICTED_ANSWER_NUDGE,
             Nudge::AnswerAfterFailures => return failed_calls_nudge(&self.conversation),
-            Nudge::DisownedTools => DISOWNED_TOOLS_NUDGE,
+            Nudge::DisownedTools => {
+                if every_call_succeeded(execution_messages(&self.conversation)) {
+                    DISOWNED_TOOLS_NUDGE
+                } else {
+                    DISOWNED_AFTER_UNKNOWN_TOOL_NUDGE
+                }
+            }
             Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
             Nudge::WrongArithmetic => {
                 return match &self.miscalculated {

@@ -261,6 +261,28 @@ async fn prose_that_merely_contains_json_is_the_answer() {
 
 const UNKNOWN_CALL: &str = r#"{"name": "get_forecast", "arguments": {"city": "Paris"}}"#;
 
+/// Issue 36's development task d23: the model called a tool the agent does not have, then said
+/// it cannot do the task at all. It has tools: it is told so once, and the call that follows
+/// runs.
+#[tokio::test]
+async fn a_denial_of_the_tools_after_an_unknown_tool_is_told_the_tools_exist() {
+    let denial = "I apologize, but I cannot get a forecast because I do not have the ability \
+                  to access weather services.";
+    let (done, model) = run(vec![
+        text(UNKNOWN_CALL),
+        text(denial),
+        text(PARIS_CALL),
+        text("It is sunny in Paris."),
+    ])
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
+    let told = model.requests()[2].messages.to_transcript();
+    assert!(told.contains("you do have tools"), "{told}");
+    // said again after that, the denial stands as what the model answers
+    let (done, _) = run(vec![text(UNKNOWN_CALL), text(denial), text(denial)]).await;
+    assert_eq!(answer(&done).as_deref(), Some(denial));
+}
+
 /// Issue 36's development task d13: "To find the third line of poem.txt, I will call the
 /// `read_file` function with the path "poem.txt" and the arguments {"offset": 3, "limit": 1}."
 /// was saved as the answer: a reply holding JSON was left to text-call recovery, which reads
