@@ -8,6 +8,13 @@
 //! ...) and none of whose lines any result of the execution holds is asked about once
 //! (`reply_nudge`); given again after that (the model did, d18), it is not an answer, and an
 //! answer on stop that misquotes is no answer either (the page of results is asked).
+//!
+//! The same holds for a result written as JSON. In issue 32's long conversation the 1.5B
+//! model, after a real `read_file` call, answered "To read the file docs/deploy.md, I called
+//! the `read_file` function ... The result was a JSON object ... "result": {"lines": [...]}"
+//! with lines the file does not have, five times in one run, and later turns read them as
+//! fact. A reply that tells of a call or its result and holds a JSON `"result"` or `"output"`
+//! field none of whose values any result of the execution holds misquotes a result too.
 
 use messages::{Message, Messages, Role};
 
@@ -35,9 +42,19 @@ static RESULT_WORDS: WordSet<'static> = WordSet::new(&[
 const INTRODUCTION_BYTES: usize = 160;
 
 /// What the model is told after such a reply.
-pub(crate) const MISQUOTED_RESULT_NUDGE: &str = "Your last reply quotes lines as what a tool \
-returned, but no tool result above holds them. Read the results above again and answer from \
-what they actually say; if they do not hold the answer, say so.";
+pub(crate) const MISQUOTED_RESULT_NUDGE: &str = "Your last reply quotes lines or values as \
+what a tool returned, but no tool result above holds them. Read the results above again and \
+answer in plain words from what they actually say; if they do not hold the answer, say so.";
+
+/// The JSON fields a model writes a made-up tool result under.
+const RESULT_FIELDS: [&str; 2] = ["\"result\"", "\"output\""];
+
+/// What tells, before a JSON result field, that the reply reports a call: [`RESULT_WORDS`] or
+/// these.
+static CALL_WORDS: WordSet<'static> = WordSet::new(&["called", "i used", "i ran", "calling"]);
+
+/// The most bytes of a JSON field's value that are read for its values.
+const JSON_VALUE_BYTES: usize = 2_000;
 
 /// The lines of each code block of `reply` that is introduced as a tool's output, trimmed,
 /// empty lines left out.
@@ -62,6 +79,104 @@ fn quoted_blocks(reply: &str) -> Vec<Vec<&str>> {
         before_start = block.end;
     }
     blocks
+}
+
+/// The values of each JSON `"result"` or `"output"` field of `reply` that follows words
+/// telling of a call or its result ([`RESULT_WORDS`], [`CALL_WORDS`]) anywhere before it in
+/// the reply: the strings and bare numbers or words in the field's value that are not keys.
+/// A field whose value holds none is left out.
+fn quoted_json_values(reply: &str) -> Vec<Vec<&str>> {
+    let mut fields = Vec::new();
+    for field in RESULT_FIELDS {
+        let mut from = 0;
+        // Whether the reply told of a call before `from` (read once, in pieces: linear).
+        let mut told = false;
+        while let Some(found) = find_ignoring_ascii_case(&reply[from..], field) {
+            let key_start = from + found;
+            let key_end = key_start + field.len();
+            let before = &reply[from..key_start];
+            told = told || RESULT_WORDS.in_text(before) || CALL_WORDS.in_text(before);
+            from = key_end;
+            let Some(value) = reply[key_end..].trim_start().strip_prefix(':') else {
+                continue;
+            };
+            if !told {
+                continue;
+            }
+            let value = value.trim_start();
+            let value = &value[..value.floor_char_boundary(JSON_VALUE_BYTES.min(value.len()))];
+            let leaves = json_leaves(value);
+            if !leaves.is_empty() {
+                fields.push(leaves);
+            }
+        }
+    }
+    fields
+}
+
+/// Where `needle` (ASCII) first occurs in `haystack`, ignoring ASCII case.
+fn find_ignoring_ascii_case(haystack: &str, needle: &str) -> Option<usize> {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .position(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+/// The values in the JSON value that starts `text` (which may run on past it, or be cut
+/// short): the contents of its strings that are not keys, and its bare numbers and words
+/// (`true`, `null`), up to where the value ends.
+fn json_leaves(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut leaves = Vec::new();
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth <= 1 {
+                    break;
+                }
+                depth -= 1;
+            }
+            b'"' => {
+                let start = at + 1;
+                let mut end = start;
+                while end < bytes.len() && bytes[end] != b'"' {
+                    end += if bytes[end] == b'\\' { 2 } else { 1 };
+                }
+                let end = end.min(bytes.len());
+                let is_key = text[end.saturating_add(1).min(text.len())..]
+                    .trim_start()
+                    .starts_with(':');
+                if !is_key && end > start {
+                    leaves.push(&text[start..end]);
+                }
+                at = end;
+                if depth == 0 {
+                    break;
+                }
+            }
+            b',' | b'\n' if depth == 0 => break,
+            byte if byte.is_ascii_alphanumeric() || byte == b'-' => {
+                let start = at;
+                while at < bytes.len()
+                    && (bytes[at].is_ascii_alphanumeric()
+                        || matches!(bytes[at], b'-' | b'.' | b'_'))
+                {
+                    at += 1;
+                }
+                leaves.push(&text[start..at]);
+                if depth == 0 {
+                    break;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    leaves
 }
 
 /// `text` lower-cased with runs of whitespace made one space.
@@ -131,11 +246,17 @@ pub(crate) fn misquotes_a_result_of<'m>(
     reply: &str,
     execution: impl Iterator<Item = &'m Message>,
 ) -> bool {
-    if !reply.contains("```") {
-        return false;
-    }
-    let blocks = quoted_blocks(reply);
-    if blocks.is_empty() {
+    let blocks = if reply.contains("```") {
+        quoted_blocks(reply)
+    } else {
+        Vec::new()
+    };
+    let json = if reply.contains('"') {
+        quoted_json_values(reply)
+    } else {
+        Vec::new()
+    };
+    if blocks.is_empty() && json.is_empty() {
         return false;
     }
     let lines: Vec<String> = execution
@@ -145,12 +266,26 @@ pub(crate) fn misquotes_a_result_of<'m>(
     if lines.is_empty() {
         return false;
     }
-    blocks.iter().any(|quoted| {
+    let misquoted_block = blocks.iter().any(|quoted| {
         quoted
             .iter()
             .map(|line| normalized(unnumbered(line)))
             .all(|line| !line.is_empty() && !quotes_a_line(&line, &lines))
-    })
+    });
+    misquoted_block
+        || json
+            .iter()
+            .any(|values| values.iter().all(|value| !holds_a_value(value, &lines)))
+}
+
+/// Whether a line of `lines` holds the JSON string `value`, or one of its lines when it has
+/// escaped line breaks (`"a\\nb"`), compared ignoring case, spacing and line numbers.
+fn holds_a_value(value: &str, lines: &[String]) -> bool {
+    value
+        .split("\\n")
+        .map(|piece| normalized(unnumbered(piece)))
+        .filter(|piece| !piece.is_empty())
+        .any(|piece| lines.iter().any(|line| line.contains(&piece)))
 }
 
 #[cfg(test)]
@@ -212,6 +347,77 @@ mod tests {
             "The output was:\n```\ndebug_mode: true",
             &read
         ));
+    }
+
+    /// Issue 32, separated mode: after a real `read_file` call, a claim of the call with a
+    /// made-up result written as JSON.
+    #[test]
+    fn a_json_result_that_no_result_holds_is_a_misquote() {
+        let read = searched("     1\tname: demo\n     2\tdebug: false\n     3\tport: 80");
+        let forged = "To read the file config.yaml, I called the `read_file` function with the \
+                      path \"config.yaml\". The result was a JSON object with the function name \
+                      \"read_file\" and the arguments {\"path\": \"config.yaml\"}, \"result\": \
+                      {\"lines\": [\"debug: true\", \"port: 8080\"]}}. Debug mode is enabled.";
+        assert!(misquotes_a_result(forged, &read));
+        let fenced = "The output was:\n```json\n{\"output\": \"DEBUG_MODE=1\"}\n```";
+        assert!(misquotes_a_result(fenced, &read));
+        let escaped = "I called read_file: {\"result\": \"name: nope\\ndebug: on\"}";
+        assert!(misquotes_a_result(escaped, &read));
+        // values a result holds are a true quote, in any case, spacing or numbering
+        let true_json = "I called `read_file` and the result was {\"result\": {\"lines\": \
+                         [\"DEBUG:  false\", \"3: port: 80\"]}}. Debug is off.";
+        assert!(!misquotes_a_result(true_json, &read));
+        let escaped_true = "I called read_file: {\"result\": \"name: x\\ndebug: false\"}";
+        assert!(!misquotes_a_result(escaped_true, &read));
+        let number = "The search returned {\"output\": 80}.";
+        assert!(!misquotes_a_result(number, &read));
+        // a JSON field that no words of a call or result come before is the model's own JSON
+        let written = "Here is the config as JSON: {\"output\": \"dist\", \"debug\": true}";
+        assert!(!misquotes_a_result(written, &read));
+        // a field without a value, or no tool result, is not judged
+        assert!(!misquotes_a_result(
+            "The result was {\"result\": []}",
+            &read
+        ));
+        assert!(!misquotes_a_result(
+            forged,
+            &Messages::new().appended(Message::user("Is debug mode enabled?"))
+        ));
+        // "result" written as a word or as a value is no field
+        assert!(!misquotes_a_result(
+            "The result was \"result\" and nothing else.",
+            &read
+        ));
+    }
+
+    #[test]
+    fn the_values_of_a_json_field_are_its_strings_and_bare_words_not_its_keys() {
+        assert_eq!(
+            json_leaves(r#"{"lines": ["a", "b"], "n": 3, "ok": true}, "other": "x""#),
+            ["a", "b", "3", "true"]
+        );
+        assert_eq!(json_leaves(r#""one", "two""#), ["one"]);
+        assert_eq!(json_leaves("42, more"), ["42"]);
+        assert_eq!(json_leaves(r#"{"a": "x\"y"}"#), [r#"x\"y"#]);
+        // cut short: what is there
+        assert_eq!(json_leaves(r#"{"lines": ["a", "b"#), ["a", "b"]);
+        assert!(json_leaves("").is_empty());
+        assert!(json_leaves("{}").is_empty());
+        // multi-byte text is cut on characters
+        assert_eq!(json_leaves(r#"["é ü", "ñ"]"#), ["é ü", "ñ"]);
+    }
+
+    proptest::proptest! {
+        /// Any reply, hostile bytes and cut JSON included, is judged without a panic, and the
+        /// values found lie inside the field's text.
+        #[test]
+        fn any_reply_is_judged(reply in r#"(I called |"result"|"output"|: |[{}\[\],"\\]|é|x|7| |\n){0,40}"#) {
+            let read = searched("     1\tdebug: false");
+            let _ = misquotes_a_result(&reply, &read);
+            for leaf in json_leaves(&reply) {
+                proptest::prop_assert!(reply.contains(leaf));
+            }
+        }
     }
 
     #[test]

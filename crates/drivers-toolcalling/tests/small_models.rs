@@ -2077,6 +2077,54 @@ async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
     }
 }
 
+/// Issue 32, the long conversation in separated mode (2026-12-06): after a real `read_file`
+/// call the 1.5B model answered "To read the file docs/deploy.md, I called the `read_file`
+/// function ... The result was a JSON object ... "result": {"lines": [...]}" with lines the
+/// file does not have, and the answer was kept for later turns to read. A JSON result no
+/// call returned is asked about once, as a misquoted block is; the model's plain answer
+/// after that is kept, and a JSON quote of what the file does hold is an answer.
+#[tokio::test]
+async fn a_reply_that_writes_a_result_as_json_no_call_returned_is_asked_about() {
+    let deploy = Tools::new().with(
+        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
+            Ok::<_, String>("     1\t# Deploy\n     2\tHost: build.internal".to_owned())
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    );
+    let forged = "To read the file docs/deploy.md, I called the `read_file` function with the \
+                  path \"docs/deploy.md\". The result was a JSON object: {\"name\": \
+                  \"read_file\", \"result\": {\"lines\": [\"Host: localhost\"]}}. The host \
+                  is localhost.";
+    let true_json = "I called `read_file`; the result was {\"result\": {\"lines\": \
+                     [\"Host: build.internal\"]}}. The host is build.internal.";
+    for (replies, saved, requests) in [
+        (
+            vec![forged, "The host is build.internal."],
+            "The host is build.internal.",
+            3,
+        ),
+        (vec![true_json], true_json, 2),
+    ] {
+        let mut script = vec![InferenceResponse::with_tool_calls([read(
+            "c1",
+            "docs/deploy.md",
+        )])];
+        script.extend(replies.iter().map(|reply| text(reply)));
+        let (done, model) = run_with(
+            asking("Which host does docs/deploy.md deploy to?"),
+            script,
+            |driver| agent(driver).with_tools(deploy.clone()),
+        )
+        .await;
+        assert_eq!(answer(&done).as_deref(), Some(saved));
+        assert_eq!(model.requests().len(), requests);
+        if requests == 3 {
+            let asked = model.requests()[2].messages.to_transcript();
+            assert!(asked.contains("no tool result above holds them"), "{asked}");
+        }
+    }
+}
+
 /// An answer on stop that quotes as a tool's output lines no result holds is no answer: the
 /// loop asks once more from the page of results.
 #[tokio::test]
