@@ -17,7 +17,8 @@ pub const MAX_ENTRIES: usize = 100;
 
 /// `list_dir{path?}`: a directory's entries, directories first, each group sorted by name, as
 /// `[dir] name/`, `[file] name (N bytes)` or `[link] name` lines, then a line that counts
-/// them (`In all: 3 files (2 .md files, 1 .txt file) and 1 directory.`).
+/// them and, with two files or more, names the largest (`In all: 3 files (2 .md files, 1 .txt
+/// file) and 1 directory. The largest file is notes.md (120 bytes).`).
 #[derive(Clone, Debug)]
 pub struct ListDirTool {
     sandbox: Sandbox,
@@ -181,11 +182,55 @@ fn summary(entries: &[(Kind, String)]) -> String {
         parts.push(counted(links, "link", "links"));
     }
     let last = parts.pop().unwrap_or_default();
-    if parts.is_empty() {
+    let counts = if parts.is_empty() {
         format!("In all: {last}.")
     } else {
         format!("In all: {} and {last}.", parts.join(", "))
+    };
+    match largest(entries) {
+        Some(largest) => format!("{counts} {largest}"),
+        None => counts,
     }
+}
+
+/// Which file of a listing is the largest, as a sentence: `The largest file is beta.csv
+/// (2048 bytes).`, or `The largest files are a.txt and b.txt (10 bytes each).` on a tie (at
+/// most three named, then how many more). A model asked which file is the largest reads it
+/// instead of comparing sizes, which small models get wrong (issue 36, d19: the 1.5B model
+/// named the first file of the listing and quoted its size). `None` without files, or when
+/// every file has the same size.
+fn largest(entries: &[(Kind, String)]) -> Option<String> {
+    let size = entries
+        .iter()
+        .filter_map(|(kind, _)| match kind {
+            Kind::File(size) => Some(*size),
+            _ => None,
+        })
+        .max()?;
+    let names: Vec<&str> = entries
+        .iter()
+        .filter(|(kind, _)| *kind == Kind::File(size))
+        .map(|(_, name)| name.as_str())
+        .collect();
+    let files = entries
+        .iter()
+        .filter(|(kind, _)| matches!(kind, Kind::File(_)))
+        .count();
+    if names.len() == files {
+        return None;
+    }
+    Some(match names.as_slice() {
+        [one] => format!("The largest file is {one} ({size} bytes)."),
+        [first @ .., last] if names.len() <= 3 => format!(
+            "The largest files are {} and {last} ({size} bytes each).",
+            first.join(", ")
+        ),
+        _ => format!(
+            "The largest files are {} and {} more ({size} bytes each).",
+            names[..3].join(", "),
+            names.len() - 3
+        ),
+    })
 }
 
 /// `count` with its noun: `1 file`, `3 files`.
@@ -219,7 +264,8 @@ mod tests {
         assert_eq!(
             list(&tool, json!({})).await.unwrap(),
             "[dir] src/\n[dir] zeta/\n[file] a.txt (0 bytes)\n[file] b.txt (5 bytes)\n\
-             In all: 2 files (2 .txt files) and 2 directories."
+             In all: 2 files (2 .txt files) and 2 directories. The largest file is b.txt (5 \
+             bytes)."
         );
         assert_eq!(
             list(&tool, json!({"path": "src"})).await.unwrap(),
@@ -260,6 +306,57 @@ mod tests {
             "In all: 6 files (3 .md files, 1 .json file, 1 .txt file, 1 file without an \
              extension) and 1 link."
         ));
+    }
+
+    #[tokio::test]
+    async fn the_last_line_names_the_largest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
+        for (name, size) in [("alpha.csv", 120), ("beta.csv", 2048), ("gamma.csv", 900)] {
+            std::fs::write(dir.path().join(name), vec![b'x'; size]).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("big")).unwrap();
+        let output = list(&tool, json!({})).await.unwrap();
+        assert_eq!(
+            output.lines().last().unwrap(),
+            "In all: 3 files (3 .csv files) and 1 directory. The largest file is beta.csv (2048 \
+             bytes)."
+        );
+        // a tie names each, up to three
+        for name in ["delta.csv", "epsilon.csv"] {
+            std::fs::write(dir.path().join(name), vec![b'x'; 2048]).unwrap();
+        }
+        let output = list(&tool, json!({})).await.unwrap();
+        assert!(
+            output.ends_with(
+                "The largest files are beta.csv, delta.csv and epsilon.csv (2048 bytes each)."
+            ),
+            "{output}"
+        );
+        std::fs::write(dir.path().join("zeta.csv"), vec![b'x'; 2048]).unwrap();
+        let output = list(&tool, json!({})).await.unwrap();
+        assert!(
+            output.ends_with(
+                "The largest files are beta.csv, delta.csv, epsilon.csv and 1 more (2048 bytes \
+                 each)."
+            ),
+            "{output}"
+        );
+        // files of one size have no largest; one file is not compared
+        let same = tempfile::tempdir().unwrap();
+        let tool = ListDirTool::new(Sandbox::new(same.path()).unwrap());
+        for name in ["a.txt", "b.txt"] {
+            std::fs::write(same.path().join(name), "same").unwrap();
+        }
+        assert!(list(&tool, json!({}))
+            .await
+            .unwrap()
+            .ends_with("In all: 2 files (2 .txt files)."));
+        std::fs::remove_file(same.path().join("b.txt")).unwrap();
+        assert!(list(&tool, json!({}))
+            .await
+            .unwrap()
+            .ends_with("In all: 1 file (1 .txt file)."));
     }
 
     #[tokio::test]
