@@ -18,12 +18,16 @@ use super::read::MAX_FILE_BYTES;
 use super::sandbox::RelativePath;
 use super::walk::walk_files;
 use super::{
-    as_text, blocking, open_dir, open_file, parse_arguments, read_at_most, relative, too_large,
-    Access, Sandbox,
+    as_text, blocking, open_dir, open_file, parse_arguments, read_at_most, read_entries, relative,
+    too_large, Access, Sandbox, MAX_HINT_ENTRIES,
 };
 
 /// Matches shown at most.
 pub const MAX_MATCHES: usize = 100;
+
+/// The fewest characters of a word of a pattern looked up on its own (see `pattern_words`):
+/// shorter ones (`on`, `is`, `id`) are in too many lines to tell anything.
+const MIN_FALLBACK_WORD_CHARS: usize = 4;
 /// Directory entries visited at most (bounds the time spent on huge trees).
 pub const MAX_VISITED: usize = 50_000;
 /// Longer patterns are refused (a glob is compiled to a regular expression; no real search
@@ -50,7 +54,10 @@ const MAX_SHOWN_LINE_CHARS: usize = 200;
 /// Small models take a tool named `search_files` for grep: they call it with a word to find
 /// in the files (`{"pattern": "error", "path": "app.log"}`), so it finds lines too. With a
 /// file as `path`, it returns the file's lines that contain `pattern` (case-insensitively),
-/// numbered. A pattern without wildcards that no file name holds is looked up inside the
+/// numbered; when no line contains the whole pattern, the lines of its longest word (four
+/// characters or more, `_` splitting words) that some line holds are returned instead, after
+/// a note that says so (`debug_mode: true` finds `2: debug: false`). A pattern without
+/// wildcards that no file name holds is looked up inside the
 /// files: the lines that contain it, as `path:line: text`, from text files of at most
 /// `MAX_SEARCHED_FILE_BYTES`, `MAX_SEARCHED_BYTES` read in all, at most `MAX_MATCHES` lines.
 /// So is the longest word of a glob that matches no file name (`parse_config.*.rs` looks up
@@ -115,8 +122,20 @@ impl Tool for SearchFilesTool {
             let cancelled =
                 || ToolError::failed(format!("the search for `{pattern}` was cancelled"));
             if args.path.is_some() {
-                if let Some(file) = open_if_file(&sandbox, &base)? {
-                    return file_lines(file, &shown, &pattern).map(ToolOutput::text);
+                match open_if_file(&sandbox, &base) {
+                    Ok(Some(file)) => {
+                        return file_lines(file, &shown, &pattern).map(ToolOutput::text);
+                    }
+                    Ok(None) => {}
+                    Err(error) => {
+                        let files = files_named_after(&sandbox, &base);
+                        if files.is_empty() {
+                            return Err(error);
+                        }
+                        return Ok(ToolOutput::text(lines_of_files_named_after(
+                            &sandbox, &shown, &files, &pattern,
+                        )));
+                    }
                 }
             }
             let dir = open_dir(&sandbox, &base, &shown, "search")?;
@@ -153,6 +172,87 @@ impl Tool for SearchFilesTool {
     }
 }
 
+/// The most files [`files_named_after`] returns.
+const MAX_FILES_NAMED_AFTER: usize = 10;
+
+/// The files beside `path`, which names no file or directory, whose names begin with its
+/// name and a dot (`config` is the start of `config.dev.yaml` and `config.prod.yaml`), sorted,
+/// at most [`MAX_FILES_NAMED_AFTER`] (of the first entries a hint reads). Asked "What port
+/// does the config file set?" where two files begin with `config.`, the 1.5B model searched
+/// `config`, was told it does not exist with both names suggested, and searched only the
+/// first (issue 36, d26): the lines of both tell it the request is ambiguous.
+fn files_named_after(sandbox: &Sandbox, path: &RelativePath) -> Vec<RelativePath> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    if name.is_empty() || name.starts_with('.') {
+        return Vec::new();
+    }
+    let Ok(dir) = sandbox.open(&parent, Access::Directory) else {
+        return Vec::new();
+    };
+    let Ok(entries) = read_entries(&dir) else {
+        return Vec::new();
+    };
+    let stem = format!("{name}.");
+    let mut names: Vec<String> = entries
+        .take(MAX_HINT_ENTRIES)
+        .filter_map(Result::ok)
+        .filter(|entry| entry.kind == FileType::RegularFile)
+        .map(|entry| entry.name.to_string_lossy().into_owned())
+        .filter(|entry| entry.len() > stem.len() && entry.starts_with(&stem))
+        .collect();
+    names.sort();
+    let prefix = if parent.is_root() {
+        String::new()
+    } else {
+        format!("{}/", sandbox.shown(&parent))
+    };
+    names
+        .iter()
+        .take(MAX_FILES_NAMED_AFTER)
+        .filter_map(|name| sandbox.relative(&format!("{prefix}{name}")).ok())
+        .collect()
+}
+
+/// The tool's text for a search of the lines of `files`, named after `shown`, which does not
+/// exist: a note that says so, then each file's lines as a search of it alone gives them (or
+/// why it could not be searched).
+fn lines_of_files_named_after(
+    sandbox: &Sandbox,
+    shown: &str,
+    files: &[RelativePath],
+    pattern: &str,
+) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .map(|file| format!("`{}`", sandbox.shown(file)))
+        .collect();
+    let (count, files_word) = match files.len() {
+        1 => ("the file".to_owned(), "name begins"),
+        n => (format!("the {n} files"), "names begin"),
+    };
+    let mut text = format!(
+        "(no file or directory is named `{shown}`; searched {count} whose {files_word} with \
+         `{shown}.`: {})",
+        names.join(", ")
+    );
+    for file in files {
+        let file_shown = sandbox.shown(file);
+        let lines = match open_if_file(sandbox, file) {
+            Ok(Some(opened)) => file_lines(opened, &file_shown, pattern),
+            Ok(None) => continue,
+            Err(error) => Err(error),
+        };
+        text.push('\n');
+        match lines {
+            Ok(lines) => text.push_str(&lines),
+            Err(error) => text.push_str(&format!("({error})")),
+        }
+    }
+    text
+}
+
 /// `path` opened when it is a file (with its size); `None` when it is a directory. Other
 /// failures (it does not exist, it is a FIFO) are the errors `read_file` gives.
 fn open_if_file(sandbox: &Sandbox, path: &RelativePath) -> Result<Option<(File, u64)>, ToolError> {
@@ -179,33 +279,81 @@ fn file_lines((file, size): (File, u64), shown: &str, pattern: &str) -> Result<S
             "`{shown}` is a binary file; its lines cannot be searched as text"
         )));
     };
-    let needle = pattern.to_lowercase();
+    let (count, found) = numbered_matches(&text, &pattern.to_lowercase());
+    if count > 0 {
+        return Ok(found_lines(
+            count,
+            &found,
+            &format!("of `{shown}` "),
+            pattern,
+        ));
+    }
+    // The pattern as a whole is not there: the lines of its longest word that is (small
+    // models search for what they expect, `debug_mode: true`, where the file says `debug:
+    // false`).
+    let mut words: Vec<&str> = pattern_words(pattern).collect();
+    words.sort_by_key(|word| std::cmp::Reverse(word.len()));
+    for word in words {
+        let (count, found) = numbered_matches(&text, &word.to_lowercase());
+        if count > 0 {
+            return Ok(format!(
+                "(no line of `{shown}` contains `{pattern}`) {}",
+                found_lines(count, &found, "", word)
+            ));
+        }
+    }
+    Ok(format!(
+        "(no line of `{shown}` contains `{pattern}`; read_file shows the whole file)"
+    ))
+}
+
+/// How many lines of `text` contain `needle` (lower case), and the first [`MAX_MATCHES`] of
+/// them as `number: line`.
+fn numbered_matches(text: &str, needle: &str) -> (usize, Vec<String>) {
     // every match is counted, the first MAX_MATCHES kept
     let mut count = 0;
     let mut found = Vec::new();
-    for (number, line) in matching_lines(&text, &needle) {
+    for (number, line) in matching_lines(text, needle) {
         count += 1;
         if found.len() < MAX_MATCHES {
             found.push(format!("{number}: {}", shortened(line)));
         }
     }
-    Ok(match count {
-        0 => format!("(no line of `{shown}` contains `{pattern}`; read_file shows the whole file)"),
-        count => {
-            let (lines, contain) = if count == 1 {
-                ("line", "contains")
-            } else {
-                ("lines", "contain")
-            };
-            let mut text = format!(
-                "{count} {lines} of `{shown}` {contain} `{pattern}`:\n{}",
-                found.join("\n")
-            );
-            if count > MAX_MATCHES {
-                text.push_str(&format!("\n... showing the first {MAX_MATCHES}."));
-            }
-            text
-        }
+    (count, found)
+}
+
+/// `3 lines {of} contain `pattern`:` and the lines found, with a note when more were counted
+/// than shown.
+fn found_lines(count: usize, found: &[String], of: &str, pattern: &str) -> String {
+    let (lines, contain) = if count == 1 {
+        ("line", "contains")
+    } else {
+        ("lines", "contain")
+    };
+    let mut text = format!(
+        "{count} {lines} {of}{contain} `{pattern}`:\n{}",
+        found.join("\n")
+    );
+    if count > MAX_MATCHES {
+        text.push_str(&format!("\n... showing the first {MAX_MATCHES}."));
+    }
+    text
+}
+
+/// The words of a search pattern of several words that are looked up on their own when the
+/// whole pattern is in no line of a file: runs of letters and digits (`_` splits them, as in
+/// `debug_mode`) of at least [`MIN_FALLBACK_WORD_CHARS`] characters, not all digits; none for
+/// a pattern of one word.
+fn pattern_words(pattern: &str) -> impl Iterator<Item = &str> {
+    let words: Vec<&str> = pattern
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let several = words.len() > 1;
+    words.into_iter().filter(move |word| {
+        several
+            && word.chars().count() >= MIN_FALLBACK_WORD_CHARS
+            && !word.chars().all(|c| c.is_ascii_digit())
     })
 }
 
@@ -651,6 +799,114 @@ mod tests {
         };
         assert!(walk(base, &matcher, &stop_after_three).is_none());
         assert_eq!(checks.get(), 4);
+    }
+
+    /// Issue 36, development task d18: asked "Is debug mode enabled in config.yaml?", the
+    /// 1.5B model searched the file for `debug_mode: true`, was told no line holds it, and
+    /// answered that the file "does not contain the string" (or quoted the pattern as the
+    /// file's line). The lines of the pattern's longest word that the file holds come back.
+    #[tokio::test]
+    async fn a_pattern_no_line_holds_gives_the_lines_of_its_longest_word() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.yaml"),
+            "app: shop\ndebug: false\nlog_level: info\nmode: live\ncache: true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            search(
+                &dir,
+                json!({"pattern": "debug_mode: true", "path": "config.yaml"})
+            )
+            .await
+            .unwrap(),
+            "(no line of `config.yaml` contains `debug_mode: true`) 1 line contains `debug`:\n\
+             2: debug: false"
+        );
+        // the longest word first; one found is enough
+        assert_eq!(
+            search(
+                &dir,
+                json!({"pattern": "cache mode", "path": "config.yaml"})
+            )
+            .await
+            .unwrap(),
+            "(no line of `config.yaml` contains `cache mode`) 1 line contains `cache`:\n\
+             5: cache: true"
+        );
+        // short words and numbers are not looked up alone, nor is a pattern of one word
+        for pattern in ["is on", "port 8080", "verbose"] {
+            assert_eq!(
+                search(&dir, json!({"pattern": pattern, "path": "config.yaml"}))
+                    .await
+                    .unwrap(),
+                format!(
+                    "(no line of `config.yaml` contains `{pattern}`; read_file shows the whole \
+                     file)"
+                )
+            );
+        }
+        // no word found either
+        assert_eq!(
+            search(
+                &dir,
+                json!({"pattern": "verbose_output", "path": "config.yaml"})
+            )
+            .await
+            .unwrap(),
+            "(no line of `config.yaml` contains `verbose_output`; read_file shows the whole file)"
+        );
+    }
+
+    /// Issue 36, development task d26: "What port does the config file set?" with
+    /// `config.dev.yaml` and `config.prod.yaml`; the 1.5B model searched `config` for `port`.
+    #[tokio::test]
+    async fn a_path_that_begins_the_names_of_files_searches_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.dev.yaml"),
+            "port: 8080\nhost: dev\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("config.prod.yaml"), "port: 9090\n").unwrap();
+        std::fs::write(dir.path().join("configure.sh"), "port=1\n").unwrap();
+        std::fs::create_dir(dir.path().join("config.d")).unwrap();
+        assert_eq!(
+            search(&dir, json!({"pattern": "port", "path": "config"}))
+                .await
+                .unwrap(),
+            "(no file or directory is named `config`; searched the 2 files whose names begin \
+             with `config.`: `config.dev.yaml`, `config.prod.yaml`)\n\
+             1 line of `config.dev.yaml` contains `port`:\n1: port: 8080\n\
+             1 line of `config.prod.yaml` contains `port`:\n1: port: 9090"
+        );
+        // in a folder, one file, one without the line
+        std::fs::create_dir(dir.path().join("etc")).unwrap();
+        std::fs::write(dir.path().join("etc/app.ini"), "name = shop\n").unwrap();
+        assert_eq!(
+            search(&dir, json!({"pattern": "port", "path": "etc/app"}))
+                .await
+                .unwrap(),
+            "(no file or directory is named `etc/app`; searched the file whose name begins with \
+             `etc/app.`: `etc/app.ini`)\n\
+             (no line of `etc/app.ini` contains `port`; read_file shows the whole file)"
+        );
+        // no file begins with the name: the error, with its hint
+        let missing = search(&dir, json!({"pattern": "port", "path": "settings"}))
+            .await
+            .unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .contains("cannot search `settings`: no such file"),
+            "{missing}"
+        );
+        // a path out of the workspace is refused before anything is looked up
+        assert!(
+            search(&dir, json!({"pattern": "port", "path": "../config"}))
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
