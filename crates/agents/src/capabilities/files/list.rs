@@ -16,9 +16,9 @@ use super::{
 pub const MAX_ENTRIES: usize = 100;
 
 /// `list_dir{path?}`: a directory's entries, directories first, each group sorted by name, as
-/// `[dir] name/`, `[file] name (N bytes)` or `[link] name` lines, then a line that counts
-/// them and, with two files or more, names the largest (`In all: 3 files (2 .md files, 1 .txt
-/// file) and 1 directory. The largest file is notes.md (120 bytes).`).
+/// `[dir] name/`, `[file] name (N bytes)` or `[link] name` lines (the one file larger than
+/// all others says so: `[file] beta.log (1380 bytes, the largest)`), then a line that counts
+/// them (`In all: 3 files (2 .md files, 1 .txt file) and 1 directory.`).
 #[derive(Clone, Debug)]
 pub struct ListDirTool {
     sandbox: Sandbox,
@@ -101,11 +101,15 @@ fn list_dir(sandbox: &Sandbox, path: &str) -> Result<ToolOutput, ToolError> {
     });
     let total = entries.len();
     let summary = summary(&entries);
+    let largest = largest_size(&entries);
     let mut lines: Vec<String> = entries
         .into_iter()
         .take(MAX_ENTRIES)
         .map(|(kind, name)| match kind {
             Kind::Dir => format!("[dir] {name}/"),
+            Kind::File(size) if Some(size) == largest => {
+                format!("[file] {name} ({size} bytes, the largest)")
+            }
             Kind::File(size) => format!("[file] {name} ({size} bytes)"),
             Kind::Link => format!("[link] {name}"),
         })
@@ -182,55 +186,36 @@ fn summary(entries: &[(Kind, String)]) -> String {
         parts.push(counted(links, "link", "links"));
     }
     let last = parts.pop().unwrap_or_default();
-    let counts = if parts.is_empty() {
+    if parts.is_empty() {
         format!("In all: {last}.")
     } else {
         format!("In all: {} and {last}.", parts.join(", "))
-    };
-    match largest(entries) {
-        Some(largest) => format!("{counts} {largest}"),
-        None => counts,
     }
 }
 
-/// Which file of a listing is the largest, as a sentence: `The largest file is beta.csv
-/// (2048 bytes).`, or `The largest files are a.txt and b.txt (10 bytes each).` on a tie (at
-/// most three named, then how many more). A model asked which file is the largest reads it
-/// instead of comparing sizes, which small models get wrong (issue 36, d19: the 1.5B model
-/// named the first file of the listing and quoted its size). `None` without files, or when
-/// every file has the same size.
-fn largest(entries: &[(Kind, String)]) -> Option<String> {
-    let size = entries
-        .iter()
-        .filter_map(|(kind, _)| match kind {
-            Kind::File(size) => Some(*size),
-            _ => None,
-        })
-        .max()?;
-    let names: Vec<&str> = entries
-        .iter()
-        .filter(|(kind, _)| *kind == Kind::File(size))
-        .map(|(_, name)| name.as_str())
-        .collect();
-    let files = entries
-        .iter()
-        .filter(|(kind, _)| matches!(kind, Kind::File(_)))
-        .count();
-    if names.len() == files {
-        return None;
+/// The size of the one file of a listing larger than every other, if there is one: its line
+/// says so (`[file] beta.log (1380 bytes, the largest)`). A model asked which file is the
+/// largest reads it instead of comparing sizes, which small models get wrong (issue 36, d19:
+/// the 1.5B model named the first file of the listing and quoted its size). On the file's own
+/// line, not in the count line: a sentence naming the largest after the counts made the model
+/// answer a count of files of one kind with the count of all files again (d20). `None` with
+/// fewer than two files or a tie for the largest.
+fn largest_size(entries: &[(Kind, String)]) -> Option<u64> {
+    let mut sizes = entries.iter().filter_map(|(kind, _)| match kind {
+        Kind::File(size) => Some(*size),
+        _ => None,
+    });
+    let mut largest = sizes.next()?;
+    let (mut tied, mut others) = (false, 0);
+    for size in sizes {
+        others += 1;
+        if size > largest {
+            (largest, tied) = (size, false);
+        } else if size == largest {
+            tied = true;
+        }
     }
-    Some(match names.as_slice() {
-        [one] => format!("The largest file is {one} ({size} bytes)."),
-        [first @ .., last] if names.len() <= 3 => format!(
-            "The largest files are {} and {last} ({size} bytes each).",
-            first.join(", ")
-        ),
-        _ => format!(
-            "The largest files are {} and {} more ({size} bytes each).",
-            names[..3].join(", "),
-            names.len() - 3
-        ),
-    })
+    (others > 0 && !tied).then_some(largest)
 }
 
 /// `count` with its noun: `1 file`, `3 files`.
@@ -263,9 +248,8 @@ mod tests {
         let tool = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
         assert_eq!(
             list(&tool, json!({})).await.unwrap(),
-            "[dir] src/\n[dir] zeta/\n[file] a.txt (0 bytes)\n[file] b.txt (5 bytes)\n\
-             In all: 2 files (2 .txt files) and 2 directories. The largest file is b.txt (5 \
-             bytes)."
+            "[dir] src/\n[dir] zeta/\n[file] a.txt (0 bytes)\n[file] b.txt (5 bytes, the largest)\n\
+             In all: 2 files (2 .txt files) and 2 directories."
         );
         assert_eq!(
             list(&tool, json!({"path": "src"})).await.unwrap(),
@@ -309,54 +293,40 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_last_line_names_the_largest_file() {
+    async fn the_largest_file_says_so() {
         let dir = tempfile::tempdir().unwrap();
         let tool = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
-        for (name, size) in [("alpha.csv", 120), ("beta.csv", 2048), ("gamma.csv", 900)] {
+        for (name, size) in [("alpha.log", 120), ("beta.log", 2048), ("gamma.log", 900)] {
             std::fs::write(dir.path().join(name), vec![b'x'; size]).unwrap();
         }
         std::fs::create_dir(dir.path().join("big")).unwrap();
-        let output = list(&tool, json!({})).await.unwrap();
         assert_eq!(
-            output.lines().last().unwrap(),
-            "In all: 3 files (3 .csv files) and 1 directory. The largest file is beta.csv (2048 \
-             bytes)."
+            list(&tool, json!({})).await.unwrap(),
+            "[dir] big/\n[file] alpha.log (120 bytes)\n[file] beta.log (2048 bytes, the \
+             largest)\n[file] gamma.log (900 bytes)\nIn all: 3 files (3 .log files) and 1 \
+             directory."
         );
-        // a tie names each, up to three
-        for name in ["delta.csv", "epsilon.csv"] {
-            std::fs::write(dir.path().join(name), vec![b'x'; 2048]).unwrap();
-        }
-        let output = list(&tool, json!({})).await.unwrap();
-        assert!(
-            output.ends_with(
-                "The largest files are beta.csv, delta.csv and epsilon.csv (2048 bytes each)."
-            ),
-            "{output}"
-        );
-        std::fs::write(dir.path().join("zeta.csv"), vec![b'x'; 2048]).unwrap();
-        let output = list(&tool, json!({})).await.unwrap();
-        assert!(
-            output.ends_with(
-                "The largest files are beta.csv, delta.csv, epsilon.csv and 1 more (2048 bytes \
-                 each)."
-            ),
-            "{output}"
-        );
-        // files of one size have no largest; one file is not compared
+        // the first file may be the largest
+        std::fs::write(dir.path().join("aaa.log"), vec![b'x'; 4096]).unwrap();
+        assert!(list(&tool, json!({}))
+            .await
+            .unwrap()
+            .contains("[file] aaa.log (4096 bytes, the largest)\n[file] alpha.log (120 bytes)\n"));
+        std::fs::remove_file(dir.path().join("aaa.log")).unwrap();
+        // a tie for the largest, files of one size, or one file: no file says so
+        std::fs::write(dir.path().join("delta.log"), vec![b'x'; 2048]).unwrap();
+        assert!(!list(&tool, json!({})).await.unwrap().contains("largest"));
         let same = tempfile::tempdir().unwrap();
         let tool = ListDirTool::new(Sandbox::new(same.path()).unwrap());
         for name in ["a.txt", "b.txt"] {
             std::fs::write(same.path().join(name), "same").unwrap();
         }
-        assert!(list(&tool, json!({}))
-            .await
-            .unwrap()
-            .ends_with("In all: 2 files (2 .txt files)."));
+        assert!(!list(&tool, json!({})).await.unwrap().contains("largest"));
         std::fs::remove_file(same.path().join("b.txt")).unwrap();
-        assert!(list(&tool, json!({}))
-            .await
-            .unwrap()
-            .ends_with("In all: 1 file (1 .txt file)."));
+        assert_eq!(
+            list(&tool, json!({})).await.unwrap(),
+            "[file] a.txt (4 bytes)\nIn all: 1 file (1 .txt file)."
+        );
     }
 
     #[tokio::test]
