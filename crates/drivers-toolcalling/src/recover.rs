@@ -830,7 +830,17 @@ fn call_body(content: &str) -> Option<String> {
             return None;
         }
         return Some(
-            text.replace("<tool_call>", "\n")
+            text.split("<tool_call>")
+                .enumerate()
+                .map(|(i, piece)| {
+                    if i == 0 {
+                        std::borrow::Cow::Borrowed(piece)
+                    } else {
+                        with_name_key(piece)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
                 .replace("</tool_call>", "\n"),
         );
     }
@@ -849,6 +859,29 @@ fn call_body(content: &str) -> Option<String> {
         });
     }
     Some(text.to_owned())
+}
+
+/// The inside of a `<tool_call>` tag with the start of its object put back when the model
+/// left it out: `search_files", "arguments": {..}}` (the 1.5B model's reply to a nudge,
+/// issue 36, development task d3) is `{"name": "search_files", "arguments": {..}}`. Anything
+/// else is returned as it is.
+fn with_name_key(tagged: &str) -> std::borrow::Cow<'_, str> {
+    let body = tagged.trim_start();
+    let name_end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .unwrap_or(body.len());
+    let headless = name_end > 0
+        && body.as_bytes()[0].is_ascii_alphabetic()
+        && body[name_end..]
+            .strip_prefix('"')
+            .map(|rest| rest.trim_start())
+            .and_then(|rest| rest.strip_prefix(','))
+            .is_some_and(|rest| rest.trim_start().starts_with("\"arguments\""));
+    if headless {
+        std::borrow::Cow::Owned(format!("{{\"name\": \"{body}"))
+    } else {
+        std::borrow::Cow::Borrowed(tagged)
+    }
 }
 
 /// The JSON values that make up all of `body` (separated by whitespace or commas), and whether
@@ -1100,6 +1133,29 @@ mod tests {
         assert_eq!(
             recovered(tagged).map(|c| c[0].2.clone()),
             Some(json!({"city": "Rome"}))
+        );
+    }
+
+    #[test]
+    fn a_tagged_call_without_the_start_of_its_object_is_read_with_its_name() {
+        // Development task d3 (2026-12-06): the 1.5B model's reply to a nudge.
+        let headless = "<tool_call>get_weather\", \"arguments\": {\"city\": \"Rome\"}}</tool_call>";
+        assert_eq!(
+            recovered(headless).map(|c| (c[0].1.clone(), c[0].2.clone())),
+            Some(("get_weather".to_owned(), json!({"city": "Rome"})))
+        );
+        // Not a call: a word and a quote in a tag, or the text before the first tag.
+        assert_eq!(
+            recovered("<tool_call>get_weather\" is a tool</tool_call>"),
+            None
+        );
+        assert_eq!(
+            with_name_key("get_weather\", \"arguments\": {}}"),
+            "{\"name\": \"get_weather\", \"arguments\": {}}"
+        );
+        assert_eq!(
+            with_name_key("\"x\", \"arguments\""),
+            "\"x\", \"arguments\""
         );
     }
 
