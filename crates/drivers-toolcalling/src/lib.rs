@@ -49,8 +49,10 @@
 //! # });
 //! ```
 
+mod ambiguous_value;
 mod change_request;
 mod claimed_call;
+mod contradicted_setting;
 mod copied_error;
 mod copied_instructions;
 mod disowned_tools;
@@ -70,6 +72,7 @@ mod repeated_answer;
 mod repeated_reply;
 mod reply_nudge;
 mod reply_prefix;
+mod setting_line;
 mod shown_calls;
 mod step_messages;
 #[cfg(test)]
@@ -77,6 +80,7 @@ mod test_tools;
 mod tool_calling_driver;
 mod trust;
 mod unread_file;
+mod unseen_term;
 mod word_set;
 mod wrong_arithmetic;
 

@@ -189,7 +189,7 @@ fn normalized(text: &str) -> String {
 
 /// The lines of a tool result, normalized, each without the numbering the file tools put
 /// before it (`     2\t`, `2: `, `src/config.rs:3: `).
-fn result_lines(result: &str) -> Vec<String> {
+pub(crate) fn result_lines(result: &str) -> Vec<String> {
     result
         .lines()
         .map(|line| normalized(unnumbered(line)))
@@ -198,7 +198,7 @@ fn result_lines(result: &str) -> Vec<String> {
 }
 
 /// `line` without a leading line number (`     2\t`, `2: `) or `path:number: `.
-fn unnumbered(line: &str) -> &str {
+pub(crate) fn unnumbered(line: &str) -> &str {
     let trimmed = line.trim_start();
     let digits = trimmed.len()
         - trimmed

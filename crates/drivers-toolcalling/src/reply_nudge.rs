@@ -32,10 +32,12 @@ use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Message, Messages};
 
+use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
 use crate::change_request::{
     asks_for_a_change, nothing_changed_yet, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
 };
 use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, CLAIM_NUDGE};
+use crate::contradicted_setting::{contradicted_setting, ContradictedSetting};
 use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
 };
@@ -63,6 +65,7 @@ use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
+use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
 use crate::wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};
 
 /// What the model is told after a reply that wrote a call among other text, which did not
@@ -132,6 +135,16 @@ pub(crate) enum Nudge {
     /// A reply that writes an expression and a result that is not its value ("120 + 340 +
     /// 215 + 95 = 890"): told the value, answer again (issue 36).
     WrongArithmetic,
+    /// After the tools ran, a yes or no that a setting in a result contradicts ("Yes, debug
+    /// mode is enabled" beside `debug: false`): told the line, answer again (issue 36).
+    ContradictedSetting,
+    /// After the tools ran, an answer that names the file holding what the request asks
+    /// about when no result holds those words (a guess from a listing): look inside the files
+    /// (issue 36).
+    UnseenTerm,
+    /// After the tools ran, an answer that gives one of the different values several files
+    /// set, without its file: say each file's value, or ask which is meant (issue 36).
+    AmbiguousValue,
 }
 
 impl Nudge {
@@ -159,6 +172,9 @@ impl Nudge {
             Nudge::DisownedTools => "reply_after_disowned_tools",
             Nudge::MisquotedResult => "reply_after_misquoted_result",
             Nudge::WrongArithmetic => "reply_after_wrong_arithmetic",
+            Nudge::ContradictedSetting => "reply_after_contradicted_setting",
+            Nudge::UnseenTerm => "reply_after_unseen_term",
+            Nudge::AmbiguousValue => "reply_after_ambiguous_value",
         }
     }
 
@@ -191,6 +207,11 @@ impl Nudge {
             Nudge::DisownedTools => "the model said it cannot use the tools it has",
             Nudge::MisquotedResult => "the model quoted as a tool's output lines no result holds",
             Nudge::WrongArithmetic => "the model's arithmetic is wrong",
+            Nudge::ContradictedSetting => {
+                "the model's yes or no contradicts a setting it was shown"
+            }
+            Nudge::UnseenTerm => "the model named a file as holding words no result holds",
+            Nudge::AmbiguousValue => "the model gave one of several files' values without its file",
         }
     }
 
@@ -216,6 +237,9 @@ impl Nudge {
             Nudge::DisownedTools => 131_072,
             Nudge::MisquotedResult => 262_144,
             Nudge::WrongArithmetic => 524_288,
+            Nudge::ContradictedSetting => 1_048_576,
+            Nudge::UnseenTerm => 2_097_152,
+            Nudge::AmbiguousValue => 4_194_304,
         }
     }
 
@@ -263,6 +287,15 @@ pub(crate) struct Nudges {
     /// The wrong arithmetic of the last reply: found when the reply was judged, corrected by
     /// its nudge.
     miscalculated: Option<WrongArithmetic>,
+    /// The setting line the last reply's yes or no contradicts: found when the reply was
+    /// judged, quoted by its nudge.
+    contradicted: Option<ContradictedSetting>,
+    /// The words the request asks about that no result holds, when the last reply named a
+    /// file as holding them: found when the reply was judged, named by its nudge.
+    unseen: Option<Vec<String>>,
+    /// The setting several files set differently, when the last reply gave one of its
+    /// values without its file: found when the reply was judged, named by its nudge.
+    ambiguous: Option<AmbiguousValue>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -289,6 +322,9 @@ impl Nudges {
             repeated: None,
             claimed: None,
             miscalculated: None,
+            contradicted: None,
+            unseen: None,
+            ambiguous: None,
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -491,6 +527,8 @@ impl Nudges {
                     misquotes_a_result(content, &self.conversation)
                         .then_some(Nudge::MisquotedResult)
                 })
+                .or_else(|| self.contradicts_a_setting(content))
+                .or_else(|| self.gives_one_of_several(content))
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
@@ -515,6 +553,7 @@ impl Nudges {
                     .then_some(Nudge::Narration)
                 })
                 .or_else(|| (!self.unread_files().is_empty()).then_some(Nudge::UnreadFile))
+                .or_else(|| self.names_an_unseen_term(content))
                 .or_else(|| {
                     // Last: a file not read yet is asked about first (the guess came before
                     // the results; some are still missing).
@@ -589,6 +628,27 @@ impl Nudges {
                 }
             }
             Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
+            Nudge::AmbiguousValue => {
+                return match &self.ambiguous {
+                    Some(found) => found.nudge(),
+                    // (Always found when the reply was judged.)
+                    None => "Read the tool results above again and answer from what they \
+                             say."
+                        .to_owned(),
+                };
+            }
+            Nudge::UnseenTerm => {
+                return unseen_terms_nudge(self.unseen.as_deref().unwrap_or_default())
+            }
+            Nudge::ContradictedSetting => {
+                return match &self.contradicted {
+                    Some(found) => found.nudge(),
+                    // (Always found when the reply was judged.)
+                    None => "Read the tool results above again and answer from what they \
+                             say."
+                        .to_owned(),
+                };
+            }
             Nudge::WrongArithmetic => {
                 return match &self.miscalculated {
                     Some(found) => found.nudge(),
@@ -692,6 +752,42 @@ impl Nudges {
             }
             _ => None,
         }
+    }
+
+    /// `Nudge::AmbiguousValue` when `content` gives one of the different values several files
+    /// set for what it names, without its file (see `ambiguous_value`), kept for the nudge;
+    /// once per step.
+    fn gives_one_of_several(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::AmbiguousValue) {
+            return None;
+        }
+        self.ambiguous = ambiguous_value(content, &self.conversation);
+        self.ambiguous.is_some().then_some(Nudge::AmbiguousValue)
+    }
+
+    /// `Nudge::UnseenTerm` when `content` names a file as holding what the request asks
+    /// about and no result holds those words (see `unseen_term`), kept for the nudge; once
+    /// per step.
+    fn names_an_unseen_term(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::UnseenTerm) {
+            return None;
+        }
+        self.unseen = unseen_terms(content, &self.conversation);
+        self.unseen.is_some().then_some(Nudge::UnseenTerm)
+    }
+
+    /// `Nudge::ContradictedSetting` when `content` says yes or no and a setting in a result
+    /// says the opposite (see `contradicted_setting`), kept for the nudge; once per step. The
+    /// reply to it stands, whatever it says: the line was quoted, and a second reading is the
+    /// model's.
+    fn contradicts_a_setting(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::ContradictedSetting) {
+            return None;
+        }
+        self.contradicted = contradicted_setting(content, &self.conversation);
+        self.contradicted
+            .is_some()
+            .then_some(Nudge::ContradictedSetting)
     }
 
     /// `Nudge::WrongArithmetic` when `content` writes an expression whose result is not its
@@ -1380,6 +1476,65 @@ mod tests {
     }
 
     #[test]
+    fn a_file_named_from_a_listing_as_holding_a_word_is_asked_about_once() {
+        // Development task d3: the directory listed, a file named without being opened.
+        let call =
+            messages::ToolCall::new("call_1", "list_dir", serde_json::json!({"path": "notes"}));
+        let input = Messages::new()
+            .appended(Message::user(
+                "Which file in the notes directory mentions a zeppelin?",
+            ))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes)\nIn all: 2 files.",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        let reply = "The file that mentions \"zeppelin\" is `alpha.txt`.";
+        assert_eq!(nudges.next_for(reply, &tools()), Some(Nudge::UnseenTerm));
+        assert!(nudges
+            .message(Nudge::UnseenTerm, reply)
+            .starts_with("No tool result above contains `zeppelin`"));
+        assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
+        assert_eq!(nudges.not_an_answer(reply, &tools()), None);
+    }
+
+    #[test]
+    fn a_yes_a_setting_in_view_contradicts_is_asked_about_once_quoting_the_line() {
+        // Development task d18: shown `debug: false`, the 1.5B model answered "Yes".
+        let call = messages::ToolCall::new(
+            "call_1",
+            "read_file",
+            serde_json::json!({"path": "config.yaml"}),
+        );
+        let input = Messages::new()
+            .appended(Message::user("Is debug mode enabled in config.yaml?"))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "     1\tapp: shop\n     2\tdebug: false\n     3\tworkers: 2",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        let reply = "Yes, debug mode is enabled in `config.yaml`.";
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::ContradictedSetting)
+        );
+        assert!(nudges
+            .message(Nudge::ContradictedSetting, reply)
+            .contains("which says `debug: false`"));
+        // Once per step; the reply to it stands.
+        assert_eq!(nudges.next_for(reply, &tools()), None);
+        assert_eq!(nudges.not_an_answer(reply, &tools()), None);
+        // The right answer is not asked about.
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(
+            nudges.next_for("No, debug mode is not enabled: `debug: false`.", &tools()),
+            None
+        );
+    }
+
+    #[test]
     fn wrong_arithmetic_is_asked_about_once_with_the_value_whether_or_not_a_tool_ran() {
         for tools_ran in [false, true] {
             let mut nudges = step(tools_ran, "What is 17 + 25?");
@@ -1431,6 +1586,9 @@ mod tests {
             Nudge::DisownedTools,
             Nudge::MisquotedResult,
             Nudge::WrongArithmetic,
+            Nudge::ContradictedSetting,
+            Nudge::UnseenTerm,
+            Nudge::AmbiguousValue,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

@@ -2224,3 +2224,159 @@ async fn a_reply_whose_arithmetic_is_wrong_is_told_the_right_value() {
     assert_eq!(answer(&done).as_deref(), Some(wrong));
     assert_eq!(model.requests().len(), 3);
 }
+
+/// Development task d18 (2026-12-06): shown `2: debug: false`, the 1.5B model answered "Yes,
+/// debug mode is enabled in `config.yaml`.". A yes or no that a setting in a result
+/// contradicts is asked about once, quoting the line; the reply to that is the answer.
+#[tokio::test]
+async fn a_yes_that_a_setting_in_the_result_contradicts_is_asked_about_with_the_line() {
+    let config = Tools::new().with(
+        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
+            Ok::<_, String>(
+                "     1\tapp: shop\n     2\tdebug: false\n     3\tworkers: 2".to_owned(),
+            )
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    );
+    for (replies, saved, requests) in [
+        (
+            vec![
+                "Yes, debug mode is enabled in `config.yaml`.",
+                "No, debug mode is not enabled: `debug: false`.",
+            ],
+            "No, debug mode is not enabled: `debug: false`.",
+            3,
+        ),
+        (
+            vec!["No, debug is off in config.yaml."],
+            "No, debug is off in config.yaml.",
+            2,
+        ),
+    ] {
+        let mut script = vec![InferenceResponse::with_tool_calls([read(
+            "c1",
+            "config.yaml",
+        )])];
+        script.extend(replies.iter().map(|reply| text(reply)));
+        let (done, model) = run_with(
+            asking("Is debug mode enabled in config.yaml?"),
+            script,
+            |driver| agent(driver).with_tools(config.clone()),
+        )
+        .await;
+        assert_eq!(answer(&done).as_deref(), Some(saved));
+        assert_eq!(model.requests().len(), requests);
+        if requests == 3 {
+            let asked = model.requests()[2].messages.to_transcript();
+            assert!(
+                asked.contains(
+                    "does not agree with the tool result above, which says `debug: false`"
+                ),
+                "{asked}"
+            );
+        }
+    }
+}
+
+/// Development task d3 (2026-12-06): the 1.5B model listed the notes directory, then
+/// answered "The file in the notes directory that mentions "zeppelin" is `alpha.txt`." without
+/// opening a file. An answer that names the file holding what the request asks about, when
+/// no result holds those words, is asked about once; the model searches, and answers from
+/// what the search found.
+#[tokio::test]
+async fn a_file_named_from_a_listing_as_mentioning_a_word_is_asked_to_look_inside() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Search {
+        #[allow(dead_code)]
+        pattern: String,
+    }
+    let notes = Tools::new()
+        .with(
+            FunctionTool::new("list_dir", "Lists a directory.", |_: Path| async move {
+                Ok::<_, String>(
+                    "[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes)".to_owned(),
+                )
+            })
+            .with_effects(ToolEffects::ReadOnly),
+        )
+        .with(
+            FunctionTool::new("search_files", "Searches files.", |_: Search| async move {
+                Ok::<_, String>("notes/bravo.txt:1: We saw a zeppelin over the harbour.".to_owned())
+            })
+            .with_effects(ToolEffects::ReadOnly),
+        );
+    let (done, model) = run_with(
+        asking("Which file in the notes directory mentions a zeppelin?"),
+        vec![
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c1",
+                "list_dir",
+                json!({"path": "notes"}),
+            )]),
+            text("The file that mentions \"zeppelin\" is `alpha.txt`."),
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c2",
+                "search_files",
+                json!({"pattern": "zeppelin"}),
+            )]),
+            text("`notes/bravo.txt` mentions a zeppelin."),
+        ],
+        |driver| agent(driver).with_tools(notes.clone()),
+    )
+    .await;
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("`notes/bravo.txt` mentions a zeppelin.")
+    );
+    assert_eq!(model.requests().len(), 4);
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("No tool result above contains `zeppelin`"),
+        "{asked}"
+    );
+}
+
+/// Development task d26 (2026-12-06): asked "What port does the config file set?", the 1.5B
+/// model searched both `config.dev.yaml` (8080) and `config.prod.yaml` (443), and answered
+/// "The port set in the config file is 8080.". An answer that gives one of the values that
+/// different files set, without its file, is asked about once, naming each file's value.
+#[tokio::test]
+async fn one_of_two_files_values_given_as_the_answer_is_asked_about_with_both() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Search {
+        #[allow(dead_code)]
+        pattern: String,
+    }
+    let search = Tools::new().with(
+        FunctionTool::new("search_files", "Searches files.", |_: Search| async move {
+            Ok::<_, String>(
+                "1 line of `config.dev.yaml` contains `port`:\n1: port: 8080\n1 line of \
+                 `config.prod.yaml` contains `port`:\n1: port: 443"
+                    .to_owned(),
+            )
+        })
+        .with_effects(ToolEffects::ReadOnly),
+    );
+    let both = "config.dev.yaml sets port 8080 and config.prod.yaml sets port 443.";
+    let (done, model) = run_with(
+        asking("What port does the config file set?"),
+        vec![
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c1",
+                "search_files",
+                json!({"pattern": "port"}),
+            )]),
+            text("The port set in the config file is 8080."),
+            text(both),
+        ],
+        |driver| agent(driver).with_tools(search.clone()),
+    )
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some(both));
+    assert_eq!(model.requests().len(), 3);
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("`config.dev.yaml` sets 8080, `config.prod.yaml` sets 443"),
+        "{asked}"
+    );
+}
