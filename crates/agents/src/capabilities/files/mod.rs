@@ -323,26 +323,39 @@ enum Wanted {
 
 /// The paths of up to three entries of `parent` whose names are closest to `wanted`.
 fn closest_in(sandbox: &Sandbox, parent: &RelativePath, wanted: &str) -> Vec<String> {
-    let Ok(dir) = sandbox.open(parent, Access::Directory) else {
-        return Vec::new();
-    };
-    let Ok(entries) = read_entries(&dir) else {
-        return Vec::new();
-    };
-    let names: Vec<String> = entries
-        .take(MAX_HINT_ENTRIES)
-        .filter_map(Result::ok)
-        .map(|entry| entry.name.to_string_lossy().into_owned())
-        .collect();
+    let (prefix, names) = entry_names(sandbox, parent, |_| true);
+    agents_core::closest_names(wanted, names.iter().map(String::as_str), 3)
+        .iter()
+        .map(|name| format!("{prefix}{name}"))
+        .collect()
+}
+
+/// The names of the entries of `parent` of a kind `keep` keeps, among its first
+/// [`MAX_HINT_ENTRIES`], and the prefix that makes a name a path shown from the root
+/// (`dir/`, nothing at the root). No names when the directory cannot be read.
+fn entry_names(
+    sandbox: &Sandbox,
+    parent: &RelativePath,
+    keep: impl Fn(FileType) -> bool,
+) -> (String, Vec<String>) {
     let prefix = if parent.is_root() {
         String::new()
     } else {
         format!("{}/", sandbox.shown(parent))
     };
-    agents_core::closest_names(wanted, names.iter().map(String::as_str), 3)
-        .iter()
-        .map(|name| format!("{prefix}{name}"))
-        .collect()
+    let Ok(dir) = sandbox.open(parent, Access::Directory) else {
+        return (prefix, Vec::new());
+    };
+    let Ok(entries) = read_entries(&dir) else {
+        return (prefix, Vec::new());
+    };
+    let names = entries
+        .take(MAX_HINT_ENTRIES)
+        .filter_map(Result::ok)
+        .filter(|entry| keep(entry.kind))
+        .map(|entry| entry.name.to_string_lossy().into_owned())
+        .collect();
+    (prefix, names)
 }
 
 /// The paths of up to three files below the root named `wanted` (ASCII case ignored), the

@@ -18,8 +18,8 @@ use super::read::MAX_FILE_BYTES;
 use super::sandbox::RelativePath;
 use super::walk::walk_files;
 use super::{
-    as_text, blocking, open_dir, open_file, parse_arguments, read_at_most, read_entries, relative,
-    too_large, Access, Sandbox, MAX_HINT_ENTRIES,
+    as_text, blocking, entry_names, open_dir, open_file, parse_arguments, read_at_most, relative,
+    too_large, Access, Sandbox,
 };
 
 /// Matches shown at most.
@@ -188,26 +188,10 @@ fn files_named_after(sandbox: &Sandbox, path: &RelativePath) -> Vec<RelativePath
     if name.is_empty() || name.starts_with('.') {
         return Vec::new();
     }
-    let Ok(dir) = sandbox.open(&parent, Access::Directory) else {
-        return Vec::new();
-    };
-    let Ok(entries) = read_entries(&dir) else {
-        return Vec::new();
-    };
+    let (prefix, mut names) = entry_names(sandbox, &parent, |kind| kind == FileType::RegularFile);
     let stem = format!("{name}.");
-    let mut names: Vec<String> = entries
-        .take(MAX_HINT_ENTRIES)
-        .filter_map(Result::ok)
-        .filter(|entry| entry.kind == FileType::RegularFile)
-        .map(|entry| entry.name.to_string_lossy().into_owned())
-        .filter(|entry| entry.len() > stem.len() && entry.starts_with(&stem))
-        .collect();
+    names.retain(|entry| entry.len() > stem.len() && entry.starts_with(&stem));
     names.sort();
-    let prefix = if parent.is_root() {
-        String::new()
-    } else {
-        format!("{}/", sandbox.shown(&parent))
-    };
     names
         .iter()
         .take(MAX_FILES_NAMED_AFTER)
