@@ -56,10 +56,12 @@ static ON_WORDS: WordSet<'static> = WordSet::new(&[
     "is activated",
 ]);
 
-/// What says a setting is off, inside a reply. `not` covers "is not enabled", "isn't",
-/// "does not".
+/// What says a setting is off, inside a reply. `not ` covers "is not enabled", "does not"
+/// (followed by a space or a stop, so that "another" and "notes" are not read as it).
 static OFF_WORDS: WordSet<'static> = WordSet::new(&[
-    "not",
+    "not ",
+    "not.",
+    "not,",
     "n't",
     "disabled",
     "is off",
@@ -205,6 +207,12 @@ mod tests {
             })
         );
         assert!(found.is_some_and(|found| found.nudge().contains("`debug: false`")));
+        // "another" and "notes" hold no "not".
+        assert!(contradicted_setting(
+            "Debug mode is on, as another line of the notes shows.",
+            &after(SEARCHED)
+        )
+        .is_some());
     }
 
     #[test]

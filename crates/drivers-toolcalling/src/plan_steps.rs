@@ -60,9 +60,21 @@ pub(crate) fn step_done_note(lead_in: &str, executions: &ToolExecutions) -> Opti
     // Short and without "if it answers the question, answer now": with that clause the
     // 1.5B model restarted its plan.
     Some(format!(
-        "This step of your plan is done: its result is above. Do the next step of your plan \
-         now: {next}"
+        "{STEP_DONE_NOTE} its result is above. Do the next step of your plan now: {next}"
     ))
+}
+
+/// How the note of [`step_done_note`] begins; it follows the tool's own text after a blank
+/// line.
+const STEP_DONE_NOTE: &str = "This step of your plan is done:";
+
+/// The text a tool returned, without the note [`step_done_note`] appended to it: the next
+/// step of a plan is the model's words, not what the tool found.
+pub(crate) fn without_step_note(result: &str) -> &str {
+    result
+        .rfind(STEP_DONE_NOTE)
+        .filter(|&at| result[..at].ends_with("\n\n"))
+        .map_or(result, |at| &result[..at - 2])
 }
 
 /// The step of the numbered plan in `reply` (a reply without calls, written after tools ran)

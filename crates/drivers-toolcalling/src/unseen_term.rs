@@ -15,6 +15,7 @@
 use messages::{Messages, Role};
 
 use crate::latest_results::{execution_messages, request, text_of};
+use crate::plan_steps::without_step_note;
 use crate::unread_file::named_files;
 use crate::word_set::WordSet;
 
@@ -102,7 +103,8 @@ pub(crate) fn unseen_terms(answer: &str, conversation: &Messages) -> Option<Vec<
             continue;
         }
         any_result = true;
-        let result = text_of(message).to_lowercase();
+        // The next step of a plan, appended to a result, is the model's words.
+        let result = without_step_note(&text_of(message)).to_lowercase();
         if terms.iter().any(|term| result.contains(term.as_str())) {
             return None;
         }
@@ -149,6 +151,13 @@ mod tests {
             "notes/bravo.txt:1: We saw a zeppelin over the harbour this morning.",
         );
         assert_eq!(unseen_terms("It is `notes/bravo.txt`.", &searched), None);
+        // The next step of the model's plan, appended to a listing, is not a result.
+        let noted = format!(
+            "{LISTING}\n\nThis step of your plan is done: its result is above. Do the next \
+             step of your plan now: Search for the word \"zeppelin\" in each file."
+        );
+        let listed = after(D3, "list_dir", &noted);
+        assert!(unseen_terms("alpha.txt mentions a zeppelin.", &listed).is_some());
         // A search that found nothing names the pattern in its note: the answer may say so.
         let none = after(D3, "search_files", "(no line contains `zeppelin`)");
         assert_eq!(unseen_terms("alpha.txt", &none), None);
