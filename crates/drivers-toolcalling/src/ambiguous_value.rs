@@ -87,6 +87,14 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
     {
         return None;
     }
+    // Most results set nothing: then nothing is collected (every answer after a tool ran
+    // is judged here).
+    let may_set = execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .any(|message| text_of(message).contains([':', '=']));
+    if !may_set {
+        return None;
+    }
     // The execution's results in the order the model read them (they are found newest
     // first).
     let mut results: Vec<_> = execution_messages(conversation)
