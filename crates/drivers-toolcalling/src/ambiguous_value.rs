@@ -17,8 +17,9 @@ use serde_json::Value;
 
 use crate::latest_results::{execution_messages, request, text_of};
 use crate::misquoted_result::unnumbered;
-use crate::setting_line::{holds_word, key_value};
+use crate::setting_line::key_value;
 use crate::unread_file::{named_files, names_a_file};
+use crate::word_set::contains_word;
 
 /// The longest answer judged: a value is given in a sentence or two.
 const MAX_ANSWER_BYTES: usize = 600;
@@ -95,22 +96,23 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
     if !may_set {
         return None;
     }
-    // The execution's results in the order the model read them (they are found newest
-    // first).
-    let mut results: Vec<_> = execution_messages(conversation)
+    // The execution in the order the model read it (it is found newest first).
+    let mut execution: Vec<&Message> = execution_messages(conversation).collect();
+    execution.reverse();
+    let call_of = |id: &str| {
+        execution
+            .iter()
+            .flat_map(|message| message.tool_calls())
+            .find(|call| call.id() == id)
+    };
+    let settings: Vec<(String, String, String)> = execution
+        .iter()
         .filter(|message| message.role() == Role::Tool)
-        .collect();
-    results.reverse();
-    let calls: Vec<&ToolCall> = execution_messages(conversation)
-        .flat_map(Message::tool_calls)
-        .collect();
-    let settings: Vec<(String, String, String)> = results
-        .into_iter()
         .flat_map(|message| {
             let called = message
                 .tool_call_id()
-                .and_then(|id| calls.iter().find(|call| call.id() == id))
-                .and_then(|call| named_file_argument(call));
+                .and_then(call_of)
+                .and_then(named_file_argument);
             settings_by_file(&text_of(message), called)
         })
         .filter_map(|(file, key, value)| Some((file?, key, value)))
@@ -121,7 +123,7 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
     let answer = answer.to_lowercase();
     let mut judged: Vec<&str> = Vec::new();
     for (_, key, _) in &settings {
-        if judged.contains(&key.as_str()) || !holds_word(&answer, key) {
+        if judged.contains(&key.as_str()) || !contains_word(&answer, key) {
             continue;
         }
         judged.push(key);
@@ -135,7 +137,7 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
             |values: &[(String, String)]| values.iter().any(|(_, value)| value != &values[0].1);
         let given = values
             .iter()
-            .filter(|(_, value)| holds_word(&answer, value))
+            .filter(|(_, value)| contains_word(&answer, value))
             .count();
         if values.len() >= 2 && distinct(&values) && given == 1 {
             return Some(AmbiguousValue {
@@ -150,6 +152,7 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tools::after_one_call;
     use messages::{Message, ToolCall};
     use proptest::prelude::*;
     use serde_json::json;
@@ -160,11 +163,7 @@ mod tests {
                        `config.prod.yaml` contains `port`:\n1: port: 443";
 
     fn after(request: &str, result: &str) -> Messages {
-        let call = ToolCall::new("c1", "search_files", json!({"pattern": "port"}));
-        Messages::new()
-            .appended(Message::user(request))
-            .appended(Message::assistant_tool_calls([call.clone()]))
-            .appended(Message::tool_result_for(&call, result))
+        after_one_call(request, "search_files", json!({"pattern": "port"}), result)
     }
 
     const ASKED: &str = "What port does the config file set?";

@@ -9,7 +9,7 @@ use agents_core::{ToolEffects, Tools};
 
 use crate::plan_reply::names_a_tool;
 use crate::recover::is_tool_call_text;
-use crate::word_set::WordSet;
+use crate::word_set::{at_word_boundaries, contains_word, WordSet};
 
 /// What the model is told after a reply that claims a call or a change no tool made: once
 /// per step.
@@ -179,19 +179,6 @@ fn claims_a_change(lower: &str) -> bool {
         .iter()
         .any(|lead| contains_word(lower, &format!("{lead}{verb}")))
     })
-}
-
-/// Whether `phrase` occurs in `text` starting and ending at word boundaries.
-fn contains_word(text: &str, phrase: &str) -> bool {
-    text.match_indices(phrase)
-        .any(|(at, _)| at_word_boundaries(text, at, phrase.len()))
-}
-
-/// Whether the `len` bytes of `text` at `at` start and end at word boundaries.
-fn at_word_boundaries(text: &str, at: usize, len: usize) -> bool {
-    let before = text[..at].chars().next_back();
-    let after = text[at + len..].chars().next();
-    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
 }
 
 #[cfg(test)]

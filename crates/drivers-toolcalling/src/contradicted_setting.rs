@@ -16,8 +16,8 @@ use messages::{Messages, Role};
 
 use crate::latest_results::{execution_messages, text_of};
 use crate::misquoted_result::result_lines;
-use crate::setting_line::{holds_word, key_value};
-use crate::word_set::WordSet;
+use crate::setting_line::key_value;
+use crate::word_set::{contains_word, WordSet};
 
 /// A setting in a tool result that contradicts the reply's yes or no: the line as the
 /// result has it (normalized), quoted by the nudge.
@@ -83,8 +83,8 @@ const NEGATING_NAME_WORDS: [&str; 12] = [
 ];
 
 /// Words in a setting's name too general to tie it to a reply ("debug mode" names `debug`).
-const GENERAL_NAME_WORDS: [&str; 8] = [
-    "enable", "enabled", "mode", "use", "allow", "flag", "setting", "is",
+const GENERAL_NAME_WORDS: [&str; 7] = [
+    "enable", "enabled", "mode", "use", "allow", "flag", "setting",
 ];
 
 /// Whether a reply says yes or no, when it says only one of them.
@@ -157,7 +157,7 @@ pub(crate) fn contradicted_setting(
             let Some((words, value)) = setting(&line) else {
                 continue;
             };
-            if !words.iter().any(|word| holds_word(&reply, word)) {
+            if !words.iter().any(|word| contains_word(&reply, word)) {
                 continue;
             }
             if value == said {
@@ -175,20 +175,18 @@ pub(crate) fn contradicted_setting(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::{Message, ToolCall};
+    use crate::test_tools::after_one_call;
+    use messages::Message;
     use proptest::prelude::*;
     use serde_json::json;
 
     fn after(result: &str) -> Messages {
-        let call = ToolCall::new(
-            "c1",
+        after_one_call(
+            "Is debug mode enabled in config.yaml?",
             "search_files",
             json!({"pattern": "debug_mode: true", "path": "config.yaml"}),
-        );
-        Messages::new()
-            .appended(Message::user("Is debug mode enabled in config.yaml?"))
-            .appended(Message::assistant_tool_calls([call.clone()]))
-            .appended(Message::tool_result_for(&call, result))
+            result,
+        )
     }
 
     const SEARCHED: &str = "(no line of `config.yaml` contains `debug_mode: true`) 1 line \

@@ -291,19 +291,16 @@ fn holds_a_value(value: &str, lines: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::ToolCall;
+    use crate::test_tools::after_one_call;
     use serde_json::json;
 
     fn searched(result: &str) -> Messages {
-        let call = ToolCall::new(
-            "c1",
+        after_one_call(
+            "Is debug mode enabled in config.yaml?",
             "search_files",
             json!({"pattern": "debug_mode: true", "path": "config.yaml"}),
-        );
-        Messages::new()
-            .appended(Message::user("Is debug mode enabled in config.yaml?"))
-            .appended(Message::assistant_tool_calls([call.clone()]))
-            .appended(Message::tool_result_for(&call, result))
+            result,
+        )
     }
 
     const D18: &str = "The `search_files` call returned the following lines from \

@@ -266,6 +266,11 @@ impl Nudge {
     }
 }
 
+/// What the model is told after a reply a check of the results asked about, should what
+/// it found be missing (it never is: it is kept when the reply is judged).
+const REREAD_RESULTS_NUDGE: &str =
+    "Read the tool results above again and answer from what they say.";
+
 /// The nudges one step gives: what it knows of the execution, and the kinds given so far.
 #[derive(Debug, Default)]
 pub(crate) struct Nudges {
@@ -629,25 +634,21 @@ impl Nudges {
             }
             Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
             Nudge::AmbiguousValue => {
-                return match &self.ambiguous {
-                    Some(found) => found.nudge(),
-                    // (Always found when the reply was judged.)
-                    None => "Read the tool results above again and answer from what they \
-                             say."
-                        .to_owned(),
-                };
+                // (Always found when the reply was judged.)
+                return self
+                    .ambiguous
+                    .as_ref()
+                    .map_or_else(|| REREAD_RESULTS_NUDGE.to_owned(), AmbiguousValue::nudge);
             }
             Nudge::UnseenTerm => {
                 return unseen_terms_nudge(self.unseen.as_deref().unwrap_or_default())
             }
             Nudge::ContradictedSetting => {
-                return match &self.contradicted {
-                    Some(found) => found.nudge(),
-                    // (Always found when the reply was judged.)
-                    None => "Read the tool results above again and answer from what they \
-                             say."
-                        .to_owned(),
-                };
+                // (Always found when the reply was judged.)
+                return self.contradicted.as_ref().map_or_else(
+                    || REREAD_RESULTS_NUDGE.to_owned(),
+                    ContradictedSetting::nudge,
+                );
             }
             Nudge::WrongArithmetic => {
                 return match &self.miscalculated {

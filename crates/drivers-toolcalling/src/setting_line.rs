@@ -22,16 +22,6 @@ pub(crate) fn key_value(line: &str) -> Option<(&str, &str)> {
     (plain(key) && plain(value) && value.chars().count() <= MAX_VALUE_CHARS).then_some((key, value))
 }
 
-/// Whether `text` holds `word` as a whole word: no letter or digit just before or after it.
-pub(crate) fn holds_word(text: &str, word: &str) -> bool {
-    !word.is_empty()
-        && text.match_indices(word).any(|(at, _)| {
-            let before = text[..at].chars().next_back();
-            let after = text[at + word.len()..].chars().next();
-            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,14 +40,5 @@ mod tests {
         ] {
             assert_eq!(key_value(line), None, "{line}");
         }
-    }
-
-    #[test]
-    fn a_word_is_held_only_whole() {
-        assert!(holds_word("the port is 8080.", "8080"));
-        assert!(holds_word("debug mode", "debug"));
-        assert!(!holds_word("80801", "8080"));
-        assert!(!holds_word("debugging", "debug"));
-        assert!(!holds_word("anything", ""));
     }
 }

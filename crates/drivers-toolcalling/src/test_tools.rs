@@ -1,4 +1,4 @@
-//! Small tools for the unit tests of this crate.
+//! Small tools, and a conversation of one call, for the unit tests of this crate.
 
 use agents_core::{Tool, ToolContext, ToolError, ToolOutput};
 use async_trait::async_trait;
@@ -59,6 +59,21 @@ pub(crate) fn echo_tool() -> FnTool {
         }),
         run: |args| Ok(args["text"].as_str().unwrap_or_default().to_owned()),
     }
+}
+
+/// The conversation of `request`, one call of `tool` with `arguments`, and the call's
+/// `result`: an execution for the checks that read what the tools returned.
+pub(crate) fn after_one_call(
+    request: &str,
+    tool: &str,
+    arguments: Value,
+    result: &str,
+) -> messages::Messages {
+    let call = messages::ToolCall::new("c1", tool, arguments);
+    messages::Messages::new()
+        .appended(messages::Message::user(request))
+        .appended(messages::Message::assistant_tool_calls([call.clone()]))
+        .appended(messages::Message::tool_result_for(&call, result))
 }
 
 /// Tools with these names that do nothing (for the checks that read tool names).

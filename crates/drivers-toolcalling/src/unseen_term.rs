@@ -115,18 +115,15 @@ pub(crate) fn unseen_terms(answer: &str, conversation: &Messages) -> Option<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::{Message, ToolCall};
+    use crate::test_tools::after_one_call;
+    use messages::Message;
     use proptest::prelude::*;
     use serde_json::json;
 
     const D3: &str = "Which file in the notes directory mentions a zeppelin?";
 
     fn after(request: &str, tool: &str, result: &str) -> Messages {
-        let call = ToolCall::new("c1", tool, json!({"path": "notes"}));
-        Messages::new()
-            .appended(Message::user(request))
-            .appended(Message::assistant_tool_calls([call.clone()]))
-            .appended(Message::tool_result_for(&call, result))
+        after_one_call(request, tool, json!({"path": "notes"}), result)
     }
 
     const LISTING: &str = "[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes, the \

@@ -82,9 +82,34 @@ impl<'w> WordSet<'w> {
     }
 }
 
+/// Whether `phrase` occurs in `text` starting and ending at word boundaries: no letter or
+/// digit just before or after it. An empty phrase occurs nowhere.
+pub(crate) fn contains_word(text: &str, phrase: &str) -> bool {
+    !phrase.is_empty()
+        && text
+            .match_indices(phrase)
+            .any(|(at, _)| at_word_boundaries(text, at, phrase.len()))
+}
+
+/// Whether the `len` bytes of `text` at `at` start and end at word boundaries.
+pub(crate) fn at_word_boundaries(text: &str, at: usize, len: usize) -> bool {
+    let before = text[..at].chars().next_back();
+    let after = text[at + len..].chars().next();
+    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_is_contained_only_whole() {
+        assert!(contains_word("the port is 8080.", "8080"));
+        assert!(contains_word("debug mode", "debug"));
+        assert!(!contains_word("80801", "8080"));
+        assert!(!contains_word("debugging", "debug"));
+        assert!(!contains_word("anything", ""));
+    }
 
     #[test]
     fn a_word_is_found_in_any_ascii_case() {

@@ -15,6 +15,7 @@ use drivers_toolcalling::{RecoveredCallsShown, ToolCallingDriver};
 use inference::{FinishReason, InferenceResponse, ScriptedModel, Usage};
 use messages::{Role, ToolCall};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -28,6 +29,41 @@ struct City {
 struct Path {
     /// The file.
     path: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Search {
+    /// The text to look for.
+    #[allow(dead_code)]
+    pattern: String,
+}
+
+/// A read-only tool `name` that returns `result` whatever it is asked (`A`: its arguments).
+fn answering<A: DeserializeOwned + JsonSchema + Send + 'static>(
+    name: &'static str,
+    description: &'static str,
+    result: &'static str,
+) -> FunctionTool {
+    FunctionTool::new(name, description, move |_: A| async move {
+        Ok::<_, String>(result.to_owned())
+    })
+    .with_effects(ToolEffects::ReadOnly)
+}
+
+/// Runs `request` with `tools`: the model reads `path` with `read_file`, then gives
+/// `replies` in turn.
+async fn replies_after_reading(
+    request: &str,
+    path: &str,
+    tools: &Tools,
+    replies: &[&str],
+) -> (AgentState, ScriptedModel) {
+    let mut script = vec![InferenceResponse::with_tool_calls([read("c1", path)])];
+    script.extend(replies.iter().map(|reply| text(reply)));
+    run_with(asking(request), script, |driver| {
+        agent(driver).with_tools(tools.clone())
+    })
+    .await
 }
 
 /// `get_weather` (a function tool: side effects, as far as the driver knows) and `read_file`
@@ -2037,12 +2073,11 @@ async fn an_answer_on_stop_that_disowns_the_tools_after_they_worked_asks_the_pag
 /// true quote is an answer.
 #[tokio::test]
 async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
-    let config = Tools::new().with(
-        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
-            Ok::<_, String>("     1\tname: demo\n     2\tdebug: false".to_owned())
-        })
-        .with_effects(ToolEffects::ReadOnly),
-    );
+    let config = Tools::new().with(answering::<Path>(
+        "read_file",
+        "Reads a file.",
+        "     1\tname: demo\n     2\tdebug: false",
+    ));
     let misquote = "The `read_file` call returned the following lines from `config.yaml`:\n\
                     ```\ndebug_mode: true\n```\nThis indicates that debug mode is enabled.";
     let true_quote = "The `read_file` call returned:\n```\ndebug: false\n```\nDebug mode is off.";
@@ -2057,15 +2092,11 @@ async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
         // stop)
         (vec![misquote, misquote], None, 3),
     ] {
-        let mut script = vec![InferenceResponse::with_tool_calls([read(
-            "c1",
+        let (done, model) = replies_after_reading(
+            "Is debug mode enabled in config.yaml?",
             "config.yaml",
-        )])];
-        script.extend(replies.iter().map(|reply| text(reply)));
-        let (done, model) = run_with(
-            asking("Is debug mode enabled in config.yaml?"),
-            script,
-            |driver| agent(driver).with_tools(config.clone()),
+            &config,
+            &replies,
         )
         .await;
         assert_eq!(answer(&done).as_deref(), saved);
@@ -2085,12 +2116,11 @@ async fn a_reply_that_quotes_a_result_no_call_returned_is_asked_about() {
 /// after that is kept, and a JSON quote of what the file does hold is an answer.
 #[tokio::test]
 async fn a_reply_that_writes_a_result_as_json_no_call_returned_is_asked_about() {
-    let deploy = Tools::new().with(
-        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
-            Ok::<_, String>("     1\t# Deploy\n     2\tHost: build.internal".to_owned())
-        })
-        .with_effects(ToolEffects::ReadOnly),
-    );
+    let deploy = Tools::new().with(answering::<Path>(
+        "read_file",
+        "Reads a file.",
+        "     1\t# Deploy\n     2\tHost: build.internal",
+    ));
     let forged = "To read the file docs/deploy.md, I called the `read_file` function with the \
                   path \"docs/deploy.md\". The result was a JSON object: {\"name\": \
                   \"read_file\", \"result\": {\"lines\": [\"Host: localhost\"]}}. The host \
@@ -2105,15 +2135,11 @@ async fn a_reply_that_writes_a_result_as_json_no_call_returned_is_asked_about() 
         ),
         (vec![true_json], true_json, 2),
     ] {
-        let mut script = vec![InferenceResponse::with_tool_calls([read(
-            "c1",
+        let (done, model) = replies_after_reading(
+            "Which host does docs/deploy.md deploy to?",
             "docs/deploy.md",
-        )])];
-        script.extend(replies.iter().map(|reply| text(reply)));
-        let (done, model) = run_with(
-            asking("Which host does docs/deploy.md deploy to?"),
-            script,
-            |driver| agent(driver).with_tools(deploy.clone()),
+            &deploy,
+            &replies,
         )
         .await;
         assert_eq!(answer(&done).as_deref(), Some(saved));
@@ -2230,14 +2256,11 @@ async fn a_reply_whose_arithmetic_is_wrong_is_told_the_right_value() {
 /// contradicts is asked about once, quoting the line; the reply to that is the answer.
 #[tokio::test]
 async fn a_yes_that_a_setting_in_the_result_contradicts_is_asked_about_with_the_line() {
-    let config = Tools::new().with(
-        FunctionTool::new("read_file", "Reads a file.", |_: Path| async move {
-            Ok::<_, String>(
-                "     1\tapp: shop\n     2\tdebug: false\n     3\tworkers: 2".to_owned(),
-            )
-        })
-        .with_effects(ToolEffects::ReadOnly),
-    );
+    let config = Tools::new().with(answering::<Path>(
+        "read_file",
+        "Reads a file.",
+        "     1\tapp: shop\n     2\tdebug: false\n     3\tworkers: 2",
+    ));
     for (replies, saved, requests) in [
         (
             vec![
@@ -2253,15 +2276,11 @@ async fn a_yes_that_a_setting_in_the_result_contradicts_is_asked_about_with_the_
             2,
         ),
     ] {
-        let mut script = vec![InferenceResponse::with_tool_calls([read(
-            "c1",
+        let (done, model) = replies_after_reading(
+            "Is debug mode enabled in config.yaml?",
             "config.yaml",
-        )])];
-        script.extend(replies.iter().map(|reply| text(reply)));
-        let (done, model) = run_with(
-            asking("Is debug mode enabled in config.yaml?"),
-            script,
-            |driver| agent(driver).with_tools(config.clone()),
+            &config,
+            &replies,
         )
         .await;
         assert_eq!(answer(&done).as_deref(), Some(saved));
@@ -2285,26 +2304,17 @@ async fn a_yes_that_a_setting_in_the_result_contradicts_is_asked_about_with_the_
 /// what the search found.
 #[tokio::test]
 async fn a_file_named_from_a_listing_as_mentioning_a_word_is_asked_to_look_inside() {
-    #[derive(Deserialize, JsonSchema)]
-    struct Search {
-        #[allow(dead_code)]
-        pattern: String,
-    }
     let notes = Tools::new()
-        .with(
-            FunctionTool::new("list_dir", "Lists a directory.", |_: Path| async move {
-                Ok::<_, String>(
-                    "[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes)".to_owned(),
-                )
-            })
-            .with_effects(ToolEffects::ReadOnly),
-        )
-        .with(
-            FunctionTool::new("search_files", "Searches files.", |_: Search| async move {
-                Ok::<_, String>("notes/bravo.txt:1: We saw a zeppelin over the harbour.".to_owned())
-            })
-            .with_effects(ToolEffects::ReadOnly),
-        );
+        .with(answering::<Path>(
+            "list_dir",
+            "Lists a directory.",
+            "[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes)",
+        ))
+        .with(answering::<Search>(
+            "search_files",
+            "Searches files.",
+            "notes/bravo.txt:1: We saw a zeppelin over the harbour.",
+        ));
     let (done, model) = run_with(
         asking("Which file in the notes directory mentions a zeppelin?"),
         vec![
@@ -2342,21 +2352,12 @@ async fn a_file_named_from_a_listing_as_mentioning_a_word_is_asked_to_look_insid
 /// different files set, without its file, is asked about once, naming each file's value.
 #[tokio::test]
 async fn one_of_two_files_values_given_as_the_answer_is_asked_about_with_both() {
-    #[derive(Deserialize, JsonSchema)]
-    struct Search {
-        #[allow(dead_code)]
-        pattern: String,
-    }
-    let search = Tools::new().with(
-        FunctionTool::new("search_files", "Searches files.", |_: Search| async move {
-            Ok::<_, String>(
-                "1 line of `config.dev.yaml` contains `port`:\n1: port: 8080\n1 line of \
-                 `config.prod.yaml` contains `port`:\n1: port: 443"
-                    .to_owned(),
-            )
-        })
-        .with_effects(ToolEffects::ReadOnly),
-    );
+    let search = Tools::new().with(answering::<Search>(
+        "search_files",
+        "Searches files.",
+        "1 line of `config.dev.yaml` contains `port`:\n1: port: 8080\n1 line of \
+         `config.prod.yaml` contains `port`:\n1: port: 443",
+    ));
     let both = "config.dev.yaml sets port 8080 and config.prod.yaml sets port 443.";
     let (done, model) = run_with(
         asking("What port does the config file set?"),
