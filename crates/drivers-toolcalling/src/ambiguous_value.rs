@@ -88,14 +88,6 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
     {
         return None;
     }
-    // Most results set nothing: then nothing is collected (every answer after a tool ran
-    // is judged here).
-    let may_set = execution_messages(conversation)
-        .filter(|message| message.role() == Role::Tool)
-        .any(|message| text_of(message).contains([':', '=']));
-    if !may_set {
-        return None;
-    }
     // The execution in the order the model read it (it is found newest first).
     let mut execution: Vec<&Message> = execution_messages(conversation).collect();
     execution.reverse();

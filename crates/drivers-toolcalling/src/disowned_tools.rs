@@ -16,7 +16,7 @@ use agents_core::Tools;
 use messages::{Message, Role};
 
 use crate::latest_results::{every_result, text_of, TOOL_ERROR_PREFIX};
-use crate::word_set::WordSet;
+use crate::word_set::{has_curly_apostrophe, WordSet};
 
 /// How a reply denies, in the first person, that the agent can reach files or run tools.
 static DISOWNING_WORDS: WordSet<'static> = WordSet::new(&[
@@ -56,7 +56,7 @@ those tools: reply with only the tool call.";
 /// ("I don't have the ability to ...", "I cannot access ...", "As an AI ..."); a typographic
 /// apostrophe reads as `'`.
 pub(crate) fn disowns_the_tools(reply: &str) -> bool {
-    if reply.contains('\u{2019}') {
+    if has_curly_apostrophe(reply) {
         DISOWNING_WORDS.in_text(&reply.replace('\u{2019}', "'"))
     } else {
         DISOWNING_WORDS.in_text(reply)

@@ -12,7 +12,7 @@ use messages::Messages;
 use crate::latest_results::{latest_results, TOOL_ERROR_PREFIX};
 use crate::plan_reply::names_a_tool;
 use crate::reply_prefix::compared_prefix;
-use crate::word_set::WordSet;
+use crate::word_set::{has_curly_apostrophe, WordSet};
 
 /// What the model is told after a reply that narrates a tool's use: once per step.
 pub(crate) const NARRATION_NUDGE: &str = "Your last reply said which tool you used, not what \
@@ -77,10 +77,8 @@ pub(crate) fn narrates_without_results<'r>(
 ) -> bool {
     let content = compared_prefix(content);
     // Most replies tell no use: decided without a lower-cased copy (only a typographic
-    // apostrophe, as in "I’ve used", needs the copy to be seen; its first byte is looked for
-    // first, since a search for the character costs more than the rest on a short reply).
-    let apostrophe = content.as_bytes().contains(&0xE2) && content.contains('\u{2019}');
-    if !apostrophe && !USE_WORDS.in_text(content) {
+    // apostrophe, as in "I’ve used", needs the copy to be seen).
+    if !has_curly_apostrophe(content) && !USE_WORDS.in_text(content) {
         return false;
     }
     let lower = content.to_lowercase().replace('\u{2019}', "'");

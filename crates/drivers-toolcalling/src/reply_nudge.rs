@@ -63,6 +63,7 @@ use crate::predicted_answer::{predicted_answer, without_guesses, PREDICTED_ANSWE
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
+use crate::setting_line::results_may_set;
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
@@ -280,6 +281,9 @@ pub(crate) struct Nudges {
     tool_errors: OnceLock<Vec<Vec<String>>>,
     /// What the tools returned, read on first need (a reply that tells a tool's use).
     results: OnceLock<ResultWords>,
+    /// Whether a result of the execution may set a value (see `results_may_set`), read on
+    /// first need: without one, the checks against settings read nothing.
+    results_may_set: OnceLock<bool>,
     /// The files the request names that no call of the execution named, read on first
     /// need (an answer after the tools ran).
     unread_files: OnceLock<Vec<String>>,
@@ -323,6 +327,7 @@ impl Nudges {
             request_names_a_file,
             tool_errors: OnceLock::new(),
             results: OnceLock::new(),
+            results_may_set: OnceLock::new(),
             unread_files: OnceLock::new(),
             repeated: None,
             claimed: None,
@@ -468,6 +473,13 @@ impl Nudges {
         } else {
             None
         }
+    }
+
+    /// Whether a result of the execution may set a value, read on first need.
+    fn results_may_set(&self) -> bool {
+        *self
+            .results_may_set
+            .get_or_init(|| results_may_set(&self.conversation))
     }
 
     /// The failed tool results the model was sent, as words, read on first need.
@@ -759,7 +771,7 @@ impl Nudges {
     /// set for what it names, without its file (see `ambiguous_value`), kept for the nudge;
     /// once per step.
     fn gives_one_of_several(&mut self, content: &str) -> Option<Nudge> {
-        if self.gave(Nudge::AmbiguousValue) {
+        if self.gave(Nudge::AmbiguousValue) || !self.results_may_set() {
             return None;
         }
         self.ambiguous = ambiguous_value(content, &self.conversation);
@@ -782,7 +794,7 @@ impl Nudges {
     /// reply to it stands, whatever it says: the line was quoted, and a second reading is the
     /// model's.
     fn contradicts_a_setting(&mut self, content: &str) -> Option<Nudge> {
-        if self.gave(Nudge::ContradictedSetting) {
+        if self.gave(Nudge::ContradictedSetting) || !self.results_may_set() {
             return None;
         }
         self.contradicted = contradicted_setting(content, &self.conversation);

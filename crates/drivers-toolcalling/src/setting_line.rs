@@ -2,6 +2,23 @@
 //! `- debug: true`. Read by the checks of answers against settings in view
 //! (`contradicted_setting`, `ambiguous_value`).
 
+use messages::{Messages, Role};
+
+use crate::latest_results::{execution_messages, text_of};
+
+/// Whether a tool result of the running execution of `conversation` holds `:` or `=`, so
+/// that one of its lines may set a value: most results set nothing, and then the checks
+/// against settings read nothing else (they judge every answer after a tool ran).
+pub(crate) fn results_may_set(conversation: &Messages) -> bool {
+    execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .any(|message| {
+            text_of(message)
+                .bytes()
+                .any(|byte| byte == b':' || byte == b'=')
+        })
+}
+
 /// The longest value read: a setting's value, not a sentence.
 const MAX_VALUE_CHARS: usize = 40;
 
@@ -25,6 +42,8 @@ pub(crate) fn key_value(line: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_tools::after_one_call;
+    use serde_json::json;
 
     #[test]
     fn settings_in_yaml_ini_and_json_are_read_and_other_lines_are_not() {
@@ -40,5 +59,21 @@ mod tests {
         ] {
             assert_eq!(key_value(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn only_results_with_a_colon_or_an_equals_sign_may_set_a_value() {
+        let after = |result: &str| {
+            after_one_call(
+                "Is debug on?",
+                "read_file",
+                json!({"path": "a.yaml"}),
+                result,
+            )
+        };
+        assert!(results_may_set(&after("debug: false")));
+        assert!(results_may_set(&after("port=8080")));
+        assert!(!results_may_set(&after("ok")));
+        assert!(!results_may_set(&Messages::new()));
     }
 }

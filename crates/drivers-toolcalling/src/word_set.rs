@@ -82,6 +82,13 @@ impl<'w> WordSet<'w> {
     }
 }
 
+/// Whether `text` holds a typographic apostrophe (’, as in "I’ve"), which the checks read as
+/// `'`. Its first byte is looked for first: a search for the character itself costs more than
+/// a word search of a short reply.
+pub(crate) fn has_curly_apostrophe(text: &str) -> bool {
+    text.as_bytes().contains(&0xE2) && text.contains('\u{2019}')
+}
+
 /// Whether `phrase` occurs in `text` starting and ending at word boundaries: no letter or
 /// digit just before or after it. An empty phrase occurs nowhere.
 pub(crate) fn contains_word(text: &str, phrase: &str) -> bool {
