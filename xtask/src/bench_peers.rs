@@ -198,7 +198,7 @@ fn venv_dir() -> Result<PathBuf, String> {
 }
 
 /// The commit measured, marked when the work tree has changes.
-fn commit(root: &Path) -> String {
+pub(crate) fn commit(root: &Path) -> String {
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)

@@ -7,6 +7,7 @@ use std::env;
 use std::process::{Command, ExitCode};
 
 mod bench;
+mod bench_features;
 mod bench_peers;
 mod browser;
 mod chaos;
@@ -74,7 +75,8 @@ fn print_help() {
          (--models 1.5b,0.5b --modes legacy,separated,digest,masked --turns N --max-steps N --timeout S\n          \
          --masked-executions N --agents PATH --server URL (a running endpoint) --write-docs: into docs/long-horizon.md; --report-only: that page again from the recorded runs)\n  \
          bench   benchmarks and docs/benchmarks.md (--quick: short smoke run, report under target/; --no-rig;\n  \
-                 --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json)\n  \
+                 --scale: only runs/s by worker count, own and shared states, to target/bench/scale.json;\n  \
+                 --features: what each feature of the step costs, to docs/benchmarks-features.md)\n  \
          bench-peers  ours vs rig 0.44, OpenAI Agents SDK and Pydantic AI on one script; writes\n  \
                  target/bench/peers.json and peers.md, checks issue 15's targets (--quick; --no-python)\n  \
          browser install Chromium and chromedriver (Debian, pinned) for the web console's browser tests\n  \

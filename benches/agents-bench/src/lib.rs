@@ -4,6 +4,7 @@
 //! Used by the criterion benches in `benches/`, the report binary `bench-report` and the
 //! side-by-side comparison with rig in `benches/rig-compare`.
 
+pub mod features;
 pub mod mock_openai;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

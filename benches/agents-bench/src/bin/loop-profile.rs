@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! loop-profile HISTORY RUNS [scripted|http|transfer]
+//! loop-profile HISTORY RUNS scripted FEATURE
 //! ```
 //!
 //! Each run executes `tool_calling_agent` (a `noop` tool call, then the answer; separated
@@ -12,6 +13,9 @@
 //! HTTP, the first run encodes the whole history). The model is:
 //! - `scripted` (the default): the zero-latency scripted one; each run is
 //!   `agent.execute(start.clone().with_user_message(..))`, as measured since session 7;
+//!   with FEATURE, the agent of that variant of `agents_bench::features::FEATURES`
+//!   (`reply-checks`, `tool-limits`, ...: one default off or one opt-in on), for
+//!   `cargo xtask bench --features`;
 //! - `http`: the real `OpenAiCompatible` provider against the local mock server, as the
 //!   `http_step/run` bench (`agent.execute(start.clone())`, the request already in `start`);
 //!   the instructions include the mock server's thread, and not the kernel's copy of the
@@ -23,12 +27,10 @@
 // A profiling driver: it prints the runs it made, so the work cannot be optimised away.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use agents_bench::features::{feature, FEATURES};
 use agents_bench::mock_openai::http_step_agent;
-use agents_bench::{answered, history, tool_calling_agent, two_step_requests, ReplyModel, ANSWER};
+use agents_bench::{answered, history, two_step_requests};
 use agents_core::{Agent, AgentState};
-use agents_processing::TraceRetention;
-use messages::ToolCall;
-use serde_json::json;
 
 fn main() -> std::process::ExitCode {
     match run() {
@@ -45,19 +47,26 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<u64, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (history_len, runs, mode) = match args.as_slice() {
-        [history_len, runs] => (history_len, runs, "scripted"),
-        [history_len, runs, mode] => (history_len, runs, mode.as_str()),
-        _ => return Err("usage: loop-profile HISTORY RUNS [scripted|http|transfer]".into()),
+    let (history_len, runs, mode, variant) = match args.as_slice() {
+        [history_len, runs] => (history_len, runs, "scripted", "defaults"),
+        [history_len, runs, mode] => (history_len, runs, mode.as_str(), "defaults"),
+        [history_len, runs, mode, variant] if mode == "scripted" => {
+            (history_len, runs, "scripted", variant.as_str())
+        }
+        _ => {
+            return Err(
+                "usage: loop-profile HISTORY RUNS [scripted [FEATURE]|http|transfer]".into(),
+            )
+        }
     };
     let history_len: usize = history_len.parse().map_err(|_| "HISTORY: a number")?;
     let runs: u64 = runs.parse().map_err(|_| "RUNS: a number")?;
     let history = AgentState::new().with_messages(history(history_len));
     if mode == "scripted" {
-        let agent = tool_calling_agent(
-            ReplyModel::new(vec![ToolCall::new("call_1", "noop", json!({}))], ANSWER),
-            TraceRetention::Ephemeral,
-        );
+        // `defaults` is `tool_calling_agent` over the `noop`-then-answer model, separated mode.
+        let agent = feature(variant)
+            .ok_or_else(|| format!("unknown feature `{variant}`: {}", feature_names()))?
+            .agent();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .map_err(|e| e.to_string())?;
@@ -101,6 +110,12 @@ fn run() -> Result<u64, String> {
             "unknown mode `{other}`: scripted, http or transfer"
         )),
     }
+}
+
+/// The variants' names, for an error.
+fn feature_names() -> String {
+    let names: Vec<&str> = FEATURES.iter().map(|feature| feature.name).collect();
+    names.join(", ")
 }
 
 /// The request of every run.

@@ -49,6 +49,24 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// What `work` allocated: heap allocations (and reallocations) and bytes requested, counted
+/// on this thread's view of the global counters (the measuring binary runs one thing at a
+/// time).
+///
+/// # Errors
+/// `work`'s own error.
+pub fn counted(work: impl FnOnce() -> Result<(), String>) -> Result<(u64, u64), String> {
+    let (allocations, bytes) = (
+        ALLOCATIONS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
+    work()?;
+    Ok((
+        ALLOCATIONS.load(Ordering::Relaxed) - allocations,
+        BYTES.load(Ordering::Relaxed) - bytes,
+    ))
+}
+
 /// Allocations of one step, averaged over many executions.
 #[derive(Clone, Copy, Debug)]
 pub struct StepAllocations {
@@ -84,21 +102,20 @@ pub fn measure() -> Result<Vec<StepAllocations>, String> {
             for _ in 0..10 {
                 run()?;
             }
-            let (allocations, bytes) = (
-                ALLOCATIONS.load(Ordering::Relaxed),
-                BYTES.load(Ordering::Relaxed),
-            );
-            for _ in 0..RUNS {
-                runtime
-                    .block_on(agent.execute(state.clone()))
-                    .map_err(|e| e.to_string())?;
-            }
+            let (allocations, bytes) = counted(|| {
+                for _ in 0..RUNS {
+                    runtime
+                        .block_on(agent.execute(state.clone()))
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            })?;
             let steps = (RUNS * 2) as f64;
             measured.push(StepAllocations {
                 mode,
                 history,
-                allocations: (ALLOCATIONS.load(Ordering::Relaxed) - allocations) as f64 / steps,
-                bytes: (BYTES.load(Ordering::Relaxed) - bytes) as f64 / steps,
+                allocations: allocations as f64 / steps,
+                bytes: bytes as f64 / steps,
             });
         }
     }

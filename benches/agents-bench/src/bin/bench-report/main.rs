@@ -6,6 +6,7 @@
 //! bench-report [--quick] --criterion DIR [--rig-criterion DIR] --docs DIR
 //! bench-report --cost-only --docs DIR     # only the context cost in dollars: DIR/cost.md
 //! bench-report --allocations-only         # only the heap allocations per step, printed
+//! bench-report --features [--quick]        # time and allocations per feature variant, JSON lines
 //! ```
 // A report generator: it prints its progress.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -13,6 +14,7 @@
 mod allocations;
 mod context_cost;
 mod criterion_data;
+mod features;
 mod http_overhead;
 mod parallel_tools;
 mod render;
@@ -80,6 +82,16 @@ fn run() -> Result<(), String> {
     if args.get(1).map(String::as_str) == Some("--allocations-only") {
         // The allocations per step alone, for a quick before/after of one change.
         println!("{:?}", allocations::measure()?);
+        return Ok(());
+    }
+    if args.get(1).map(String::as_str) == Some("--features") {
+        // What each feature costs (`cargo xtask bench --features` adds instructions).
+        let quick = args.get(2).map(String::as_str) == Some("--quick");
+        let (rounds, batch) = if quick { (3, 200) } else { (15, 2_000) };
+        print!(
+            "{}",
+            features::json_lines(&features::measure(rounds, batch)?)
+        );
         return Ok(());
     }
     if let Some(n) = args
