@@ -193,7 +193,12 @@ impl Report {
             "## Peers\n\n\
              Ours against rig, the OpenAI Agents SDK and Pydantic AI in process CPU time per run, \
              before and after the core redesign: [benchmarks-peers.md](benchmarks-peers.md) \
-             (written from `cargo xtask bench-peers`, which this report does not run).\n"
+             (written from `cargo xtask bench-peers`, which this report does not run).\n\n\
+             ## Features\n\n\
+             What each feature of the step costs (time, instructions and allocations per run, \
+             one default switched off or one opt-in switched on at a time): \
+             [benchmarks-features.md](benchmarks-features.md) (written from \
+             `cargo xtask bench --features`, which this report does not run).\n"
         );
         let _ = writeln!(
             md,
