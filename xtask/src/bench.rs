@@ -10,9 +10,8 @@
 //! states) and writes `target/bench/scale.json`; the release binary it builds,
 //! `target/release/bench-scale`, runs anywhere on its own (`--max-workers N --out DIR`).
 //!
-//! `--features` measures what each feature of the step costs (time, instructions, allocations
-//! per run of a variant with one feature switched off or on) and writes
-//! `docs/benchmarks-features.md` (see `bench_features.rs`).
+//! `--features` (dispatched by `main.rs` to `bench_features.rs`) measures what each feature of
+//! the step costs instead, and writes `docs/benchmarks-features.md`.
 //!
 //! Target directories: the workspace's `CARGO_TARGET_DIR` (or `target/`), and for rig-compare
 //! `RIG_COMPARE_TARGET_DIR` (or `target/rig-compare`), so rig's build is kept between runs.
@@ -32,9 +31,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } = BenchDirs::from_env()?;
     if args.iter().any(|a| a == "--scale") {
         return scale(&root, &target, quick);
-    }
-    if args.iter().any(|a| a == "--features") {
-        return crate::bench_features::run(quick);
     }
     let docs = if quick {
         target.join("bench-quick")

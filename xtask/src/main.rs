@@ -31,6 +31,10 @@ fn main() -> ExitCode {
     let result = match task {
         "ci" => ci(),
         "deny" => deny::check(),
+        // `--features` is its own measurement (bench_features.rs), not a part of the report.
+        "bench" if args.iter().any(|a| a == "--features") => {
+            bench_features::run(args.iter().any(|a| a == "--quick"))
+        }
         "bench" => bench::run(&args[1..]),
         "bench-peers" => bench_peers::run(&args[1..]),
         "browser" => browser::install(),
