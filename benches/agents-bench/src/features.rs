@@ -1,12 +1,12 @@
 //! What each feature of the step costs: the overhead harness's agent
-//! ([`tool_calling_agent`](crate::tool_calling_agent) over a [`ReplyModel`], separated mode)
+//! ([`tool_calling_agent`] over a [`ReplyModel`], separated mode)
 //! with one default feature switched off, or one opt-in feature switched on. A feature's cost
 //! is the difference of its variant's run and the defaults' run, measured the same way
 //! (`bench-report --features` for time and allocations, `loop-profile ... scripted NAME` under
 //! callgrind for instructions; `cargo xtask bench --features` runs both).
 //!
 //! Every variant runs the same 2-step conversation (one `noop` call, then
-//! [`ANSWER`](crate::ANSWER)) and must end with that answer: a variant that breaks the run is
+//! [`ANSWER`]) and must end with that answer: a variant that breaks the run is
 //! an error, never a fast number.
 
 use std::sync::Arc;

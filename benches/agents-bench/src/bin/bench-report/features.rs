@@ -1,5 +1,5 @@
 //! Time and heap allocations per 2-step run of each variant of
-//! [`FEATURES`](agents_bench::features::FEATURES), for `cargo xtask bench --features` (which
+//! [`FEATURES`], for `cargo xtask bench --features` (which
 //! adds instruction counts from callgrind and writes the table).
 //!
 //! Times are measured in alternation: each round runs a batch of every variant one after the
