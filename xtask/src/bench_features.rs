@@ -40,6 +40,19 @@ enum Sign {
     On,
 }
 
+impl Sign {
+    /// The cost of the feature a variant changes, from the variant's number and the
+    /// defaults' (`None` for the defaults' row, or where either was not measured).
+    fn cost(self, variant: Option<f64>, defaults: Option<f64>) -> Option<f64> {
+        let (variant, defaults) = (variant?, defaults?);
+        match self {
+            Sign::Defaults => None,
+            Sign::Off => Some(defaults - variant),
+            Sign::On => Some(variant - defaults),
+        }
+    }
+}
+
 /// Builds the two binaries, measures, writes the page.
 pub fn run(quick: bool) -> Result<(), String> {
     let BenchDirs { root, target, .. } = BenchDirs::from_env()?;
@@ -223,44 +236,44 @@ fn markdown(measured: &[Measured], commit: &str, quick: bool) -> Result<String, 
          |---|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for m in measured {
-        let sign = m.sign;
-        let cost = |ours: f64, base: f64| match sign {
-            Sign::Defaults => "–".to_owned(),
-            Sign::Off => format!("{:+.0}", base - ours),
-            Sign::On => format!("{:+.0}", ours - base),
-        };
-        let cost_us = |ours: f64, base: f64| match sign {
-            Sign::Defaults => "–".to_owned(),
-            Sign::Off => format!("{:+.2} µs", (base - ours) / 1_000.0),
-            Sign::On => format!("{:+.2} µs", (ours - base) / 1_000.0),
+        // A feature's cost as the column's text: "–" for the defaults' own row or a number
+        // not measured.
+        let cost = |ours: Option<f64>, base: Option<f64>, scale: f64, decimals: usize, unit| {
+            m.sign.cost(ours, base).map_or("–".to_owned(), |cost| {
+                format!("{:+.decimals$}{unit}", cost / scale)
+            })
         };
         let instructions = m
             .instructions_per_run
             .map_or("–".to_owned(), |i| format!("{i:.0}"));
-        let instructions_cost = match (m.instructions_per_run, defaults.instructions_per_run) {
-            (Some(ours), Some(base)) => cost(ours, base),
-            _ => "–".to_owned(),
-        };
         page.push_str(&format!(
             "| `{}` | {} | {:.2} µs | {} | {} | {} | {:.1} | {} |\n",
             m.name,
             m.what,
             m.ns_per_run / 1_000.0,
-            cost_us(m.ns_per_run, defaults.ns_per_run),
+            cost(
+                Some(m.ns_per_run),
+                Some(defaults.ns_per_run),
+                1_000.0,
+                2,
+                " µs"
+            ),
             instructions,
-            instructions_cost,
+            cost(
+                m.instructions_per_run,
+                defaults.instructions_per_run,
+                1.0,
+                0,
+                ""
+            ),
             m.allocations_per_run,
-            match sign {
-                Sign::Defaults => "–".to_owned(),
-                Sign::Off => format!(
-                    "{:+.1}",
-                    defaults.allocations_per_run - m.allocations_per_run
-                ),
-                Sign::On => format!(
-                    "{:+.1}",
-                    m.allocations_per_run - defaults.allocations_per_run
-                ),
-            },
+            cost(
+                Some(m.allocations_per_run),
+                Some(defaults.allocations_per_run),
+                1.0,
+                1,
+                ""
+            ),
         ));
     }
     page.push_str(
@@ -316,6 +329,10 @@ mod tests {
         let page = markdown(&measured, "abc123", false).unwrap_or_default();
         assert!(page.contains("| `reply-checks` |"), "{page}");
         assert!(page.contains("Commit abc123."), "{page}");
+        assert!(
+            page.contains("| 5.00 µs | – | 50000 | – | 10.0 | – |"),
+            "{page}"
+        );
         assert!(
             page.contains("| 4.00 µs | +1.00 µs | 40000 | +10000 |"),
             "{page}"

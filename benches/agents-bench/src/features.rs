@@ -17,7 +17,7 @@ use drivers_toolcalling::ToolCallingDriver;
 use messages::ToolCall;
 use serde_json::json;
 
-use crate::{criteria, noop_tool, tool_calling_agent, ReplyModel, ANSWER};
+use crate::{agent_with_driver, tool_calling_agent, ReplyModel, ANSWER};
 
 /// Whether a variant switches a default off or an opt-in feature on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,12 +71,10 @@ pub static FEATURES: &[Feature] = &[
         what: "text-call recovery and the reply checks (`with_content_tool_call_recovery(false)`)",
         change: Change::Off,
         build: |model| {
-            Agent::new(ToolCallingDriver::new(model).with_content_tool_call_recovery(false))
-                .with_tool(noop_tool())
-                .with_criteria(criteria(10))
-                .with_processors(agents_processing::standard_processors(
-                    TraceRetention::Ephemeral,
-                ))
+            agent_with_driver(
+                ToolCallingDriver::new(model).with_content_tool_call_recovery(false),
+                TraceRetention::Ephemeral,
+            )
         },
     },
     Feature {

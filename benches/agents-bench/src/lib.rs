@@ -193,7 +193,13 @@ pub fn criteria(max_steps: usize) -> ContinuationCriteria {
 /// The agent measured for framework overhead: `ToolCallingDriver` over `model`, the `noop`
 /// tool, the standard processors for `retention`, no hooks, no listeners.
 pub fn tool_calling_agent(model: impl LanguageModel + 'static, retention: TraceRetention) -> Agent {
-    Agent::new(ToolCallingDriver::new(model))
+    agent_with_driver(ToolCallingDriver::new(model), retention)
+}
+
+/// [`tool_calling_agent`] around `driver`: the `noop` tool, the criteria, the standard
+/// processors for `retention` (the feature variants change the driver's settings).
+pub fn agent_with_driver(driver: ToolCallingDriver, retention: TraceRetention) -> Agent {
+    Agent::new(driver)
         .with_tool(noop_tool())
         .with_criteria(criteria(10))
         .with_processors(standard_processors(retention))
