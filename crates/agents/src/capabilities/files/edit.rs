@@ -287,7 +287,9 @@ mod tests {
             (json!({"path": "a.txt", "old_string": "", "new_string": "x"}),
              ToolError::invalid_arguments("old_string is empty; give the exact text to replace (use write_file to create a file)")),
             (json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}),
-             ToolError::failed("cannot read `missing.txt`: no such file or directory")),
+             ToolError::failed(
+                "cannot read `missing.txt`: no such file or directory; the workspace's top folder holds `a.txt`"
+            )),
             (json!({"path": "../a.txt", "old_string": "a", "new_string": "b"}),
              ToolError::invalid_arguments("path `../a.txt` escapes the workspace root")),
         ];

@@ -343,6 +343,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_missing_folder_names_at_most_twelve_entries_of_the_folder_above() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..15 {
+            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
+        }
+        let tool = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
+        let error = list(&tool, json!({"path": "data/raw"})).await.unwrap_err();
+        let shown: Vec<String> = (0..12).map(|i| format!("`f{i:02}.txt`")).collect();
+        assert_eq!(
+            error,
+            ToolError::failed(format!(
+                "cannot list `data/raw`: no such directory; the workspace's top folder holds {} and 3 more",
+                shown.join(", ")
+            ))
+        );
+        // an empty folder above: nothing to say
+        let empty = tempfile::tempdir().unwrap();
+        let tool = ListDirTool::new(Sandbox::new(empty.path()).unwrap());
+        assert_eq!(
+            list(&tool, json!({"path": "data"})).await.unwrap_err(),
+            ToolError::failed("cannot list `data`: no such directory")
+        );
+    }
+
+    #[tokio::test]
     async fn refuses_files_missing_paths_and_escapes() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "").unwrap();
@@ -353,7 +378,11 @@ mod tests {
         );
         assert_eq!(
             list(&tool, json!({"path": "nope"})).await.unwrap_err(),
-            ToolError::failed("cannot list `nope`: no such directory")
+            ToolError::failed(
+                "cannot list `nope`: no such directory; the workspace's top folder holds `a.txt`"
+            ),
+            "nothing close: what the folder above holds (the 1.5B model listed `data` for \
+             files at the root)"
         );
         assert_eq!(
             list(&tool, json!({"path": ".."})).await.unwrap_err(),

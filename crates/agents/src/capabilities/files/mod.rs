@@ -297,8 +297,10 @@ const MAX_HINT_ENTRIES: usize = 10_000;
 /// its directory closest to the one asked for ([`agents_core::closest_names`]), so a small
 /// model that misspells a file name can fix its call. For a file (`kind`) with nothing close
 /// there, or whose directory does not exist (a model that puts `data/` before `a.txt`), the
-/// files of that very name elsewhere below the root ([`same_name_elsewhere`]). Empty when
-/// nothing is close or of that name.
+/// files of that very name elsewhere below the root ([`same_name_elsewhere`]). With nothing
+/// close and nothing of that name: what the nearest folder above it that exists holds
+/// ([`what_is_there`]), so a model that guessed a folder (`data`, when the files are at the
+/// root) learns where the files are. Empty when that folder is empty too.
 fn closest_hint(sandbox: &Sandbox, path: &RelativePath, kind: Wanted) -> String {
     let (Some(parent), Some(wanted)) = (path.parent(), path.file_name()) else {
         return String::new();
@@ -308,10 +310,60 @@ fn closest_hint(sandbox: &Sandbox, path: &RelativePath, kind: Wanted) -> String 
         shown = same_name_elsewhere(sandbox, &wanted);
     }
     if shown.is_empty() {
-        return String::new();
+        return what_is_there(sandbox, parent);
     }
     let shown: Vec<String> = shown.iter().map(|path| format!("`{path}`")).collect();
     format!("; did you mean {}?", shown.join(", "))
+}
+
+/// How many names of a folder [`what_is_there`] shows; the rest are counted.
+const SHOWN_ENTRIES: usize = 12;
+
+/// `"; the workspace's top folder holds `a.txt`, `docs/`"`: the entries (folders with a
+/// trailing `/`, sorted, at most [`SHOWN_ENTRIES`], then how many more) of `folder` or of
+/// the nearest folder above it that exists. Empty when that folder is empty or unreadable.
+fn what_is_there(sandbox: &Sandbox, mut folder: RelativePath) -> String {
+    let dir = loop {
+        match sandbox.open(&folder, Access::Directory) {
+            Ok(dir) => break dir,
+            Err(_) => match folder.parent() {
+                Some(above) => folder = above,
+                None => return String::new(),
+            },
+        }
+    };
+    let Ok(entries) = read_entries(&dir) else {
+        return String::new();
+    };
+    let mut names: Vec<String> = entries
+        .take(MAX_HINT_ENTRIES)
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = entry.name.to_string_lossy().into_owned();
+            if entry.kind == FileType::Directory {
+                format!("`{name}/`")
+            } else {
+                format!("`{name}`")
+            }
+        })
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    names.sort_unstable();
+    let more = names.len().saturating_sub(SHOWN_ENTRIES);
+    names.truncate(SHOWN_ENTRIES);
+    let holder = if folder.is_root() {
+        "the workspace's top folder".to_owned()
+    } else {
+        format!("`{}`", sandbox.shown(&folder))
+    };
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("; {holder} holds {}{more}", names.join(", "))
 }
 
 /// What a missing path was asked for as.

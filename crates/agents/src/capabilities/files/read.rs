@@ -323,12 +323,14 @@ mod tests {
                 "cannot read `docs/gide.md`: no such file or directory; did you mean `docs/guide.md`?"
             )
         );
-        // nothing close: no guess
+        // nothing close: no guess, but what the folder holds
         assert_eq!(
             read(&tool, json!({"path": "launch_codes.bin"}))
                 .await
                 .unwrap_err(),
-            ToolError::failed("cannot read `launch_codes.bin`: no such file or directory")
+            ToolError::failed(
+                "cannot read `launch_codes.bin`: no such file or directory; the workspace's top folder holds `docs/`, `inventory.csv`, `notes.md`, `notes.txt`"
+            )
         );
         // a directory on the way that does not exist (the 1.5B model put `data/` before
         // files at the root, and every read failed): the files of that name elsewhere
@@ -353,7 +355,18 @@ mod tests {
             read(&tool, json!({"path": "nowhere/absent.txt"}))
                 .await
                 .unwrap_err(),
-            ToolError::failed("cannot read `nowhere/absent.txt`: no such file or directory")
+            ToolError::failed(
+                "cannot read `nowhere/absent.txt`: no such file or directory; the workspace's top folder holds `b/`, `docs/`, `inventory.csv`, `notes.md`, `notes.txt`"
+            ),
+            "a folder on the way missing: the nearest folder above that exists"
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "docs/old/absent.txt"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed(
+                "cannot read `docs/old/absent.txt`: no such file or directory; `docs` holds `guide.md`"
+            )
         );
         let list = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
         let listed = list
