@@ -81,6 +81,7 @@ mod tool_calling_driver;
 mod trust;
 mod unread_file;
 mod unseen_term;
+mod unshown_calculation;
 mod word_set;
 mod wrong_arithmetic;
 

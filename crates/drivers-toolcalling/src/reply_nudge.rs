@@ -67,6 +67,7 @@ use crate::setting_line::results_may_set;
 use crate::trust::holds_a_call_in_prose;
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
+use crate::unshown_calculation::{unshown_calculation, unshown_calculation_nudge};
 use crate::wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};
 
 /// What the model is told after a reply that wrote a call among other text, which did not
@@ -146,6 +147,9 @@ pub(crate) enum Nudge {
     /// After the tools ran, an answer that gives one of the different values several files
     /// set, without its file: say each file's value, or ask which is meant (issue 36).
     AmbiguousValue,
+    /// After the tools ran, an answer to a request for arithmetic that gives a number no
+    /// result shows and no calculation: write the calculation out (issue 36).
+    UnshownCalculation,
 }
 
 impl Nudge {
@@ -176,6 +180,7 @@ impl Nudge {
             Nudge::ContradictedSetting => "reply_after_contradicted_setting",
             Nudge::UnseenTerm => "reply_after_unseen_term",
             Nudge::AmbiguousValue => "reply_after_ambiguous_value",
+            Nudge::UnshownCalculation => "reply_after_unshown_calculation",
         }
     }
 
@@ -213,6 +218,9 @@ impl Nudge {
             }
             Nudge::UnseenTerm => "the model named a file as holding words no result holds",
             Nudge::AmbiguousValue => "the model gave one of several files' values without its file",
+            Nudge::UnshownCalculation => {
+                "the model gave a computed number no result shows, without the calculation"
+            }
         }
     }
 
@@ -241,6 +249,7 @@ impl Nudge {
             Nudge::ContradictedSetting => 1_048_576,
             Nudge::UnseenTerm => 2_097_152,
             Nudge::AmbiguousValue => 4_194_304,
+            Nudge::UnshownCalculation => 8_388_608,
         }
     }
 
@@ -305,6 +314,9 @@ pub(crate) struct Nudges {
     /// The setting several files set differently, when the last reply gave one of its
     /// values without its file: found when the reply was judged, named by its nudge.
     ambiguous: Option<AmbiguousValue>,
+    /// The numbers no result shows that the last reply gave without a calculation: found
+    /// when the reply was judged, named by its nudge.
+    uncalculated: Option<Vec<String>>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -335,6 +347,7 @@ impl Nudges {
             contradicted: None,
             unseen: None,
             ambiguous: None,
+            uncalculated: None,
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -576,7 +589,9 @@ impl Nudges {
                     // the results; some are still missing).
                     predicted_answer(&self.conversation, content).then_some(Nudge::PredictedAnswer)
                 })
-                // Last: arithmetic is judged once the files are read and the answer is no guess.
+                // Last: arithmetic is judged once the files are read and the answer is no guess;
+                // a result given without its calculation is asked for it first.
+                .or_else(|| self.calculates_unseen(content))
                 .or_else(|| self.miscalculates(content))
         } else if content.contains('{')
             && (is_tool_call_text(content) || forged_evidence(content, &tools.names()).is_some())
@@ -654,6 +669,9 @@ impl Nudges {
             }
             Nudge::UnseenTerm => {
                 return unseen_terms_nudge(self.unseen.as_deref().unwrap_or_default())
+            }
+            Nudge::UnshownCalculation => {
+                return unshown_calculation_nudge(self.uncalculated.as_deref().unwrap_or_default())
             }
             Nudge::ContradictedSetting => {
                 // (Always found when the reply was judged.)
@@ -801,6 +819,20 @@ impl Nudges {
         self.contradicted
             .is_some()
             .then_some(Nudge::ContradictedSetting)
+    }
+
+    /// `Nudge::UnshownCalculation` when `content` answers a request for arithmetic with a
+    /// number no result shows and no calculation (see `unshown_calculation`), kept for the
+    /// nudge; once per step, and not after the step told the model a value (its wrong
+    /// arithmetic corrected). The reply to it stands, its arithmetic judged in turn.
+    fn calculates_unseen(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::UnshownCalculation) || self.gave(Nudge::WrongArithmetic) {
+            return None;
+        }
+        self.uncalculated = unshown_calculation(content, &self.conversation);
+        self.uncalculated
+            .is_some()
+            .then_some(Nudge::UnshownCalculation)
     }
 
     /// `Nudge::WrongArithmetic` when `content` writes an expression whose result is not its
@@ -1577,6 +1609,52 @@ mod tests {
     }
 
     #[test]
+    fn a_total_given_without_its_calculation_is_asked_for_it_then_the_arithmetic_is_judged() {
+        // Development task d15: the column read, "890" given for 770.
+        let call = messages::ToolCall::new(
+            "call_1",
+            "read_file",
+            serde_json::json!({"path": "sales.csv"}),
+        );
+        let input = Messages::new()
+            .appended(Message::user(
+                "What is the total of the amount column in sales.csv?",
+            ))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "     1\tregion,amount\n     2\tnorth,120\n     3\tsouth,340\n     4\teast,215\n     5\twest,95",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        let reply = "The total of the amount column in sales.csv is 890.";
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::UnshownCalculation)
+        );
+        assert!(nudges
+            .message(Nudge::UnshownCalculation, reply)
+            .starts_with("Your last reply gives `890`, which no tool result above shows"));
+        assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
+        let written = "120 + 340 + 215 + 95 = 890";
+        assert_eq!(
+            nudges.next_for(written, &tools()),
+            Some(Nudge::WrongArithmetic)
+        );
+        assert_eq!(
+            nudges.next_for("120 + 340 + 215 + 95 = 770", &tools()),
+            None
+        );
+        assert_eq!(
+            nudges.not_an_answer(reply, &tools()),
+            None,
+            "the reply stands"
+        );
+        // Before any tool ran, a sum is not asked for its calculation: no result to use.
+        let mut nudges = step(false, "What is the total of 17 and 25?");
+        assert_eq!(nudges.next_for("It is 42.", &tools()), None);
+    }
+
+    #[test]
     fn each_kind_has_its_own_journal_key() {
         let kinds = [
             Nudge::PlanAfterResults,
@@ -1602,6 +1680,7 @@ mod tests {
             Nudge::ContradictedSetting,
             Nudge::UnseenTerm,
             Nudge::AmbiguousValue,
+            Nudge::UnshownCalculation,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

@@ -72,6 +72,29 @@ pub fn wrong_arithmetic(reply: &str) -> Option<WrongArithmetic> {
     None
 }
 
+/// The numbers `reply` writes outside code, each as its digits and decimal point (group
+/// commas left out: `1,010` is `1010`), or `None` when it writes an expression (a number, an
+/// operator, a number): a calculation shown, which [`wrong_arithmetic`] judges. Numbers glued
+/// to a letter (`3rd`, `v2`) are not read. Used by `unshown_calculation`.
+pub(crate) fn numbers_without_expression(reply: &str) -> Option<Vec<String>> {
+    if !reply.bytes().any(|b| b.is_ascii_digit()) {
+        return Some(Vec::new());
+    }
+    let tokens = tokens(&outside_code(reply));
+    let mut numbers = Vec::new();
+    for (at, token) in tokens.iter().enumerate() {
+        if let Token::Number(_, _, written) = token {
+            if let (Some(Token::Op(_)), Some(Token::Number(..))) =
+                (tokens.get(at + 1), tokens.get(at + 2))
+            {
+                return None;
+            }
+            numbers.push(written.replace(',', ""));
+        }
+    }
+    Some(numbers)
+}
+
 /// `reply` with its fenced code blocks and inline code spans blanked out (a block's lines
 /// become line breaks, a span's characters `#`), so that nothing in code is judged.
 fn outside_code(reply: &str) -> String {

@@ -1800,12 +1800,12 @@ async fn an_answer_after_every_call_failed_is_asked_about_with_the_suggested_pat
             InferenceResponse::with_tool_calls([read("c2", "data/b.txt")]),
             text(invented),
             InferenceResponse::with_tool_calls([read("c3", "a.txt"), read("c4", "b.txt")]),
-            text("The sum is 42."),
+            text("The sum is 17 + 25 = 42."),
         ],
         |driver| agent(driver).with_tools(root_files_only()),
     )
     .await;
-    assert_eq!(answer(&done).as_deref(), Some("The sum is 42."));
+    assert_eq!(answer(&done).as_deref(), Some("The sum is 17 + 25 = 42."));
     let asked = model.requests()[3].messages.to_transcript();
     assert!(
         asked.contains("Every tool call for this request failed"),
@@ -2248,6 +2248,57 @@ async fn a_reply_whose_arithmetic_is_wrong_is_told_the_right_value() {
     )
     .await;
     assert_eq!(answer(&done).as_deref(), Some(wrong));
+    assert_eq!(model.requests().len(), 3);
+}
+
+/// Issue 36, development task d15 (2026-12-06): the 1.5B model read the column (120, 340,
+/// 215, 95) and answered "The total ... is 890.", a sum nothing could check. An answer to a
+/// request for arithmetic that gives a number no result shows, without its calculation, is
+/// asked for the calculation once; the calculation is then checked, and its correction is
+/// the answer. A calculation written out at once is the answer.
+#[tokio::test]
+async fn a_sum_given_without_its_calculation_is_asked_for_it_and_then_checked() {
+    let unshown = "Their sum is 43.";
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+            text(unshown),
+            text("17 + 25 = 43."),
+            text("17 + 25 = 42, so their sum is 42."),
+        ],
+        |driver| agent(driver).with_tools(root_files_only()),
+    )
+    .await;
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("17 + 25 = 42, so their sum is 42.")
+    );
+    assert_eq!(model.requests().len(), 4);
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("Your last reply gives `43`, which no tool result above shows"),
+        "{asked}"
+    );
+    let asked = model.requests()[3].messages.to_transcript();
+    assert!(
+        asked.contains("Your last reply says 17 + 25 = 43, but 17 + 25 = 42."),
+        "{asked}"
+    );
+    assert!(!done.messages().to_transcript().contains(unshown));
+
+    // asked once per step: the same bare number again is the answer
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([read("c1", "a.txt"), read("c2", "b.txt")]),
+            text(unshown),
+            text(unshown),
+        ],
+        |driver| agent(driver).with_tools(root_files_only()),
+    )
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some(unshown));
     assert_eq!(model.requests().len(), 3);
 }
 
