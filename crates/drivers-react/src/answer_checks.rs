@@ -10,13 +10,15 @@
 //! half): the sum of the numbers in `a.txt` and `b.txt` answered after reading `a.txt` only,
 //! "replace World with Rust" answered after a read, "Run the script greet.sh" answered after
 //! reading it, the version of `package.json` answered after listing the folder (issue 36).
-//! Last, an answer whose own arithmetic is wrong ("17 + 25 = 43") is told the value, once
-//! (`drivers_toolcalling::wrong_arithmetic`).
+//! Last, an answer to a request for arithmetic that gives a number no tool result shows,
+//! without its calculation ("The total is 890."), is asked for the calculation, once
+//! (`drivers_toolcalling::uncalculated_numbers`); and an answer whose own arithmetic is wrong
+//! ("17 + 25 = 43") is told the value, once (`drivers_toolcalling::wrong_arithmetic`).
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     asks_for_a_change, asks_to_run, files_no_call_used, is_plan_reply, nothing_changed_by,
-    wrong_arithmetic,
+    uncalculated_numbers, wrong_arithmetic,
 };
 use messages::{Role, ToolCall};
 
@@ -41,6 +43,7 @@ enum Question {
     NothingChanged,
     NothingRan,
     UnusedFiles,
+    Calculation,
     Arithmetic,
 }
 
@@ -113,6 +116,21 @@ impl<'s> AnswerChecks<'s> {
         let files = files_no_call_used(&request, calls.iter().copied());
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {
             return Verdict::Ask(DecisionError::UnusedFiles { files });
+        }
+        // Not after the step told the model a value (its arithmetic corrected).
+        if !self.asked.contains(&Question::Arithmetic) {
+            let results = executions
+                .iter()
+                .filter(|execution| !execution.has_error())
+                .map(|execution| execution.result_text())
+                .collect::<Vec<_>>();
+            if let Some(numbers) =
+                uncalculated_numbers(answer, &request, results.iter().map(String::as_str))
+            {
+                if self.first_time(Question::Calculation) {
+                    return Verdict::Ask(DecisionError::UncalculatedNumbers { numbers });
+                }
+            }
         }
         self.arithmetic(answer)
     }

@@ -112,6 +112,14 @@ pub enum DecisionError {
         /// The files, as the request names them.
         files: Vec<String>,
     },
+    /// A `final_answer` to a request for arithmetic that gives numbers no tool result shows,
+    /// without the calculation (`drivers_toolcalling::uncalculated_numbers`): "The total is
+    /// 890." Asked about once per step.
+    #[error("your answer gives {}, which no tool result shows, without the calculation that gives {}", numbers_named(.numbers), it_or_them(.numbers))]
+    UncalculatedNumbers {
+        /// The numbers, as the answer wrote them (group commas left out).
+        numbers: Vec<String>,
+    },
     /// A `final_answer` whose own arithmetic is wrong (`drivers_toolcalling::wrong_arithmetic`):
     /// "120 + 340 + 215 + 95 = 890". Asked about once per step, with the value.
     #[error("your answer says {written}, but {expression} = {value}")]
@@ -135,6 +143,15 @@ fn files_named(files: &[String]) -> String {
             format!("{} and `{last}`", first.join(", "))
         }
     }
+}
+
+/// `numbers` in backticks, joined by commas.
+fn numbers_named(numbers: &[String]) -> String {
+    numbers
+        .iter()
+        .map(|number| format!("`{number}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn nothing_changed_why(tools_ran: bool, change_failed: bool) -> &'static str {
@@ -214,6 +231,10 @@ impl DecisionError {
                      {it}, or change {it} as asked). If it does not, give your answer again."
                 ))
             }
+            DecisionError::UncalculatedNumbers { .. } => Cow::Borrowed(
+                "Write the calculation out in your final_answer with the numbers from the tool \
+                 results (for example `12 + 30 = 42`), then the result.",
+            ),
             DecisionError::WrongArithmetic { .. } => Cow::Borrowed(
                 "Correct the arithmetic and give your final_answer again with the right number.",
             ),

@@ -496,7 +496,7 @@ async fn an_answer_about_a_file_no_call_read_is_asked_about_then_the_file_is_rea
         read("a.txt"),
         answer("The sum is 18."),
         read("b.txt"),
-        answer("The sum is 42."),
+        answer("17 + 25 = 42, so the sum is 42."),
     ]);
     let done = file_agent(&model, 5)
         .execute(
@@ -516,9 +516,45 @@ async fn an_answer_about_a_file_no_call_read_is_asked_about_then_the_file_is_rea
     );
     assert_eq!(
         done.final_response().map(|m| m.text()).as_deref(),
-        Some("The sum is 42.")
+        Some("17 + 25 = 42, so the sum is 42.")
     );
     assert!(done.messages().iter().all(|m| !m.text().contains("18")));
+}
+
+#[tokio::test]
+async fn a_sum_given_without_its_calculation_is_asked_for_it_once_then_checked() {
+    // Development task d15's kind: "The total ... is 890." after reading the numbers.
+    let model = ScriptedModel::new([
+        read("a.txt"),
+        read("b.txt"),
+        answer("Their sum is 43."),
+        answer("17 + 25 = 43."),
+        answer("17 + 25 = 42, so their sum is 42."),
+    ]);
+    let done = file_agent(&model, 6)
+        .execute(
+            AgentState::new()
+                .with_user_message("a.txt and b.txt each hold a number. What is their sum?"),
+        )
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let asked = requests[3].messages.last().unwrap().text();
+    assert!(
+        asked.contains("your answer gives `43`, which no tool result shows, without the calculation that gives it")
+            && asked.contains("Write the calculation out"),
+        "{asked}"
+    );
+    let asked = requests[4].messages.last().unwrap().text();
+    assert!(
+        asked.contains("your answer says 17 + 25 = 43, but 17 + 25 = 42"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("17 + 25 = 42, so their sum is 42.")
+    );
 }
 
 #[tokio::test]

@@ -6,9 +6,9 @@
 //! replies to it stands (the change may rightly be impossible, or already made).
 
 use agents_core::Tools;
-use messages::{Message, Messages, ToolCall};
+use messages::{Message, Messages, Role, ToolCall};
 
-use crate::latest_results::execution_messages;
+use crate::latest_results::{execution_messages, text_of, TOOL_ERROR_PREFIX};
 use crate::unread_file::names_a_file;
 use crate::word_set::WordSet;
 
@@ -24,6 +24,14 @@ change. Make it now: reply with only the tool call that makes the change.";
 pub(crate) const ONLY_READ_NUDGE: &str = "Nothing has changed yet: the request asks for a \
 change, and the tools that ran only read. Make the change now: reply with only the tool call \
 that makes it, using what you read above.";
+
+/// What the model is told after a plan written, after the tools ran, for a request for a change
+/// that no call has made: make it, not answer in plain text. Told "Answer the user's question
+/// now, in plain text, using the tool results above", the 1.5B model asked to change a version
+/// in two files wrote its plan again ("you need to read the current content of `about.txt`,
+/// replace the version number, and then write the updated content back"), which ended the run
+/// with neither file changed (issue 36, development task d22, 2026-12-06).
+pub(crate) const CHANGE_PLAN_NUDGE: &str = "Your last reply described the change instead of making it, and nothing has changed yet. Do not describe tools or calls: make the change now. Reply with only the tool call that makes it, using what you read above.";
 
 /// Verbs that open a request for a change, in the imperative.
 const CHANGE_VERBS: [&str; 16] = [
@@ -143,6 +151,28 @@ pub(crate) fn nothing_changed_yet(conversation: &Messages, tools: &Tools) -> boo
         execution_messages(conversation).flat_map(Message::tool_calls),
         tools,
     )
+}
+
+/// Whether `tools` can change something and no call of the running execution in
+/// `conversation` of a tool that may change something has succeeded (a call whose result is
+/// an error, or has none yet, changed nothing).
+pub(crate) fn no_change_succeeded(conversation: &Messages, tools: &Tools) -> bool {
+    let execution: Vec<&Message> = execution_messages(conversation).collect();
+    let succeeded = |call: &ToolCall| {
+        execution.iter().any(|message| {
+            message.role() == Role::Tool
+                && message.tool_call_id() == Some(call.id())
+                && !text_of(message).starts_with(TOOL_ERROR_PREFIX)
+        })
+    };
+    tools
+        .names()
+        .iter()
+        .any(|name| !tools.effects(name).is_read_only())
+        && execution
+            .iter()
+            .flat_map(|message| message.tool_calls())
+            .all(|call| tools.effects(call.name()).is_read_only() || !succeeded(call))
 }
 
 /// Whether `tools` can change something (one of them is not read-only) and every one of

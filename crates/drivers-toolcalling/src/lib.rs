@@ -99,4 +99,5 @@ pub use shown_calls::RecoveredCallsShown;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};
 pub use unread_file::files_no_call_used;
+pub use unshown_calculation::uncalculated_numbers;
 pub use wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};

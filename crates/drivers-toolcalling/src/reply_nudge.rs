@@ -34,7 +34,8 @@ use messages::{Message, Messages};
 
 use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
 use crate::change_request::{
-    asks_for_a_change, nothing_changed_yet, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
+    asks_for_a_change, no_change_succeeded, nothing_changed_yet, CHANGE_PLAN_NUDGE,
+    NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
 };
 use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, CLAIM_NUDGE};
 use crate::contradicted_setting::{contradicted_setting, ContradictedSetting};
@@ -256,11 +257,15 @@ impl Nudge {
     /// Whether the request that asks again shows the reply being asked about before the
     /// nudge. A repeated reply, a copied stop answer and a predicted answer are left out: each
     /// copy the model sees makes the next likelier (`repeated_reply`, `repeated_answer`,
-    /// `predicted_answer`).
+    /// `predicted_answer`); so is a number given without its calculation (the nudge names
+    /// it): shown its reply, the 1.5B model gave it again word for word (d15, 2026-12-06).
     pub(crate) fn shows_reply(self) -> bool {
         !matches!(
             self,
-            Nudge::RepeatedReply | Nudge::CopiedStopAnswer | Nudge::PredictedAnswer
+            Nudge::RepeatedReply
+                | Nudge::CopiedStopAnswer
+                | Nudge::PredictedAnswer
+                | Nudge::UnshownCalculation
         )
     }
 
@@ -632,8 +637,15 @@ impl Nudges {
     }
 
     /// What the model is told after `reply`, a reply that gets `nudge`.
-    pub(crate) fn message(&self, nudge: Nudge, reply: &str) -> String {
+    pub(crate) fn message(&self, nudge: Nudge, reply: &str, tools: &Tools) -> String {
         match nudge {
+            // A change asked for and not made: make it (not an answer in plain text).
+            Nudge::PlanAfterResults
+                if self.request_is(asks_for_a_change)
+                    && no_change_succeeded(&self.conversation, tools) =>
+            {
+                CHANGE_PLAN_NUDGE
+            }
             Nudge::PlanAfterResults | Nudge::PlanWithoutCall if points_to_a_file(reply) => {
                 READ_IT_NUDGE
             }
@@ -963,7 +975,7 @@ mod tests {
         let answer = "The sum of the numbers in `a.txt` and `b.txt` is 18.";
         assert_eq!(nudges.next_for(answer, &tools()), Some(Nudge::UnreadFile));
         assert!(nudges
-            .message(Nudge::UnreadFile, answer)
+            .message(Nudge::UnreadFile, answer, &tools())
             .starts_with("The request names `b.txt`, and no tool call of yours has used it"));
         assert_eq!(nudges.next_for(answer, &tools()), None, "once per step");
         // The reply to it counts only with a call: repeated, the answer before it stands.
@@ -1036,7 +1048,7 @@ mod tests {
         assert_eq!(nudges.next_for(&repeat, &tools), Some(Nudge::RepeatedReply));
         assert!(!Nudge::RepeatedReply.shows_reply());
         assert!(nudges
-            .message(Nudge::RepeatedReply, &repeat)
+            .message(Nudge::RepeatedReply, &repeat, &tools)
             .starts_with("You already sent that reply, and its `search_files` call ran"));
         let reply = InferenceResponse::text;
         assert!(nudges
@@ -1075,7 +1087,7 @@ mod tests {
             Some(Nudge::ClaimBeyondCalls)
         );
         assert_eq!(
-            nudges.message(Nudge::ClaimBeyondCalls, claim),
+            nudges.message(Nudge::ClaimBeyondCalls, claim, &tools()),
             "Your last reply says you called `edit_file`, but no such call has run for this \
              request; the calls that ran: `read_file`. Do not describe calls you have not \
              made: make the call now if the request needs it, or answer from the results \
@@ -1146,6 +1158,35 @@ mod tests {
             Some(Nudge::PlanAfterResults)
         );
         assert_eq!(nudges.next_for(PLAN, &tools()), None);
+        // A change asked for and not made (the reads only read): the nudge asks for the
+        // change, not for an answer in plain text (development task d22).
+        let reads = crate::test_tools::reader_and_editor();
+        assert_eq!(
+            nudges.message(Nudge::PlanAfterResults, PLAN, &reads),
+            CHANGE_PLAN_NUDGE
+        );
+        let question = step(true, "What does config.ini set workers to?");
+        assert_eq!(
+            question.message(Nudge::PlanAfterResults, PLAN, &reads),
+            PLAN_NUDGE
+        );
+        // An edit that failed changed nothing; one that worked did.
+        let edited = |result: &str| {
+            let call = messages::ToolCall::new(
+                "call_9",
+                "edit_file",
+                serde_json::json!({"path": "config.ini"}),
+            );
+            let input = ran(true, Messages::new().appended(Message::user(CHANGE)))
+                .appended(Message::assistant_tool_calls([call.clone()]))
+                .appended(Message::tool_result_for(&call, result));
+            Nudges::for_step(true, &input).message(Nudge::PlanAfterResults, PLAN, &reads)
+        };
+        assert_eq!(
+            edited("Error: `config.ini` was not changed: read it first"),
+            CHANGE_PLAN_NUDGE
+        );
+        assert_eq!(edited("Edited config.ini: 1 replacement."), PLAN_NUDGE);
         // A claim after the tools ran is what happened.
         assert_eq!(step(true, CHANGE).next_for(CLAIM, &tools()), None);
     }
@@ -1195,7 +1236,7 @@ mod tests {
         let nudge = nudges.next_for(reply, &tools());
         assert_eq!(nudge, Some(Nudge::PlanAfterResults));
         assert_eq!(
-            nudges.message(Nudge::PlanAfterResults, reply),
+            nudges.message(Nudge::PlanAfterResults, reply, &tools()),
             READ_IT_NUDGE
         );
         // Said again after its nudge, it is not saved as the answer.
@@ -1209,7 +1250,10 @@ mod tests {
             nudges.next_for(reply, &tools()),
             Some(Nudge::PlanWithoutCall)
         );
-        assert_eq!(nudges.message(Nudge::PlanWithoutCall, reply), READ_IT_NUDGE);
+        assert_eq!(
+            nudges.message(Nudge::PlanWithoutCall, reply, &tools()),
+            READ_IT_NUDGE
+        );
         // A request that asks where or how may be answered with a file.
         for request in [
             "Where is the workers value set?",
@@ -1268,7 +1312,7 @@ mod tests {
         let mut nudges = Nudges::for_step(true, &input);
         assert_eq!(nudges.next_for(reply, &tools()), Some(Nudge::RelayedAdvice));
         assert_eq!(
-            nudges.message(Nudge::RelayedAdvice, reply),
+            nudges.message(Nudge::RelayedAdvice, reply, &tools()),
             RELAYED_ADVICE_NUDGE
         );
         // Once; said again after it, it is not an answer: the run answers on stop.
@@ -1336,7 +1380,7 @@ mod tests {
                 Some(Nudge::RepeatedAnswer)
             );
             assert!(nudges
-                .message(Nudge::RepeatedAnswer, "")
+                .message(Nudge::RepeatedAnswer, "", &tools())
                 .ends_with(&format!("\"{request}\"")));
             // A repeat in reply to the nudge is dropped and the reply before it stands; a
             // new answer or a call counts. Never an error.
@@ -1398,7 +1442,7 @@ mod tests {
         let mut nudges = Nudges::for_step(true, &input);
         // Asked about as what it is, before the repeat rule.
         assert_eq!(nudges.next_for(earlier, &tools()), Some(Nudge::ForeignFile));
-        let message = nudges.message(Nudge::ForeignFile, earlier);
+        let message = nudges.message(Nudge::ForeignFile, earlier, &tools());
         assert!(message.contains("`logs/server.log`"), "{message}");
         assert!(message.ends_with(&format!("\"{request}\"")), "{message}");
         // Said again, it is not an answer (the run answers on stop); the answer stands.
@@ -1447,7 +1491,7 @@ mod tests {
             );
             assert!(!Nudge::CopiedStopAnswer.shows_reply());
             assert!(nudges
-                .message(Nudge::CopiedStopAnswer, apology)
+                .message(Nudge::CopiedStopAnswer, apology, &tools())
                 .ends_with(&format!("\"{request}\"")));
             // The request that asks again has no answer made on a stop, and everything else.
             let asked = Nudge::CopiedStopAnswer.asked_from(&input);
@@ -1496,7 +1540,10 @@ mod tests {
         let reply = "The port in config.ini is 8472.";
         let mut nudges = step(true, request);
         assert_eq!(nudges.next_for(reply, &reads), Some(Nudge::ChangeNotMade));
-        assert_eq!(nudges.message(Nudge::ChangeNotMade, reply), ONLY_READ_NUDGE);
+        assert_eq!(
+            nudges.message(Nudge::ChangeNotMade, reply, &tools()),
+            ONLY_READ_NUDGE
+        );
         // Once: the reply to it stands (the change may be impossible, or made already).
         assert_eq!(nudges.next_for(reply, &reads), None);
         assert_eq!(nudges.not_an_answer(reply, &reads), None);
@@ -1507,7 +1554,10 @@ mod tests {
         assert_eq!(nudges.next_for(reply, &reads), None);
         let mut nudges = step(false, "Create a file with the port in it.");
         assert_eq!(nudges.next_for(reply, &reads), Some(Nudge::ChangeNotMade));
-        assert_eq!(nudges.message(Nudge::ChangeNotMade, reply), NO_CHANGE_NUDGE);
+        assert_eq!(
+            nudges.message(Nudge::ChangeNotMade, reply, &tools()),
+            NO_CHANGE_NUDGE
+        );
         // A call of a tool that may change something, or a question, gets no such nudge.
         assert_eq!(
             step(true, request).next_for(reply, &tools()),
@@ -1538,7 +1588,7 @@ mod tests {
         let reply = "The file that mentions \"zeppelin\" is `alpha.txt`.";
         assert_eq!(nudges.next_for(reply, &tools()), Some(Nudge::UnseenTerm));
         assert!(nudges
-            .message(Nudge::UnseenTerm, reply)
+            .message(Nudge::UnseenTerm, reply, &tools())
             .starts_with("No tool result above contains `zeppelin`"));
         assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
         assert_eq!(nudges.not_an_answer(reply, &tools()), None);
@@ -1566,7 +1616,7 @@ mod tests {
             Some(Nudge::ContradictedSetting)
         );
         assert!(nudges
-            .message(Nudge::ContradictedSetting, reply)
+            .message(Nudge::ContradictedSetting, reply, &tools())
             .contains("which says `debug: false`"));
         // Once per step; the reply to it stands.
         assert_eq!(nudges.next_for(reply, &tools()), None);
@@ -1590,7 +1640,7 @@ mod tests {
                 "{tools_ran}"
             );
             assert!(nudges
-                .message(Nudge::WrongArithmetic, reply)
+                .message(Nudge::WrongArithmetic, reply, &tools())
                 .starts_with("Your last reply says 17 + 25 = 43, but 17 + 25 = 42."));
             assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
             assert_eq!(nudges.not_an_answer(reply, &tools()), None);
@@ -1632,7 +1682,7 @@ mod tests {
             Some(Nudge::UnshownCalculation)
         );
         assert!(nudges
-            .message(Nudge::UnshownCalculation, reply)
+            .message(Nudge::UnshownCalculation, reply, &tools())
             .starts_with("Your last reply gives `890`, which no tool result above shows"));
         assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
         let written = "120 + 340 + 215 + 95 = 890";

@@ -475,7 +475,11 @@ impl AgentDriver for ToolCallingDriver {
                 if nudge.shows_reply() {
                     asked = asked.appended(Message::assistant(response.content()));
                 }
-                asked = asked.appended(Message::user(nudges.message(nudge, response.content())));
+                asked = asked.appended(Message::user(nudges.message(
+                    nudge,
+                    response.content(),
+                    tools,
+                )));
                 let request = self.request_for(state, &context.cached_context, tools, &asked);
                 let earlier_usage = response.usage();
                 let retry = Box::pin(self.infer(nudge.key(), request, &source, context)).await?;

@@ -12,6 +12,7 @@
 //! operator, a number) and a number that neither the request nor any tool result of the
 //! execution holds is asked about. Linear in the request, the answer and the results.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use messages::{Messages, Role};
@@ -58,26 +59,53 @@ pub(crate) fn unshown_calculation_nudge(numbers: &[String]) -> String {
 /// and `answer` writes no calculation (see the module's documentation). `None` when no tool
 /// has returned a result that is not an error, or when there is nothing to ask.
 pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Option<Vec<String>> {
+    let request = text_of(request(conversation)?);
+    let results: Vec<Cow<'_, str>> = execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .map(text_of)
+        .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
+        .collect();
+    uncalculated_numbers(answer, &request, results.iter().map(|result| &**result))
+}
+
+/// The numbers `answer` gives that neither `request` nor any of `results` (the texts of the
+/// execution's tool results that worked) holds, when `request` asks for arithmetic (a word
+/// such as "total", "sum", "plus", "difference", "average") and `answer` writes no
+/// calculation: a computed number that nothing can check. `None` when there is no result,
+/// or nothing to ask. The tool-calling driver asks such an answer for its calculation once,
+/// and the ReAct driver a `final_answer`; the calculation is then judged by
+/// [`wrong_arithmetic`](crate::wrong_arithmetic).
+///
+/// ```
+/// use drivers_toolcalling::uncalculated_numbers;
+///
+/// let request = "What is the total of the amount column in sales.csv?";
+/// let results = ["1\tregion,amount\n2\tnorth,120\n3\tsouth,340\n4\teast,215\n5\twest,95"];
+/// let found = uncalculated_numbers("The total is 890.", request, results);
+/// assert_eq!(found, Some(vec!["890".to_owned()]));
+/// assert_eq!(uncalculated_numbers("120 + 340 + 215 + 95 = 770", request, results), None);
+/// assert_eq!(uncalculated_numbers("The total is 890.", "Which port is set?", results), None);
+/// ```
+pub fn uncalculated_numbers<'r>(
+    answer: &str,
+    request: &str,
+    results: impl IntoIterator<Item = &'r str>,
+) -> Option<Vec<String>> {
     let numbers = numbers_without_expression(answer)?;
     if numbers.is_empty() {
         return None;
     }
-    let request = text_of(request(conversation)?);
     let asks = request
         .split(|c: char| !c.is_ascii_alphabetic())
         .any(|word| ARITHMETIC_WORDS.holds(word.as_bytes()));
     if !asks {
         return None;
     }
-    let mut seen: HashSet<String> = numbers_in(&request).collect();
+    let mut seen: HashSet<String> = numbers_in(request).collect();
     let mut any_result = false;
-    for message in execution_messages(conversation) {
-        if message.role() == Role::Tool {
-            let result = text_of(message);
-            // Numbers come from a result that worked; after errors alone there are none.
-            any_result |= !result.starts_with(TOOL_ERROR_PREFIX);
-            seen.extend(numbers_in(&result));
-        }
+    for result in results {
+        any_result = true;
+        seen.extend(numbers_in(result));
     }
     let mut unseen: Vec<String> = Vec::new();
     for number in numbers {
