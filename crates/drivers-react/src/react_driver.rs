@@ -46,7 +46,10 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   ([`PlanAsAnswer`](DecisionError::PlanAsAnswer): "To get the port, I'll use the
 ///   `read_file` tool."); the request asks for a change to files and every call only read, or
 ///   none ran ([`NothingChanged`](DecisionError::NothingChanged)); the request names files no
-///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)). A plan given again is no answer
+///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)); the request asks for arithmetic
+///   and the answer gives a number no result shows without its calculation
+///   ([`UncalculatedNumbers`](DecisionError::UncalculatedNumbers)); its own arithmetic is
+///   wrong ([`WrongArithmetic`](DecisionError::WrongArithmetic)). A plan given again is no answer
 ///   when a tool has run in the execution (the step is an error step and the run answers on
 ///   stop from the results), and the answer when none has (the person asked how something
 ///   is done); the others, given again, are the answer.

@@ -59,6 +59,10 @@ pub(crate) fn unshown_calculation_nudge(numbers: &[String]) -> String {
 /// and `answer` writes no calculation (see the module's documentation). `None` when no tool
 /// has returned a result that is not an error, or when there is nothing to ask.
 pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Option<Vec<String>> {
+    // Most answers hold no digit: nothing to read then (issue 35: every answer pays this).
+    if !answer.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let request = text_of(request(conversation)?);
     let results: Vec<Cow<'_, str>> = execution_messages(conversation)
         .filter(|message| message.role() == Role::Tool)
