@@ -5,6 +5,8 @@
 //! changed. Such a reply gets one nudge that says nothing has changed yet; whatever the model
 //! replies to it stands (the change may rightly be impossible, or already made).
 
+use std::collections::HashSet;
+
 use agents_core::Tools;
 use messages::{Message, Messages, Role, ToolCall};
 
@@ -31,7 +33,9 @@ that makes it, using what you read above.";
 /// in two files wrote its plan again ("you need to read the current content of `about.txt`,
 /// replace the version number, and then write the updated content back"), which ended the run
 /// with neither file changed (issue 36, development task d22, 2026-12-06).
-pub(crate) const CHANGE_PLAN_NUDGE: &str = "Your last reply described the change instead of making it, and nothing has changed yet. Do not describe tools or calls: make the change now. Reply with only the tool call that makes it, using what you read above.";
+pub(crate) const CHANGE_PLAN_NUDGE: &str = "Your last reply described the change instead of \
+making it, and nothing has changed yet. Do not describe tools or calls: make the change now. \
+Reply with only the tool call that makes it, using what you read above.";
 
 /// Verbs that open a request for a change, in the imperative.
 const CHANGE_VERBS: [&str; 16] = [
@@ -155,24 +159,25 @@ pub(crate) fn nothing_changed_yet(conversation: &Messages, tools: &Tools) -> boo
 
 /// Whether `tools` can change something and no call of the running execution in
 /// `conversation` of a tool that may change something has succeeded (a call whose result is
-/// an error, or has none yet, changed nothing).
+/// an error, or has none yet, changed nothing). Linear in the execution: the ids of the
+/// results that worked are gathered first.
 pub(crate) fn no_change_succeeded(conversation: &Messages, tools: &Tools) -> bool {
-    let execution: Vec<&Message> = execution_messages(conversation).collect();
-    let succeeded = |call: &ToolCall| {
-        execution.iter().any(|message| {
-            message.role() == Role::Tool
-                && message.tool_call_id() == Some(call.id())
-                && !text_of(message).starts_with(TOOL_ERROR_PREFIX)
-        })
-    };
-    tools
+    if tools
         .names()
         .iter()
-        .any(|name| !tools.effects(name).is_read_only())
-        && execution
-            .iter()
-            .flat_map(|message| message.tool_calls())
-            .all(|call| tools.effects(call.name()).is_read_only() || !succeeded(call))
+        .all(|name| tools.effects(name).is_read_only())
+    {
+        return false;
+    }
+    let worked: HashSet<&str> = execution_messages(conversation)
+        .filter(|message| {
+            message.role() == Role::Tool && !text_of(message).starts_with(TOOL_ERROR_PREFIX)
+        })
+        .filter_map(Message::tool_call_id)
+        .collect();
+    execution_messages(conversation)
+        .flat_map(Message::tool_calls)
+        .all(|call| tools.effects(call.name()).is_read_only() || !worked.contains(call.id()))
 }
 
 /// Whether `tools` can change something (one of them is not read-only) and every one of

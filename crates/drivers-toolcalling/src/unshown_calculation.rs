@@ -111,9 +111,11 @@ pub fn uncalculated_numbers<'r>(
         any_result = true;
         seen.extend(numbers_in(result));
     }
+    // In the answer's order, each once; `seen` grows with the numbers named (linear).
     let mut unseen: Vec<String> = Vec::new();
     for number in numbers {
-        if !seen.contains(&number) && !unseen.contains(&number) {
+        if !seen.contains(&number) {
+            seen.insert(number.clone());
             unseen.push(number);
         }
     }
