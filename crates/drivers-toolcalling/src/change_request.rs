@@ -159,25 +159,22 @@ pub(crate) fn nothing_changed_yet(conversation: &Messages, tools: &Tools) -> boo
 
 /// Whether `tools` can change something and no call of the running execution in
 /// `conversation` of a tool that may change something has succeeded (a call whose result is
-/// an error, or has none yet, changed nothing). Linear in the execution: the ids of the
-/// results that worked are gathered first.
+/// an error, or has none yet, changed nothing): [`nothing_changed_by`] of the calls whose
+/// results worked, as the ReAct driver asks it of its executions. Linear in the execution:
+/// the ids of the results that worked are gathered first.
 pub(crate) fn no_change_succeeded(conversation: &Messages, tools: &Tools) -> bool {
-    if tools
-        .names()
-        .iter()
-        .all(|name| tools.effects(name).is_read_only())
-    {
-        return false;
-    }
     let worked: HashSet<&str> = execution_messages(conversation)
         .filter(|message| {
             message.role() == Role::Tool && !text_of(message).starts_with(TOOL_ERROR_PREFIX)
         })
         .filter_map(Message::tool_call_id)
         .collect();
-    execution_messages(conversation)
-        .flat_map(Message::tool_calls)
-        .all(|call| tools.effects(call.name()).is_read_only() || !worked.contains(call.id()))
+    nothing_changed_by(
+        execution_messages(conversation)
+            .flat_map(Message::tool_calls)
+            .filter(|call| worked.contains(call.id())),
+        tools,
+    )
 }
 
 /// Whether `tools` can change something (one of them is not read-only) and every one of
