@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use drivers_toolcalling::{in_backticks, in_backticks_and};
 use thiserror::Error;
 
 /// Why a ReAct reply could not be read or does not fit the tools.
@@ -115,7 +116,7 @@ pub enum DecisionError {
     /// A `final_answer` to a request for arithmetic that gives numbers no tool result shows,
     /// without the calculation (`drivers_toolcalling::uncalculated_numbers`): "The total is
     /// 890." Asked about once per step.
-    #[error("your answer gives {}, which no tool result shows, without the calculation that gives {}", numbers_named(.numbers), it_or_them(.numbers))]
+    #[error("your answer gives {}, which no tool result shows, without the calculation that gives {}", in_backticks(.numbers, ", "), it_or_them(.numbers))]
     UncalculatedNumbers {
         /// The numbers, as the answer wrote them (group commas left out).
         numbers: Vec<String>,
@@ -135,23 +136,11 @@ pub enum DecisionError {
 
 /// `files` in backticks, joined for a sentence: "`a.txt`", "`a.txt`, `b.txt` and `c.txt`".
 fn files_named(files: &[String]) -> String {
-    match files {
-        [] => "a file".to_owned(),
-        [one] => format!("`{one}`"),
-        [first @ .., last] => {
-            let first: Vec<String> = first.iter().map(|file| format!("`{file}`")).collect();
-            format!("{} and `{last}`", first.join(", "))
-        }
+    if files.is_empty() {
+        "a file".to_owned()
+    } else {
+        in_backticks_and(files)
     }
-}
-
-/// `numbers` in backticks, joined by commas.
-fn numbers_named(numbers: &[String]) -> String {
-    numbers
-        .iter()
-        .map(|number| format!("`{number}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn nothing_changed_why(tools_ran: bool, change_failed: bool) -> &'static str {

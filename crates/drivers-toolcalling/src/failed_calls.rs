@@ -12,6 +12,7 @@
 
 use messages::{Messages, Role};
 
+use crate::backticks::in_backticks;
 use crate::latest_results::{every_result, execution_messages, text_of};
 use crate::word_set::WordSet;
 
@@ -73,10 +74,9 @@ pub(crate) fn failed_calls_nudge(conversation: &Messages) -> String {
     if suggested.is_empty() {
         return FAILED_CALLS_NUDGE.to_owned();
     }
-    let listed: Vec<String> = suggested.iter().map(|path| format!("`{path}`")).collect();
     format!(
         "{FAILED_CALLS_NUDGE} The errors suggest these paths: {}.",
-        listed.join(", ")
+        in_backticks(&suggested, ", ")
     )
 }
 

@@ -12,6 +12,7 @@
 
 use messages::{Message, Messages, Role, ToolCall};
 
+use crate::backticks::in_backticks;
 use crate::latest_results::{execution_messages, request, text_of};
 use crate::unread_file::{call_names_file, named_files};
 
@@ -59,11 +60,7 @@ pub(crate) fn foreign_files(reply: &str, conversation: &Messages) -> Vec<String>
 /// What the model is told after a reply about `files` (see [`foreign_files`]): it quotes the
 /// request.
 pub(crate) fn foreign_files_nudge(files: &[String], conversation: &Messages) -> String {
-    let named = files
-        .iter()
-        .map(|file| format!("`{file}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let named = in_backticks(files, ", ");
     let request = request(conversation).map(Message::text).unwrap_or_default();
     let request = request.trim();
     let quoted = &request[..request.floor_char_boundary(MAX_QUOTED_REQUEST_BYTES)];

@@ -50,6 +50,7 @@
 //! ```
 
 mod ambiguous_value;
+mod backticks;
 mod change_request;
 mod claimed_call;
 mod contradicted_setting;
@@ -85,6 +86,7 @@ mod unshown_calculation;
 mod word_set;
 mod wrong_arithmetic;
 
+pub use backticks::{in_backticks, in_backticks_and};
 pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use inference::lenient_json::parse_lenient;
 
+use crate::backticks::in_backticks;
 use crate::fenced::fenced_block;
 
 /// Prefix of the ids given to recovered calls (`recovered_<step>_<n>`).
@@ -66,8 +67,7 @@ impl RecoveredCall {
                 let meant = misspelled_names(name, tools.names(), 3);
                 let mut message = format!("There is no tool named `{name}`.");
                 if let Some(best) = meant.first() {
-                    let quoted: Vec<String> = meant.iter().map(|n| format!("`{n}`")).collect();
-                    message.push_str(&format!(" Did you mean {}?", quoted.join(" or ")));
+                    message.push_str(&format!(" Did you mean {}?", in_backticks(&meant, " or ")));
                     message.push_str(&usage_hint(best, tools));
                 }
                 message.push_str(&format!(" The tools are: {}.", tool_list(tools)));

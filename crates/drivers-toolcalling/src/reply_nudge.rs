@@ -33,6 +33,7 @@ use inference::{FinishReason, InferenceResponse};
 use messages::{Message, Messages};
 
 use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
+use crate::backticks::in_backticks;
 use crate::change_request::{
     asks_for_a_change, no_change_succeeded, nothing_changed_yet, CHANGE_PLAN_NUDGE,
     NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
@@ -722,22 +723,14 @@ impl Nudges {
     /// The nudge for a reply that claims a call or a change the execution's calls do not
     /// show (found when the reply was judged): it names what was claimed and what ran.
     fn claim_nudge(&self) -> String {
-        let ran = called_in_execution(&self.conversation)
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let ran = in_backticks(called_in_execution(&self.conversation), ", ");
         match &self.claimed {
             Some(UnmadeClaim::Calls(claimed)) => format!(
                 "Your last reply says you called {}, but no such call has run for this \
                  request; the calls that ran: {ran}. Do not describe calls you have not made: \
                  make the call now if the request needs it, or answer from the results above \
                  without claiming calls.",
-                claimed
-                    .iter()
-                    .map(|name| format!("`{name}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                in_backticks(claimed, ", ")
             ),
             _ => format!(
                 "Your last reply says you changed something, but only tools that read have run \

@@ -16,6 +16,7 @@ use inference::{
 };
 use messages::{Message, Messages, Role, ToolCall};
 
+use crate::backticks::in_backticks;
 use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::copied_instructions::copies_instructions;
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
@@ -769,11 +770,10 @@ fn is_valid_tool_name(name: &str) -> bool {
 
 fn invalid_name_message(name: &str, tools: &Tools) -> String {
     let shown: String = name.chars().take(80).collect();
-    let all: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
     format!(
         "There is no tool named {shown:?}: a tool name is 1 to 64 characters of letters, \
          digits, `_` and `-`. The tools are: {}.",
-        all.join(", ")
+        in_backticks(tools.names().iter(), ", ")
     )
 }
 

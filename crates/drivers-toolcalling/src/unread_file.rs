@@ -11,6 +11,7 @@
 use messages::{Message, Messages, ToolCall};
 use serde_json::Value;
 
+use crate::backticks::in_backticks_and;
 use crate::latest_results::{execution_messages, request, text_of};
 
 /// What the model is told after answering a request that names a file when no tool has run:
@@ -129,13 +130,10 @@ pub fn files_no_call_used<'a>(
 /// What the model is told after an answer, given when tools ran, to a request that names
 /// `files` that no call looked at.
 pub(crate) fn unread_files_nudge(files: &[String]) -> String {
-    let named = match files {
-        [one] => format!("`{one}`"),
-        [first @ .., last] => {
-            let first: Vec<String> = first.iter().map(|file| format!("`{file}`")).collect();
-            format!("{} and `{last}`", first.join(", "))
-        }
-        [] => "a file".to_owned(),
+    let named = if files.is_empty() {
+        "a file".to_owned()
+    } else {
+        in_backticks_and(files)
     };
     let (it, them) = if files.len() > 1 {
         ("them", "those files")

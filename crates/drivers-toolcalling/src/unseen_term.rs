@@ -14,6 +14,7 @@
 
 use messages::{Messages, Role};
 
+use crate::backticks::in_backticks;
 use crate::latest_results::{execution_messages, request, text_of};
 use crate::plan_steps::without_step_note;
 use crate::unread_file::named_files;
@@ -51,11 +52,7 @@ static NONE_WORDS: WordSet<'static> = WordSet::new(&[
 
 /// What the model is told after such an answer: the words, and what to do.
 pub(crate) fn unseen_terms_nudge(terms: &[String]) -> String {
-    let terms = terms
-        .iter()
-        .map(|term| format!("`{term}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let terms = in_backticks(terms, ", ");
     format!(
         "No tool result above contains {terms}, so no file was seen to hold it: your answer \
          names a file without having looked inside it. Search the files for it or read them \

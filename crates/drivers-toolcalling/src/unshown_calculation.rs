@@ -17,6 +17,7 @@ use std::collections::HashSet;
 
 use messages::{Messages, Role};
 
+use crate::backticks::in_backticks;
 use crate::latest_results::{execution_messages, request, text_of, TOOL_ERROR_PREFIX};
 use crate::word_set::WordSet;
 use crate::wrong_arithmetic::numbers_without_expression;
@@ -42,11 +43,7 @@ static ARITHMETIC_WORDS: WordSet<'static> = WordSet::new(&[
 
 /// What the model is told after such an answer: the numbers no result shows, and what to do.
 pub(crate) fn unshown_calculation_nudge(numbers: &[String]) -> String {
-    let numbers = numbers
-        .iter()
-        .map(|number| format!("`{number}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let numbers = in_backticks(numbers, ", ");
     format!(
         "Your last reply gives {numbers}, which no tool result above shows, without the \
          calculation that gives it. Write the calculation out with the numbers from the tool \
