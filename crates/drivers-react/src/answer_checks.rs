@@ -10,6 +10,14 @@
 //! half): the sum of the numbers in `a.txt` and `b.txt` answered after reading `a.txt` only,
 //! "replace World with Rust" answered after a read, "Run the script greet.sh" answered after
 //! reading it, the version of `package.json` answered after listing the folder (issue 36).
+//! An answer that names the file holding some words, when no tool result holds them, is
+//! asked to search or read the files, once (`drivers_toolcalling::terms_no_result_holds`):
+//! asked which note mentions a zeppelin, the 1.5B model listed the folder and answered
+//! `alpha.txt` at deb58ba (development task d3). An answer that says a file was changed when
+//! no call that worked changed it is asked to make the change, once
+//! (`drivers_toolcalling::files_claimed_changed`): asked to change a version in `VERSION`
+//! and `about.txt`, the same model edited `VERSION`, read `about.txt` and answered that
+//! `about.txt` had been changed (d22).
 //! Last, an answer to a request for arithmetic that gives a number no tool result shows,
 //! without its calculation ("The total is 890."), is asked for the calculation, once
 //! (`drivers_toolcalling::uncalculated_numbers`); and an answer whose own arithmetic is wrong
@@ -17,8 +25,8 @@
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
-    asks_for_a_change, asks_to_run, files_no_call_used, is_plan_reply, nothing_changed_by,
-    uncalculated_numbers, wrong_arithmetic,
+    asks_for_a_change, asks_to_run, files_claimed_changed, files_no_call_used, is_plan_reply,
+    nothing_changed_by, terms_no_result_holds, uncalculated_numbers, wrong_arithmetic,
 };
 use messages::{Role, ToolCall};
 
@@ -42,7 +50,9 @@ enum Question {
     Plan,
     NothingChanged,
     NothingRan,
+    UnmadeChange,
     UnusedFiles,
+    UnseenTerms,
     Calculation,
     Arithmetic,
 }
@@ -113,9 +123,33 @@ impl<'s> AnswerChecks<'s> {
         {
             return Verdict::Ask(DecisionError::NothingRan { tools_ran });
         }
+        // A file said changed that no call that worked changed (another file was: the 1.5B
+        // model's d22 at deb58ba).
+        let unchanged = files_claimed_changed(
+            answer,
+            &request,
+            executions
+                .iter()
+                .filter(|execution| !execution.has_error())
+                .map(|execution| execution.call()),
+            tools,
+        );
+        if !unchanged.is_empty() && self.first_time(Question::UnmadeChange) {
+            return Verdict::Ask(DecisionError::UnmadeChange { files: unchanged });
+        }
         let files = files_no_call_used(&request, calls.iter().copied());
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {
             return Verdict::Ask(DecisionError::UnusedFiles { files });
+        }
+        // A file named as holding words no result shows: a guess from a listing, or none.
+        if let Some(terms) = terms_no_result_holds(
+            answer,
+            &request,
+            executions.iter().map(|execution| execution.result_text()),
+        ) {
+            if self.first_time(Question::UnseenTerms) {
+                return Verdict::Ask(DecisionError::UnseenTerms { terms });
+            }
         }
         // Not after the step told the model a value (its arithmetic corrected).
         if !self.asked.contains(&Question::Arithmetic) {

@@ -106,12 +106,30 @@ pub enum DecisionError {
         /// Whether a tool has run in the execution.
         tools_ran: bool,
     },
+    /// A `final_answer` that says files the request asks to change were changed when no call
+    /// that worked changed them (`drivers_toolcalling::files_claimed_changed`): "The version
+    /// in about.txt has been changed" after only a read of `about.txt`. Asked about once per
+    /// step.
+    #[error("your answer says {} {} changed, but no call has changed {}", files_named(.files), if .files.len() > 1 { "were" } else { "was" }, it_or_them(.files))]
+    UnmadeChange {
+        /// The files, as the request names them.
+        files: Vec<String>,
+    },
     /// A `final_answer` to a request that names files no call of the execution has used:
     /// the answer did not come from them. Asked about once per step.
     #[error("the request names {}, and no tool call of yours has used {}, so your answer did not come from {}", files_named(.files), it_or_them(.files), it_or_them(.files))]
     UnusedFiles {
         /// The files, as the request names them.
         files: Vec<String>,
+    },
+    /// A `final_answer` that names the file holding the words a request asks about ("Which
+    /// file mentions a zeppelin?") when no tool result holds them
+    /// (`drivers_toolcalling::terms_no_result_holds`): no file was seen to hold them. Asked
+    /// about once per step.
+    #[error("no tool result contains {}, so no file was seen to hold {}: your answer names a file without having looked inside it", in_backticks(.terms, ", "), it_or_them(.terms))]
+    UnseenTerms {
+        /// The words the request asks a file to hold, lower-cased.
+        terms: Vec<String>,
     },
     /// A `final_answer` to a request for arithmetic that gives numbers no tool result shows,
     /// without the calculation (`drivers_toolcalling::uncalculated_numbers`): "The total is
@@ -204,6 +222,10 @@ impl DecisionError {
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it.",
             ),
+            DecisionError::UnmadeChange { .. } => Cow::Borrowed(
+                "Make the change now: reply with a \"call_tool\" decision for the tool that \
+                 makes it, using what you read above.",
+            ),
             DecisionError::NothingRan { .. } => Cow::Borrowed(
                 "Run it now: reply with a \"call_tool\" decision for the tool that runs it, \
                  then answer from what it prints.",
@@ -220,6 +242,10 @@ impl DecisionError {
                      {it}, or change {it} as asked). If it does not, give your answer again."
                 ))
             }
+            DecisionError::UnseenTerms { .. } => Cow::Borrowed(
+                "Search the files for it or read them now: reply with a \"call_tool\" \
+                 decision, then answer from what it returns.",
+            ),
             DecisionError::UncalculatedNumbers { .. } => Cow::Borrowed(
                 "Write the calculation out in your final_answer with the numbers from the tool \
                  results (for example `12 + 30 = 42`), then the result.",

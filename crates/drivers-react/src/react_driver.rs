@@ -45,8 +45,12 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   off): it describes how to use a tool instead of answering
 ///   ([`PlanAsAnswer`](DecisionError::PlanAsAnswer): "To get the port, I'll use the
 ///   `read_file` tool."); the request asks for a change to files and every call only read, or
-///   none ran ([`NothingChanged`](DecisionError::NothingChanged)); the request names files no
-///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)); the request asks for arithmetic
+///   none ran ([`NothingChanged`](DecisionError::NothingChanged)); it says a file the request
+///   asks to change was changed when no call that worked changed it
+///   ([`UnmadeChange`](DecisionError::UnmadeChange)); the request names files no
+///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)); it names the file holding the
+///   words the request asks about when no result holds them
+///   ([`UnseenTerms`](DecisionError::UnseenTerms)); the request asks for arithmetic
 ///   and the answer gives a number no result shows without its calculation
 ///   ([`UncalculatedNumbers`](DecisionError::UncalculatedNumbers)); its own arithmetic is
 ///   wrong ([`WrongArithmetic`](DecisionError::WrongArithmetic)). A plan given again is no answer

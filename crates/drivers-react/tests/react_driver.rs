@@ -558,6 +558,116 @@ async fn a_sum_given_without_its_calculation_is_asked_for_it_once_then_checked()
 }
 
 #[tokio::test]
+async fn a_file_said_changed_after_only_a_read_of_it_is_asked_about_then_changed() {
+    // The 1.5B model on development task d22 at deb58ba: `VERSION` edited, `about.txt` read,
+    // and the answer said `about.txt` had been changed.
+    let edit = |path: &str| {
+        reply(ReActDecision::call_tool(
+            "Edit it.",
+            "edit_file",
+            json!({"path": path, "old": "World", "new": "Rust"}),
+        ))
+    };
+    let model = ScriptedModel::new([
+        edit("notes.txt"),
+        read("greeting.txt"),
+        answer("greeting.txt has been updated: it now says Hello, Rust!"),
+        edit("greeting.txt"),
+        answer("Both files now say Rust."),
+    ]);
+    let done = file_agent(&model, 8)
+        .execute(
+            AgentState::new()
+                .with_user_message("Replace World with Rust in notes.txt and greeting.txt."),
+        )
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let asked = requests[3].messages.last().unwrap().text();
+    assert!(
+        asked.contains("your answer says `greeting.txt` was changed, but no call has changed it")
+            && asked.contains("Make the change now"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("Both files now say Rust.")
+    );
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct PatternArg {
+    /// The words to look for.
+    pattern: String,
+}
+
+#[tokio::test]
+async fn a_file_named_from_a_listing_as_holding_a_word_is_asked_about_then_searched() {
+    // The 1.5B model on development task d3 at deb58ba: the folder listed, `alpha.txt`
+    // answered, no file opened or searched (`bravo.txt` holds the word).
+    let tools = Tools::new()
+        .with(FunctionTool::new(
+            "list_dir",
+            "Lists a folder.",
+            |_p: PathArg| async move {
+                Ok::<_, String>(
+                    "[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes)\n[file] \
+                     charlie.txt (30 bytes)"
+                        .to_owned(),
+                )
+            },
+        ))
+        .with(FunctionTool::new(
+            "search_files",
+            "Searches the files.",
+            |p: PatternArg| async move {
+                Ok::<_, String>(format!(
+                    "notes/bravo.txt:1: We saw a {} over the harbour.",
+                    p.pattern
+                ))
+            },
+        ));
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "List them.",
+            "list_dir",
+            json!({"path": "notes"}),
+        )),
+        answer("alpha.txt"),
+        reply(ReActDecision::call_tool(
+            "Search.",
+            "search_files",
+            json!({"pattern": "zeppelin"}),
+        )),
+        answer("bravo.txt"),
+    ]);
+    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
+        .execute(
+            AgentState::new()
+                .with_user_message("Which file in the notes directory mentions a zeppelin?"),
+        )
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains(
+            "no tool result contains `zeppelin`, so no file was seen to hold it: your answer \
+             names a file without having looked inside it"
+        ) && asked.contains("Search the files for it or read them now"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("bravo.txt")
+    );
+}
+
+#[tokio::test]
 async fn an_answer_whose_arithmetic_is_wrong_is_told_the_value_once() {
     // Development task d15's kind: the 1.5B model shows a sum it got wrong.
     let model = ScriptedModel::new([

@@ -163,18 +163,23 @@ pub(crate) fn nothing_changed_yet(conversation: &Messages, tools: &Tools) -> boo
 /// results worked, as the ReAct driver asks it of its executions. Linear in the execution:
 /// the ids of the results that worked are gathered first.
 pub(crate) fn no_change_succeeded(conversation: &Messages, tools: &Tools) -> bool {
+    nothing_changed_by(calls_that_worked(conversation), tools)
+}
+
+/// The calls of the running execution in `conversation` whose results worked (a result that
+/// is no error), in order. Linear in the execution: the ids of those results are gathered
+/// first.
+pub(crate) fn calls_that_worked(conversation: &Messages) -> Vec<&ToolCall> {
     let worked: HashSet<&str> = execution_messages(conversation)
         .filter(|message| {
             message.role() == Role::Tool && !text_of(message).starts_with(TOOL_ERROR_PREFIX)
         })
         .filter_map(Message::tool_call_id)
         .collect();
-    nothing_changed_by(
-        execution_messages(conversation)
-            .flat_map(Message::tool_calls)
-            .filter(|call| worked.contains(call.id())),
-        tools,
-    )
+    execution_messages(conversation)
+        .flat_map(Message::tool_calls)
+        .filter(|call| worked.contains(call.id()))
+        .collect()
 }
 
 /// Whether `tools` can change something (one of them is not read-only) and every one of

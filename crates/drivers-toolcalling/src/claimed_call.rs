@@ -25,6 +25,9 @@ pub(crate) enum UnmadeClaim {
     /// A change ("I created", "I have updated") when every tool the execution called only
     /// reads.
     Change,
+    /// A change to these files the request asks to change, which no call that may change
+    /// things and succeeded named (see `claimed_change`).
+    ChangeTo(Vec<String>),
 }
 
 /// How far after a call claim ("I called") a tool's name counts as the one claimed: the rest
@@ -71,7 +74,7 @@ pub(crate) fn claim_beyond_calls<'c>(
 /// Whether `content` holds a word every claim holds (a change verb, or the last word of a
 /// call claim): most answers hold none, and are let go after one pass over their bytes,
 /// without a lower-cased copy (as the plan check does).
-fn has_claim_word(content: &str) -> bool {
+pub(crate) fn has_claim_word(content: &str) -> bool {
     static CLAIMS: WordSet<'static> = WordSet::new(&CLAIM_WORDS);
     CLAIMS.in_text(content)
 }
@@ -165,7 +168,7 @@ fn claims_a_call(lower: &str) -> bool {
         .any(|phrase| contains_word(lower, phrase))
 }
 
-fn claims_a_change(lower: &str) -> bool {
+pub(crate) fn claims_a_change(lower: &str) -> bool {
     CHANGE_VERBS.iter().any(|verb| {
         [
             "i ",

@@ -53,6 +53,7 @@ mod ambiguous_value;
 mod backticks;
 mod change_request;
 mod claimed_call;
+mod claimed_change;
 mod contradicted_setting;
 mod copied_error;
 mod copied_instructions;
@@ -88,6 +89,7 @@ mod wrong_arithmetic;
 
 pub use backticks::{in_backticks, in_backticks_and};
 pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
+pub use claimed_change::files_claimed_changed;
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };
@@ -101,5 +103,6 @@ pub use shown_calls::RecoveredCallsShown;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};
 pub use unread_file::files_no_call_used;
+pub use unseen_term::terms_no_result_holds;
 pub use unshown_calculation::uncalculated_numbers;
 pub use wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};

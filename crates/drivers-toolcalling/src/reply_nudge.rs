@@ -33,12 +33,13 @@ use inference::{FinishReason, InferenceResponse};
 use messages::{Message, Messages};
 
 use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
-use crate::backticks::in_backticks;
+use crate::backticks::{in_backticks, in_backticks_and};
 use crate::change_request::{
-    asks_for_a_change, no_change_succeeded, nothing_changed_yet, CHANGE_PLAN_NUDGE,
-    NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
+    asks_for_a_change, calls_that_worked, no_change_succeeded, nothing_changed_by,
+    nothing_changed_yet, CHANGE_PLAN_NUDGE, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
 };
 use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, CLAIM_NUDGE};
+use crate::claimed_change::files_claimed_changed;
 use crate::contradicted_setting::{contradicted_setting, ContradictedSetting};
 use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
@@ -453,7 +454,8 @@ impl Nudges {
     /// the `edit_file` function ..." (only `read_file` had run), the 1.5B model said it again,
     /// and the untouched file was reported changed; a `search_files` call that never ran,
     /// saved as an answer, was copied into four later ones. A change told of in the passive
-    /// ("was added") is not judged here: a file may say that.
+    /// ("was added") is judged only of a file the request asks to change and no call changed
+    /// (`claimed_change`): elsewhere a file may say that.
     fn still_claims(&self, content: &str, tools: &Tools) -> Option<Nudge> {
         let kind = if self.tools_ran {
             Nudge::ClaimBeyondCalls
@@ -461,10 +463,31 @@ impl Nudges {
             Nudge::Claim
         };
         // (A call written as text holds `{`, which `claim_beyond_calls` leaves to recovery.)
-        (self.gave(kind)
-            && claim_beyond_calls(content, tools, || called_in_execution(&self.conversation))
-                .is_some())
-        .then_some(kind)
+        let claims = if self.tools_ran {
+            self.claim_beyond_calls(content, tools).is_some()
+        } else {
+            claim_beyond_calls(content, tools, || called_in_execution(&self.conversation)).is_some()
+        };
+        (self.gave(kind) && claims).then_some(kind)
+    }
+
+    /// What `content`, written after the tools ran, claims beyond the execution's calls: a
+    /// call of a tool not called or a change when only reads ran ([`claim_beyond_calls`]), or
+    /// a change to a file the request asks to change that no call that worked changed, when
+    /// another did change something ([`files_claimed_changed`]: the ReAct 1.5B model's d22;
+    /// with no change made at all, the request is asked for it: `ChangeNotMade`).
+    fn claim_beyond_calls(&self, content: &str, tools: &Tools) -> Option<UnmadeClaim> {
+        claim_beyond_calls(content, tools, || called_in_execution(&self.conversation)).or_else(
+            || {
+                let request = text_of(request(&self.conversation)?);
+                let worked = calls_that_worked(&self.conversation);
+                if nothing_changed_by(worked.iter().copied(), tools) {
+                    return None;
+                }
+                let files = files_claimed_changed(content, &request, worked, tools);
+                (!files.is_empty()).then_some(UnmadeClaim::ChangeTo(files))
+            },
+        )
     }
 
     /// The kind of non-answer `content` is that the step asks about again when it follows
@@ -569,9 +592,7 @@ impl Nudges {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
                     }
-                    self.claimed = claim_beyond_calls(content, tools, || {
-                        called_in_execution(&self.conversation)
-                    });
+                    self.claimed = self.claim_beyond_calls(content, tools);
                     self.claimed.is_some().then_some(Nudge::ClaimBeyondCalls)
                 })
                 .or_else(|| self.change_not_made(tools).then_some(Nudge::ChangeNotMade))
@@ -732,6 +753,20 @@ impl Nudges {
                  without claiming calls.",
                 in_backticks(claimed, ", ")
             ),
+            Some(UnmadeClaim::ChangeTo(files)) => {
+                let (was, it) = if files.len() > 1 {
+                    ("were", "them")
+                } else {
+                    ("was", "it")
+                };
+                format!(
+                    "Your last reply says {} {was} changed, but no call that changes files has \
+                     changed {it} for this request (the calls that ran: {ran}). Make the change \
+                     now: reply with only the tool call that makes it, using what you read \
+                     above.",
+                    in_backticks_and(files)
+                )
+            }
             _ => format!(
                 "Your last reply says you changed something, but only tools that read have run \
                  for this request ({ran}), so nothing was changed. Make the change now with a \
@@ -922,7 +957,7 @@ fn called_in_execution(conversation: &Messages) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_tools::named_tools;
+    use crate::test_tools::{named_tools, reader_and_editor};
     use messages::Message;
 
     fn tools() -> Tools {
@@ -1101,6 +1136,54 @@ mod tests {
         let mut nudges = step(true, "How many workers does config.ini set?");
         assert_eq!(
             nudges.next_for("I used the `read_file` function: workers = 4.", &tools()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_file_said_changed_after_only_a_read_of_it_is_asked_to_be_changed() {
+        // The ReAct driver's d22 at deb58ba, in this driver's terms: one file edited, the
+        // other only read, and the answer says the other was changed.
+        let mut input = Messages::new()
+            .appended(Message::system("You are a helpful assistant."))
+            .appended(Message::user(
+                "Change the version from 1.4.0 to 1.5.0 in both app.toml and about.txt.",
+            ));
+        for (id, name, path, result) in [
+            (
+                "call_1",
+                "edit_file",
+                "app.toml",
+                "replaced 1 occurrence in `app.toml`",
+            ),
+            ("call_2", "read_file", "about.txt", "     1\tWidget 1.4.0"),
+        ] {
+            let call = messages::ToolCall::new(id, name, serde_json::json!({ "path": path }));
+            input = input
+                .appended(Message::assistant_tool_calls([call.clone()]))
+                .appended(Message::tool_result_for(&call, result));
+        }
+        let tools = reader_and_editor();
+        let claim = "The version in about.txt has been changed from 1.4.0 to 1.5.0.";
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(
+            nudges.next_for(claim, &tools),
+            Some(Nudge::ClaimBeyondCalls)
+        );
+        assert_eq!(
+            nudges.message(Nudge::ClaimBeyondCalls, claim, &tools),
+            "Your last reply says `about.txt` was changed, but no call that changes files has \
+             changed it for this request (the calls that ran: `read_file`, `edit_file`). Make \
+             the change now: reply with only the tool call that makes it, using what you read \
+             above."
+        );
+        // Said again after its nudge, it is no answer; the change said of the edited file is.
+        assert_eq!(
+            nudges.not_an_answer(claim, &tools),
+            Some(Nudge::ClaimBeyondCalls)
+        );
+        assert_eq!(
+            nudges.not_an_answer("app.toml has been changed to 1.5.0.", &tools),
             None
         );
     }

@@ -167,7 +167,7 @@ pub(crate) fn call_names_file(call: &ToolCall, file: &str) -> bool {
 
 /// Whether `value` is a path to `file`: the same path, or a longer one ending in `/file`
 /// (any case, a leading `./` and surrounding quotes aside).
-fn is_path_of(value: &str, file: &str) -> bool {
+pub(crate) fn is_path_of(value: &str, file: &str) -> bool {
     let trim = |path: &str| -> String {
         let path = path.trim().trim_matches(|c| matches!(c, '"' | '\'' | '`'));
         path.strip_prefix("./").unwrap_or(path).to_ascii_lowercase()

@@ -87,21 +87,46 @@ fn asked_terms(request: &str) -> Vec<String> {
 /// when `answer` names a file as holding them and no tool result of the execution holds any
 /// of them (see the module's documentation). `None` when no tool has returned.
 pub(crate) fn unseen_terms(answer: &str, conversation: &Messages) -> Option<Vec<String>> {
+    let request = text_of(request(conversation)?);
+    let results = execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .map(text_of);
+    terms_no_result_holds(answer, &request, results)
+}
+
+/// The words `request` asks a file to hold ("Which file mentions a zeppelin?": `zeppelin`),
+/// when `answer` names a file as holding them and none of `results` (the texts of the
+/// execution's tool results) holds any of them: a file named without having looked inside
+/// it. `None` when there is no result, when the answer names no file or says that none holds
+/// them, or when the request asks no file's contents. The tool-calling driver asks such an
+/// answer to search or read the files, once, and the ReAct driver a `final_answer`.
+///
+/// ```
+/// use drivers_toolcalling::terms_no_result_holds;
+///
+/// let request = "Which file in the notes directory mentions a zeppelin?";
+/// let listing = ["[file] alpha.txt (26 bytes)\n[file] bravo.txt (49 bytes)"];
+/// let found = terms_no_result_holds("alpha.txt", request, listing);
+/// assert_eq!(found, Some(vec!["zeppelin".to_owned()]));
+/// let searched = ["notes/bravo.txt:1: We saw a zeppelin over the harbour."];
+/// assert_eq!(terms_no_result_holds("bravo.txt", request, searched), None);
+/// ```
+pub fn terms_no_result_holds<R: AsRef<str>>(
+    answer: &str,
+    request: &str,
+    results: impl IntoIterator<Item = R>,
+) -> Option<Vec<String>> {
     if named_files(answer).next().is_none() || NONE_WORDS.in_text(answer) {
         return None;
     }
-    let terms = asked_terms(&text_of(request(conversation)?));
+    let terms = asked_terms(request);
     if terms.is_empty() {
         return None;
     }
     let mut any_result = false;
-    for message in execution_messages(conversation) {
-        if message.role() != Role::Tool {
-            continue;
-        }
+    for result in results {
         any_result = true;
-        // The next step of a plan, appended to a result, is the model's words.
-        let result = without_step_note(&text_of(message)).to_lowercase();
+        let result = without_step_note(result.as_ref()).to_lowercase();
         if terms.iter().any(|term| result.contains(term.as_str())) {
             return None;
         }
