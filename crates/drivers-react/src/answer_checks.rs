@@ -100,12 +100,15 @@ impl<'s> AnswerChecks<'s> {
         // A change that failed changed nothing (the tool-calling driver counts it as tried:
         // the 1.5B model's ReAct answer to "Add the line gamma to the end of list.txt" after
         // a refused `write_file` and a read claimed the line added, development task d14).
-        let succeeded = executions
+        let worked: Vec<&ToolExecution> = executions
             .iter()
+            .copied()
             .filter(|execution| !execution.has_error())
-            .map(|execution| execution.call());
+            .collect();
+        let succeeded = || worked.iter().map(|execution| execution.call());
+        let changed_nothing = nothing_changed_by(succeeded(), tools);
         if asks_for_a_change(&request)
-            && nothing_changed_by(succeeded, tools)
+            && changed_nothing
             && self.first_time(Question::NothingChanged)
         {
             let change_failed = executions.iter().any(|execution| {
@@ -123,19 +126,13 @@ impl<'s> AnswerChecks<'s> {
         {
             return Verdict::Ask(DecisionError::NothingRan { tools_ran });
         }
-        // A file said changed that no call that worked changed (another file was: the 1.5B
-        // model's d22 at deb58ba).
-        let unchanged = files_claimed_changed(
-            answer,
-            &request,
-            executions
-                .iter()
-                .filter(|execution| !execution.has_error())
-                .map(|execution| execution.call()),
-            tools,
-        );
-        if !unchanged.is_empty() && self.first_time(Question::UnmadeChange) {
-            return Verdict::Ask(DecisionError::UnmadeChange { files: unchanged });
+        // A file said changed that no call that worked changed, when another was (the 1.5B
+        // model's d22 at deb58ba); with nothing changed at all, the question above is asked.
+        if !changed_nothing {
+            let unchanged = files_claimed_changed(answer, &request, succeeded(), tools);
+            if !unchanged.is_empty() && self.first_time(Question::UnmadeChange) {
+                return Verdict::Ask(DecisionError::UnmadeChange { files: unchanged });
+            }
         }
         let files = files_no_call_used(&request, calls.iter().copied());
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {
@@ -153,9 +150,8 @@ impl<'s> AnswerChecks<'s> {
         }
         // Not after the step told the model a value (its arithmetic corrected).
         if !self.asked.contains(&Question::Arithmetic) {
-            let results = executions
+            let results = worked
                 .iter()
-                .filter(|execution| !execution.has_error())
                 .map(|execution| execution.result_text())
                 .collect::<Vec<_>>();
             if let Some(numbers) =

@@ -38,7 +38,9 @@ use crate::change_request::{
     asks_for_a_change, calls_that_worked, no_change_succeeded, nothing_changed_by,
     nothing_changed_yet, CHANGE_PLAN_NUDGE, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
 };
-use crate::claimed_call::{claim_beyond_calls, claims_unmade_call, UnmadeClaim, CLAIM_NUDGE};
+use crate::claimed_call::{
+    claim_beyond_calls, claims_unmade_call, has_claim_word, UnmadeClaim, CLAIM_NUDGE,
+};
 use crate::claimed_change::files_claimed_changed;
 use crate::contradicted_setting::{contradicted_setting, ContradictedSetting};
 use crate::copied_error::{
@@ -464,7 +466,7 @@ impl Nudges {
         };
         // (A call written as text holds `{`, which `claim_beyond_calls` leaves to recovery.)
         let claims = if self.tools_ran {
-            self.claim_beyond_calls(content, tools).is_some()
+            self.unmade_claim(content, tools).is_some()
         } else {
             claim_beyond_calls(content, tools, || called_in_execution(&self.conversation)).is_some()
         };
@@ -476,9 +478,13 @@ impl Nudges {
     /// a change to a file the request asks to change that no call that worked changed, when
     /// another did change something ([`files_claimed_changed`]: the ReAct 1.5B model's d22;
     /// with no change made at all, the request is asked for it: `ChangeNotMade`).
-    fn claim_beyond_calls(&self, content: &str, tools: &Tools) -> Option<UnmadeClaim> {
+    fn unmade_claim(&self, content: &str, tools: &Tools) -> Option<UnmadeClaim> {
         claim_beyond_calls(content, tools, || called_in_execution(&self.conversation)).or_else(
             || {
+                // Most answers hold no change verb: nothing to gather then.
+                if !has_claim_word(content) {
+                    return None;
+                }
                 let request = text_of(request(&self.conversation)?);
                 let worked = calls_that_worked(&self.conversation);
                 if nothing_changed_by(worked.iter().copied(), tools) {
@@ -592,7 +598,7 @@ impl Nudges {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
                     }
-                    self.claimed = self.claim_beyond_calls(content, tools);
+                    self.claimed = self.unmade_claim(content, tools);
                     self.claimed.is_some().then_some(Nudge::ClaimBeyondCalls)
                 })
                 .or_else(|| self.change_not_made(tools).then_some(Nudge::ChangeNotMade))

@@ -82,6 +82,15 @@ impl Tool for WriteFileTool {
                     sandbox.shown(&path)
                 )));
             }
+            if copies_line_numbers(&args.content) {
+                return Err(ToolError::failed(format!(
+                    "`{}` was not changed: each line of the content you gave starts with its \
+                     line number as read_file shows it, and those numbers are not part of the \
+                     file. Call write_file again with the lines alone, without the numbers in \
+                     front of them.",
+                    sandbox.shown(&path)
+                )));
+            }
         }
         let may_replace =
             context.execution_id.is_none() || seen_in_execution(&sandbox, &path, context);
@@ -118,6 +127,36 @@ fn only_chat_tags(content: &str) -> Option<&str> {
     };
     let trimmed = content.trim();
     (!trimmed.is_empty() && trimmed.split_whitespace().all(is_chat_tag)).then_some(trimmed)
+}
+
+/// Whether every line of `content` (empty lines aside) starts with a line number as
+/// `read_file` shows one (spaces, the number, then a tab or a space), numbered one after
+/// another: the lines were copied with their numbers. The 1.5B model with the ReAct driver
+/// (issue 36, development task d22 at 13bb23e) read `about.txt` ("     1\tWidget 1.4.0") and
+/// wrote it back as "      1 Widget 1.5.0\n     2 Built with care.": the file then held the
+/// numbers. In an execution such a write is refused. Data that starts each line with a
+/// number without the padding in front ("1 apple") is not judged.
+fn copies_line_numbers(content: &str) -> bool {
+    let mut next: Option<u64> = None;
+    for line in content.lines().filter(|line| !line.is_empty()) {
+        let rest = line.trim_start_matches(' ');
+        if line.len() - rest.len() < 2 {
+            return false;
+        }
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let after = rest.as_bytes().get(digits);
+        if digits == 0 || !matches!(after, None | Some(b'\t' | b' ')) {
+            return false;
+        }
+        let Ok(number) = rest[..digits].parse::<u64>() else {
+            return false;
+        };
+        if next.is_some_and(|expected| expected != number) {
+            return false;
+        }
+        next = number.checked_add(1);
+    }
+    next.is_some()
 }
 
 /// The largest file whose content a refused write shows (as `read_file` would): a list or a
@@ -249,6 +288,62 @@ mod tests {
         ] {
             assert_eq!(only_chat_tags(content), None, "{content:?}");
         }
+    }
+
+    #[test]
+    fn lines_copied_with_their_numbers_are_recognised() {
+        for content in [
+            // The ReAct 1.5B model's write of d22 (13bb23e).
+            "      1 Widget 1.5.0\n     2 Built with care.",
+            // As read_file shows them, tab and all, an empty line included.
+            "     1\tfirst\n     2\t\n     3\tthird\n",
+            "     7\tfrom the middle\n     8\ton",
+            "     1\tone line",
+        ] {
+            assert!(copies_line_numbers(content), "{content:?}");
+        }
+        for content in [
+            "1 apple\n2 pear",
+            "     1\tfirst\n     3\tthird",
+            "     1\tnumbered\nnot numbered",
+            "  12ab",
+            "",
+            "\n\n",
+            "    99999999999999999999999 overflow",
+            "fn main() {}",
+        ] {
+            assert!(!copies_line_numbers(content), "{content:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_of_lines_with_their_read_numbers_is_refused_in_an_execution() {
+        let (dir, tool) = setup();
+        std::fs::write(
+            dir.path().join("about.txt"),
+            "Widget 1.4.0\nBuilt with care.\n",
+        )
+        .unwrap();
+        let mut context = ToolContext::default();
+        context.execution_id = Some("exec-1".into());
+        let refused = tool
+            .call(
+                json!({"path": "about.txt", "content": "      1 Widget 1.5.0\n     2 Built with care."}),
+                &context,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains(
+                "`about.txt` was not changed: each line of the content you gave starts with its \
+                 line number as read_file shows it"
+            ),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("about.txt")).unwrap(),
+            "Widget 1.4.0\nBuilt with care.\n"
+        );
     }
 
     #[test]
