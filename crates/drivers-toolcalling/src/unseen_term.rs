@@ -87,6 +87,9 @@ fn asked_terms(request: &str) -> Vec<String> {
 /// when `answer` names a file as holding them and no tool result of the execution holds any
 /// of them (see the module's documentation). `None` when no tool has returned.
 pub(crate) fn unseen_terms(answer: &str, conversation: &Messages) -> Option<Vec<String>> {
+    // Most answers name no file: then the request is not read (issue 35: every answer pays
+    // this).
+    named_files(answer).next()?;
     let request = text_of(request(conversation)?);
     let results = execution_messages(conversation)
         .filter(|message| message.role() == Role::Tool)
