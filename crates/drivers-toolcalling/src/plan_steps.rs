@@ -54,14 +54,43 @@ pub(crate) fn next_step(lead_in: &str, tool: &str) -> Option<String> {
 /// step of the numbered plan in `lead_in` (the reply's text before its calls) and the plan
 /// has a next step: small models otherwise write the whole plan, and its first call, again.
 /// `None` when the last call failed (the model should fix it first) or there is no plan.
-pub(crate) fn step_done_note(lead_in: &str, executions: &ToolExecutions) -> Option<String> {
+///
+/// `reply` is the whole reply the call was written in. When the lead-in shows the call's
+/// step and no step after it, the next step is read from what the reply wrote after the
+/// call, which the step does not keep ([`next_step_after_the_call`]).
+pub(crate) fn step_done_note(
+    lead_in: &str,
+    reply: &str,
+    executions: &ToolExecutions,
+) -> Option<String> {
     let last = executions.iter().last().filter(|e| !e.has_error())?;
-    let next = next_step(lead_in, last.name())?;
+    let next = next_step(lead_in, last.name())
+        .or_else(|| next_step_after_the_call(lead_in, reply, last.name()))?;
     // Short and without "if it answers the question, answer now": with that clause the
     // 1.5B model restarted its plan.
     Some(format!(
         "{STEP_DONE_NOTE} its result is above. Do the next step of your plan now: {next}"
     ))
+}
+
+/// The first step of a numbered plan that `reply` writes after `lead_in` (its text before
+/// the block of a call to `tool`), when the lead-in ends with the call's step or names
+/// `tool` in one, and that step is neither the call's nor one the lead-in already lists;
+/// quoted as [`next_step`] quotes. The 1.5B model writes its plan around the call: "1.
+/// **Read the current `about.txt` file**:", the call, then "2. ..." and "3. ..." after it.
+/// The step keeps only the lead-in, so without this the note had no next step to name, and
+/// the model wrote its plan, and its first call, again (development task d22, 2026-12-06).
+fn next_step_after_the_call(lead_in: &str, reply: &str, tool: &str) -> Option<String> {
+    let before = items(lead_in);
+    let done = before
+        .iter()
+        .position(|item| names(item.text, tool))
+        .or_else(|| ends_with_item(lead_in, &before))?;
+    let after = &reply[reply.find(lead_in)? + lead_in.len()..];
+    let next = items(after)
+        .into_iter()
+        .find(|item| item.key != before[done].key && !before.iter().any(|b| b.key == item.key))?;
+    Some(quoted(next.text))
 }
 
 /// How the note of [`step_done_note`] begins; it follows the tool's own text after a blank
@@ -163,7 +192,52 @@ fn ends_with_item(lead_in: &str, items: &[Item<'_>]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{next_step, next_step_after_called};
+    use super::{next_step, next_step_after_called, next_step_after_the_call};
+
+    #[test]
+    fn the_step_written_after_the_call_is_next_when_the_lead_in_shows_only_the_calls() {
+        // Development task d22 (2026-12-06): the lead-in ends with the call's step; the rest
+        // of the plan follows the call's block.
+        let lead_in = "To change the version from 1.4.0 to 1.5.0 in both `VERSION` and \
+                       `about.txt`, you can use the following steps:\n\n1. **Read the current \
+                       `about.txt` file**:";
+        let reply = format!(
+            "{lead_in}\n```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \
+             \"about.txt\"}}}}\n```\n\n2. **Replace `1.4.0` with `1.5.0`** in the content.\n3. \
+             **Write the new content** with `write_file`.\n"
+        );
+        assert_eq!(
+            next_step(lead_in, "read_file"),
+            None,
+            "the lead-in alone has no next"
+        );
+        assert_eq!(
+            next_step_after_the_call(lead_in, &reply, "read_file").as_deref(),
+            Some("Replace `1.4.0` with `1.5.0` in the content.")
+        );
+        // The call's own step written again after it is not the next one.
+        let again = format!(
+            "{lead_in}\n```json\n{{}}\n```\n1. **Read the current `about.txt` file**:\n2. Done."
+        );
+        assert_eq!(
+            next_step_after_the_call(lead_in, &again, "read_file").as_deref(),
+            Some("Done.")
+        );
+        // Nothing after the call, a lead-in that does not end with the call's step, or a
+        // reply that does not hold the lead-in: nothing.
+        assert_eq!(
+            next_step_after_the_call(lead_in, lead_in, "read_file"),
+            None
+        );
+        assert_eq!(
+            next_step_after_the_call("Here is the call:", &reply, "read_file"),
+            None
+        );
+        assert_eq!(
+            next_step_after_the_call(lead_in, "2. Replace it.", "read_file"),
+            None
+        );
+    }
 
     #[test]
     fn the_step_after_the_one_naming_the_tool_is_next() {

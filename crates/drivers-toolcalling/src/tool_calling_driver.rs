@@ -517,6 +517,9 @@ impl AgentDriver for ToolCallingDriver {
         let mut refused: Vec<(String, ToolFailureKind, String)> = Vec::new();
         // Whether the step's calls were written as text (their lead-in is the step's text).
         let mut from_text = false;
+        // The reply as the model wrote it, when its calls were read from its text: the step
+        // keeps only the text before them, and a plan's next step may follow the call.
+        let mut written = String::new();
         if self.content_tool_call_recovery
             && offered_tools
             && !response.has_tool_calls()
@@ -532,6 +535,7 @@ impl AgentDriver for ToolCallingDriver {
                 let text_calls = done_already(text_calls, tools, &previous);
                 from_text = true;
                 refused = text_calls.refused;
+                written = response.content().to_owned();
                 response = response
                     .with_content(text_calls.content)
                     .with_calls(text_calls.calls);
@@ -588,7 +592,7 @@ impl AgentDriver for ToolCallingDriver {
         if from_text && !truncated {
             // A call that did a step of the numbered plan its reply's text holds: the model is
             // told which step is next.
-            if let Some(note) = step_done_note(response.content(), &executions) {
+            if let Some(note) = step_done_note(response.content(), &written, &executions) {
                 messages.trace = with_note(&messages.trace, &note);
             }
         }

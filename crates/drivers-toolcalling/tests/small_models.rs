@@ -1618,6 +1618,38 @@ async fn a_call_that_only_read_is_asked_about_once_something_else_ran() {
 }
 
 #[tokio::test]
+async fn the_next_step_a_plan_writes_after_its_call_is_named_after_the_result() {
+    // The 1.5B model on development task d22 (2026-12-06): the plan's first step, the call,
+    // then the rest of the plan after the call's block. The step keeps only the text before
+    // the call; the note names the step written after it.
+    const READ: &str = r#"{"name": "read_file", "arguments": {"path": "paris.txt"}}"#;
+    let reply = format!(
+        "To answer, you can use the following steps:\n\n1. **Read the notes**:\n```json\n\
+         {READ}\n```\n\n2. **Check the weather in Paris** with `get_weather`.\n3. Answer."
+    );
+    let (done, model) = run(vec![
+        text(&reply),
+        text(PARIS_CALL),
+        text("Sunny in Paris, as the notes say."),
+    ])
+    .await;
+    assert_eq!(
+        answer(&done).as_deref(),
+        Some("Sunny in Paris, as the notes say.")
+    );
+    let seen = model.requests()[1].messages.to_transcript();
+    assert!(
+        seen.contains(
+            "This step of your plan is done: its result is above. Do the next step of your \
+             plan now: Check the weather in Paris with `get_weather`."
+        ),
+        "{seen}"
+    );
+    // What the model imagined after the call is not kept as its reasoning.
+    assert!(!seen.contains("3. Answer."), "{seen}");
+}
+
+#[tokio::test]
 async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step() {
     // The 1.5B model on development tasks d3 and d11: a numbered plan, then its first step's
     // call (read-only, announced in prose, so it runs); the next reply wrote the same plan
