@@ -125,7 +125,20 @@ async fn injected_429s_are_retried_until_they_succeed() {
     let Some(url) = server("E2E_LLMOCK_429_URL") else {
         return;
     };
-    let model = openai(&url);
+    // llmock answers 429 to 30% of requests at random. With 20 attempts a request fails
+    // only when all 20 draw a 429 (0.3^20, about 3e-11); 8 attempts (0.3^8, about 7e-5 per
+    // request) failed one CI run in the ten requests below.
+    let model = OpenAiCompatible::builder()
+        .base_url(format!("{url}/v1"))
+        .api_key("e2e-key")
+        .model("gpt-4o-mini")
+        .retry(
+            RetryPolicy::default()
+                .with_max_attempts(20)
+                .with_delays(Duration::from_millis(20), Duration::from_millis(200)),
+        )
+        .build()
+        .unwrap();
     for i in 0..10 {
         let answer = model
             .complete(InferenceRequest::new(vec![Message::user(format!(
