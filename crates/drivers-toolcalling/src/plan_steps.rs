@@ -5,7 +5,9 @@
 //! (the 1.5B model on development tasks d3 and d11). Told only that the call was not run
 //! again, the model restarts the plan once more. [`next_step`] finds, in the reply's text
 //! before the call, the step the call does and the step after it, so the note after the
-//! call's result ([`step_done_note`]) and the refusal of a repeat can say which step is next;
+//! call's result ([`step_done_note`]) and the refusal of a repeat can say which step is next.
+//! When the lead-in ends with the call's step and the model wrote the rest of its plan after
+//! the call, the note reads the next step from there ([`next_step_after_the_call`]).
 //! [`next_step_after_called`] does the same for a plan written again without a call (the
 //! plan nudge).
 
@@ -34,10 +36,7 @@ struct Item<'a> {
 /// restarts its plan may list the remaining steps first and the done one last.
 pub(crate) fn next_step(lead_in: &str, tool: &str) -> Option<String> {
     let items = items(lead_in);
-    let done = items
-        .iter()
-        .position(|item| names(item.text, tool))
-        .or_else(|| ends_with_item(lead_in, &items))?;
+    let done = done_step(lead_in, &items, tool)?;
     let done_key = &items[done].key;
     let distinct = distinct(&items);
     let done_at = distinct.iter().position(|item| &item.key == done_key)?;
@@ -82,10 +81,7 @@ pub(crate) fn step_done_note(
 /// the model wrote its plan, and its first call, again (development task d22, 2026-12-06).
 fn next_step_after_the_call(lead_in: &str, reply: &str, tool: &str) -> Option<String> {
     let before = items(lead_in);
-    let done = before
-        .iter()
-        .position(|item| names(item.text, tool))
-        .or_else(|| ends_with_item(lead_in, &before))?;
+    let done = done_step(lead_in, &before, tool)?;
     let after = &reply[reply.find(lead_in)? + lead_in.len()..];
     let next = items(after)
         .into_iter()
@@ -117,6 +113,16 @@ pub(crate) fn next_step_after_called(reply: &str, called: &[&str]) -> Option<Str
         .iter()
         .rposition(|item| called.iter().any(|tool| names(item.text, tool)))?;
     distinct.get(done + 1).map(|next| quoted(next.text))
+}
+
+/// The index, in `items` (the numbered lines of `lead_in`), of the step a call to `tool`
+/// does: the first item that names `tool`, or else the lead-in's last line when it is an
+/// item (the call follows it).
+fn done_step(lead_in: &str, items: &[Item<'_>], tool: &str) -> Option<usize> {
+    items
+        .iter()
+        .position(|item| names(item.text, tool))
+        .or_else(|| ends_with_item(lead_in, items))
 }
 
 /// `items` each once (by key), in the order they first appear.
