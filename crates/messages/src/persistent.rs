@@ -32,7 +32,78 @@ struct Segment<T> {
     before: usize,
     /// Segments in the chain, this one included.
     depth: usize,
-    items: Vec<T>,
+    items: Items<T>,
+}
+
+/// A segment's elements: the first beside the segment's other fields, the rest in a `Vec`.
+/// Most segments hold one message (a list of one, a message appended to a shared history),
+/// and the first element inline spares them the `Vec`'s allocation (issue 35: two of a
+/// 2-step run's 83 heap blocks per new list).
+#[derive(Debug)]
+struct Items<T> {
+    /// The first element; `None` only while `rest` is empty too.
+    first: Option<T>,
+    rest: Vec<T>,
+}
+
+impl<T> Items<T> {
+    /// Room for `capacity` elements.
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            first: None,
+            rest: Vec::with_capacity(capacity.saturating_sub(1)),
+        }
+    }
+
+    fn one(value: T) -> Self {
+        Self {
+            first: Some(value),
+            rest: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+
+    fn push(&mut self, value: T) {
+        if self.first.is_none() {
+            self.first = Some(value);
+        } else {
+            self.rest.push(value);
+        }
+    }
+
+    /// Room for `additional` more elements.
+    fn reserve(&mut self, additional: usize) {
+        let inline = usize::from(self.first.is_none());
+        self.rest.reserve(additional.saturating_sub(inline));
+    }
+
+    /// The elements from `index` to the end of the part holding it (the first element is a
+    /// part of its own); `None` past the end.
+    fn slice_at(&self, index: usize) -> Option<&[T]> {
+        let first = self.first.as_ref()?;
+        match index.checked_sub(1) {
+            None => Some(std::slice::from_ref(first)),
+            Some(in_rest) if in_rest < self.rest.len() => self.rest.get(in_rest..),
+            Some(_) => None,
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.first.iter().chain(&self.rest)
+    }
+
+    fn into_vec(self) -> Vec<T> {
+        let Some(first) = self.first else {
+            return Vec::new();
+        };
+        let mut items = Vec::with_capacity(1 + self.rest.len());
+        items.push(first);
+        items.extend(self.rest);
+        items
+    }
 }
 
 impl<T> Segment<T> {
@@ -44,7 +115,7 @@ impl<T> Segment<T> {
             prev,
             before,
             depth,
-            items: Vec::with_capacity(capacity),
+            items: Items::with_capacity(capacity),
         }
     }
 
@@ -58,7 +129,7 @@ impl<T> Segment<T> {
         while local < segment.before {
             segment = segment.prev.as_deref()?;
         }
-        segment.items.get(local - segment.before..)
+        segment.items.slice_at(local - segment.before)
     }
 }
 
@@ -67,10 +138,10 @@ impl<T: Clone> Segment<T> {
     /// owner, cloned otherwise.
     fn into_items(this: Arc<Self>) -> Vec<T> {
         match Arc::try_unwrap(this) {
-            Ok(segment) if segment.prev.is_none() => segment.items,
+            Ok(segment) if segment.prev.is_none() => segment.items.into_vec(),
             Ok(segment) => {
                 let mut items = segment.prev.map(Self::into_items).unwrap_or_default();
-                items.extend(segment.items);
+                items.extend(segment.items.into_vec());
                 items
             }
             Err(shared) => {
@@ -176,7 +247,7 @@ impl<T: Clone> PersistentVec<T> {
                 prev: None,
                 before: 0,
                 depth: 1,
-                items: vec![value],
+                items: Items::one(value),
             }))
             .map(Segment::into_items)
             .unwrap_or_default();
@@ -212,11 +283,15 @@ impl<T: Clone> PersistentVec<T> {
         let mut segment = if head.depth >= MAX_SEGMENTS {
             let mut items = Vec::with_capacity(head.len() + 4);
             head.clone_into_vec(&mut items);
+            let mut items = items.into_iter();
             Segment {
                 prev: None,
                 before: 0,
                 depth: 1,
-                items,
+                items: Items {
+                    first: items.next(),
+                    rest: items.collect(),
+                },
             }
         } else {
             Segment::with_capacity(Some(Arc::clone(head)), 4)
