@@ -70,6 +70,10 @@ pub struct StepContext<'a> {
     /// The tool-call onion every call of the step goes through before the executor
     /// ([`standard_tool_layers`](crate::tools::standard_tool_layers) and the agent's own).
     pub tool_layers: Cow<'a, ToolLayers>,
+    /// The id the agent gives the step it records, made with the agent's id source: a
+    /// driver passes it on ([`StepParts::id`](crate::StepParts::id)) so that no other id is
+    /// made for the step. `None` outside an agent's step (the step gets a fresh uuid v7).
+    pub step_id: Option<Arc<str>>,
     /// The suspended subagent runs this step's calls left (see `ToolContext::hold`).
     pub(crate) held: StepHeldRuns,
     /// Whether the calls run now were decided by a person (a suspended step resuming).
@@ -97,6 +101,7 @@ impl StepContext<'_> {
             capture_content: false,
             approval: Cow::Owned(ApprovalPolicy::default()),
             tool_layers: Cow::Owned(standard_tool_layers()),
+            step_id: None,
             held: StepHeldRuns::default(),
             decided: false,
         }

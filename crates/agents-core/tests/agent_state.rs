@@ -195,6 +195,7 @@ proptest! {
     #[test]
     fn a_step_from_its_parts_equals_the_built_step(step in agents_core::testing::agent_step()) {
         let rebuilt = AgentStep::from_parts(StepParts {
+            id: None,
             input_messages: step.input_messages().clone(),
             trace_messages: step.trace_messages().clone(),
             response_messages: step.response_messages().clone(),

@@ -371,3 +371,57 @@ async fn a_step_borrows_the_agents_parts_instead_of_cloning_them() {
         .unwrap();
     assert_eq!(done.final_response().unwrap().text(), "borrowed");
 }
+
+/// Answers with a step that does not pass its context's id on, and keeps that id.
+struct StepIdDriver {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Option<String>>>>,
+}
+
+#[async_trait]
+impl AgentDriver for StepIdDriver {
+    async fn next_step(
+        &self,
+        state: &AgentState,
+        _tools: &Tools,
+        _executor: &dyn ToolExecutor,
+        context: &StepContext<'_>,
+    ) -> Result<AgentStep, AgentError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(context.step_id.as_deref().map(str::to_owned));
+        let response = InferenceResponse::text("done");
+        Ok(AgentStep::from_parts(StepParts {
+            input_messages: context.prompt_messages(state),
+            response_messages: response.to_message().into(),
+            inference_response: Some(response),
+            ..StepParts::default()
+        }))
+    }
+}
+
+/// The id a step's context carries is the id the agent records the step with, made by the
+/// agent's id source: a driver that passes it on makes no other id, and one that does not
+/// gets it anyway.
+#[tokio::test]
+async fn a_step_is_recorded_with_the_id_its_context_carried() {
+    let seen = std::sync::Arc::default();
+    let driver = StepIdDriver {
+        seen: std::sync::Arc::clone(&seen),
+    };
+    let agent = Agent::new(driver)
+        .with_id_source(std::sync::Arc::new(agents_core::SequentialIds::new("id")));
+    let done = agent
+        .execute(AgentState::new().with_user_message("hi"))
+        .await
+        .unwrap();
+    let recorded: Vec<Option<String>> = done
+        .step_executions()
+        .iter()
+        .map(|execution| Some(execution.step().id().to_owned()))
+        .collect();
+    assert_eq!(recorded, vec![Some("id-2".to_owned())]);
+    assert_eq!(*seen.lock().unwrap(), recorded);
+    // Outside an agent there is none: the step gets a fresh uuid.
+    assert_eq!(StepContext::default().step_id, None);
+}

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use agents_core::{
     AgentDriver, AgentError, AgentEvent, AgentState, AgentStep, CachedContext, ErrorType,
-    EventSource, StepContext, StepError, ToolExecutor, Tools,
+    EventSource, StepContext, StepError, StepParts, ToolExecutor, Tools,
 };
 use async_trait::async_trait;
 use inference::{
@@ -320,6 +320,15 @@ impl ReActDriver {
     }
 }
 
+/// An empty step of `input`, with the id the agent gives it.
+fn step_of(input: Messages, context: &StepContext<'_>) -> AgentStep {
+    AgentStep::from_parts(StepParts {
+        id: context.step_id.clone(),
+        input_messages: input,
+        ..StepParts::default()
+    })
+}
+
 /// `request` followed by the model's unusable `response` and what was wrong with it. The
 /// correction lives in this request only; the conversation is untouched.
 fn corrected(
@@ -364,7 +373,7 @@ impl AgentDriver for ReActDriver {
                     "the model gave no usable ReAct decision in {} attempt(s); last problem: {error}",
                     decided.attempts
                 );
-                return Ok(AgentStep::new(input)
+                return Ok(step_of(input, context)
                     .with_inference_response(decided.response)
                     .with_usage(decided.usage)
                     .with_error(StepError::new(ErrorType::Validation, message)));
@@ -380,7 +389,7 @@ impl AgentDriver for ReActDriver {
                         .map(|r| r.usage())
                         .unwrap_or_default();
                 let response = final_response.unwrap_or(decided.response);
-                Ok(AgentStep::new(input)
+                Ok(step_of(input, context)
                     .with_response_messages(vec![Message::assistant(answer)])
                     .with_inference_response(response)
                     .with_usage(usage))
@@ -402,7 +411,7 @@ impl AgentDriver for ReActDriver {
                     .await?;
                 let mut trace = vec![action_message(decision.thought(), &call)];
                 trace.extend(observation_messages(&executions));
-                Ok(AgentStep::new(input)
+                Ok(step_of(input, context)
                     .with_trace_messages(trace)
                     .with_tool_executions(executions)
                     .with_inference_response(decided.response.with_calls([call]))

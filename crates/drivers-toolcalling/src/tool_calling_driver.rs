@@ -629,6 +629,7 @@ impl AgentDriver for ToolCallingDriver {
                 .collect()
         };
         Ok(AgentStep::from_parts(StepParts {
+            id: context.step_id.clone(),
             input_messages: input,
             trace_messages: messages.trace,
             response_messages: messages.response,

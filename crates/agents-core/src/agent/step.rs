@@ -274,10 +274,13 @@ impl Agent {
         started_at: DateTime<Utc>,
         token: &CancellationToken,
         held: &StepHeldRuns,
+        id: Option<Arc<str>>,
     ) -> AgentState {
         let completed_at = self.clock.now().max(started_at);
         let number = state.next_step_number();
-        let step = self.priced(step).with_id(self.ids.new_id());
+        let step = self
+            .priced(step)
+            .with_id(id.unwrap_or_else(|| self.ids.new_id()));
         self.check_context_window(&state, &step, number);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(

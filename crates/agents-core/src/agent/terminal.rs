@@ -61,6 +61,7 @@ impl<'a> Terminal<'a> {
             capture_content: self.agent.telemetry.capture_content,
             approval: Cow::Borrowed(&self.agent.approval),
             tool_layers: Cow::Borrowed(&self.agent.tool_layers),
+            step_id: None,
             held: StepHeldRuns::default(),
             decided: false,
         }
@@ -77,7 +78,10 @@ impl<'a> Terminal<'a> {
         } else {
             Arc::default()
         };
-        self.context_with(cached_context, previous_calls)
+        StepContext {
+            step_id: Some(self.agent.ids.new_id()),
+            ..self.context_with(cached_context, previous_calls)
+        }
     }
 }
 
@@ -97,7 +101,14 @@ impl StepTerminal for Terminal<'_> {
                 Err(error) => failure_step(&context.prompt_messages(&state), &error),
             };
             self.recorded.store(true, Ordering::Release);
-            Ok(agent.record(state, step, started_at, self.token, &context.held))
+            Ok(agent.record(
+                state,
+                step,
+                started_at,
+                self.token,
+                &context.held,
+                context.step_id.clone(),
+            ))
         })
     }
 
@@ -129,6 +140,7 @@ impl Terminal<'_> {
             self.started_at,
             self.token,
             &StepHeldRuns::default(),
+            None,
         )
     }
 }

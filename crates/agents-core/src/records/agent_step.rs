@@ -27,6 +27,10 @@ pub enum AgentStepType {
 /// finish reason come from the inference response.
 #[derive(Clone, Debug, Default)]
 pub struct StepParts {
+    /// The step's id: a driver passes the one its agent gives the step
+    /// ([`StepContext::step_id`](crate::StepContext::step_id)), so no other id is made and
+    /// replaced; `None` makes a fresh uuid v7.
+    pub id: Option<Arc<str>>,
     /// The messages the model was given.
     pub input_messages: Messages,
     /// Tool calls and results (or ReAct thoughts and observations).
@@ -128,7 +132,7 @@ impl AgentStep {
             None => (Usage::default(), None),
         };
         Self {
-            id: crate::ids::new_id(),
+            id: parts.id.unwrap_or_else(crate::ids::new_id),
             input_messages: parts.input_messages,
             trace_messages: parts.trace_messages,
             response_messages: parts.response_messages,
@@ -144,13 +148,11 @@ impl AgentStep {
     /// A step exactly as a serialized document records it: its id, parts, usage and finish
     /// reason as written (not derived again from the inference response).
     pub(crate) fn from_record(
-        id: Arc<str>,
         parts: StepParts,
         usage: Usage,
         finish_reason: Option<FinishReason>,
     ) -> Self {
         Self {
-            id,
             usage,
             finish_reason,
             ..Self::from_parts(parts)

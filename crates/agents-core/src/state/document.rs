@@ -313,6 +313,7 @@ impl StepRecord {
             })
         };
         let parts = StepParts {
+            id: Some(self.id),
             input_messages: resolve(&self.input_messages, "input_messages")?,
             trace_messages: resolve(&self.trace_messages, "trace_messages")?,
             response_messages: resolve(&self.response_messages, "response_messages")?,
@@ -320,10 +321,7 @@ impl StepRecord {
             inference_response: self.inference_response,
             errors: self.errors,
         };
-        Ok(
-            AgentStep::from_record(self.id, parts, self.usage, self.finish_reason)
-                .with_cost(self.cost),
-        )
+        Ok(AgentStep::from_record(parts, self.usage, self.finish_reason).with_cost(self.cost))
     }
 }
 

@@ -110,6 +110,7 @@ impl AgentDriver for ScriptedDriver {
         });
         if !response.has_tool_calls() {
             return Ok(AgentStep::from_parts(StepParts {
+                id: context.step_id.clone(),
                 input_messages: input,
                 response_messages: response.to_message().into(),
                 inference_response: Some(response),
@@ -122,6 +123,7 @@ impl AgentDriver for ScriptedDriver {
             .await?;
         let trace = Messages::from(vec![response.to_message()]).extended(executions.to_messages());
         Ok(AgentStep::from_parts(StepParts {
+            id: context.step_id.clone(),
             input_messages: input,
             trace_messages: trace,
             tool_executions: executions,
