@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use inference::Usage;
-use messages::{Message, MessageStore, Messages, Metadata};
+use messages::{Message, MessageStore, Messages, Metadata, Section};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -247,16 +247,27 @@ impl AgentState {
     /// What the model sees: `summary`, `buffer`, `messages` and `execution_buffer`, in that
     /// order.
     pub fn messages_for_inference(&self) -> Messages {
-        [
+        let sections = self.data.store.sections();
+        // Borrowed, and the empty ones left out: most steps show one or two sections, and a
+        // single one is shared as it is.
+        let mut shown = [
             SUMMARY_SECTION,
             BUFFER_SECTION,
             DEFAULT_SECTION,
             EXECUTION_BUFFER_SECTION,
         ]
-        .iter()
-        .fold(Messages::new(), |compiled, name| {
-            compiled.concat(&self.data.store.section(name).messages())
-        })
+        .into_iter()
+        .filter_map(|name| {
+            sections
+                .iter()
+                .find(|section| section.name() == name)
+                .map(Section::messages)
+                .filter(|messages| !messages.is_empty())
+        });
+        let Some(first) = shown.next() else {
+            return Messages::new();
+        };
+        shown.fold(first.clone(), |compiled, next| compiled.concat(next))
     }
 
     /// The agent's answer: the last assistant message with text and no tool calls, from the
