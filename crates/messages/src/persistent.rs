@@ -94,15 +94,22 @@ impl<T> Items<T> {
     fn iter(&self) -> impl Iterator<Item = &T> {
         self.first.iter().chain(&self.rest)
     }
+}
 
-    fn into_vec(self) -> Vec<T> {
-        let Some(first) = self.first else {
-            return Vec::new();
-        };
-        let mut items = Vec::with_capacity(1 + self.rest.len());
-        items.push(first);
-        items.extend(self.rest);
-        items
+impl<T> IntoIterator for Items<T> {
+    type Item = T;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<T>, std::vec::IntoIter<T>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
+}
+
+impl<T> Extend<T> for Items<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, values: I) {
+        for value in values {
+            self.push(value);
+        }
     }
 }
 
@@ -138,23 +145,24 @@ impl<T: Clone> Segment<T> {
     /// owner, cloned otherwise.
     fn into_items(this: Arc<Self>) -> Vec<T> {
         match Arc::try_unwrap(this) {
-            Ok(segment) if segment.prev.is_none() => segment.items.into_vec(),
+            Ok(segment) if segment.prev.is_none() => segment.items.into_iter().collect(),
             Ok(segment) => {
                 let mut items = segment.prev.map(Self::into_items).unwrap_or_default();
-                items.extend(segment.items.into_vec());
+                items.extend(segment.items);
                 items
             }
             Err(shared) => {
                 let mut items = Vec::with_capacity(shared.len());
-                shared.clone_into_vec(&mut items);
+                shared.clone_items_into(&mut items);
                 items
             }
         }
     }
 
-    fn clone_into_vec(&self, out: &mut Vec<T>) {
+    /// Appends a clone of every element of the chain, oldest first, to `out`.
+    fn clone_items_into(&self, out: &mut impl Extend<T>) {
         if let Some(prev) = &self.prev {
-            prev.clone_into_vec(out);
+            prev.clone_items_into(out);
         }
         out.extend(self.items.iter().cloned());
     }
@@ -281,17 +289,13 @@ impl<T: Clone> PersistentVec<T> {
             return;
         }
         let mut segment = if head.depth >= MAX_SEGMENTS {
-            let mut items = Vec::with_capacity(head.len() + 4);
-            head.clone_into_vec(&mut items);
-            let mut items = items.into_iter();
+            let mut items = Items::with_capacity(head.len() + 4);
+            head.clone_items_into(&mut items);
             Segment {
                 prev: None,
                 before: 0,
                 depth: 1,
-                items: Items {
-                    first: items.next(),
-                    rest: items.collect(),
-                },
+                items,
             }
         } else {
             Segment::with_capacity(Some(Arc::clone(head)), 4)
