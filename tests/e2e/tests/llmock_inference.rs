@@ -23,13 +23,18 @@ fn weather_tool() -> ToolSchema {
 }
 
 fn openai(url: &str) -> OpenAiCompatible {
+    openai_with_attempts(url, 8)
+}
+
+/// [`openai`] making up to `attempts` attempts per request.
+fn openai_with_attempts(url: &str, attempts: u32) -> OpenAiCompatible {
     OpenAiCompatible::builder()
         .base_url(format!("{url}/v1"))
         .api_key("e2e-key")
         .model("gpt-4o-mini")
         .retry(
             RetryPolicy::default()
-                .with_max_attempts(8)
+                .with_max_attempts(attempts)
                 .with_delays(Duration::from_millis(20), Duration::from_millis(200)),
         )
         .build()
@@ -128,17 +133,7 @@ async fn injected_429s_are_retried_until_they_succeed() {
     // llmock answers 429 to 30% of requests at random. With 20 attempts a request fails
     // only when all 20 draw a 429 (0.3^20, about 3e-11); 8 attempts (0.3^8, about 7e-5 per
     // request) failed one CI run in the ten requests below.
-    let model = OpenAiCompatible::builder()
-        .base_url(format!("{url}/v1"))
-        .api_key("e2e-key")
-        .model("gpt-4o-mini")
-        .retry(
-            RetryPolicy::default()
-                .with_max_attempts(20)
-                .with_delays(Duration::from_millis(20), Duration::from_millis(200)),
-        )
-        .build()
-        .unwrap();
+    let model = openai_with_attempts(&url, 20);
     for i in 0..10 {
         let answer = model
             .complete(InferenceRequest::new(vec![Message::user(format!(
