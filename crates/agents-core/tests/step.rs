@@ -27,6 +27,16 @@ enum Move {
     Fail,
 }
 
+/// A step of `input` that answers with `response`'s text.
+fn answer_step(input: messages::Messages, response: InferenceResponse) -> AgentStep {
+    AgentStep::from_parts(StepParts {
+        input_messages: input,
+        response_messages: response.to_message().into(),
+        inference_response: Some(response),
+        ..StepParts::default()
+    })
+}
+
 /// A driver that plays its moves by the number of steps already in the execution, so an agent
 /// built the same way in another process continues the same script.
 struct MovesDriver {
@@ -47,15 +57,10 @@ impl AgentDriver for MovesDriver {
         let usage = Usage::new(10 + index as u64, 3);
         match self.moves.get(index).cloned().unwrap_or(Move::Answer) {
             Move::Fail => Err(AgentError::driver(format!("model down at step {index}"))),
-            Move::Answer => {
-                let response = InferenceResponse::text(format!("answer {index}")).with_usage(usage);
-                Ok(AgentStep::from_parts(StepParts {
-                    input_messages: input,
-                    response_messages: response.to_message().into(),
-                    inference_response: Some(response),
-                    ..StepParts::default()
-                }))
-            }
+            Move::Answer => Ok(answer_step(
+                input,
+                InferenceResponse::text(format!("answer {index}")).with_usage(usage),
+            )),
             Move::Call { broken } => {
                 let name = if broken { "broken" } else { "lookup" };
                 let call = ToolCall::new(format!("call_{index}"), name, json!({"n": index}));
@@ -350,13 +355,10 @@ impl AgentDriver for BorrowCheckDriver {
             && matches!(context.clock, Cow::Borrowed(_))
             && matches!(context.approval, Cow::Borrowed(_))
             && matches!(context.tool_layers, Cow::Borrowed(_));
-        let response = InferenceResponse::text(if borrowed { "borrowed" } else { "cloned" });
-        Ok(AgentStep::from_parts(StepParts {
-            input_messages: context.prompt_messages(state),
-            response_messages: response.to_message().into(),
-            inference_response: Some(response),
-            ..StepParts::default()
-        }))
+        Ok(answer_step(
+            context.prompt_messages(state),
+            InferenceResponse::text(if borrowed { "borrowed" } else { "cloned" }),
+        ))
     }
 }
 
@@ -390,13 +392,10 @@ impl AgentDriver for StepIdDriver {
             .lock()
             .unwrap()
             .push(context.step_id.as_deref().map(str::to_owned));
-        let response = InferenceResponse::text("done");
-        Ok(AgentStep::from_parts(StepParts {
-            input_messages: context.prompt_messages(state),
-            response_messages: response.to_message().into(),
-            inference_response: Some(response),
-            ..StepParts::default()
-        }))
+        Ok(answer_step(
+            context.prompt_messages(state),
+            InferenceResponse::text("done"),
+        ))
     }
 }
 
