@@ -104,6 +104,39 @@ async fn an_unknown_tool_lists_the_available_tools() {
 }
 
 #[tokio::test]
+async fn a_tool_called_by_a_name_from_another_toolset_is_not_run_and_points_to_the_one_that_does_its_job(
+) {
+    let ran = Arc::new(Mutex::new(0));
+    let counter = Arc::clone(&ran);
+    let write = FunctionTool::new("write_file", "Writes a file", move |args: EchoArgs| {
+        *counter.lock().unwrap() += 1;
+        async move { Ok::<_, ToolError>(args.text) }
+    })
+    .with_other_names(&["create_file", "create_folder"]);
+    let tools = Tools::new().with(echo()).with(write);
+    for name in ["create_folder", "createFolder", "CREATE-FILE"] {
+        let executions = DefaultToolExecutor::new()
+            .execute(
+                &[call("c1", name, json!({"text": "reports/summary.txt"}))],
+                &tools,
+                &ToolContext::new("agent"),
+                false,
+            )
+            .await;
+        let execution = executions.iter().next().unwrap();
+        assert_eq!(execution.failure_kind(), Some(ToolFailureKind::UnknownTool));
+        assert_eq!(
+            execution.result_text(),
+            format!(
+                "Error: unknown tool `{name}`; for what `{name}` does, use `write_file`; \
+                 available tools: `echo`, `write_file`"
+            )
+        );
+    }
+    assert_eq!(*ran.lock().unwrap(), 0, "a call by another name never runs");
+}
+
+#[tokio::test]
 async fn an_unknown_tool_with_no_tools_says_so() {
     let executions = DefaultToolExecutor::new()
         .execute(

@@ -304,3 +304,69 @@ async fn write_file_replaces_only_a_file_the_execution_has_read() {
         .unwrap();
     assert_eq!(output.content(), "wrote 6 bytes (1 line) to `list.txt`");
 }
+
+/// A model that calls a built-in tool by the name another toolset gives it (`create_folder`,
+/// `rename_file`, `grep`) runs nothing and is told which tool does that job. Issue 36: asked
+/// for a folder holding a file, the 1.5B model called `create_folder`, learned only that it
+/// did not exist, and answered with the error.
+#[tokio::test]
+async fn names_from_other_toolsets_point_to_the_built_in_tool_doing_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::new(dir.path()).unwrap();
+    let mut tools = FileTools::new(sandbox.clone()).all();
+    tools.insert(std::sync::Arc::new(BashTool::new(sandbox.root())));
+    for (called, doing_its_job) in [
+        ("create_folder", &["write_file", "bash"][..]),
+        ("mkdir", &["write_file", "bash"]),
+        ("createFile", &["write_file"]),
+        ("rename_file", &["move_file"]),
+        ("cat", &["read_file"]),
+        ("grep", &["search_files"]),
+        ("list_files", &["list_dir"]),
+        ("str_replace", &["edit_file"]),
+        ("delete_file", &["bash"]),
+        ("run_shell_command", &["bash"]),
+        ("append_to_file", &["append_file"]),
+        ("launch_rocket", &[]),
+        ("write_file", &[]),
+    ] {
+        assert_eq!(tools.known_as(called), doing_its_job, "{called}");
+    }
+    // No other name is a tool's own name, and only the folder makers share one.
+    let names = tools.names();
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    for tool in tools.iter() {
+        for other in tool.other_names() {
+            assert!(!names.contains(other), "{other} is a tool's own name");
+            let comparable: String = other
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            if let Some((_, first)) = seen.iter().find(|(seen, _)| *seen == comparable) {
+                assert!(
+                    ["createfolder", "createdirectory", "mkdir"].contains(&comparable.as_str()),
+                    "`{other}` is an other name of both `{first}` and `{}`",
+                    tool.name()
+                );
+            }
+            seen.push((comparable, tool.name()));
+        }
+    }
+
+    let call = ToolCall::new("1", "create_folder", json!({"path": "reports"}));
+    let executions = DefaultToolExecutor::new()
+        .execute(&[call], &tools, &ToolContext::new("agent"), false)
+        .await;
+    let execution = executions.iter().next().unwrap();
+    assert_eq!(execution.failure_kind(), Some(ToolFailureKind::UnknownTool));
+    assert!(
+        execution.result_text().starts_with(
+            "Error: unknown tool `create_folder`; for what `create_folder` does, use \
+             `write_file` or `bash`; available tools: "
+        ),
+        "{}",
+        execution.result_text()
+    );
+    assert!(!dir.path().join("reports").exists(), "nothing ran");
+}

@@ -42,10 +42,14 @@ pub enum DecisionError {
     )]
     NoTools,
     /// The tool is not one of the available tools.
-    #[error("unknown tool `{tool}`; available tools: {}", .available.join(", "))]
+    #[error("unknown tool `{tool}`{}; available tools: {}", doing_the_job(tool, instead), .available.join(", "))]
     UnknownTool {
         /// The name the model used.
         tool: String,
+        /// The tools that give `tool` among their other names (`write_file` for
+        /// `create_folder`: `agents_core::Tools::known_as`), named to the model as the ones to
+        /// use; usually empty.
+        instead: Vec<String>,
         /// The names it may use.
         available: Vec<String>,
     },
@@ -283,6 +287,18 @@ pub(crate) fn describe(value: &serde_json::Value) -> String {
     }
 }
 
+/// "; for what `create_folder` does, use `write_file` or `bash`" when `instead` names tools.
+fn doing_the_job(tool: &str, instead: &[String]) -> String {
+    if instead.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; for what `{tool}` does, use {}",
+            in_backticks(instead, " or ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,11 +308,22 @@ mod tests {
     fn messages_name_what_is_wrong() {
         let unknown = DecisionError::UnknownTool {
             tool: "fly".into(),
+            instead: Vec::new(),
             available: vec!["search".into(), "calc".into()],
         };
         assert_eq!(
             unknown.to_string(),
             "unknown tool `fly`; available tools: search, calc"
+        );
+        let other_name = DecisionError::UnknownTool {
+            tool: "grep".into(),
+            instead: vec!["search".into()],
+            available: vec!["search".into(), "calc".into()],
+        };
+        assert_eq!(
+            other_name.to_string(),
+            "unknown tool `grep`; for what `grep` does, use `search`; available tools: search, \
+             calc"
         );
         let missing = DecisionError::MissingArguments {
             tool: "calc".into(),

@@ -45,6 +45,10 @@ impl Tool for Search {
         "Searches the web."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &["web_search", "google"]
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -113,6 +113,11 @@ fn validate_call(
         .ok_or(DecisionError::MissingTool)?;
     let tool = tools.get(name).ok_or_else(|| DecisionError::UnknownTool {
         tool: name.to_owned(),
+        instead: tools
+            .known_as(name)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         available: tools.names().into_iter().map(str::to_owned).collect(),
     })?;
     let given = match &decision.args {
@@ -233,6 +238,18 @@ mod tests {
         assert_eq!(
             call("multiply", json!({})).map_err(|e| e.to_string()),
             Err("unknown tool `multiply`; available tools: add, search".into())
+        );
+    }
+
+    #[test]
+    fn a_tool_called_by_another_name_of_its_job_is_named_to_use_instead() {
+        assert_eq!(
+            call("webSearch", json!({"query": "x"})).map_err(|e| e.to_string()),
+            Err(
+                "unknown tool `webSearch`; for what `webSearch` does, use `search`; available \
+                 tools: add, search"
+                    .into()
+            )
         );
     }
 

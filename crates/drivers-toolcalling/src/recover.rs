@@ -69,6 +69,16 @@ impl RecoveredCall {
                 if let Some(best) = meant.first() {
                     message.push_str(&format!(" Did you mean {}?", in_backticks(&meant, " or ")));
                     message.push_str(&usage_hint(best, tools));
+                } else {
+                    // A name from another toolset (`create_folder`): the tool doing its job.
+                    let doing_its_job = tools.known_as(name);
+                    if let Some(best) = doing_its_job.first() {
+                        message.push_str(&format!(
+                            " For what `{name}` would do, call {}.",
+                            in_backticks(&doing_its_job, " or ")
+                        ));
+                        message.push_str(&usage_hint(best, tools));
+                    }
                 }
                 message.push_str(&format!(" The tools are: {}.", tool_list(tools)));
                 Some(message)
@@ -1473,6 +1483,53 @@ mod tests {
             message.contains("`get_weather` (Current weather for a city)"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn fix_it_message_for_a_name_from_another_toolset_names_the_tool_doing_its_job() {
+        // Issue 36, development task d23: asked for a folder holding a file, the 1.5B model
+        // called `create_folder`; `write_file` creates the folders of the path it writes.
+        let write = agents_core::FunctionTool::untyped(
+            "write_file",
+            "Write a file (parent directories are created).",
+            json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"]
+            }),
+            |_: Value, _: agents_core::ToolContext| async {
+                Ok::<_, agents_core::ToolError>("written")
+            },
+        )
+        .with_other_names(&["create_folder", "mkdir"]);
+        let tools = tools().with(write);
+        let calls = recover_tool_calls(
+            r#"{"name": "create_folder", "arguments": {"name": "reports"}}"#,
+            &tools,
+            1,
+        )
+        .unwrap_or_default();
+        assert_eq!(calls[0].kind, RecoveredKind::UnknownTool);
+        let message = calls[0].fix_it_message(&tools).unwrap_or_default();
+        assert!(
+            message.starts_with(
+                "There is no tool named `create_folder`. For what `create_folder` would do, \
+                 call `write_file`. The arguments schema of `write_file` is"
+            ),
+            "{message}"
+        );
+        assert!(
+            message.contains(
+                r#"{"name":"write_file","arguments":{"path":"<path>","content":"<content>"}}"#
+            ),
+            "{message}"
+        );
+        // a misspelling of a tool's own name is still answered as one
+        let calls = recover_tool_calls(r#"{"name": "writefile", "arguments": {}}"#, &tools, 1)
+            .unwrap_or_default();
+        let message = calls[0].fix_it_message(&tools).unwrap_or_default();
+        assert!(message.contains("Did you mean `write_file`?"), "{message}");
+        assert!(!message.contains("For what"), "{message}");
     }
 
     #[test]

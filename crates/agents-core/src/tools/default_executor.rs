@@ -461,8 +461,21 @@ fn unknown_tool_message(name: &str, tools: &Tools) -> String {
         return format!("unknown tool `{name}`: no tools are available");
     }
     let available: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
+    let doing_its_job: Vec<String> = tools
+        .known_as(name)
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    let pointer = if doing_its_job.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; for what `{name}` does, use {}",
+            doing_its_job.join(" or ")
+        )
+    };
     format!(
-        "unknown tool `{name}`; available tools: {}",
+        "unknown tool `{name}`{pointer}; available tools: {}",
         available.join(", ")
     )
 }

@@ -51,6 +51,7 @@ pub struct FunctionTool {
     description: String,
     parameters: Value,
     effects: ToolEffects,
+    other_names: &'static [&'static str],
     handler: Arc<Handler>,
 }
 
@@ -103,6 +104,7 @@ impl FunctionTool {
             description: description.into(),
             parameters: arguments_schema::<Args>(),
             effects: ToolEffects::default(),
+            other_names: &[],
             handler: Arc::new(handler),
         }
     }
@@ -131,6 +133,7 @@ impl FunctionTool {
             description: description.into(),
             parameters,
             effects: ToolEffects::default(),
+            other_names: &[],
             handler: Arc::new(handler),
         }
     }
@@ -147,6 +150,13 @@ impl FunctionTool {
     /// running an unintended or repeated call must be harmless.
     pub fn with_effects(mut self, effects: ToolEffects) -> Self {
         self.effects = effects;
+        self
+    }
+
+    /// A copy with these [other names](Tool::other_names): names other toolsets give a tool
+    /// doing this one's job, so that a model calling one of them is pointed to this tool.
+    pub fn with_other_names(mut self, names: &'static [&'static str]) -> Self {
+        self.other_names = names;
         self
     }
 }
@@ -167,6 +177,10 @@ impl Tool for FunctionTool {
 
     fn effects(&self) -> ToolEffects {
         self.effects
+    }
+
+    fn other_names(&self) -> &[&str] {
+        self.other_names
     }
 
     // Written out rather than `async fn`: the handler's boxed future is the call's future, so a
@@ -192,6 +206,7 @@ impl std::fmt::Debug for FunctionTool {
             .field("description", &self.description)
             .field("parameters", &self.parameters)
             .field("effects", &self.effects)
+            .field("other_names", &self.other_names)
             .finish_non_exhaustive()
     }
 }

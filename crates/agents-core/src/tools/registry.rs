@@ -94,6 +94,45 @@ impl Tools {
         self.inner.order.iter().map(String::as_str).collect()
     }
 
+    /// The tools, in registration order, that give `name` among their
+    /// [other names](Tool::other_names): what to point a model to when it calls a tool by a
+    /// name it knows from elsewhere. Empty when `name` is a tool's own name.
+    ///
+    /// ```
+    /// use agents_core::{FunctionTool, ToolContext, ToolError, Tools};
+    /// use serde_json::{json, Value};
+    ///
+    /// let write = FunctionTool::untyped(
+    ///     "write_file",
+    ///     "Write a file, creating its folders.",
+    ///     json!({"type": "object"}),
+    ///     |_: Value, _: ToolContext| async { Ok::<_, ToolError>("written") },
+    /// )
+    /// .with_other_names(&["create_file", "mkdir"]);
+    /// let tools = Tools::new().with(write);
+    /// assert_eq!(tools.known_as("createFile"), vec!["write_file"]);
+    /// assert_eq!(tools.known_as("MKDIR"), vec!["write_file"]);
+    /// assert!(tools.known_as("write_file").is_empty());
+    /// assert!(tools.known_as("delete_file").is_empty());
+    /// ```
+    pub fn known_as(&self, name: &str) -> Vec<&str> {
+        if self.contains(name) {
+            return Vec::new();
+        }
+        let wanted = comparable_name(name);
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        self.iter()
+            .filter(|tool| {
+                tool.other_names()
+                    .iter()
+                    .any(|other| comparable_name(other) == wanted)
+            })
+            .map(|tool| tool.name())
+            .collect()
+    }
+
     /// Tools in registration order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
         self.inner
@@ -138,4 +177,15 @@ impl FromIterator<Arc<dyn Tool>> for Tools {
         }
         tools
     }
+}
+
+/// `name` as [`Tool::other_names`] compares it: its ASCII letters and digits, lower-cased
+/// (`createFolder`, `create-folder` and `create_folder` are one name). Other characters
+/// are left out; at most 64 characters are kept, so a model's huge "name" costs little.
+fn comparable_name(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(64)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }

@@ -386,6 +386,16 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// Names other toolsets give a tool that does this tool's job (`create_file` or `mkdir`
+    /// for a tool that writes files and creates their folders), as a model may call them. A
+    /// call by one of these names still fails as a call to an unknown tool (nothing runs that
+    /// the model did not name), and the model is told which tool does that job. Compared
+    /// ignoring ASCII case and every character but letters and digits (`createFolder` is
+    /// `create_folder`). Default: none.
+    fn other_names(&self) -> &[&str] {
+        &[]
+    }
+
     /// The schema sent to the model.
     fn schema(&self) -> ToolSchema {
         ToolSchema::new(self.name(), self.description(), self.parameters())

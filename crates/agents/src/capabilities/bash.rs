@@ -412,6 +412,36 @@ impl Tool for BashTool {
          stderr. Commands are killed after a timeout; avoid interactive programs."
     }
 
+    fn other_names(&self) -> &[&str] {
+        // What no file tool does (delete, copy, an empty folder) is a shell command.
+        &[
+            "shell",
+            "sh",
+            "run",
+            "exec",
+            "execute",
+            "command",
+            "terminal",
+            "run_command",
+            "run_shell_command",
+            "execute_command",
+            "shell_command",
+            "run_bash",
+            "delete_file",
+            "remove_file",
+            "delete_folder",
+            "remove_folder",
+            "rm",
+            "copy_file",
+            "cp",
+            "mkdir",
+            "create_directory",
+            "create_folder",
+            "count_lines",
+            "wc",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<BashArgs>()
     }

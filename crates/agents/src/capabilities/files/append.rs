@@ -62,6 +62,17 @@ impl Tool for AppendFileTool {
          created if missing)."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &[
+            "append",
+            "append_to_file",
+            "append_line",
+            "append_lines",
+            "add_line",
+            "add_to_file",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<AppendFileArgs>()
     }

@@ -62,6 +62,26 @@ impl Tool for EditFileTool {
          file exactly (whitespace included) and occur once, unless replace_all is true."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &[
+            "edit",
+            "multi_edit",
+            "replace",
+            "str_replace",
+            "replace_in_file",
+            "replace_text",
+            "update_file",
+            "modify_file",
+            "patch_file",
+            "apply_patch",
+            "delete_line",
+            "delete_lines",
+            "remove_line",
+            "remove_lines",
+            "insert_line",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<EditFileArgs>()
     }

@@ -57,6 +57,22 @@ impl Tool for ListDirTool {
         "List the files and directories in a directory of the workspace (directories first)."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &[
+            "ls",
+            "list",
+            "dir",
+            "list_files",
+            "list_directory",
+            "list_folder",
+            "list_directory_with_sizes",
+            "directory_tree",
+            "tree",
+            "glob",
+            "find_files",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<ListDirArgs>()
     }

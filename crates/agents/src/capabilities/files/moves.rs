@@ -55,6 +55,19 @@ impl Tool for MoveFileTool {
          path are created). It never replaces an existing file."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &[
+            "move",
+            "mv",
+            "rename",
+            "rename_file",
+            "move_folder",
+            "rename_folder",
+            "move_directory",
+            "rename_directory",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<MoveFileArgs>()
     }

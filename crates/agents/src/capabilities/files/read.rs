@@ -79,6 +79,24 @@ impl Tool for ReadFileTool {
          numbers. Use offset and limit to read a long file in parts."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &[
+            "read",
+            "cat",
+            "head",
+            "tail",
+            "open_file",
+            "view_file",
+            "show_file",
+            "get_file",
+            "get_file_contents",
+            "read_text_file",
+            "read_multiple_files",
+            "read_many_files",
+            "file_read",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<ReadFileArgs>()
     }

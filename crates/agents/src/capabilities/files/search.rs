@@ -98,6 +98,22 @@ impl Tool for SearchFilesTool {
          returns that file's lines that contain the pattern."
     }
 
+    fn other_names(&self) -> &[&str] {
+        &[
+            "grep",
+            "rg",
+            "ripgrep",
+            "search",
+            "find",
+            "find_in_files",
+            "search_file",
+            "search_file_content",
+            "search_text",
+            "search_content",
+            "search_code",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<SearchFilesArgs>()
     }

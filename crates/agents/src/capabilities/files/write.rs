@@ -60,6 +60,25 @@ impl Tool for WriteFileTool {
          To change part of a file, use edit_file instead; to add lines at its end, append_file."
     }
 
+    fn other_names(&self) -> &[&str] {
+        // It creates the folders of the path it writes: a folder with a file in it is one call.
+        &[
+            "write",
+            "create_file",
+            "new_file",
+            "save_file",
+            "file_write",
+            "touch",
+            "create_folder",
+            "create_directory",
+            "create_dir",
+            "make_directory",
+            "make_folder",
+            "make_dir",
+            "mkdir",
+        ]
+    }
+
     fn parameters(&self) -> Value {
         arguments_schema::<WriteFileArgs>()
     }
