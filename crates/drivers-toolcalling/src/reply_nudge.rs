@@ -69,7 +69,7 @@ use crate::recover::is_tool_call_text;
 use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::setting_line::results_may_set;
-use crate::trust::holds_a_call_in_prose;
+use crate::trust::{holds_a_call_in_prose, runs_as_calls};
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
 use crate::unshown_calculation::{unshown_calculation, unshown_calculation_nudge};
@@ -573,6 +573,9 @@ impl Nudges {
             && holds_a_call_in_prose(content, tools, &self.conversation, &self.previous)
         {
             Some(Nudge::CallInProse)
+        } else if self.tools_ran && runs_as_calls(content, tools, &self.conversation, cut) {
+            // Calls alone are the model's next step, not an answer: recovery runs them.
+            None
         } else if self.tools_ran {
             self.asked_again_for(content, tools)
                 .or_else(|| {
@@ -1019,6 +1022,49 @@ mod tests {
             .is_some());
         let call = r#"{"name": "read_file", "arguments": {"path": "b.txt"}}"#;
         assert_eq!(nudges.dropped_reply(Nudge::UnreadFile, &reply(call)), None);
+    }
+
+    #[test]
+    fn after_a_failed_call_a_reply_of_calls_alone_is_left_to_recovery_not_judged_as_an_answer() {
+        // Development task d23: `create_folder` failed (no such tool; the error named
+        // `write_file`), and the model sent the `write_file` call alone, as it had been asked.
+        // It was judged an answer that ignored the failure, and never ran.
+        let failed = messages::ToolCall::new(
+            "call_1",
+            "create_folder",
+            serde_json::json!({"path": "reports"}),
+        );
+        let input = Messages::new()
+            .appended(Message::user(
+                "Create a folder named reports containing a file summary.txt with the line: \
+                 all good",
+            ))
+            .appended(Message::assistant_tool_calls([failed.clone()]))
+            .appended(Message::tool_result_for(
+                &failed,
+                "Error: There is no tool named `create_folder`. For what `create_folder` would \
+                 do, call `write_file`. A call looks like: \
+                 {\"name\":\"write_file\",\"arguments\":{\"path\":\"<path>\",\"content\":\"<content>\"}}",
+            ));
+        let tools = named_tools(&["read_file", "write_file"]);
+        let call = "```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\n    \"path\": \
+                    \"reports/summary.txt\",\n    \"content\": \"all good\"\n  }\n}\n```";
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(nudges.next_for(call, &tools), None);
+        let tagged = "<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \
+                      \"reports/summary.txt\", \"content\": \"all good\"}}\n</tool_call>";
+        assert_eq!(nudges.next_for(tagged, &tools), None);
+        // An answer that ignores the failure is still asked about, and so is the error's
+        // example call copied as it stands: a call the model read is text, not its call.
+        let answer = "I created reports/summary.txt with the line all good.";
+        assert_eq!(
+            Nudges::for_step(true, &input).next_for(answer, &tools),
+            Some(Nudge::AnswerAfterFailures)
+        );
+        let copied = r#"{"name":"write_file","arguments":{"path":"<path>","content":"<content>"}}"#;
+        assert!(Nudges::for_step(true, &input)
+            .next_for(copied, &tools)
+            .is_some());
     }
 
     #[test]

@@ -79,6 +79,24 @@ pub(crate) fn holds_a_call_in_prose(
     })
 }
 
+/// Whether `content` is a reply of calls alone (rule 1) that recovery takes as the model's
+/// calls: it is no answer, and the checks that judge answers leave it to recovery. Its calls
+/// run, or get a tool error saying how to fix them; only a reply repeating calls the model
+/// read in `conversation` is text. Development task d23: after its `create_folder` call
+/// failed, the 1.5B model sent the `write_file` call that would have done the work, alone, as
+/// asked; it was judged as an answer that ignored the failure, set aside, and never ran.
+pub(crate) fn runs_as_calls(
+    content: &str,
+    tools: &Tools,
+    conversation: &Messages,
+    cut: bool,
+) -> bool {
+    may_hold_a_call(content)
+        && recover_with_prefix(content, tools, "", cut).is_some_and(|recovered| {
+            whole_reply(content, recovered, tools, &Seen::new(conversation), cut).is_some()
+        })
+}
+
 /// `text_calls` with each call that already did its work in this execution refused as a
 /// repeat ([`ToolFailureKind::Repeated`]) and told so: the work is done, here is its result,
 /// answer now. That is each call not run for how it was written (blocked) that already ran
