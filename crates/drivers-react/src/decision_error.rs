@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use agents_core::tools::doing_the_job_clause;
 use drivers_toolcalling::{in_backticks, in_backticks_and};
 use thiserror::Error;
 
@@ -42,7 +43,7 @@ pub enum DecisionError {
     )]
     NoTools,
     /// The tool is not one of the available tools.
-    #[error("unknown tool `{tool}`{}; available tools: {}", doing_the_job(tool, instead), .available.join(", "))]
+    #[error("unknown tool `{tool}`{}; available tools: {}", doing_the_job_clause(tool, instead), .available.join(", "))]
     UnknownTool {
         /// The name the model used.
         tool: String,
@@ -284,18 +285,6 @@ pub(crate) fn describe(value: &serde_json::Value) -> String {
         kind.to_owned()
     } else {
         format!("{kind} ({shown}{ellipsis})")
-    }
-}
-
-/// "; for what `create_folder` does, use `write_file` or `bash`" when `instead` names tools.
-fn doing_the_job(tool: &str, instead: &[String]) -> String {
-    if instead.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; for what `{tool}` does, use {}",
-            in_backticks(instead, " or ")
-        )
     }
 }
 

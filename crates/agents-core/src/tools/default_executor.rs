@@ -19,7 +19,7 @@ use crate::tools::hook::ToolHook;
 use crate::tools::layer::{CallBatch, ToolLayer, ToolLayers, ToolScope};
 use crate::tools::layers::tool_hooks::HookLayer;
 use crate::tools::limits::ToolCallLimits;
-use crate::tools::registry::Tools;
+use crate::tools::registry::{doing_the_job_clause, Tools};
 use crate::tools::tool::{ToolContext, ToolError};
 
 /// Receives the [`ToolEvent`]s of an executor as they happen.
@@ -461,19 +461,7 @@ fn unknown_tool_message(name: &str, tools: &Tools) -> String {
         return format!("unknown tool `{name}`: no tools are available");
     }
     let available: Vec<String> = tools.names().iter().map(|n| format!("`{n}`")).collect();
-    let doing_its_job: Vec<String> = tools
-        .known_as(name)
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect();
-    let pointer = if doing_its_job.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; for what `{name}` does, use {}",
-            doing_its_job.join(" or ")
-        )
-    };
+    let pointer = doing_the_job_clause(name, &tools.known_as(name));
     format!(
         "unknown tool `{name}`{pointer}; available tools: {}",
         available.join(", ")

@@ -42,7 +42,7 @@ pub use limits::{
     tool_output_limit_for, PreviousCalls, ToolCallLimits, DEFAULT_REPEATED_CALL_LIMIT,
     DEFAULT_TOOL_OUTPUT_LIMIT, MAX_TOOL_IMAGE_BYTES,
 };
-pub use registry::Tools;
+pub use registry::{doing_the_job_clause, Tools};
 pub use source::ToolSource;
 pub use stack::standard_tool_layers;
 pub use tool::{Tool, ToolContext, ToolError, ToolOutput};

@@ -182,6 +182,30 @@ impl FromIterator<Arc<dyn Tool>> for Tools {
 /// `name` as [`Tool::other_names`] compares it: its ASCII letters and digits, lower-cased
 /// (`createFolder`, `create-folder` and `create_folder` are one name). Other characters
 /// are left out; at most 64 characters are kept, so a model's huge "name" costs little.
+/// The clause an unknown-tool error adds when other tools do the job a name stands for:
+/// "; for what `create_folder` does, use `write_file` or `bash`", or nothing when `instead` is
+/// empty. One wording for every driver's error (see [`Tools::known_as`]).
+///
+/// ```
+/// use agents_core::tools::doing_the_job_clause;
+///
+/// assert_eq!(
+///     doing_the_job_clause("mkdir", &["write_file", "bash"]),
+///     "; for what `mkdir` does, use `write_file` or `bash`"
+/// );
+/// assert_eq!(doing_the_job_clause::<&str>("fly", &[]), "");
+/// ```
+pub fn doing_the_job_clause<S: AsRef<str>>(name: &str, instead: &[S]) -> String {
+    if instead.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = instead
+        .iter()
+        .map(|tool| format!("`{}`", tool.as_ref()))
+        .collect();
+    format!("; for what `{name}` does, use {}", named.join(" or "))
+}
+
 fn comparable_name(name: &str) -> String {
     name.chars()
         .filter(char::is_ascii_alphanumeric)
