@@ -176,12 +176,48 @@ fn create_file(sandbox: &Sandbox, path: &RelativePath) -> Result<(File, u64), To
         return Err(directory());
     }
     if let Some(parent) = path.parent() {
-        sandbox
-            .create_dirs(&parent)
-            .map_err(|e| open_error("create the directories of", &shown, e))?;
+        create_parents(sandbox, &parent, &shown, "write")?;
     }
     // the kind is checked on the descriptor before anything is written
     open_file(sandbox, path, Access::Create, "write", directory)
+}
+
+/// Creates the folder `parent` of `shown` and its missing parents, like `mkdir -p`. When a
+/// part of the way is a file, the error names it ("`reports` is a file, not a folder"): the
+/// system's "Not a directory" names neither the part nor what to do.
+fn create_parents(
+    sandbox: &Sandbox,
+    parent: &RelativePath,
+    shown: &str,
+    action: &str,
+) -> Result<(), ToolError> {
+    match sandbox.create_dirs(parent) {
+        Ok(()) => Ok(()),
+        Err(error) if is_sandbox_errno(&error, Errno::NOTDIR) => {
+            match first_file_on_the_way(sandbox, parent) {
+                Some(file) => {
+                    let file = sandbox.shown(&file);
+                    Err(ToolError::failed(format!(
+                        "cannot {action} `{shown}`: `{file}` is a file, not a folder, so \
+                         nothing can be put inside it; use another path, or move or delete \
+                         the file `{file}` first"
+                    )))
+                }
+                None => Err(open_error("create the directories of", shown, error)),
+            }
+        }
+        Err(error) => Err(open_error("create the directories of", shown, error)),
+    }
+}
+
+/// The first part of the way to the folder `path` that exists and is not a folder.
+fn first_file_on_the_way(sandbox: &Sandbox, path: &RelativePath) -> Option<RelativePath> {
+    path.prefixes().find(|prefix| {
+        matches!(
+            sandbox.open(prefix, Access::Directory),
+            Err(error) if is_sandbox_errno(&error, Errno::NOTDIR)
+        )
+    })
 }
 
 /// Opens `path` beneath the root for `access` and returns it with its size when it is a

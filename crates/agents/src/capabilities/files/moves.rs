@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::sandbox::RelativePath;
-use super::{blocking, open_dir, open_error, parse_arguments, relative, Sandbox};
+use super::{blocking, create_parents, open_dir, parse_arguments, relative, Sandbox};
 
 /// `move_file{from, to}`: renames or moves the file or directory `from` to `to`, both below
 /// the workspace root, creating `to`'s missing parent directories. It never replaces what is
@@ -123,9 +123,7 @@ fn move_file(sandbox: &Sandbox, args: &MoveFileArgs) -> Result<ToolOutput, ToolE
             )))
         }
     };
-    sandbox
-        .create_dirs(&to_parent)
-        .map_err(|e| open_error("create the directories of", &to_shown, e))?;
+    create_parents(sandbox, &to_parent, &to_shown, "move a file to")?;
     let to_dir = open_parent(sandbox, &to_parent)?;
     rename_no_replace(&from_dir, from_name, &to_dir, to_name).map_err(|errno| match errno {
         Errno::EXIST | Errno::NOTEMPTY => ToolError::failed(format!(
@@ -272,6 +270,17 @@ mod tests {
             ToolError::invalid_arguments("cannot move the directory `d` into itself (`d/inner`)")
         );
         assert!(run(&tool, json!({"from": "a.txt"})).await.is_err());
+        assert_eq!(
+            run(&tool, json!({"from": "a.txt", "to": "b.txt/a.txt"}))
+                .await
+                .unwrap_err(),
+            ToolError::failed(
+                "cannot move a file to `b.txt/a.txt`: `b.txt` is a file, not a folder, so \
+                 nothing can be put inside it; use another path, or move or delete the file \
+                 `b.txt` first"
+            )
+        );
+        assert!(dir.path().join("a.txt").exists());
     }
 
     #[cfg(unix)]

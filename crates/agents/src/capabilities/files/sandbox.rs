@@ -246,19 +246,14 @@ impl Sandbox {
             given: relative.given.clone(),
         };
         let mut parent = self.open(&root, Access::Directory)?;
-        for depth in 1..=relative.parts.len() {
-            let prefix = RelativePath {
-                parts: relative.parts[..depth].to_vec(),
-                given: relative.given.clone(),
-            };
+        for prefix in relative.prefixes() {
             parent = match self.open(&prefix, Access::Directory) {
                 Ok(fd) => fd,
                 Err(SandboxError::Io { source, .. })
                     if source.kind() == io::ErrorKind::NotFound =>
                 {
-                    let name = &relative.parts[depth - 1];
-                    match rustix::fs::mkdirat(&parent, name.as_os_str(), Mode::from_raw_mode(0o777))
-                    {
+                    let name = prefix.last_part().unwrap_or_default();
+                    match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
                         Ok(()) | Err(Errno::EXIST) => {}
                         Err(errno) => {
                             return Err(Denied::Io(errno.into()).into_error(&relative.given))
@@ -300,6 +295,15 @@ impl RelativePath {
     /// The last part of the path as given (`None` for the root).
     pub(super) fn last_part(&self) -> Option<&std::ffi::OsStr> {
         self.parts.last().map(OsString::as_os_str)
+    }
+
+    /// The paths leading to this one, shortest first, this one last (none for the root):
+    /// `a`, `a/b`, `a/b/c` for `a/b/c`.
+    pub(super) fn prefixes(&self) -> impl Iterator<Item = RelativePath> + '_ {
+        (1..=self.parts.len()).map(|depth| RelativePath {
+            parts: self.parts[..depth].to_vec(),
+            given: self.given.clone(),
+        })
     }
 
     /// The directory holding this path (`None` for the root).

@@ -437,6 +437,39 @@ mod tests {
         assert!(!dir.path().parent().unwrap().join("evil.txt").exists());
     }
 
+    #[tokio::test]
+    async fn a_file_on_the_way_is_named_as_a_file_not_a_folder() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("reports"), "all good\n").unwrap();
+        assert_eq!(
+            write(
+                &tool,
+                json!({"path": "reports/summary.txt", "content": "x"})
+            )
+            .await
+            .unwrap_err(),
+            ToolError::failed(
+                "cannot write `reports/summary.txt`: `reports` is a file, not a folder, so \
+                 nothing can be put inside it; use another path, or move or delete the file \
+                 `reports` first"
+            )
+        );
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("a/b"), "").unwrap();
+        let error = write(&tool, json!({"path": "./a/b/c/d.txt", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("`a/b` is a file, not a folder"),
+            "{error}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("reports")).unwrap(),
+            "all good\n",
+            "the file on the way is left as it was"
+        );
+    }
+
     #[cfg(unix)]
     #[tokio::test]
     async fn does_not_write_through_a_symlinked_directory_out_of_the_root() {
