@@ -18,6 +18,10 @@
 //! (`drivers_toolcalling::files_claimed_changed`): asked to change a version in `VERSION`
 //! and `about.txt`, the same model edited `VERSION`, read `about.txt` and answered that
 //! `about.txt` had been changed (d22).
+//! An answer that a directory listing in view contradicts (a count of a kind of file, the
+//! largest file) is told the listing's line, once (`drivers_toolcalling::contradicted_listing`):
+//! shown `In all: 5 files (3 .md files, ...)`, the same model answered "There are 5 Markdown
+//! files" (d20); shown `[file] beta.log (1380 bytes, the largest)`, it named `alpha.log` (d19).
 //! Last, an answer to a request for arithmetic that gives a number no tool result shows,
 //! without its calculation ("The total is 890."), is asked for the calculation, once
 //! (`drivers_toolcalling::uncalculated_numbers`); and an answer whose own arithmetic is wrong
@@ -25,8 +29,9 @@
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
-    asks_for_a_change, asks_to_run, files_claimed_changed, files_no_call_used, is_plan_reply,
-    nothing_changed_by, terms_no_result_holds, uncalculated_numbers, wrong_arithmetic,
+    asks_for_a_change, asks_to_run, contradicted_listing, files_claimed_changed,
+    files_no_call_used, is_plan_reply, nothing_changed_by, terms_no_result_holds,
+    uncalculated_numbers, wrong_arithmetic,
 };
 use messages::{Role, ToolCall};
 
@@ -53,6 +58,7 @@ enum Question {
     UnmadeChange,
     UnusedFiles,
     UnseenTerms,
+    Listing,
     Calculation,
     Arithmetic,
 }
@@ -138,6 +144,19 @@ impl<'s> AnswerChecks<'s> {
         if !files.is_empty() && self.first_time(Question::UnusedFiles) {
             return Verdict::Ask(DecisionError::UnusedFiles { files });
         }
+        // A count or a largest file that the listing in view gives otherwise (d20, d19).
+        let results: Vec<String> = worked
+            .iter()
+            .map(|execution| execution.result_text())
+            .collect();
+        if let Some(found) = contradicted_listing(answer, results.iter().map(String::as_str)) {
+            if self.first_time(Question::Listing) {
+                return Verdict::Ask(DecisionError::ContradictedListing {
+                    said: found.said,
+                    listed: found.listed,
+                });
+            }
+        }
         // A file named as holding words no result shows: a guess from a listing, or none.
         if let Some(terms) = terms_no_result_holds(
             answer,
@@ -150,10 +169,6 @@ impl<'s> AnswerChecks<'s> {
         }
         // Not after the step told the model a value (its arithmetic corrected).
         if !self.asked.contains(&Question::Arithmetic) {
-            let results = worked
-                .iter()
-                .map(|execution| execution.result_text())
-                .collect::<Vec<_>>();
             if let Some(numbers) =
                 uncalculated_numbers(answer, &request, results.iter().map(String::as_str))
             {

@@ -136,6 +136,16 @@ pub enum DecisionError {
         /// The words the request asks a file to hold, lower-cased.
         terms: Vec<String>,
     },
+    /// A `final_answer` that a directory listing among the tool results contradicts
+    /// (`drivers_toolcalling::contradicted_listing`): "There are 5 Markdown files" beside
+    /// `In all: 5 files (3 .md files, ...)`. Asked about once per step, quoting the line.
+    #[error("your answer says {said}, but the listing says `{listed}`")]
+    ContradictedListing {
+        /// What the answer says: `5 markdown files`, "`alpha.log` is the largest".
+        said: String,
+        /// The listing's line that says otherwise.
+        listed: String,
+    },
     /// A `final_answer` to a request for arithmetic that gives numbers no tool result shows,
     /// without the calculation (`drivers_toolcalling::uncalculated_numbers`): "The total is
     /// 890." Asked about once per step.
@@ -251,6 +261,9 @@ impl DecisionError {
                 "Search the files for it or read them now: reply with a \"call_tool\" \
                  decision, then answer from what it returns.",
             ),
+            DecisionError::ContradictedListing { .. } => {
+                Cow::Borrowed("Read that line again and give your final_answer from what it says.")
+            }
             DecisionError::UncalculatedNumbers { .. } => Cow::Borrowed(
                 "Write the calculation out in your final_answer with the numbers from the tool \
                  results (for example `12 + 30 = 42`), then the result.",

@@ -50,7 +50,9 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   ([`UnmadeChange`](DecisionError::UnmadeChange)); the request names files no
 ///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)); it names the file holding the
 ///   words the request asks about when no result holds them
-///   ([`UnseenTerms`](DecisionError::UnseenTerms)); the request asks for arithmetic
+///   ([`UnseenTerms`](DecisionError::UnseenTerms)); a directory listing in view gives
+///   another count of a kind of file or marks another file the largest
+///   ([`ContradictedListing`](DecisionError::ContradictedListing)); the request asks for arithmetic
 ///   and the answer gives a number no result shows without its calculation
 ///   ([`UncalculatedNumbers`](DecisionError::UncalculatedNumbers)); its own arithmetic is
 ///   wrong ([`WrongArithmetic`](DecisionError::WrongArithmetic)). A plan given again is no answer

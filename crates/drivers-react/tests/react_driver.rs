@@ -668,6 +668,53 @@ async fn a_file_named_from_a_listing_as_holding_a_word_is_asked_about_then_searc
 }
 
 #[tokio::test]
+async fn an_answer_the_listing_in_view_contradicts_is_told_the_line_once() {
+    // The 1.5B model on development task d19 at 3f25817: shown `beta.log` marked the
+    // largest, it answered `alpha.log`.
+    let tools = Tools::new().with(FunctionTool::new(
+        "list_dir",
+        "Lists a folder.",
+        |_p: PathArg| async move {
+            Ok::<_, String>(
+                "[file] alpha.log (60 bytes)\n[file] beta.log (1380 bytes, the largest)\n\
+                 [file] gamma.log (330 bytes)\nIn all: 3 files (3 .log files)."
+                    .to_owned(),
+            )
+        },
+    ));
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "List them.",
+            "list_dir",
+            json!({"path": "data"}),
+        )),
+        answer("alpha.log is the largest file, with a size of 60 bytes."),
+        answer("beta.log is the largest file (1380 bytes)."),
+    ]);
+    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
+        .execute(
+            AgentState::new().with_user_message("Which file in the data folder is the largest?"),
+        )
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains(
+            "your answer says `alpha.log` is the largest, but the listing says `[file] beta.log \
+             (1380 bytes, the largest)`"
+        ) && asked.contains("Read that line again"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("beta.log is the largest file (1380 bytes).")
+    );
+}
+
+#[tokio::test]
 async fn an_answer_whose_arithmetic_is_wrong_is_told_the_value_once() {
     // Development task d15's kind: the 1.5B model shows a sum it got wrong.
     let model = ScriptedModel::new([

@@ -54,6 +54,7 @@ mod backticks;
 mod change_request;
 mod claimed_call;
 mod claimed_change;
+mod contradicted_listing;
 mod contradicted_setting;
 mod copied_error;
 mod copied_instructions;
@@ -90,6 +91,7 @@ mod wrong_arithmetic;
 pub use backticks::{in_backticks, in_backticks_and};
 pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use claimed_change::files_claimed_changed;
+pub use contradicted_listing::{contradicted_listing, ListingContradiction};
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };

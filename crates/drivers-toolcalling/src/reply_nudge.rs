@@ -26,11 +26,12 @@
 //! answers on stop. Only with text-call recovery on: the small
 //! local models that write such replies.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
-use messages::{Message, Messages};
+use messages::{Message, Messages, Role};
 
 use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
 use crate::backticks::{in_backticks, in_backticks_and};
@@ -42,6 +43,9 @@ use crate::claimed_call::{
     claim_beyond_calls, claims_unmade_call, has_claim_word, UnmadeClaim, CLAIM_NUDGE,
 };
 use crate::claimed_change::files_claimed_changed;
+use crate::contradicted_listing::{
+    contradicted_listing, may_contradict_a_listing, ListingContradiction,
+};
 use crate::contradicted_setting::{contradicted_setting, ContradictedSetting};
 use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
@@ -56,7 +60,7 @@ use crate::failed_calls::{
 };
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
-use crate::latest_results::{execution_messages, request, text_of};
+use crate::latest_results::{execution_messages, request, text_of, TOOL_ERROR_PREFIX};
 use crate::misquoted_result::{misquotes_a_result, MISQUOTED_RESULT_NUDGE};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
@@ -145,6 +149,10 @@ pub(crate) enum Nudge {
     /// After the tools ran, a yes or no that a setting in a result contradicts ("Yes, debug
     /// mode is enabled" beside `debug: false`): told the line, answer again (issue 36).
     ContradictedSetting,
+    /// After the tools ran, an answer that a directory listing in view contradicts (5
+    /// Markdown files beside `3 .md files`, the largest file not the one marked so): told the
+    /// line, answer again (issue 36).
+    ContradictedListing,
     /// After the tools ran, an answer that names the file holding what the request asks
     /// about when no result holds those words (a guess from a listing): look inside the files
     /// (issue 36).
@@ -183,6 +191,7 @@ impl Nudge {
             Nudge::MisquotedResult => "reply_after_misquoted_result",
             Nudge::WrongArithmetic => "reply_after_wrong_arithmetic",
             Nudge::ContradictedSetting => "reply_after_contradicted_setting",
+            Nudge::ContradictedListing => "reply_after_contradicted_listing",
             Nudge::UnseenTerm => "reply_after_unseen_term",
             Nudge::AmbiguousValue => "reply_after_ambiguous_value",
             Nudge::UnshownCalculation => "reply_after_unshown_calculation",
@@ -221,6 +230,7 @@ impl Nudge {
             Nudge::ContradictedSetting => {
                 "the model's yes or no contradicts a setting it was shown"
             }
+            Nudge::ContradictedListing => "the model's answer contradicts a listing it was shown",
             Nudge::UnseenTerm => "the model named a file as holding words no result holds",
             Nudge::AmbiguousValue => "the model gave one of several files' values without its file",
             Nudge::UnshownCalculation => {
@@ -255,6 +265,7 @@ impl Nudge {
             Nudge::UnseenTerm => 2_097_152,
             Nudge::AmbiguousValue => 4_194_304,
             Nudge::UnshownCalculation => 8_388_608,
+            Nudge::ContradictedListing => 16_777_216,
         }
     }
 
@@ -317,6 +328,9 @@ pub(crate) struct Nudges {
     /// The setting line the last reply's yes or no contradicts: found when the reply was
     /// judged, quoted by its nudge.
     contradicted: Option<ContradictedSetting>,
+    /// The listing line the last reply contradicts: found when the reply was judged, quoted
+    /// by its nudge.
+    listed: Option<ListingContradiction>,
     /// The words the request asks about that no result holds, when the last reply named a
     /// file as holding them: found when the reply was judged, named by its nudge.
     unseen: Option<Vec<String>>,
@@ -354,6 +368,7 @@ impl Nudges {
             claimed: None,
             miscalculated: None,
             contradicted: None,
+            listed: None,
             unseen: None,
             ambiguous: None,
             uncalculated: None,
@@ -596,6 +611,7 @@ impl Nudges {
                         .then_some(Nudge::MisquotedResult)
                 })
                 .or_else(|| self.contradicts_a_setting(content))
+                .or_else(|| self.contradicts_a_listing(content))
                 .or_else(|| self.gives_one_of_several(content))
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
@@ -715,6 +731,13 @@ impl Nudges {
             }
             Nudge::UnshownCalculation => {
                 return unshown_calculation_nudge(self.uncalculated.as_deref().unwrap_or_default())
+            }
+            Nudge::ContradictedListing => {
+                // (Always found when the reply was judged.)
+                return self.listed.as_ref().map_or_else(
+                    || REREAD_RESULTS_NUDGE.to_owned(),
+                    ListingContradiction::nudge,
+                );
             }
             Nudge::ContradictedSetting => {
                 // (Always found when the reply was judged.)
@@ -854,6 +877,21 @@ impl Nudges {
         }
         self.unseen = unseen_terms(content, &self.conversation);
         self.unseen.is_some().then_some(Nudge::UnseenTerm)
+    }
+
+    /// `Nudge::ContradictedListing` when a directory listing among the results contradicts
+    /// `content` (see `contradicted_listing`), kept for the nudge; once per step.
+    fn contradicts_a_listing(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::ContradictedListing) || !may_contradict_a_listing(content) {
+            return None;
+        }
+        let results: Vec<Cow<'_, str>> = execution_messages(&self.conversation)
+            .filter(|message| message.role() == Role::Tool)
+            .map(text_of)
+            .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
+            .collect();
+        self.listed = contradicted_listing(content, results.iter().map(|result| &**result));
+        self.listed.is_some().then_some(Nudge::ContradictedListing)
     }
 
     /// `Nudge::ContradictedSetting` when `content` says yes or no and a setting in a result
@@ -1758,6 +1796,44 @@ mod tests {
     }
 
     #[test]
+    fn a_count_a_listing_in_view_contradicts_is_asked_about_once_quoting_the_count_line() {
+        // Development task d20 (the ReAct driver's answer): shown `3 .md files`, "5".
+        let call =
+            messages::ToolCall::new("call_1", "list_dir", serde_json::json!({"path": "docs"}));
+        let input = Messages::new()
+            .appended(Message::user(
+                "How many Markdown (.md) files are in the docs folder?",
+            ))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "[file] conf.json (3 bytes)\n[file] faq.md (6 bytes)\n[file] intro.md (8 bytes)\n\
+                 [file] logo.txt (7 bytes)\n[file] setup.md (8 bytes)\nIn all: 5 files (3 .md \
+                 files, 1 .json file, 1 .txt file).",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        let reply = "There are 5 Markdown files in the docs folder.";
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::ContradictedListing)
+        );
+        assert_eq!(
+            nudges.message(Nudge::ContradictedListing, reply, &tools()),
+            "Your last reply says 5 markdown files, but the listing above says `In all: 5 \
+             files (3 .md files, 1 .json file, 1 .txt file).`. Read that line again and answer \
+             the question from what it says."
+        );
+        // Once per step; the reply to it stands.
+        assert_eq!(nudges.next_for(reply, &tools()), None);
+        assert_eq!(nudges.not_an_answer(reply, &tools()), None);
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(
+            nudges.next_for("There are 3 Markdown files in the docs folder.", &tools()),
+            None
+        );
+    }
+
+    #[test]
     fn wrong_arithmetic_is_asked_about_once_with_the_value_whether_or_not_a_tool_ran() {
         for tools_ran in [false, true] {
             let mut nudges = step(tools_ran, "What is 17 + 25?");
@@ -1856,6 +1932,7 @@ mod tests {
             Nudge::MisquotedResult,
             Nudge::WrongArithmetic,
             Nudge::ContradictedSetting,
+            Nudge::ContradictedListing,
             Nudge::UnseenTerm,
             Nudge::AmbiguousValue,
             Nudge::UnshownCalculation,

@@ -1,0 +1,370 @@
+//! An answer that a directory listing in view contradicts: the count of a kind of file, or
+//! the largest file. Asked "How many Markdown (.md) files are in the docs folder?", the 1.5B
+//! model with the ReAct driver listed the folder, was shown `In all: 5 files (3 .md files,
+//! 1 .json file, 1 .txt file).`, and answered "There are 5 Markdown files in the docs
+//! folder."; asked "Which file in the data folder is the largest?", it was shown `[file]
+//! beta.log (1380 bytes, the largest)` and answered "alpha.log is the largest file, with a
+//! size of 60 bytes." (issue 36, development tasks d20 and d19, 2026-12-07). The listing says
+//! the answer in its own words; the person gets the opposite with the evidence beside it.
+//!
+//! A listing is a tool result of lines `[file] NAME (N bytes)`, the largest marked `[file]
+//! NAME (N bytes, the largest)`, and a count line `In all: T files (K .EXT files, ...)` (the
+//! form of `list_dir`, the `agents` crate's listing tool). After the tools ran, an answer is
+//! asked about once, quoting the listing's line, when:
+//! - it writes a number before a kind of file ("5 Markdown files", "5 .md files") and no
+//!   listing counts that many files of the kind, while one counts the kind; or
+//! - it says "largest" or "biggest", names a file of a listing that marks another as the
+//!   largest, and names no file a listing marks so.
+//!
+//! Linear in the answer and the results.
+
+use crate::word_set::contains_word;
+
+/// A listing line that contradicts an answer: what the answer says, and the line it
+/// contradicts, quoted by the nudge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListingContradiction {
+    /// What the answer says, in its words: `5 markdown files`, "`alpha.log` is the largest".
+    pub said: String,
+    /// The listing's line that says otherwise: `In all: 5 files (3 .md files, 1 .json file).`
+    pub listed: String,
+}
+
+impl ListingContradiction {
+    /// What the tool-calling driver tells the model after such an answer.
+    pub(crate) fn nudge(&self) -> String {
+        format!(
+            "Your last reply says {}, but the listing above says `{}`. Read that line again \
+             and answer the question from what it says.",
+            self.said, self.listed
+        )
+    }
+}
+
+/// The longest answer judged: a count or a file's name is a sentence or two.
+const MAX_ANSWER_BYTES: usize = 600;
+
+/// How far after its number a kind of file may be named ("5 Markdown files", "3 files of
+/// type .md" is not read), and how far after the kind the word "file" must follow.
+const KIND_WITHIN: usize = 2;
+
+/// Names of kinds of files an answer may use for an extension, lower-cased. "text" is not
+/// among them: `.log` and `.csv` files are text too.
+const KIND_NAMES: &[(&str, &str)] = &[
+    ("markdown", "md"),
+    ("python", "py"),
+    ("rust", "rs"),
+    ("javascript", "js"),
+    ("typescript", "ts"),
+    ("yaml", "yaml"),
+    ("shell", "sh"),
+];
+
+/// One listing of a tool result: its files, the one marked the largest, its count line and
+/// the kinds it counts.
+#[derive(Debug, Default)]
+struct Listing<'r> {
+    files: Vec<&'r str>,
+    largest: Option<&'r str>,
+    largest_line: Option<&'r str>,
+    count_line: Option<&'r str>,
+    kinds: Vec<(String, u64)>,
+}
+
+/// The listing line of `results` (the texts of the execution's tool results that worked)
+/// that `answer` contradicts, if any (see the module's documentation).
+///
+/// ```
+/// use drivers_toolcalling::contradicted_listing;
+///
+/// let listing = "[file] alpha.log (60 bytes)\n[file] beta.log (1380 bytes, the largest)\n\
+///                [file] notes.md (9 bytes)\nIn all: 3 files (2 .log files, 1 .md file).";
+/// let found = contradicted_listing("alpha.log is the largest file.", [listing]).unwrap();
+/// assert_eq!(found.listed, "[file] beta.log (1380 bytes, the largest)");
+/// let found = contradicted_listing("There are 3 Markdown files.", [listing]).unwrap();
+/// assert_eq!(found.listed, "In all: 3 files (2 .log files, 1 .md file).");
+/// assert_eq!(contradicted_listing("The largest is beta.log.", [listing]), None);
+/// assert_eq!(contradicted_listing("There is 1 Markdown file.", [listing]), None);
+/// ```
+pub fn contradicted_listing<'r>(
+    answer: &str,
+    results: impl IntoIterator<Item = &'r str>,
+) -> Option<ListingContradiction> {
+    if !may_contradict_a_listing(answer) {
+        return None;
+    }
+    let answer = answer.to_lowercase();
+    let superlative = contains_word(&answer, "largest") || contains_word(&answer, "biggest");
+    let listings: Vec<Listing<'r>> = results
+        .into_iter()
+        .filter(|result| result.contains("[file] "))
+        .map(listing)
+        .collect();
+    if listings.is_empty() {
+        return None;
+    }
+    if superlative {
+        if let Some(found) = wrong_largest(&answer, &listings) {
+            return Some(found);
+        }
+    }
+    wrong_count(&answer, &listings)
+}
+
+/// Whether `answer` is short enough and holds a number or the word "largest" or "biggest"
+/// (in any case): the answers [`contradicted_listing`] judges. Most answers are not: their
+/// results are not read then (one pass over the answer's bytes).
+pub(crate) fn may_contradict_a_listing(answer: &str) -> bool {
+    answer.len() <= MAX_ANSWER_BYTES
+        && (answer.bytes().any(|b| b.is_ascii_digit())
+            || answer.as_bytes().windows(7).any(|word| {
+                word.eq_ignore_ascii_case(b"largest") || word.eq_ignore_ascii_case(b"biggest")
+            }))
+}
+
+/// The listing of one result: its `[file]` lines and its `In all:` line.
+fn listing(result: &str) -> Listing<'_> {
+    let mut found = Listing::default();
+    for line in result.lines().map(str::trim) {
+        if let Some(entry) = line.strip_prefix("[file] ") {
+            let Some(at) = entry.rfind(" (") else {
+                continue;
+            };
+            let name = &entry[..at];
+            found.files.push(name);
+            if entry.ends_with(", the largest)") {
+                found.largest = Some(name);
+                found.largest_line = Some(line);
+            }
+        } else if let Some(counts) = line.strip_prefix("In all: ") {
+            found.count_line = Some(line);
+            found.kinds = kinds_counted(counts);
+        }
+    }
+    found
+}
+
+/// The kinds a count line counts: `5 files (3 .md files, 1 .json file) ...` gives `md` 3 and
+/// `json` 1.
+fn kinds_counted(counts: &str) -> Vec<(String, u64)> {
+    let Some(open) = counts.find('(') else {
+        return Vec::new();
+    };
+    let inside = &counts[open + 1..];
+    let inside = &inside[..inside.find(')').unwrap_or(inside.len())];
+    inside
+        .split(", ")
+        .filter_map(|part| {
+            let mut words = part.split_whitespace();
+            let count = words.next()?.parse::<u64>().ok()?;
+            let extension = words.next()?.strip_prefix('.')?;
+            Some((extension.to_lowercase(), count))
+        })
+        .collect()
+}
+
+/// Whether `answer` names `file`, by its whole name or (`lenient`) by its name without its
+/// extension, when that is three letters or more.
+fn names(answer: &str, file: &str, lenient: bool) -> bool {
+    let file = file.to_lowercase();
+    if contains_word(answer, &file) {
+        return true;
+    }
+    lenient
+        && file
+            .rsplit_once('.')
+            .is_some_and(|(stem, _)| stem.len() >= 3 && contains_word(answer, stem))
+}
+
+/// An answer about the largest file that names a listed file and none marked the largest.
+fn wrong_largest(answer: &str, listings: &[Listing<'_>]) -> Option<ListingContradiction> {
+    let marked: Vec<&Listing<'_>> = listings.iter().filter(|l| l.largest.is_some()).collect();
+    if marked.iter().any(|listing| {
+        listing
+            .largest
+            .is_some_and(|file| names(answer, file, true))
+    }) {
+        return None;
+    }
+    for listing in marked {
+        let (Some(largest), Some(line)) = (listing.largest, listing.largest_line) else {
+            continue;
+        };
+        if let Some(named) = listing
+            .files
+            .iter()
+            .find(|file| **file != largest && names(answer, file, false))
+        {
+            return Some(ListingContradiction {
+                said: format!("`{named}` is the largest"),
+                listed: line.to_owned(),
+            });
+        }
+    }
+    None
+}
+
+/// An answer that counts files of a kind a listing counts, with a number no listing gives.
+fn wrong_count(answer: &str, listings: &[Listing<'_>]) -> Option<ListingContradiction> {
+    let words: Vec<&str> = answer
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .map(|word| word.trim_end_matches('.'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    for (at, word) in words.iter().enumerate() {
+        let Ok(number) = word.parse::<u64>() else {
+            continue;
+        };
+        let Some((kind_at, extension)) = (at + 1..words.len().min(at + 1 + KIND_WITHIN))
+            .find_map(|next| extension_named(words[next], listings).map(|e| (next, e)))
+        else {
+            continue;
+        };
+        let file_follows = words
+            .get(kind_at + 1..words.len().min(kind_at + 1 + KIND_WITHIN))
+            .is_some_and(|after| after.iter().any(|w| *w == "file" || *w == "files"));
+        if !file_follows {
+            continue;
+        }
+        let counts: Vec<(&Listing<'_>, u64)> = listings
+            .iter()
+            .filter_map(|listing| {
+                listing
+                    .kinds
+                    .iter()
+                    .find(|(kind, _)| kind == extension)
+                    .map(|(_, count)| (listing, *count))
+            })
+            .collect();
+        if counts.iter().any(|(_, count)| *count == number) {
+            continue;
+        }
+        if let Some(line) = counts.first().and_then(|(listing, _)| listing.count_line) {
+            let kind = words[at + 1..=kind_at].join(" ");
+            let plural = if number == 1 { "file" } else { "files" };
+            return Some(ListingContradiction {
+                said: format!("{number} {kind} {plural}"),
+                listed: line.to_owned(),
+            });
+        }
+    }
+    None
+}
+
+/// The extension `word` names when a listing counts it: `md`, `.md` or `markdown` for `md`.
+fn extension_named<'w>(word: &'w str, listings: &[Listing<'_>]) -> Option<&'w str> {
+    let bare = word.strip_prefix('.').unwrap_or(word);
+    let extension = KIND_NAMES
+        .iter()
+        .find(|(name, _)| *name == bare)
+        .map_or(bare, |(_, extension)| *extension);
+    listings
+        .iter()
+        .flat_map(|listing| listing.kinds.iter())
+        .any(|(kind, _)| kind == extension)
+        .then_some(extension)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const DOCS: &str = "[file] conf.json (3 bytes)\n[file] faq.md (6 bytes)\n[file] intro.md (8 \
+                        bytes)\n[file] logo.txt (7 bytes)\n[file] setup.md (8 bytes)\nIn all: 5 \
+                        files (3 .md files, 1 .json file, 1 .txt file).";
+    const DATA: &str = "[file] alpha.log (60 bytes)\n[file] beta.log (1380 bytes, the largest)\n\
+                        [file] gamma.log (330 bytes)\nIn all: 3 files (3 .log files).";
+
+    #[test]
+    fn a_count_of_a_kind_the_listing_counts_otherwise_is_found_with_the_count_line() {
+        let found = contradicted_listing("There are 5 Markdown files in the docs folder.", [DOCS]);
+        assert_eq!(
+            found,
+            Some(ListingContradiction {
+                said: "5 markdown files".into(),
+                listed: "In all: 5 files (3 .md files, 1 .json file, 1 .txt file).".into(),
+            })
+        );
+        assert!(found
+            .unwrap()
+            .nudge()
+            .contains("`In all: 5 files (3 .md files"));
+        for answer in [
+            "The docs folder holds 4 .md files.",
+            "There are 2 md files.",
+            "I count 2 JSON files.",
+        ] {
+            assert!(contradicted_listing(answer, [DOCS]).is_some(), "{answer}");
+        }
+    }
+
+    #[test]
+    fn a_right_count_or_a_count_of_something_else_is_not_asked_about() {
+        for answer in [
+            "There are 3 Markdown files in the docs folder.",
+            "There are 3 Markdown (.md) files: faq.md, intro.md and setup.md.",
+            "The docs folder holds 5 files, 3 of them Markdown files.",
+            "There are 5 files in the docs folder.",
+            "Markdown files: 3 of the 5 files.",
+            // a kind no listing counts, or no listing at all
+            "There are 2 Python files.",
+            "There are 7 Markdown files in the docs folder."
+                .repeat(40)
+                .as_str(),
+        ] {
+            assert_eq!(contradicted_listing(answer, [DOCS]), None, "{answer}");
+        }
+        assert_eq!(
+            contradicted_listing("There are 5 Markdown files.", ["1\t# Intro"]),
+            None
+        );
+        // another listing counts that many
+        let other = "[file] a.md (1 bytes)\nIn all: 5 files (5 .md files).";
+        assert_eq!(
+            contradicted_listing("There are 5 Markdown files.", [DOCS, other]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_file_named_the_largest_that_the_listing_does_not_mark_is_found() {
+        let found = contradicted_listing(
+            "alpha.log is the largest file, with a size of 60 bytes.",
+            [DATA],
+        );
+        assert_eq!(
+            found,
+            Some(ListingContradiction {
+                said: "`alpha.log` is the largest".into(),
+                listed: "[file] beta.log (1380 bytes, the largest)".into(),
+            })
+        );
+        assert!(contradicted_listing("The biggest file is gamma.log.", [DATA]).is_some());
+    }
+
+    #[test]
+    fn the_marked_file_named_or_no_superlative_is_not_asked_about() {
+        for answer in [
+            "The largest file is beta.log (1380 bytes).",
+            "beta is the largest; alpha.log is the smallest.",
+            "alpha.log holds 60 bytes.",
+            "The largest file is in the data folder.",
+        ] {
+            assert_eq!(contradicted_listing(answer, [DATA]), None, "{answer}");
+        }
+        // a listing that marks no file (a tie, one file)
+        let tie = "[file] a.log (5 bytes)\n[file] b.log (5 bytes)\nIn all: 2 files (2 .log files).";
+        assert_eq!(contradicted_listing("a.log is the largest.", [tie]), None);
+    }
+
+    proptest! {
+        #[test]
+        fn any_answer_and_result_are_judged_without_panic(
+            answer in "[ -~é]{0,80}",
+            result in "(\\[file\\] [a-z.]{0,6} \\([0-9]{1,3} bytes(, the largest)?\\)\n|In all: [0-9 a-z.,()]{0,30}\n|[ -~]{0,20}\n){0,6}",
+        ) {
+            let _ = contradicted_listing(&answer, [result.as_str()]);
+        }
+    }
+}
