@@ -22,6 +22,9 @@
 //! largest file) is told the listing's line, once (`drivers_toolcalling::contradicted_listing`):
 //! shown `In all: 5 files (3 .md files, ...)`, the same model answered "There are 5 Markdown
 //! files" (d20); shown `[file] beta.log (1380 bytes, the largest)`, it named `alpha.log` (d19).
+//! An answer that gives another setting's value for something no result names is told the
+//! line, once (`drivers_toolcalling::borrowed_value`): asked for a database password that
+//! `settings.ini` does not hold, the same model answered with the `user` (d27).
 //! Last, an answer to a request for arithmetic that gives a number no tool result shows,
 //! without its calculation ("The total is 890."), is asked for the calculation, once
 //! (`drivers_toolcalling::uncalculated_numbers`); and an answer whose own arithmetic is wrong
@@ -29,7 +32,7 @@
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
-    asks_for_a_change, asks_to_run, contradicted_listing, files_claimed_changed,
+    asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, files_claimed_changed,
     files_no_call_used, is_plan_reply, nothing_changed_by, terms_no_result_holds,
     uncalculated_numbers, wrong_arithmetic,
 };
@@ -59,6 +62,7 @@ enum Question {
     UnusedFiles,
     UnseenTerms,
     Listing,
+    Borrowed,
     Calculation,
     Arithmetic,
 }
@@ -154,6 +158,16 @@ impl<'s> AnswerChecks<'s> {
                 return Verdict::Ask(DecisionError::ContradictedListing {
                     said: found.said,
                     listed: found.listed,
+                });
+            }
+        }
+        // Another setting's value given for what no result names (d27).
+        if let Some(found) = borrowed_value(answer, &request, results.iter().map(String::as_str)) {
+            if self.first_time(Question::Borrowed) {
+                return Verdict::Ask(DecisionError::BorrowedValue {
+                    value: found.value,
+                    asked: found.asked,
+                    line: found.line,
                 });
             }
         }

@@ -146,6 +146,18 @@ pub enum DecisionError {
         /// The listing's line that says otherwise.
         listed: String,
     },
+    /// A `final_answer` that gives another setting's value for something no tool result
+    /// names (`drivers_toolcalling::borrowed_value`): "The database password is admin."
+    /// beside `user = admin`. Asked about once per step, quoting the line.
+    #[error("your answer gives `{value}` for the {asked}, but no tool result mentions a {asked}: `{value}` is what the line `{line}` sets")]
+    BorrowedValue {
+        /// The value, lower-cased.
+        value: String,
+        /// The request's word the answer gives it for.
+        asked: String,
+        /// The result's line that sets the value.
+        line: String,
+    },
     /// A `final_answer` to a request for arithmetic that gives numbers no tool result shows,
     /// without the calculation (`drivers_toolcalling::uncalculated_numbers`): "The total is
     /// 890." Asked about once per step.
@@ -264,6 +276,10 @@ impl DecisionError {
             DecisionError::ContradictedListing { .. } => {
                 Cow::Borrowed("Read that line again and give your final_answer from what it says.")
             }
+            DecisionError::BorrowedValue { .. } => Cow::Borrowed(
+                "Give your final_answer from what the results say: if what was asked for is \
+                 not there, say so.",
+            ),
             DecisionError::UncalculatedNumbers { .. } => Cow::Borrowed(
                 "Write the calculation out in your final_answer with the numbers from the tool \
                  results (for example `12 + 30 = 42`), then the result.",

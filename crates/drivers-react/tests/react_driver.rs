@@ -715,6 +715,45 @@ async fn an_answer_the_listing_in_view_contradicts_is_told_the_line_once() {
 }
 
 #[tokio::test]
+async fn another_settings_value_given_for_a_missing_one_is_told_the_line_once() {
+    // The 1.5B model on development task d27 at b32d853: no password in the file, the user
+    // given as the password.
+    let tools = Tools::new().with(FunctionTool::new(
+        "read_file",
+        "Reads a file.",
+        |_p: PathArg| async move {
+            Ok::<_, String>("1\t[database]\n2\thost = db.local\n3\tuser = admin".to_owned())
+        },
+    ));
+    let model = ScriptedModel::new([
+        read("settings.ini"),
+        answer("The database password is admin."),
+        answer("settings.ini does not set a database password."),
+    ]);
+    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
+        .execute(
+            AgentState::new().with_user_message("What is the database password in settings.ini?"),
+        )
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains(
+            "your answer gives `admin` for the password, but no tool result mentions a \
+             password: `admin` is what the line `user = admin` sets"
+        ) && asked.contains("if what was asked for is not there, say so"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("settings.ini does not set a database password.")
+    );
+}
+
+#[tokio::test]
 async fn an_answer_whose_arithmetic_is_wrong_is_told_the_value_once() {
     // Development task d15's kind: the 1.5B model shows a sum it got wrong.
     let model = ScriptedModel::new([

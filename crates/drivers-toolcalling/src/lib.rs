@@ -51,6 +51,7 @@
 
 mod ambiguous_value;
 mod backticks;
+mod borrowed_value;
 mod change_request;
 mod claimed_call;
 mod claimed_change;
@@ -89,6 +90,7 @@ mod word_set;
 mod wrong_arithmetic;
 
 pub use backticks::{in_backticks, in_backticks_and};
+pub use borrowed_value::{borrowed_value, BorrowedValue};
 pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use claimed_change::files_claimed_changed;
 pub use contradicted_listing::{contradicted_listing, ListingContradiction};

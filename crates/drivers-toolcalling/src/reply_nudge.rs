@@ -35,6 +35,7 @@ use messages::{Message, Messages, Role};
 
 use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
 use crate::backticks::{in_backticks, in_backticks_and};
+use crate::borrowed_value::{borrowed_value, BorrowedValue};
 use crate::change_request::{
     asks_for_a_change, calls_that_worked, no_change_succeeded, nothing_changed_by,
     nothing_changed_yet, CHANGE_PLAN_NUDGE, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
@@ -153,6 +154,10 @@ pub(crate) enum Nudge {
     /// Markdown files beside `3 .md files`, the largest file not the one marked so): told the
     /// line, answer again (issue 36).
     ContradictedListing,
+    /// After the tools ran, an answer that gives another setting's value for something no
+    /// result names ("The database password is admin." beside `user = admin`): told the
+    /// line, answer from the results or say it is not there (issue 36).
+    BorrowedValue,
     /// After the tools ran, an answer that names the file holding what the request asks
     /// about when no result holds those words (a guess from a listing): look inside the files
     /// (issue 36).
@@ -192,6 +197,7 @@ impl Nudge {
             Nudge::WrongArithmetic => "reply_after_wrong_arithmetic",
             Nudge::ContradictedSetting => "reply_after_contradicted_setting",
             Nudge::ContradictedListing => "reply_after_contradicted_listing",
+            Nudge::BorrowedValue => "reply_after_borrowed_value",
             Nudge::UnseenTerm => "reply_after_unseen_term",
             Nudge::AmbiguousValue => "reply_after_ambiguous_value",
             Nudge::UnshownCalculation => "reply_after_unshown_calculation",
@@ -231,6 +237,9 @@ impl Nudge {
                 "the model's yes or no contradicts a setting it was shown"
             }
             Nudge::ContradictedListing => "the model's answer contradicts a listing it was shown",
+            Nudge::BorrowedValue => {
+                "the model gave another setting's value for something no result names"
+            }
             Nudge::UnseenTerm => "the model named a file as holding words no result holds",
             Nudge::AmbiguousValue => "the model gave one of several files' values without its file",
             Nudge::UnshownCalculation => {
@@ -266,6 +275,7 @@ impl Nudge {
             Nudge::AmbiguousValue => 4_194_304,
             Nudge::UnshownCalculation => 8_388_608,
             Nudge::ContradictedListing => 16_777_216,
+            Nudge::BorrowedValue => 33_554_432,
         }
     }
 
@@ -331,6 +341,9 @@ pub(crate) struct Nudges {
     /// The listing line the last reply contradicts: found when the reply was judged, quoted
     /// by its nudge.
     listed: Option<ListingContradiction>,
+    /// The value the last reply gave for something no result names: found when the reply
+    /// was judged, named by its nudge.
+    borrowed: Option<BorrowedValue>,
     /// The words the request asks about that no result holds, when the last reply named a
     /// file as holding them: found when the reply was judged, named by its nudge.
     unseen: Option<Vec<String>>,
@@ -369,6 +382,7 @@ impl Nudges {
             miscalculated: None,
             contradicted: None,
             listed: None,
+            borrowed: None,
             unseen: None,
             ambiguous: None,
             uncalculated: None,
@@ -612,6 +626,7 @@ impl Nudges {
                 })
                 .or_else(|| self.contradicts_a_setting(content))
                 .or_else(|| self.contradicts_a_listing(content))
+                .or_else(|| self.borrows_a_value(content))
                 .or_else(|| self.gives_one_of_several(content))
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
@@ -731,6 +746,13 @@ impl Nudges {
             }
             Nudge::UnshownCalculation => {
                 return unshown_calculation_nudge(self.uncalculated.as_deref().unwrap_or_default())
+            }
+            Nudge::BorrowedValue => {
+                // (Always found when the reply was judged.)
+                return self
+                    .borrowed
+                    .as_ref()
+                    .map_or_else(|| REREAD_RESULTS_NUDGE.to_owned(), BorrowedValue::nudge);
             }
             Nudge::ContradictedListing => {
                 // (Always found when the reply was judged.)
@@ -892,6 +914,22 @@ impl Nudges {
             .collect();
         self.listed = contradicted_listing(content, results.iter().map(|result| &**result));
         self.listed.is_some().then_some(Nudge::ContradictedListing)
+    }
+
+    /// `Nudge::BorrowedValue` when `content` gives another setting's value for something no
+    /// result names (see `borrowed_value`), kept for the nudge; once per step.
+    fn borrows_a_value(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::BorrowedValue) || !self.results_may_set() {
+            return None;
+        }
+        let request = text_of(request(&self.conversation)?);
+        let results: Vec<Cow<'_, str>> = execution_messages(&self.conversation)
+            .filter(|message| message.role() == Role::Tool)
+            .map(text_of)
+            .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
+            .collect();
+        self.borrowed = borrowed_value(content, &request, results.iter().map(|result| &**result));
+        self.borrowed.is_some().then_some(Nudge::BorrowedValue)
     }
 
     /// `Nudge::ContradictedSetting` when `content` says yes or no and a setting in a result
@@ -1834,6 +1872,39 @@ mod tests {
     }
 
     #[test]
+    fn another_settings_value_given_for_what_no_result_names_is_asked_about_once() {
+        // Development task d27 (the ReAct driver's answer): no password, "admin" given.
+        let call = messages::ToolCall::new(
+            "call_1",
+            "read_file",
+            serde_json::json!({"path": "settings.ini"}),
+        );
+        let input = Messages::new()
+            .appended(Message::user(
+                "What is the database password in settings.ini?",
+            ))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "     1\t[database]\n     2\thost = db.local\n     3\tuser = admin",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        let reply = "The database password is admin.";
+        assert_eq!(nudges.next_for(reply, &tools()), Some(Nudge::BorrowedValue));
+        assert!(nudges
+            .message(Nudge::BorrowedValue, reply, &tools())
+            .starts_with("Your last reply gives `admin` for the password, but no tool result"));
+        // Once per step; the reply to it stands.
+        assert_eq!(nudges.next_for(reply, &tools()), None);
+        assert_eq!(nudges.not_an_answer(reply, &tools()), None);
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(
+            nudges.next_for("settings.ini sets no database password.", &tools()),
+            None
+        );
+    }
+
+    #[test]
     fn wrong_arithmetic_is_asked_about_once_with_the_value_whether_or_not_a_tool_ran() {
         for tools_ran in [false, true] {
             let mut nudges = step(tools_ran, "What is 17 + 25?");
@@ -1933,6 +2004,7 @@ mod tests {
             Nudge::WrongArithmetic,
             Nudge::ContradictedSetting,
             Nudge::ContradictedListing,
+            Nudge::BorrowedValue,
             Nudge::UnseenTerm,
             Nudge::AmbiguousValue,
             Nudge::UnshownCalculation,
