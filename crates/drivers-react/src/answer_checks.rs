@@ -36,7 +36,7 @@ use drivers_toolcalling::{
     files_no_call_used, is_plan_reply, nothing_changed_by, terms_no_result_holds,
     uncalculated_numbers, wrong_arithmetic,
 };
-use messages::{Role, ToolCall};
+use messages::{Messages, Role, ToolCall};
 
 use crate::decision_error::DecisionError;
 use crate::trace::is_react_trace;
@@ -154,12 +154,17 @@ impl<'s> AnswerChecks<'s> {
             .map(|execution| execution.result_text())
             .collect();
         if let Some(found) = contradicted_listing(answer, results.iter().map(String::as_str)) {
-            if self.first_time(Question::Listing) {
-                return Verdict::Ask(DecisionError::ContradictedListing {
-                    said: found.said,
-                    listed: found.listed,
-                });
-            }
+            let contradiction = DecisionError::ContradictedListing {
+                said: found.said,
+                listed: found.listed,
+            };
+            // Given again it is no answer: the listing says otherwise in so many words (the
+            // run answers on stop, where the listing is checked again).
+            return if self.first_time(Question::Listing) {
+                Verdict::Ask(contradiction)
+            } else {
+                Verdict::Refuse(contradiction)
+            };
         }
         // Another setting's value given for what no result names (d27).
         if let Some(found) = borrowed_value(answer, &request, results.iter().map(String::as_str)) {
@@ -236,4 +241,21 @@ impl<'s> AnswerChecks<'s> {
             .find(|message| message.role() == Role::User && !is_react_trace(message))
             .map(|message| message.text())
     }
+}
+
+/// Whether `answer`, asked for on a stop with `input`, gives what a listing among its
+/// observations (or in its last message, the loop's page of results) says otherwise
+/// (`drivers_toolcalling::contradicted_listing`).
+pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, answer: &str) -> bool {
+    let texts: Vec<String> = input
+        .iter()
+        .filter(|message| is_react_trace(message) && message.role() == Role::User)
+        .chain(input.iter().last())
+        .map(|message| {
+            let text = message.text();
+            text.strip_prefix("Observation: ")
+                .map_or_else(|| text.clone(), str::to_owned)
+        })
+        .collect();
+    contradicted_listing(answer, texts.iter().map(String::as_str)).is_some()
 }

@@ -14,7 +14,7 @@ use messages::{Message, Messages};
 
 use drivers_toolcalling::is_plan_reply_naming;
 
-use crate::answer_checks::{AnswerChecks, Verdict};
+use crate::answer_checks::{contradicts_a_listing_on_stop, AnswerChecks, Verdict};
 use crate::decision::DecisionKind;
 use crate::decision_error::DecisionError;
 use crate::parse::parse_decision;
@@ -440,7 +440,11 @@ impl AgentDriver for ReActDriver {
             }
         }
         let response = context
-            .until_cancelled(self.model.as_ref().complete(self.base_request(input)))
+            .until_cancelled(
+                self.model
+                    .as_ref()
+                    .complete(self.base_request(input.clone())),
+            )
             .await?;
         // A model used to the protocol may answer in it: take the answer out of a final
         // decision; a tool call is no answer (the loop appends its notice, tokens counted).
@@ -454,6 +458,12 @@ impl AgentDriver for ReActDriver {
         };
         let answer = content.as_deref().unwrap_or(response.content());
         let called: Vec<&str> = called.iter().map(String::as_str).collect();
+        if self.answer_checks && contradicts_a_listing_on_stop(&input, answer) {
+            // Nor one that a listing in view says otherwise, refused as the step's answer too
+            // (development task d20: "5 Markdown files" beside `3 .md files`).
+            tracing::info!("asked for an answer without tools, the model contradicted a listing");
+            return Ok(Some(response.with_content("")));
+        }
         if self.answer_checks && is_plan_reply_naming(answer, &called) {
             // Nor is a plan to use a tool (issue 36: the 1.5B model's answer on stop, after its
             // plan was refused as the step's answer, on the eval's held-out half at 6ce4a60).

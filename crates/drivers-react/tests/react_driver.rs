@@ -984,3 +984,55 @@ async fn a_plan_written_as_the_answer_on_stop_is_no_answer() {
         "no plan in the conversation"
     );
 }
+
+#[tokio::test]
+async fn a_count_the_listing_contradicts_given_again_is_no_answer_nor_on_stop() {
+    // The 1.5B model on development task d20 at b55f332: told the listing's count line, it
+    // gave "5 Markdown files" again, and it was saved.
+    let tools = Tools::new().with(FunctionTool::new(
+        "list_dir",
+        "Lists a folder.",
+        |_p: PathArg| async move {
+            Ok::<_, String>(
+                "[file] conf.json (3 bytes)\n[file] faq.md (6 bytes)\n[file] intro.md (8 \
+                 bytes)\n[file] logo.txt (7 bytes)\n[file] setup.md (8 bytes)\nIn all: 5 \
+                 files (3 .md files, 1 .json file, 1 .txt file)."
+                    .to_owned(),
+            )
+        },
+    ));
+    let wrong = "There are 5 Markdown files in the docs folder.";
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "List it.",
+            "list_dir",
+            json!({"path": "docs"}),
+        )),
+        answer(wrong),
+        answer(wrong),
+        // asked to answer on stop, with what it saw, then from a page of the results
+        InferenceResponse::text(wrong),
+        InferenceResponse::text("There are 3 Markdown files: faq.md, intro.md and setup.md."),
+    ]);
+    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
+        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(
+            AgentState::new()
+                .with_user_message("How many Markdown (.md) files are in the docs folder?"),
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(model.requests().len(), 5);
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("There are 3 Markdown files: faq.md, intro.md and setup.md.")
+    );
+    assert!(
+        done.messages()
+            .iter()
+            .all(|m| !m.text().contains("5 Markdown")),
+        "the contradicted count is nowhere in the conversation"
+    );
+}

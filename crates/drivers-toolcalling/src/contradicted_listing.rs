@@ -18,6 +18,11 @@
 //!
 //! Linear in the answer and the results.
 
+use std::borrow::Cow;
+
+use messages::{Messages, Role};
+
+use crate::latest_results::{text_of, TOOL_ERROR_PREFIX};
 use crate::word_set::contains_word;
 
 /// A listing line that contradicts an answer: what the answer says, and the line it
@@ -120,6 +125,24 @@ pub(crate) fn may_contradict_a_listing(answer: &str) -> bool {
             || answer.as_bytes().windows(7).any(|word| {
                 word.eq_ignore_ascii_case(b"largest") || word.eq_ignore_ascii_case(b"biggest")
             }))
+}
+
+/// Whether `reply`, asked for on a stop with `input`, gives what a listing in view says
+/// otherwise (see `contradicted_listing`): the listings are the tool results of `input`, or
+/// its last message (the page of results the loop writes when the first answer on stop was
+/// not one).
+pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, reply: &str) -> bool {
+    if !may_contradict_a_listing(reply) {
+        return false;
+    }
+    let results: Vec<Cow<'_, str>> = input
+        .iter()
+        .filter(|message| message.role() == Role::Tool)
+        .map(text_of)
+        .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
+        .chain(input.iter().last().map(text_of))
+        .collect();
+    contradicted_listing(reply, results.iter().map(|result| &**result)).is_some()
 }
 
 /// The listing of one result: its `[file]` lines and its `In all:` line.
@@ -356,6 +379,41 @@ mod tests {
         // a listing that marks no file (a tie, one file)
         let tie = "[file] a.log (5 bytes)\n[file] b.log (5 bytes)\nIn all: 2 files (2 .log files).";
         assert_eq!(contradicted_listing("a.log is the largest.", [tie]), None);
+    }
+
+    #[test]
+    fn an_answer_on_stop_is_judged_against_the_results_or_the_page_of_them() {
+        use messages::{Message, ToolCall};
+        let call = ToolCall::new("call_1", "list_dir", serde_json::json!({"path": "docs"}));
+        let instruction = Message::user("You have to stop now. Do not call any tools.");
+        let with_results = Messages::new()
+            .appended(Message::user("How many Markdown files are in docs?"))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(&call, DOCS))
+            .appended(instruction.clone());
+        assert!(contradicts_a_listing_on_stop(
+            &with_results,
+            "There are 5 Markdown files."
+        ));
+        assert!(!contradicts_a_listing_on_stop(
+            &with_results,
+            "There are 3 Markdown files."
+        ));
+        let page = Messages::new().appended(Message::user(format!(
+            "You have to stop now. My request was: How many Markdown files are in docs?\n\n\
+             What your tool calls returned:\n\nlist_dir {{\"path\":\"docs\"}}: {DOCS}"
+        )));
+        assert!(contradicts_a_listing_on_stop(
+            &page,
+            "There are 5 Markdown files."
+        ));
+        let nothing = Messages::new()
+            .appended(Message::user("How many Markdown files are in docs?"))
+            .appended(instruction);
+        assert!(!contradicts_a_listing_on_stop(
+            &nothing,
+            "There are 5 Markdown files."
+        ));
     }
 
     proptest! {

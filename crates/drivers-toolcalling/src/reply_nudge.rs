@@ -403,7 +403,8 @@ impl Nudges {
     /// a copied tool error or its advice passed on to the person, or a reply about a file the
     /// request is not about; and, once the step asked about a claim, a claim of a call or a
     /// change in the first person that the execution's calls still do not show, and once it
-    /// asked about a predicted answer, that answer again. Such a reply
+    /// asked about a predicted answer, that answer again; once it quoted a listing's line
+    /// that the reply contradicts, a reply that still does. Such a reply
     /// is not saved as the answer; the step records an error and the run answers on stop.
     pub(crate) fn not_an_answer(&self, content: &str, tools: &Tools) -> Option<Nudge> {
         // A step that gave no nudge has its reply judged already: `next_for_content` found
@@ -418,7 +419,16 @@ impl Nudges {
             .or_else(|| self.still_predicted(content))
             .or_else(|| self.still_ignores_failures(content))
             .or_else(|| self.still_misquotes(content))
+            .or_else(|| self.still_contradicts_a_listing(content))
             .or_else(|| self.still_plans(content, tools))
+    }
+
+    /// Whether `content` still gives what a listing in view says otherwise, once the step
+    /// asked about it: the line was quoted to it. Not saved, the run answers on stop, where
+    /// the listing is checked again.
+    fn still_contradicts_a_listing(&self, content: &str) -> Option<Nudge> {
+        (self.gave(Nudge::ContradictedListing) && self.contradicted_listing(content).is_some())
+            .then_some(Nudge::ContradictedListing)
     }
 
     /// Whether `content` is still a plan after the step asked about one before any tool ran,
@@ -904,7 +914,16 @@ impl Nudges {
     /// `Nudge::ContradictedListing` when a directory listing among the results contradicts
     /// `content` (see `contradicted_listing`), kept for the nudge; once per step.
     fn contradicts_a_listing(&mut self, content: &str) -> Option<Nudge> {
-        if self.gave(Nudge::ContradictedListing) || !may_contradict_a_listing(content) {
+        if self.gave(Nudge::ContradictedListing) {
+            return None;
+        }
+        self.listed = self.contradicted_listing(content);
+        self.listed.is_some().then_some(Nudge::ContradictedListing)
+    }
+
+    /// What a listing among the execution's results says otherwise than `content`.
+    fn contradicted_listing(&self, content: &str) -> Option<ListingContradiction> {
+        if !may_contradict_a_listing(content) {
             return None;
         }
         let results: Vec<Cow<'_, str>> = execution_messages(&self.conversation)
@@ -912,8 +931,7 @@ impl Nudges {
             .map(text_of)
             .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
             .collect();
-        self.listed = contradicted_listing(content, results.iter().map(|result| &**result));
-        self.listed.is_some().then_some(Nudge::ContradictedListing)
+        contradicted_listing(content, results.iter().map(|result| &**result))
     }
 
     /// `Nudge::BorrowedValue` when `content` gives another setting's value for something no
@@ -1861,9 +1879,17 @@ mod tests {
              files (3 .md files, 1 .json file, 1 .txt file).`. Read that line again and answer \
              the question from what it says."
         );
-        // Once per step; the reply to it stands.
+        // Once per step; given again, it is no answer (the run answers on stop), and a
+        // right answer after the nudge is.
         assert_eq!(nudges.next_for(reply, &tools()), None);
-        assert_eq!(nudges.not_an_answer(reply, &tools()), None);
+        assert_eq!(
+            nudges.not_an_answer(reply, &tools()),
+            Some(Nudge::ContradictedListing)
+        );
+        assert_eq!(
+            nudges.not_an_answer("There are 3 Markdown files.", &tools()),
+            None
+        );
         let mut nudges = Nudges::for_step(true, &input);
         assert_eq!(
             nudges.next_for("There are 3 Markdown files in the docs folder.", &tools()),

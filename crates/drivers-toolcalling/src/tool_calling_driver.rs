@@ -17,6 +17,7 @@ use inference::{
 use messages::{Message, Messages, Role, ToolCall};
 
 use crate::backticks::in_backticks;
+use crate::contradicted_listing::contradicts_a_listing_on_stop;
 use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::copied_instructions::copies_instructions;
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
@@ -717,6 +718,14 @@ impl AgentDriver for ToolCallingDriver {
                 "asked for an answer without tools, the model gave the answer it wrote before \
                  any tool had returned"
             );
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery
+            && contradicts_a_listing_on_stop(&input, response.content())
+        {
+            // Nor one that a listing in view says otherwise (d20: 5 Markdown files beside
+            // `3 .md files`): the page of results is asked next, then the notice.
+            tracing::info!("asked for an answer without tools, the model contradicted a listing");
             return Ok(Some(response.with_content("")));
         }
         Ok(Some(response))
