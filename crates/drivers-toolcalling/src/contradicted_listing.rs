@@ -53,6 +53,13 @@ const MAX_ANSWER_BYTES: usize = 600;
 /// type .md" is not read), and how far after the kind the word "file" must follow.
 const KIND_WITHIN: usize = 2;
 
+/// How far after "Markdown files" the number given as their count may come ("... in the
+/// docs folder is 5").
+const NUMBER_WITHIN: usize = 6;
+
+/// The words just before a number that give it as a count: "... is 5", "... are 3".
+const COUNT_VERBS: &[&str] = &["is", "are", "was", "were", "equals", "totals", "total"];
+
 /// Names of kinds of files an answer may use for an extension, lower-cased. "text" is not
 /// among them: `.log` and `.csv` files are text too.
 const KIND_NAMES: &[(&str, &str)] = &[
@@ -234,44 +241,61 @@ fn wrong_count(answer: &str, listings: &[Listing<'_>]) -> Option<ListingContradi
         .map(|word| word.trim_end_matches('.'))
         .filter(|word| !word.is_empty())
         .collect();
-    for (at, word) in words.iter().enumerate() {
-        let Ok(number) = word.parse::<u64>() else {
-            continue;
-        };
-        let Some((kind_at, extension)) = (at + 1..words.len().min(at + 1 + KIND_WITHIN))
-            .find_map(|next| extension_named(words[next], listings).map(|e| (next, e)))
-        else {
-            continue;
-        };
-        let file_follows = words
-            .get(kind_at + 1..words.len().min(kind_at + 1 + KIND_WITHIN))
-            .is_some_and(|after| after.iter().any(|w| *w == "file" || *w == "files"));
-        if !file_follows {
-            continue;
-        }
-        let counts: Vec<(&Listing<'_>, u64)> = listings
-            .iter()
-            .filter_map(|listing| {
-                listing
-                    .kinds
-                    .iter()
-                    .find(|(kind, _)| kind == extension)
-                    .map(|(_, count)| (listing, *count))
-            })
-            .collect();
-        if counts.iter().any(|(_, count)| *count == number) {
-            continue;
-        }
-        if let Some(line) = counts.first().and_then(|(listing, _)| listing.count_line) {
-            let kind = words[at + 1..=kind_at].join(" ");
+    counts_claimed(&words, listings)
+        .into_iter()
+        .find_map(|(number, extension, kind)| {
+            let counts: Vec<(&Listing<'_>, u64)> = listings
+                .iter()
+                .filter_map(|listing| {
+                    listing
+                        .kinds
+                        .iter()
+                        .find(|(counted, _)| counted == extension)
+                        .map(|(_, count)| (listing, *count))
+                })
+                .collect();
+            if counts.iter().any(|(_, count)| *count == number) {
+                return None;
+            }
+            let line = counts.first().and_then(|(listing, _)| listing.count_line)?;
             let plural = if number == 1 { "file" } else { "files" };
-            return Some(ListingContradiction {
+            Some(ListingContradiction {
                 said: format!("{number} {kind} {plural}"),
                 listed: line.to_owned(),
-            });
-        }
-    }
-    None
+            })
+        })
+}
+
+/// The counts of a kind of file `words` (an answer's, lower-cased) give, with the extension
+/// and the words that name the kind: a number before the kind and "file(s)" ("5 Markdown
+/// files"), or the kind and "files" before a number given as theirs ("the number of Markdown
+/// files in the docs folder is 5", "Markdown files: 3").
+fn counts_claimed<'a>(words: &[&'a str], listings: &[Listing<'_>]) -> Vec<(u64, &'a str, String)> {
+    let is_file = |word: &str| word == "file" || word == "files";
+    (0..words.len())
+        .filter_map(|at| {
+            if let Ok(number) = words[at].parse::<u64>() {
+                // A number, the kind, then "file(s)".
+                let (kind_at, extension) = (at + 1..words.len().min(at + 1 + KIND_WITHIN))
+                    .find_map(|next| extension_named(words[next], listings).map(|e| (next, e)))?;
+                let after = words.get(kind_at + 1..words.len().min(kind_at + 1 + KIND_WITHIN))?;
+                return after
+                    .iter()
+                    .any(|word| is_file(word))
+                    .then(|| (number, extension, words[at + 1..=kind_at].join(" ")));
+            }
+            // The kind, "files", then its number.
+            let extension = extension_named(words[at], listings)?;
+            if !words.get(at + 1).is_some_and(|word| is_file(word)) {
+                return None;
+            }
+            let from = at + 2;
+            let (number_at, number) = (from..words.len().min(from + NUMBER_WITHIN))
+                .find_map(|next| words[next].parse::<u64>().ok().map(|n| (next, n)))?;
+            let given = number_at == from || COUNT_VERBS.contains(&words[number_at - 1]);
+            given.then(|| (number, extension, words[at].to_owned()))
+        })
+        .collect()
 }
 
 /// The extension `word` names when a listing counts it: `md`, `.md` or `markdown` for `md`.
@@ -317,6 +341,8 @@ mod tests {
             "The docs folder holds 4 .md files.",
             "There are 2 md files.",
             "I count 2 JSON files.",
+            "The number of Markdown files in the docs folder is 5.",
+            "Markdown files: 5",
         ] {
             assert!(contradicted_listing(answer, [DOCS]).is_some(), "{answer}");
         }
@@ -330,6 +356,9 @@ mod tests {
             "The docs folder holds 5 files, 3 of them Markdown files.",
             "There are 5 files in the docs folder.",
             "Markdown files: 3 of the 5 files.",
+            "The number of Markdown files in the docs folder is 3.",
+            "Markdown files make up 3 of the 5 files in the folder.",
+            "The Markdown files are faq.md, intro.md and setup.md; 5 files in all.",
             // a kind no listing counts, or no listing at all
             "There are 2 Python files.",
             "There are 7 Markdown files in the docs folder."
