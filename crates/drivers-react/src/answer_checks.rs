@@ -86,7 +86,10 @@ impl<'s> AnswerChecks<'s> {
     /// A plan is asked about first; given again, it is no answer once a tool has run (the
     /// results are there to answer from), and the answer when none has (the person asked how
     /// something is done). Then a change not made, a run not made, files not looked at: given
-    /// again, the answer stands (the change may rightly be impossible, the file not needed).
+    /// again, the answer stands (the change may rightly be impossible, the file not needed),
+    /// except an answer that still says a file was changed that no call changed, or still
+    /// gives what a listing in view says otherwise: those are no answer (the run answers on
+    /// stop).
     pub(crate) fn judge(&mut self, answer: &str, tools: &Tools) -> Verdict {
         let executions = self.executions();
         let calls: Vec<&ToolCall> = executions
@@ -140,8 +143,16 @@ impl<'s> AnswerChecks<'s> {
         // model's d22 at deb58ba); with nothing changed at all, the question above is asked.
         if !changed_nothing {
             let unchanged = files_claimed_changed(answer, &request, succeeded(), tools);
-            if !unchanged.is_empty() && self.first_time(Question::UnmadeChange) {
-                return Verdict::Ask(DecisionError::UnmadeChange { files: unchanged });
+            if !unchanged.is_empty() {
+                let unmade = DecisionError::UnmadeChange { files: unchanged };
+                // Given again it is no answer: it still tells the person a change was made
+                // that no call made (d22 at b55f332: the same claim after its question). The
+                // run answers on stop, told which changes were made.
+                return if self.first_time(Question::UnmadeChange) {
+                    Verdict::Ask(unmade)
+                } else {
+                    Verdict::Refuse(unmade)
+                };
             }
         }
         let files = files_no_call_used(&request, calls.iter().copied());

@@ -60,7 +60,9 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   wrong ([`WrongArithmetic`](DecisionError::WrongArithmetic)). A plan given again is no answer
 ///   when a tool has run in the execution (the step is an error step and the run answers on
 ///   stop from the results), and the answer when none has (the person asked how something
-///   is done); the others, given again, are the answer.
+///   is done); an answer that still says a file was changed that no call changed, or
+///   still gives what a listing says otherwise, is no answer either; the others, given
+///   again, are the answer.
 ///
 /// Use it with [`StopOnFinalDecision`](crate::StopOnFinalDecision).
 ///

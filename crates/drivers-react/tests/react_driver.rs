@@ -13,6 +13,45 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+#[tokio::test]
+async fn a_change_still_claimed_after_its_question_is_no_answer() {
+    // The 1.5B model on development task d22 at b55f332: `VERSION` edited, the edits of
+    // `about.txt` failed, and the answer said both had been changed, again after its question.
+    let claim = "The version in both VERSION and greeting.txt has been changed to Rust.";
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "Edit it.",
+            "edit_file",
+            json!({"path": "notes.txt", "old": "World", "new": "Rust"}),
+        )),
+        read("greeting.txt"),
+        answer(claim),
+        answer(claim),
+        InferenceResponse::text("notes.txt now says Rust; greeting.txt was not changed."),
+    ]);
+    let done = file_agent(&model, 8)
+        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(
+            AgentState::new()
+                .with_user_message("Replace World with Rust in notes.txt and greeting.txt."),
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(model.requests().len(), 5);
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("notes.txt now says Rust; greeting.txt was not changed.")
+    );
+    assert!(
+        done.messages()
+            .iter()
+            .all(|m| !m.text().contains("has been changed")),
+        "the false claim is nowhere in the conversation"
+    );
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct Pair {
     /// First addend.
