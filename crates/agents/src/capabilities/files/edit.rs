@@ -122,15 +122,18 @@ fn edit_file(sandbox: &Sandbox, args: &EditFileArgs) -> Result<ToolOutput, ToolE
     })?;
     let count = content.matches(&args.old_string).count();
     if count == 0 {
-        return Err(ToolError::failed(already_made(&content, &args.new_string)
-            .map_or_else(
-                || format!("old_string was not found in `{shown}`; read the file and copy the text exactly"),
-                |line| format!(
-                    "old_string was not found in `{shown}`, and new_string is there (line \
+        return Err(ToolError::failed(
+            already_made(&content, &args.new_string).map_or_else(
+                || not_found(&shown, &content, &args.old_string),
+                |line| {
+                    format!(
+                        "old_string was not found in `{shown}`, and new_string is there (line \
                      {line}): the edit looks made already (an edit that ran before, say). Read \
                      the file to check it before you change anything more"
-                ),
-            )));
+                    )
+                },
+            ),
+        ));
     }
     if count > 1 && !args.replace_all {
         return Err(ToolError::failed(format!(
@@ -223,6 +226,61 @@ fn edited_size(size: usize, count: usize, old: &str, new: &str) -> u64 {
     u64::try_from(edited).unwrap_or(u64::MAX)
 }
 
+/// The error for an `old_string` the file does not hold: with the file's line most like it,
+/// when one shares a word with it. The 1.5B model sent as `old_string` the text it had
+/// wanted to write, line numbers and all (`1 Widget 1.5.0`); told only to read the file and
+/// copy the text, it read the file and answered that the edit was made (development task
+/// d22, ReAct, 2026-12-07).
+fn not_found(shown: &str, content: &str, old: &str) -> String {
+    match closest_line(content, old) {
+        Some((number, line)) => {
+            let line: String = line.chars().take(MAX_LINE_SHOWN).collect();
+            format!(
+                "old_string was not found in `{shown}`; the line most like it is line {number}: \
+                 `{line}`. Copy the text exactly as the file has it (read_file's line numbers \
+                 are not part of it)"
+            )
+        }
+        None => format!(
+            "old_string was not found in `{shown}`; read the file and copy the text exactly"
+        ),
+    }
+}
+
+/// The most of a line an error shows.
+const MAX_LINE_SHOWN: usize = 200;
+
+/// The most words of `old_string`'s first line compared with each line of the file.
+const MAX_WORDS_COMPARED: usize = 16;
+
+/// The line of `content` (1-based, and its text) that shares the most words with the first
+/// line of `old` that has one, when a line shares any; the first such on a tie. Words are
+/// runs of letters and digits of two characters or more, not digits alone (line numbers,
+/// versions), compared ignoring case. Linear in the file.
+fn closest_line<'c>(content: &'c str, old: &str) -> Option<(usize, &'c str)> {
+    let words = |line: &str| -> Vec<String> {
+        line.split(|c: char| !c.is_alphanumeric())
+            .filter(|word| word.chars().count() >= 2 && !word.chars().all(|c| c.is_ascii_digit()))
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let mut wanted = old.lines().map(words).find(|found| !found.is_empty())?;
+    wanted.truncate(MAX_WORDS_COMPARED);
+    let mut best: Option<(usize, &str)> = None;
+    let mut most = 0;
+    for (index, line) in content.lines().enumerate() {
+        let shared = words(line)
+            .iter()
+            .filter(|word| wanted.contains(word))
+            .count();
+        if shared > most {
+            most = shared;
+            best = Some((index + 1, line));
+        }
+    }
+    best
+}
+
 /// The line (1-based) where `content` holds `new_string`, when it does: an edit whose
 /// replacement is there and whose original is not was likely made already. The 1.5B model
 /// sent the same `edit_file` call twice in a row; told only that the text was not found, it
@@ -292,6 +350,39 @@ mod tests {
         .unwrap();
         assert_eq!(output, "replaced 3 occurrences in `a.txt`");
         assert_eq!(read(&dir), "b b b");
+    }
+
+    #[tokio::test]
+    async fn text_not_found_is_shown_the_line_most_like_it() {
+        let (dir, tool) = setup("Widget 1.4.0\nBuilt with care.\n");
+        // The model's own text, with read_file's line numbers, as old_string (d22).
+        let error = tool
+            .call(
+                json!({"path": "a.txt", "old_string": "1 Widget 1.5.0\n     2 Built with care.",
+                       "new_string": "Widget 1.5.0\nBuilt with care."}),
+                &ToolContext::new("test"),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ToolError::failed(
+                "old_string was not found in `a.txt`; the line most like it is line 1: `Widget \
+                 1.4.0`. Copy the text exactly as the file has it (read_file's line numbers are \
+                 not part of it)"
+            )
+        );
+        assert_eq!(
+            read(&dir),
+            "Widget 1.4.0\nBuilt with care.\n",
+            "nothing written"
+        );
+        assert_eq!(
+            closest_line("alpha\nbeta gamma\n", "gamma beta"),
+            Some((2, "beta gamma"))
+        );
+        assert_eq!(closest_line("alpha\n", "12 34\n\nzeta"), None);
+        assert_eq!(closest_line("", "alpha"), None);
     }
 
     #[tokio::test]
