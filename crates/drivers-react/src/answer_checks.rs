@@ -32,9 +32,9 @@
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
-    asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, files_claimed_changed,
-    files_no_call_used, is_plan_reply, nothing_changed_by, terms_no_result_holds,
-    uncalculated_numbers, wrong_arithmetic,
+    asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, copies_a_tool_error_of,
+    files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by,
+    terms_no_result_holds, uncalculated_numbers, wrong_arithmetic,
 };
 use messages::{Messages, Role, ToolCall};
 
@@ -269,4 +269,23 @@ pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, answer: &str) -> b
         })
         .collect();
     contradicted_listing(answer, texts.iter().map(String::as_str)).is_some()
+}
+
+/// Whether `answer`, asked for on a stop with `input`, copies the error of a failed call
+/// among its observations (`drivers_toolcalling::copies_a_tool_error_of`): at a230719 the
+/// 1.5B model answered development task d22 on stop with "Observation: Error: old_string was
+/// not found in `about.txt`; ...".
+pub(crate) fn copies_an_error_on_stop(input: &Messages, answer: &str) -> bool {
+    let errors: Vec<String> = input
+        .iter()
+        .filter(|message| is_react_trace(message) && message.role() == Role::User)
+        .filter_map(|message| {
+            message
+                .text()
+                .strip_prefix("Observation: Error: ")
+                .map(str::to_owned)
+        })
+        .collect();
+    let errors: Vec<&str> = errors.iter().map(String::as_str).collect();
+    !errors.is_empty() && copies_a_tool_error_of(answer, &errors)
 }

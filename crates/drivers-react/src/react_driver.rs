@@ -14,7 +14,9 @@ use messages::{Message, Messages};
 
 use drivers_toolcalling::is_plan_reply_naming;
 
-use crate::answer_checks::{contradicts_a_listing_on_stop, AnswerChecks, Verdict};
+use crate::answer_checks::{
+    contradicts_a_listing_on_stop, copies_an_error_on_stop, AnswerChecks, Verdict,
+};
 use crate::decision::DecisionKind;
 use crate::decision_error::DecisionError;
 use crate::parse::parse_decision;
@@ -460,6 +462,12 @@ impl AgentDriver for ReActDriver {
         };
         let answer = content.as_deref().unwrap_or(response.content());
         let called: Vec<&str> = called.iter().map(String::as_str).collect();
+        if self.answer_checks && copies_an_error_on_stop(&input, answer) {
+            // Nor a copy of a failed call's error (d22 at a230719: "Observation: Error:
+            // old_string was not found ..."): the page of results, then the notice.
+            tracing::info!("asked for an answer without tools, the model copied a tool error");
+            return Ok(Some(response.with_content("")));
+        }
         if self.answer_checks && contradicts_a_listing_on_stop(&input, answer) {
             // Nor one that a listing in view says otherwise, refused as the step's answer too
             // (development task d20: "5 Markdown files" beside `3 .md files`).

@@ -1075,3 +1075,39 @@ async fn a_count_the_listing_contradicts_given_again_is_no_answer_nor_on_stop() 
         "the contradicted count is nowhere in the conversation"
     );
 }
+
+#[tokio::test]
+async fn a_tool_error_copied_as_the_answer_on_stop_is_no_answer() {
+    // The 1.5B model on development task d22 at a230719: asked to answer on stop after a
+    // failed edit, it answered with the edit's observation (here the failure stops the run).
+    let error = "old_string was not found in `greeting.txt`; the line most like it is line 1: \
+                 `Hello, World!`. Copy the text exactly as the file has it (read_file's line \
+                 numbers are not part of it)";
+    let tools = Tools::new().with(FunctionTool::new(
+        "edit_file",
+        "Edits a file.",
+        move |_p: PathArg| async move { Err::<String, _>(error.to_owned()) },
+    ));
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "Edit it.",
+            "edit_file",
+            json!({"path": "greeting.txt"}),
+        )),
+        InferenceResponse::text(format!("Observation: Error: {error}")),
+        InferenceResponse::text("The edit failed: greeting.txt does not hold that text."),
+    ]);
+    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
+        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+        .execute(AgentState::new().with_user_message("Replace World with Rust in greeting.txt."))
+        .await
+        .unwrap();
+
+    // Asked with what it saw (a copy of the error), then from the page of results.
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("The edit failed: greeting.txt does not hold that text.")
+    );
+}

@@ -65,6 +65,29 @@ pub(crate) fn copies_a_tool_error<'e>(
     })
 }
 
+/// Whether `reply` copies one of `errors`, the texts of failed tool results (with or without
+/// their `Error: ` prefix): it starts with `Error:`, or it repeats twelve words in a row of
+/// one. The ReAct driver judges its answer on stop so, from its trace's observations.
+///
+/// ```
+/// use drivers_toolcalling::copies_a_tool_error_of;
+///
+/// let error = "Error: old_string was not found in `about.txt`; the line most like it is line \
+///              1: `Widget 1.4.0`. Copy the text exactly as the file has it";
+/// let copy = "Observation: Error: old_string was not found in `about.txt`; the line most \
+///             like it is line 1: `Widget 1.4.0`.";
+/// assert!(copies_a_tool_error_of(copy, &[error]));
+/// assert!(!copies_a_tool_error_of("The version is now 1.5.0 in VERSION only.", &[error]));
+/// assert!(!copies_a_tool_error_of(copy, &[]));
+/// ```
+pub fn copies_a_tool_error_of(reply: &str, errors: &[&str]) -> bool {
+    let errors: Vec<Vec<String>> = errors
+        .iter()
+        .map(|error| words(error.strip_prefix(TOOL_ERROR_PREFIX).unwrap_or(error)))
+        .collect();
+    copies_a_tool_error(reply, || &errors)
+}
+
 /// What the model is told after a reply that passes a tool error's advice on to the person.
 pub(crate) const RELAYED_ADVICE_NUDGE: &str = "Your last reply told the user to do what a \
 tool's error told you to do. That advice is for you: follow it now with a tool call (for \

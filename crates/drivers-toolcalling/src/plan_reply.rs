@@ -296,6 +296,17 @@ pub(crate) fn asks_how_or_where(request: &str) -> bool {
     HOW_OR_WHERE.in_text(request)
 }
 
+/// Words for what the file tools act on, after an intent phrase: work announced on them is
+/// not done.
+const FILE_WORDS: [&str; 6] = [
+    "file",
+    "files",
+    "directory",
+    "directories",
+    "folder",
+    "folders",
+];
+
 /// How far after an intent phrase [`intends_a_command`] looks, in bytes.
 const INTENT_REACH: usize = 48;
 
@@ -322,10 +333,12 @@ fn intends_a_command(lower: &str) -> bool {
             ["command", "tool", "function"]
                 .iter()
                 .any(|word| clause.contains(word))
-                // "file" as a word: `write_file` names a tool, which the caller judges
+                // "file" as a word: `write_file` names a tool, which the caller judges;
+                // a folder is one too ("I'll need to create the `data` directory and add
+                // `a.txt` and `b.txt` to it", saved as the answer of d10 at a230719)
                 || clause
                     .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .any(|word| word == "file" || word == "files")
+                    .any(|word| FILE_WORDS.contains(&word))
         })
     })
 }
@@ -464,6 +477,9 @@ mod tests {
             // The 32-turn conversation at 52c145d, after `read_file` had run.
             "To read config.ini again, you would call the `read_file` function with the path to `config.ini`.",
             "To get the port, you should call the read_file tool with the path config.ini.",
+            // Development task d10 at a230719, after `list_dir` of a missing folder failed.
+            "The error message indicates that the `data` directory does not exist in the workspace. To find the sum of the numbers in `a.txt` and `b.txt`, I'll need to create the `data` directory and add `a.txt` and `b.txt` to it.",
+            "I will make a new folder for the notes.",
         ] {
             assert!(is_plan_reply(reply, &tools()), "{reply}");
         }
@@ -479,6 +495,8 @@ mod tests {
             "I'll note that the port is 8472.",
             "You can use port 8472 to connect; the command line flag is --port.",
             "I'll remind you: the functions are in src/lib.rs.",
+            "The data directory holds a.txt and b.txt; their sum is 42.",
+            "I'll say it plainly: the folder is empty.",
             "The port is 8472, as you would call it in the client.",
             "The files are: a.txt, b.txt.",
             "Note: the port is 8472.",
