@@ -14,6 +14,8 @@
 //! results say, or to say what was asked is not there. Linear in the answer, the request and
 //! the results.
 
+use std::collections::HashSet;
+
 use crate::misquoted_result::unnumbered;
 use crate::setting_line::key_value;
 use crate::unread_file::named_files;
@@ -124,37 +126,60 @@ pub fn borrowed_value<'r>(
         return None;
     }
     let answer = answer.to_lowercase();
-    let mut request = request.to_lowercase();
-    let files: Vec<String> = named_files(&request).map(str::to_owned).collect();
-    for file in files {
-        request = request.replace(&file, " ");
-    }
+    let request = without_file_names(&request.to_lowercase());
     let names_key = |key: &str| {
         key.split(|c: char| !c.is_alphanumeric())
             .any(|part| part.chars().count() >= 3 && contains_word(&answer, part))
     };
+    // The values some key the answer names sets: one pass (the answer is short).
+    let named_values: HashSet<&str> = settings
+        .iter()
+        .filter(|(key, _, _)| names_key(key))
+        .map(|(_, value, _)| value.as_str())
+        .collect();
     let given = settings.iter().find(|(_, value, _)| {
         value.chars().count() >= 2
             && !PLAIN_VALUES.holds(value.as_bytes())
             && contains_word(&answer, value)
             && !contains_word(&request, value)
-            && !settings
-                .iter()
-                .any(|(key, other, _)| other == value && names_key(key))
+            && !named_values.contains(value.as_str())
     })?;
-    let results_lower: Vec<String> = results.iter().map(|result| result.to_lowercase()).collect();
+    // The results' words, once (`password_hint` gives `password`).
+    let result_words: HashSet<String> = results
+        .iter()
+        .flat_map(|result| result.split(|c: char| !c.is_alphabetic()))
+        .filter(|word| word.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .collect();
     let asked = request
         .split(|c: char| !c.is_alphabetic())
         .filter(|word| word.chars().count() >= 4 && !QUESTION_WORDS.holds(word.as_bytes()))
-        .find(|word| {
-            contains_word(&answer, word)
-                && !results_lower.iter().any(|result| result.contains(word))
-        })?;
+        .find(|word| contains_word(&answer, word) && !result_words.contains(*word))?;
     Some(BorrowedValue {
         value: given.1.clone(),
         asked: asked.to_owned(),
         line: given.2.to_owned(),
     })
+}
+
+/// `request` with each file name it names replaced by a space, in one pass (the names are
+/// slices of it).
+fn without_file_names(request: &str) -> String {
+    let base = request.as_ptr() as usize;
+    let mut kept = String::with_capacity(request.len());
+    let mut from = 0;
+    for file in named_files(request) {
+        let at = (file.as_ptr() as usize).saturating_sub(base);
+        let end = at + file.len();
+        if at < from || end > request.len() || !request.is_char_boundary(at) {
+            continue;
+        }
+        kept.push_str(&request[from..at]);
+        kept.push(' ');
+        from = end;
+    }
+    kept.push_str(&request[from..]);
+    kept
 }
 
 #[cfg(test)]
@@ -222,6 +247,22 @@ mod tests {
             borrowed_value("The password is admin.", D27, ["admin logged in"]),
             None
         );
+    }
+
+    #[test]
+    fn file_names_leave_the_request_in_one_pass_and_long_inputs_are_judged() {
+        assert_eq!(
+            without_file_names("what is the password in settings.ini and a.toml?"),
+            "what is the password in   and  ?"
+        );
+        assert_eq!(without_file_names("no file here"), "no file here");
+        // A long request naming many files and a result of many lines of one value: judged
+        // in one pass over each (before, one copy of the request per file name, and every
+        // setting of the value scanned again for each).
+        let request = format!("What is the password? {}", "f.txt ".repeat(20_000));
+        let result: String = (0..20_000).map(|i| format!("key{i} = admin\n")).collect();
+        let found = borrowed_value("The password is admin.", &request, [result.as_str()]);
+        assert_eq!(found.map(|found| found.asked), Some("password".to_owned()));
     }
 
     proptest! {

@@ -125,7 +125,7 @@ pub fn contradicted_listing<'r>(
 
 /// Whether `answer` is short enough and holds a number or the word "largest" or "biggest"
 /// (in any case): the answers [`contradicted_listing`] judges. Most answers are not: their
-/// results are not read then (a search of each 7-byte window for the two words cost 300
+/// results are not read then (a search of each 7-byte window for the two words cost 327
 /// instructions of a 2-step run's 55,000, issue 35).
 pub(crate) fn may_contradict_a_listing(answer: &str) -> bool {
     if answer.len() > MAX_ANSWER_BYTES {
