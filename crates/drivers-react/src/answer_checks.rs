@@ -36,10 +36,10 @@ use drivers_toolcalling::{
     files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by,
     terms_no_result_holds, uncalculated_numbers, wrong_arithmetic,
 };
-use messages::{Messages, Role, ToolCall};
+use messages::{Message, Messages, Role, ToolCall};
 
 use crate::decision_error::DecisionError;
-use crate::trace::is_react_trace;
+use crate::trace::{is_react_trace, observed_results};
 
 /// What to do with a final answer.
 #[derive(Debug, PartialEq)]
@@ -258,15 +258,8 @@ impl<'s> AnswerChecks<'s> {
 /// observations (or in its last message, the loop's page of results) says otherwise
 /// (`drivers_toolcalling::contradicted_listing`).
 pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, answer: &str) -> bool {
-    let texts: Vec<String> = input
-        .iter()
-        .filter(|message| is_react_trace(message) && message.role() == Role::User)
-        .chain(input.iter().last())
-        .map(|message| {
-            let text = message.text();
-            text.strip_prefix("Observation: ")
-                .map_or_else(|| text.clone(), str::to_owned)
-        })
+    let texts: Vec<String> = observed_results(input)
+        .chain(input.iter().last().map(Message::text))
         .collect();
     contradicted_listing(answer, texts.iter().map(String::as_str)).is_some()
 }
@@ -276,15 +269,8 @@ pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, answer: &str) -> b
 /// 1.5B model answered development task d22 on stop with "Observation: Error: old_string was
 /// not found in `about.txt`; ...".
 pub(crate) fn copies_an_error_on_stop(input: &Messages, answer: &str) -> bool {
-    let errors: Vec<String> = input
-        .iter()
-        .filter(|message| is_react_trace(message) && message.role() == Role::User)
-        .filter_map(|message| {
-            message
-                .text()
-                .strip_prefix("Observation: Error: ")
-                .map(str::to_owned)
-        })
+    let errors: Vec<String> = observed_results(input)
+        .filter_map(|result| result.strip_prefix("Error: ").map(str::to_owned))
         .collect();
     let errors: Vec<&str> = errors.iter().map(String::as_str).collect();
     !errors.is_empty() && copies_a_tool_error_of(answer, &errors)

@@ -6,7 +6,7 @@
 //! example to keep them in the execution buffer rather than in the persistent conversation).
 
 use agents_core::{ToolExecution, ToolExecutions};
-use messages::{Message, ToolCall};
+use messages::{Message, Messages, Role, ToolCall};
 
 /// Metadata key marking ReAct trace messages.
 pub const REACT_KEY: &str = "react";
@@ -46,10 +46,27 @@ pub fn action_message(thought: &str, call: &ToolCall) -> Message {
 /// `Observation: Error: <message>`), with metadata `react: "observation"`, `tool_call_id` and
 /// `tool_name`.
 pub fn observation_message(execution: &ToolExecution) -> Message {
-    Message::user(format!("Observation: {}", execution.result_text()))
+    Message::user(format!("{OBSERVATION_PREFIX}{}", execution.result_text()))
         .with_metadata(REACT_KEY, REACT_OBSERVATION)
         .with_metadata("tool_call_id", execution.id())
         .with_metadata("tool_name", execution.name())
+}
+
+/// How an observation message begins, before the result.
+const OBSERVATION_PREFIX: &str = "Observation: ";
+
+/// The results the observations among `messages` carry (each without its `Observation: `),
+/// in order: what the answer checks compare an answer with. A failed call's reads
+/// `Error: <message>`.
+pub(crate) fn observed_results(messages: &Messages) -> impl Iterator<Item = String> + '_ {
+    messages
+        .iter()
+        .filter(|message| message.role() == Role::User && is_react_trace(message))
+        .map(|message| {
+            let text = message.text();
+            text.strip_prefix(OBSERVATION_PREFIX)
+                .map_or_else(|| text.clone(), str::to_owned)
+        })
 }
 
 /// One observation message per execution, in order.

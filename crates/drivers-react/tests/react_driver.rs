@@ -13,45 +13,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-#[tokio::test]
-async fn a_change_still_claimed_after_its_question_is_no_answer() {
-    // The 1.5B model on development task d22 at b55f332: `VERSION` edited, the edits of
-    // `about.txt` failed, and the answer said both had been changed, again after its question.
-    let claim = "The version in both VERSION and greeting.txt has been changed to Rust.";
-    let model = ScriptedModel::new([
-        reply(ReActDecision::call_tool(
-            "Edit it.",
-            "edit_file",
-            json!({"path": "notes.txt", "old": "World", "new": "Rust"}),
-        )),
-        read("greeting.txt"),
-        answer(claim),
-        answer(claim),
-        InferenceResponse::text("notes.txt now says Rust; greeting.txt was not changed."),
-    ]);
-    let done = file_agent(&model, 8)
-        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
-        .execute(
-            AgentState::new()
-                .with_user_message("Replace World with Rust in notes.txt and greeting.txt."),
-        )
-        .await
-        .unwrap();
-
-    assert_eq!(model.requests().len(), 5);
-    assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
-        Some("notes.txt now says Rust; greeting.txt was not changed.")
-    );
-    assert!(
-        done.messages()
-            .iter()
-            .all(|m| !m.text().contains("has been changed")),
-        "the false claim is nowhere in the conversation"
-    );
-}
-
 #[derive(Deserialize, JsonSchema)]
 struct Pair {
     /// First addend.
@@ -516,6 +477,14 @@ fn separated_agent(driver: ReActDriver, tools: Tools, steps: usize) -> Agent {
         .with_criterion(StepsLimit::new(steps))
 }
 
+/// `agent` stopping on the first error and synthesizing the answer then (the CLI's
+/// defaults), for the answers asked for on a stop.
+fn stopping(agent: Agent) -> Agent {
+    agent
+        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
+        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+}
+
 fn read(path: &str) -> InferenceResponse {
     reply(ReActDecision::call_tool(
         "Read it.",
@@ -640,6 +609,43 @@ async fn a_file_said_changed_after_only_a_read_of_it_is_asked_about_then_changed
 struct PatternArg {
     /// The words to look for.
     pattern: String,
+}
+
+#[tokio::test]
+async fn a_change_still_claimed_after_its_question_is_no_answer() {
+    // The 1.5B model on development task d22 at b55f332: `VERSION` edited, the edits of
+    // `about.txt` failed, and the answer said both had been changed, again after its question.
+    let claim = "The version in both VERSION and greeting.txt has been changed to Rust.";
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "Edit it.",
+            "edit_file",
+            json!({"path": "notes.txt", "old": "World", "new": "Rust"}),
+        )),
+        read("greeting.txt"),
+        answer(claim),
+        answer(claim),
+        InferenceResponse::text("notes.txt now says Rust; greeting.txt was not changed."),
+    ]);
+    let done = stopping(file_agent(&model, 8))
+        .execute(
+            AgentState::new()
+                .with_user_message("Replace World with Rust in notes.txt and greeting.txt."),
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(model.requests().len(), 5);
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("notes.txt now says Rust; greeting.txt was not changed.")
+    );
+    assert!(
+        done.messages()
+            .iter()
+            .all(|m| !m.text().contains("has been changed")),
+        "the false claim is nowhere in the conversation"
+    );
 }
 
 #[tokio::test]
@@ -1002,9 +1008,7 @@ async fn a_plan_written_as_the_answer_on_stop_is_no_answer() {
         InferenceResponse::text(stop_plan),
         InferenceResponse::text(stop_plan),
     ]);
-    let done = file_agent(&model, 4)
-        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+    let done = stopping(file_agent(&model, 4))
         .execute(AgentState::new().with_user_message("What does greeting.txt say?"))
         .await
         .unwrap();
@@ -1053,9 +1057,7 @@ async fn a_count_the_listing_contradicts_given_again_is_no_answer_nor_on_stop() 
         InferenceResponse::text(wrong),
         InferenceResponse::text("There are 3 Markdown files: faq.md, intro.md and setup.md."),
     ]);
-    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
-        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+    let done = stopping(separated_agent(ReActDriver::new(model.clone()), tools, 6))
         .execute(
             AgentState::new()
                 .with_user_message("How many Markdown (.md) files are in the docs folder?"),
@@ -1097,9 +1099,7 @@ async fn a_tool_error_copied_as_the_answer_on_stop_is_no_answer() {
         InferenceResponse::text(format!("Observation: Error: {error}")),
         InferenceResponse::text("The edit failed: greeting.txt does not hold that text."),
     ]);
-    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
-        .with_error_policy(agents_core::ErrorPolicy::stop_on_any_error())
-        .with_answer_on_stop(agents_core::AnswerOnStop::Synthesize)
+    let done = stopping(separated_agent(ReActDriver::new(model.clone()), tools, 6))
         .execute(AgentState::new().with_user_message("Replace World with Rust in greeting.txt."))
         .await
         .unwrap();

@@ -20,9 +20,9 @@
 
 use std::borrow::Cow;
 
-use messages::{Messages, Role};
+use messages::Messages;
 
-use crate::latest_results::{text_of, TOOL_ERROR_PREFIX};
+use crate::latest_results::{text_of, worked_result_texts};
 use crate::word_set::{contains_word, WordSet};
 
 /// A listing line that contradicts an answer: what the answer says, and the line it
@@ -149,11 +149,7 @@ pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, reply: &str) -> bo
     if !may_contradict_a_listing(reply) {
         return false;
     }
-    let results: Vec<Cow<'_, str>> = input
-        .iter()
-        .filter(|message| message.role() == Role::Tool)
-        .map(text_of)
-        .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
+    let results: Vec<Cow<'_, str>> = worked_result_texts(input.iter())
         .chain(input.iter().last().map(text_of))
         .collect();
     contradicted_listing(reply, results.iter().map(|result| &**result)).is_some()

@@ -41,6 +41,18 @@ pub(crate) fn text_of(message: &Message) -> Cow<'_, str> {
     }
 }
 
+/// The texts of the tool results among `messages` that worked (not errors), in their order:
+/// what the answer checks compare an answer with (`execution_messages` for the running
+/// execution's, newest first).
+pub(crate) fn worked_result_texts<'m>(
+    messages: impl Iterator<Item = &'m Message>,
+) -> impl Iterator<Item = Cow<'m, str>> {
+    messages
+        .filter(|message| message.role() == Role::Tool)
+        .map(text_of)
+        .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
+}
+
 /// Whether `execution` (an execution's messages, in any order) holds a tool result and each
 /// of them is an error (`failed`) or none is (`!failed`).
 pub(crate) fn every_result<'m>(execution: impl Iterator<Item = &'m Message>, failed: bool) -> bool {

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
-use messages::{Message, Messages, Role};
+use messages::{Message, Messages};
 
 use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
 use crate::backticks::{in_backticks, in_backticks_and};
@@ -61,7 +61,7 @@ use crate::failed_calls::{
 };
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
-use crate::latest_results::{execution_messages, request, text_of, TOOL_ERROR_PREFIX};
+use crate::latest_results::{execution_messages, request, text_of, worked_result_texts};
 use crate::misquoted_result::{misquotes_a_result, MISQUOTED_RESULT_NUDGE};
 use crate::narration::{narrates_without_results, ResultWords, NARRATION_NUDGE};
 use crate::plan_reply::{
@@ -926,11 +926,8 @@ impl Nudges {
         if !may_contradict_a_listing(content) {
             return None;
         }
-        let results: Vec<Cow<'_, str>> = execution_messages(&self.conversation)
-            .filter(|message| message.role() == Role::Tool)
-            .map(text_of)
-            .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
-            .collect();
+        let results: Vec<Cow<'_, str>> =
+            worked_result_texts(execution_messages(&self.conversation)).collect();
         contradicted_listing(content, results.iter().map(|result| &**result))
     }
 
@@ -941,11 +938,8 @@ impl Nudges {
             return None;
         }
         let request = text_of(request(&self.conversation)?);
-        let results: Vec<Cow<'_, str>> = execution_messages(&self.conversation)
-            .filter(|message| message.role() == Role::Tool)
-            .map(text_of)
-            .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
-            .collect();
+        let results: Vec<Cow<'_, str>> =
+            worked_result_texts(execution_messages(&self.conversation)).collect();
         self.borrowed = borrowed_value(content, &request, results.iter().map(|result| &**result));
         self.borrowed.is_some().then_some(Nudge::BorrowedValue)
     }

@@ -15,10 +15,10 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use messages::{Messages, Role};
+use messages::Messages;
 
 use crate::backticks::in_backticks;
-use crate::latest_results::{execution_messages, request, text_of, TOOL_ERROR_PREFIX};
+use crate::latest_results::{execution_messages, request, text_of, worked_result_texts};
 use crate::word_set::WordSet;
 use crate::wrong_arithmetic::numbers_without_expression;
 
@@ -61,11 +61,8 @@ pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Opti
         return None;
     }
     let request = text_of(request(conversation)?);
-    let results: Vec<Cow<'_, str>> = execution_messages(conversation)
-        .filter(|message| message.role() == Role::Tool)
-        .map(text_of)
-        .filter(|result| !result.starts_with(TOOL_ERROR_PREFIX))
-        .collect();
+    let results: Vec<Cow<'_, str>> =
+        worked_result_texts(execution_messages(conversation)).collect();
     uncalculated_numbers(answer, &request, results.iter().map(|result| &**result))
 }
 
