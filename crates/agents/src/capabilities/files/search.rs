@@ -13,13 +13,14 @@ use serde_json::Value;
 
 use globset::{GlobBuilder, GlobMatcher};
 use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
 
-use super::read::MAX_FILE_BYTES;
+use super::read::{whole_numbered, MAX_FILE_BYTES};
 use super::sandbox::RelativePath;
 use super::walk::walk_files;
 use super::{
-    as_text, blocking, entry_names, open_dir, open_file, parse_arguments, read_at_most, relative,
-    too_large, Access, Sandbox,
+    as_text, blocking, entry_names, is_sandbox_errno, open_dir, open_file, parse_arguments,
+    read_at_most, relative, too_large, Access, Sandbox,
 };
 
 /// Matches shown at most.
@@ -61,7 +62,10 @@ const MAX_SHOWN_LINE_CHARS: usize = 200;
 /// files: the lines that contain it, as `path:line: text`, from text files of at most
 /// `MAX_SEARCHED_FILE_BYTES`, `MAX_SEARCHED_BYTES` read in all, at most `MAX_MATCHES` lines.
 /// So is the longest word of a glob that matches no file name (`parse_config.*.rs` looks up
-/// `parse_config`), when it has one of six characters or more besides the extension.
+/// `parse_config`), when it has one of six characters or more besides the extension. A
+/// pattern that is the whole name of the one file found (`team.md`), a text file of at most
+/// 2 KiB, shows that file's lines too, as `read_file` would: a model that looks a file up
+/// by its name wants what it holds.
 #[derive(Clone, Debug)]
 pub struct SearchFilesTool {
     sandbox: Sandbox,
@@ -135,8 +139,7 @@ impl Tool for SearchFilesTool {
         blocking(move || {
             let base = relative(&sandbox, args.path.as_deref().unwrap_or("."))?;
             let shown = sandbox.shown(&base);
-            let cancelled =
-                || ToolError::failed(format!("the search for `{pattern}` was cancelled"));
+            let cancelled = || stop.is_cancelled();
             if args.path.is_some() {
                 match open_if_file(&sandbox, &base) {
                     Ok(Some(file)) => {
@@ -145,47 +148,154 @@ impl Tool for SearchFilesTool {
                     Ok(None) => {}
                     Err(error) => {
                         let files = files_named_after(&sandbox, &base);
-                        if files.is_empty() {
-                            return Err(error);
+                        if !files.is_empty() {
+                            return Ok(ToolOutput::text(lines_of_files_named_after(
+                                &sandbox, &shown, &files, &pattern,
+                            )));
                         }
-                        return Ok(ToolOutput::text(lines_of_files_named_after(
-                            &sandbox, &shown, &files, &pattern,
-                        )));
+                        // A folder that is not there: the matches in the nearest one above
+                        // it, when there are some.
+                        return match search_above(&sandbox, &base, &matcher, &pattern, &cancelled) {
+                            Some(text) => Ok(ToolOutput::text(format!(
+                                "(no file or directory is named `{shown}`; {text}"
+                            ))),
+                            None => Err(error),
+                        };
                     }
                 }
             }
-            let dir = open_dir(&sandbox, &base, &shown, "search")?;
-            let Some((found, complete)) = walk(dir, &matcher, &|| stop.is_cancelled()) else {
-                return Err(cancelled());
-            };
-            if found.is_empty() {
-                if let Matcher::Contains(needle) = &matcher {
-                    let dir = open_dir(&sandbox, &base, &shown, "search")?;
-                    let Some((lines, complete)) = lines_below(dir, needle, &|| stop.is_cancelled())
-                    else {
-                        return Err(cancelled());
-                    };
-                    return Ok(ToolOutput::text(lines_report(&pattern, lines, complete)));
-                }
-                if let Some(word) = word_of_glob(&pattern) {
-                    let dir = open_dir(&sandbox, &base, &shown, "search")?;
-                    let needle = word.to_lowercase();
-                    let Some((lines, complete)) =
-                        lines_below(dir, &needle, &|| stop.is_cancelled())
-                    else {
-                        return Err(cancelled());
-                    };
-                    if !lines.is_empty() {
-                        return Ok(ToolOutput::text(glob_lines_report(
-                            &pattern, word, lines, complete,
-                        )));
-                    }
-                }
-            }
-            Ok(ToolOutput::text(report(&pattern, found, complete)))
+            search_folder(&sandbox, &base, &matcher, &pattern, &cancelled)
+                .map(|(text, _)| ToolOutput::text(text))
         })
         .await
     }
+}
+
+/// What a search below the nearest folder above `missing` (a path without an extension that
+/// is not there) that exists finds ([`search_folder`]), after a note that names that folder, when it finds
+/// something: small models guess a folder (`search_files` of `server.toml` in `config`, where
+/// the file is at the top: the 1.5B model answered that `server.toml` does not exist, in a
+/// probe of issue 36's task kinds, 2026-12-07). `None` when nothing is found there (the
+/// error stands) or the search was cancelled.
+fn search_above(
+    sandbox: &Sandbox,
+    missing: &RelativePath,
+    matcher: &Matcher,
+    pattern: &str,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<String> {
+    // A missing file is not looked for elsewhere: lines of other files would answer for it.
+    // Nor is a path that is there but refused (a symlink out of the workspace).
+    if missing.file_name()?.contains('.') {
+        return None;
+    }
+    match sandbox.open(missing, Access::Directory) {
+        Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
+        _ => return None,
+    }
+    let mut folder = missing.parent()?;
+    while open_dir(sandbox, &folder, &sandbox.shown(&folder), "search").is_err() {
+        folder = folder.parent()?;
+    }
+    let (text, found) = search_folder(sandbox, &folder, matcher, pattern, cancelled).ok()?;
+    if !found {
+        return None;
+    }
+    let place = if folder.is_root() {
+        "the workspace's top folder".to_owned()
+    } else {
+        format!("`{}`", sandbox.shown(&folder))
+    };
+    Some(format!("searched {place} instead)\n{text}"))
+}
+
+/// The tool's text for a search below the folder `base`, and whether it found anything: the
+/// files whose names match ([`found_report`]); when none does, the lines that hold a plain
+/// pattern, or the longest word of a glob ([`word_of_glob`]).
+fn search_folder(
+    sandbox: &Sandbox,
+    base: &RelativePath,
+    matcher: &Matcher,
+    pattern: &str,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<(String, bool), ToolError> {
+    let shown = sandbox.shown(base);
+    let stopped = || ToolError::failed(format!("the search for `{pattern}` was cancelled"));
+    let dir = open_dir(sandbox, base, &shown, "search")?;
+    let (found, complete) = walk(dir, matcher, cancelled).ok_or_else(stopped)?;
+    if found.is_empty() {
+        if let Matcher::Contains(needle) = matcher {
+            let dir = open_dir(sandbox, base, &shown, "search")?;
+            let (lines, complete) = lines_below(dir, needle, cancelled).ok_or_else(stopped)?;
+            let any = !lines.is_empty();
+            return Ok((lines_report(pattern, lines, complete), any));
+        }
+        if let Some(word) = word_of_glob(pattern) {
+            let dir = open_dir(sandbox, base, &shown, "search")?;
+            let needle = word.to_lowercase();
+            let (lines, complete) = lines_below(dir, &needle, cancelled).ok_or_else(stopped)?;
+            if !lines.is_empty() {
+                return Ok((glob_lines_report(pattern, word, lines, complete), true));
+            }
+        }
+        return Ok((report(pattern, found, complete), false));
+    }
+    let text = found_report(sandbox, &shown, matcher, pattern, found, complete);
+    Ok((text, true))
+}
+
+/// The tool's text for the files `found` below `shown` ([`report`]), with the lines of the
+/// one file found when the pattern is its whole name ([`lines_of_file_named`]).
+fn found_report(
+    sandbox: &Sandbox,
+    shown: &str,
+    matcher: &Matcher,
+    pattern: &str,
+    found: Vec<String>,
+    complete: bool,
+) -> String {
+    let whole = match (matcher, found.as_slice()) {
+        (Matcher::Contains(needle), [only]) if complete => {
+            lines_of_file_named(sandbox, shown, only, needle)
+        }
+        _ => None,
+    };
+    let mut text = report(pattern, found, complete);
+    if let Some(lines) = whole {
+        text.push('\n');
+        text.push_str(&lines);
+    }
+    text
+}
+
+/// The most bytes of a file a search by its name shows whole (see [`lines_of_file_named`]).
+const MAX_SHOWN_WHOLE_BYTES: u64 = 2048;
+
+/// The lines of `found` (the one file a search below `shown` found, its path relative to
+/// there), as `read_file` shows them, when its name is the pattern `name` (lower case) and it
+/// is a small text file (at most [`MAX_SHOWN_WHOLE_BYTES`]). A model that searches for a
+/// file by its whole name wants what it holds: asked for the support desk's address in
+/// `team.md`, the 1.5B model searched `team.md`, was shown the name, and answered with an
+/// address it made up (a probe of issue 36's task kinds, 2026-12-07). `None` otherwise.
+fn lines_of_file_named(sandbox: &Sandbox, shown: &str, found: &str, name: &str) -> Option<String> {
+    let file_name = found.rsplit('/').next()?;
+    if file_name.to_lowercase() != name {
+        return None;
+    }
+    let path = if shown == "." {
+        found.to_owned()
+    } else {
+        format!("{shown}/{found}")
+    };
+    let relative = sandbox.relative(&path).ok()?;
+    let (file, size) = open_if_file(sandbox, &relative).ok()??;
+    if size > MAX_SHOWN_WHOLE_BYTES {
+        return None;
+    }
+    let bytes = read_at_most(&file, MAX_SHOWN_WHOLE_BYTES, &path).ok()?;
+    let text = as_text(&bytes)?;
+    let lines = whole_numbered(&text, MAX_SHOWN_WHOLE_BYTES as usize)?;
+    Some(format!("`{path}` holds, as read_file shows it:\n{lines}"))
 }
 
 /// The most files [`files_named_after`] returns.
@@ -673,6 +783,76 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_search_for_a_small_file_by_its_whole_name_shows_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(
+            dir.path().join("docs/team.md"),
+            "# Team\nSupport desk: help@acme.io\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("big.md"), "line\n".repeat(1000)).unwrap();
+        std::fs::write(dir.path().join("teams.txt"), "x\n").unwrap();
+        let lines =
+            "`docs/team.md` holds, as read_file shows it:\n     1\t# Team\n     2\tSupport \
+                     desk: help@acme.io";
+        assert_eq!(
+            search(&dir, json!({"pattern": "TEAM.md", "path": "."}))
+                .await
+                .unwrap(),
+            format!("1 file matches `TEAM.md`:\ndocs/team.md\n{lines}")
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "team.md", "path": "docs"}))
+                .await
+                .unwrap(),
+            format!("1 file matches `team.md`:\nteam.md\n{lines}")
+        );
+        // part of a name, a glob, several files, or a file too large to show whole: names only
+        for (pattern, shown) in [
+            ("team", "2 files match `team`:\ndocs/team.md\nteams.txt"),
+            ("*.txt", "1 file matches `*.txt`:\nteams.txt"),
+            ("big.md", "1 file matches `big.md`:\nbig.md"),
+        ] {
+            assert_eq!(
+                search(&dir, json!({"pattern": pattern})).await.unwrap(),
+                shown
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_folder_that_is_not_there_is_searched_from_the_nearest_one_above() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("server.toml"), "timeout_seconds = 45\n").unwrap();
+        std::fs::write(dir.path().join("src/main.py"), "print(1)\n").unwrap();
+        assert_eq!(
+            search(&dir, json!({"pattern": "server.toml", "path": "config"}))
+                .await
+                .unwrap(),
+            "(no file or directory is named `config`; searched the workspace's top folder \
+             instead)\n1 file matches `server.toml`:\nserver.toml\n`server.toml` holds, as \
+             read_file shows it:\n     1\ttimeout_seconds = 45"
+        );
+        assert_eq!(
+            search(&dir, json!({"pattern": "*.py", "path": "src/app/deep"}))
+                .await
+                .unwrap(),
+            "(no file or directory is named `src/app/deep`; searched `src` instead)\n1 file \
+             matches `*.py`:\nmain.py"
+        );
+        // nothing matches above either: the error stands
+        let error = search(&dir, json!({"pattern": "*.rs", "path": "config"}))
+            .await
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("cannot search `config`"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
     async fn plain_words_match_part_of_a_name_case_insensitively() {
         let dir = tree();
         assert_eq!(
@@ -891,8 +1071,19 @@ mod tests {
              `etc/app.`: `etc/app.ini`)\n\
              (no line of `etc/app.ini` contains `port`; read_file shows the whole file)"
         );
-        // no file begins with the name: the error, with its hint
-        let missing = search(&dir, json!({"pattern": "port", "path": "settings"}))
+        // no file begins with the name: the top folder is searched instead, and when it
+        // holds nothing either, the error, with its hint
+        let above = search(&dir, json!({"pattern": "port", "path": "settings"}))
+            .await
+            .unwrap();
+        assert!(
+            above.starts_with(
+                "(no file or directory is named `settings`; searched the workspace's top \
+                 folder instead)\nNo file names contain `port`. Lines that contain it:\n"
+            ) && above.contains("config.dev.yaml:1: port: 8080"),
+            "{above}"
+        );
+        let missing = search(&dir, json!({"pattern": "timeout", "path": "settings"}))
             .await
             .unwrap_err();
         assert!(
