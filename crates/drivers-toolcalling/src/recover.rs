@@ -1018,6 +1018,28 @@ fn ends_after_value(text: &str) -> bool {
         || trimmed.ends_with("null")
 }
 
+/// `content` with its `<tool_response>` tags written as `<tool_call>` tags, when the reply is
+/// one `<tool_response>` block and nothing else, and its inside is one JSON call (or a list of
+/// calls) in an accepted shape: Qwen models mix the two tags up. Tried on new tasks of the
+/// eval's kinds (issue 36, 2026-12-07), the 1.5B model, having read `old.txt`, replied
+/// `<tool_response>\n{"name": "read_file", "arguments": {"path": "new.txt"}}\n</tool_response>`
+/// three times; taken for a call among other text, it never ran, and the answer made up what
+/// `new.txt` holds. A block that holds anything but a call (a result the model wrote itself)
+/// is left as it is: that is forged evidence.
+pub(crate) fn tool_response_as_call_tags(content: &str) -> Option<String> {
+    let inside = content
+        .trim()
+        .strip_prefix("<tool_response>")?
+        .strip_suffix("</tool_response>")?
+        .trim();
+    if inside.contains('<') {
+        return None;
+    }
+    let value: Value = serde_json::from_str(inside).ok()?;
+    call_shapes(&value)?;
+    Some(format!("<tool_call>\n{inside}\n</tool_call>"))
+}
+
 /// The `(name, arguments)` pairs described by `value` when it is a call or a list of calls
 /// in one of the accepted shapes, without checking them against any tools.
 pub(crate) fn call_shapes(value: &Value) -> Option<Vec<(String, Value)>> {
@@ -1096,6 +1118,29 @@ mod tests {
 
     fn tools() -> Tools {
         Tools::new().with(weather_tool()).with(echo_tool())
+    }
+
+    #[test]
+    fn a_call_alone_in_tool_response_tags_is_written_in_tool_call_tags() {
+        let call = r#"{"name": "read_file", "arguments": {"path": "new.txt"}}"#;
+        assert_eq!(
+            tool_response_as_call_tags(&format!("<tool_response>\n{call}\n</tool_response>\n")),
+            Some(format!("<tool_call>\n{call}\n</tool_call>"))
+        );
+        for not_a_call in [
+            "<tool_response>\nport = 9000\n</tool_response>".to_owned(),
+            "<tool_response>\n{\"port\": 9000}\n</tool_response>".to_owned(),
+            format!("Here: <tool_response>{call}</tool_response>"),
+            format!("<tool_response>{call}</tool_response> and then the answer"),
+            format!("<tool_response><tool_call>{call}</tool_call></tool_response>"),
+            call.to_owned(),
+        ] {
+            assert_eq!(
+                tool_response_as_call_tags(&not_a_call),
+                None,
+                "{not_a_call}"
+            );
+        }
     }
 
     fn recovered(text: &str) -> Option<Vec<(String, String, Value)>> {

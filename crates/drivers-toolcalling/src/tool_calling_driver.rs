@@ -25,7 +25,9 @@ use crate::misquoted_result::misquotes_a_result_of;
 use crate::plan_reply::plan_on_stop;
 use crate::plan_steps::step_done_note;
 use crate::predicted_answer::predicted_on_stop;
-use crate::recover::{cut_inside_a_call, is_tool_call_text, repeats_itself};
+use crate::recover::{
+    cut_inside_a_call, is_tool_call_text, repeats_itself, tool_response_as_call_tags,
+};
 use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
 use crate::step_messages::format_step_messages;
@@ -313,7 +315,15 @@ impl ToolCallingDriver {
                 tool_calls: response.tool_calls().len(),
                 latency,
             });
-            Ok(response)
+            // With recovery on, a call in `<tool_response>` tags, alone, is read as one in
+            // `<tool_call>` tags.
+            let normalized = (self.content_tool_call_recovery && response.tool_calls().is_empty())
+                .then(|| tool_response_as_call_tags(response.content()))
+                .flatten();
+            Ok(match normalized {
+                Some(content) => response.with_content(content),
+                None => response,
+            })
         }
     }
 

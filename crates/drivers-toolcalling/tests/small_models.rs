@@ -217,6 +217,41 @@ async fn recovery_is_on_by_default_and_the_call_runs() {
     );
 }
 
+/// Tried on new tasks of the eval's kinds (issue 36, 2026-12-07): the 1.5B model wrote its
+/// call between `<tool_response>` tags three times, alone; taken for a call among other text,
+/// it never ran. Alone in those tags, a call runs as in `<tool_call>` tags; a result the model
+/// wrote there itself is still no call (the forged-evidence check withholds it).
+#[tokio::test]
+async fn a_call_alone_in_tool_response_tags_runs_and_a_result_written_there_does_not() {
+    let tagged = format!("<tool_response>\n{PARIS_CALL}\n</tool_response>");
+    let (done, _) = run(vec![text(&tagged), text("Sunny in Paris.")]).await;
+    assert_eq!(answer(&done).as_deref(), Some("Sunny in Paris."));
+    let first = done.steps().next().unwrap();
+    assert_eq!(
+        first.tool_executions().iter().next().unwrap().result_text(),
+        "Sunny in Paris"
+    );
+    // A call beside other text in those tags, or a result: not run.
+    for reply in [
+        format!("I'll check. <tool_response>\n{PARIS_CALL}\n</tool_response>"),
+        "<tool_response>\nSunny in Paris\n</tool_response>".to_owned(),
+    ] {
+        let (done, _) = run(vec![
+            text(&reply),
+            text("It is sunny."),
+            text("It is sunny."),
+        ])
+        .await;
+        assert!(
+            done.steps().all(|step| step
+                .tool_executions()
+                .iter()
+                .all(|e| e.result_text() != "Sunny in Paris")),
+            "{reply}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn shown_as_written_the_model_sees_its_own_call_and_the_state_keeps_a_native_one() {
     let read_call = r#"{"name": "read_file", "arguments": {"path": "notes.md"}}"#;
