@@ -10,10 +10,11 @@
 //! `config.dev.yaml`?", d26). (A request that names no file may need no tool: "What is the
 //! capital of France?" is rightly answered after a search that failed.)
 
-use messages::{Messages, Role};
+use messages::{Message, Messages, Role};
 
 use crate::backticks::in_backticks;
 use crate::latest_results::{every_result, execution_messages, text_of};
+use crate::unread_file::named_files;
 use crate::word_set::WordSet;
 
 /// Words of a reply that speaks of a failure or of something missing ("does not exist",
@@ -105,6 +106,100 @@ pub(crate) fn errors_suggest_a_requested_file(conversation: &Messages, request: 
                     .any(|part| words.contains(&part))
             })
         })
+}
+
+/// The files `request` names that an error of the running execution in `conversation` shows
+/// are there, as the error gives their paths (in order, each once): a "did you mean" that
+/// names one, or what a folder holds ("the workspace's top folder holds `jan.txt`"). Asked
+/// for the visits in `jan.txt` and `feb.txt`, the 1.5B model searched a folder `workspace`,
+/// was told "the workspace's top folder holds `feb.txt`, `jan.txt`", and answered that the
+/// top folder does not hold them (a probe of issue 36's task kinds, 2026-12-07); asked for
+/// the timeout in `server.toml`, it searched `config` and answered that the file does not
+/// exist. Such a reply gives up on a file the error says is there.
+pub(crate) fn requested_files_shown(conversation: &Messages, request: &str) -> Vec<String> {
+    let named: Vec<String> = named_files(request).map(str::to_lowercase).collect();
+    if named.is_empty() {
+        return Vec::new();
+    }
+    let mut shown: Vec<String> = Vec::new();
+    let mut errors: Vec<&Message> = execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .collect();
+    // execution_messages reads from the latest back
+    errors.reverse();
+    for message in errors {
+        let text = text_of(message);
+        for path in suggestions(&text)
+            .map(str::to_owned)
+            .chain(held_paths(&text))
+        {
+            let lower = path.to_lowercase();
+            let requested = named.iter().any(|file| {
+                lower == *file
+                    || lower
+                        .strip_suffix(file.as_str())
+                        .is_some_and(|folder| folder.ends_with('/'))
+            });
+            if requested && !shown.contains(&path) {
+                shown.push(path);
+            }
+        }
+    }
+    shown
+}
+
+/// What the model is told after a reply that gives up on the files in `shown` (see
+/// [`requested_files_shown`]): with `read_file` among the tools, to call it with each path (a
+/// tool and a path, not a call's JSON: a call copied from a message the model was sent is
+/// never run).
+pub(crate) fn shown_files_nudge(shown: &[String], read_file: bool) -> String {
+    let (files, are, them) = match shown {
+        [_] => ("file", "is", "it"),
+        _ => ("files", "are", "them"),
+    };
+    let head = format!(
+        "Your last reply says this could not be done, but an error above shows that the {files} \
+         {} {are} in the workspace.",
+        in_backticks(shown, ", ")
+    );
+    if !read_file {
+        return format!("{head} Call the tool again with the path the error shows, then answer.");
+    }
+    let paths: Vec<String> = shown.iter().map(|path| format!("`{path}`")).collect();
+    format!(
+        "{head} Read {them} now: call `read_file` with the path {}, then answer from what {} \
+         hold{}.",
+        paths.join(", then with the path "),
+        if shown.len() == 1 { "it" } else { "they" },
+        if shown.len() == 1 { "s" } else { "" },
+    )
+}
+
+/// The paths of what an error says a folder holds: "the workspace's top folder holds
+/// `a.txt`, `docs/` and 3 more" gives `a.txt` and `docs/`; "`docs` holds `guide.md`" gives
+/// `docs/guide.md`.
+fn held_paths(error: &str) -> impl Iterator<Item = String> + '_ {
+    let found = error.rsplit_once(" holds ").map(|(before, names)| {
+        let folder = before
+            .strip_suffix('`')
+            .and_then(|inside| inside.rsplit_once('`'))
+            .map(|(_, folder)| folder)
+            .filter(|folder| !folder.is_empty() && *folder != ".");
+        (folder, names)
+    });
+    found.into_iter().flat_map(|(folder, names)| {
+        names
+            .split(", ")
+            .filter_map(|name| {
+                let name = name.split(" and ").next()?.trim_end_matches(['.', ';']);
+                name.strip_prefix('`')?.strip_suffix('`')
+            })
+            .filter(|name| !name.is_empty())
+            .map(move |name| match folder {
+                Some(folder) => format!("{folder}/{name}"),
+                None => name.to_owned(),
+            })
+    })
 }
 
 /// The paths an error's "did you mean `x`, `y`?" names.
@@ -204,6 +299,48 @@ mod tests {
         ] {
             assert!(!ignores_the_failures(owned), "{owned}");
         }
+    }
+
+    #[test]
+    fn the_requested_files_an_error_shows_are_found_in_a_suggestion_or_a_folder_it_lists() {
+        let shown =
+            |results: &[&str], request: &str| requested_files_shown(&execution(results), request);
+        let top = "Error: cannot search `config`: no such file or directory; the workspace's \
+                   top folder holds `docs/`, `server.toml`";
+        assert_eq!(
+            shown(&[top], "How many seconds is the timeout in server.toml?"),
+            ["server.toml"]
+        );
+        let below = "Error: cannot read `guide.md`: no such file or directory; `docs` holds \
+                     `Guide.md`, `faq.md` and 3 more";
+        assert_eq!(
+            shown(&[below], "What does guide.md say?"),
+            ["docs/Guide.md"]
+        );
+        let meant = "Error: cannot read `data/a.txt`: no such file or directory; did you mean \
+                     `a.txt`?";
+        assert_eq!(shown(&[meant, meant], "What is in a.txt?"), ["a.txt"]);
+        // not a file the request names, or a request that names none
+        assert!(shown(&[top], "What does report.txt say?").is_empty());
+        assert!(shown(&[top], "What is the timeout?").is_empty());
+        // the earlier execution's error is not this one's
+        assert!(shown(&[], "What is in x?").is_empty());
+    }
+
+    #[test]
+    fn the_nudge_for_a_shown_file_names_its_paths() {
+        assert_eq!(
+            shown_files_nudge(&["server.toml".to_owned()], true),
+            "Your last reply says this could not be done, but an error above shows that the \
+             file `server.toml` is in the workspace. Read it now: call `read_file` with the path \
+             `server.toml`, then answer from what it holds."
+        );
+        assert_eq!(
+            shown_files_nudge(&["server.toml".to_owned()], false),
+            "Your last reply says this could not be done, but an error above shows that the \
+             file `server.toml` is in the workspace. Call the tool again with the path the error \
+             shows, then answer."
+        );
     }
 
     #[test]

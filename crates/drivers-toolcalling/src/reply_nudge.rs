@@ -58,6 +58,7 @@ use crate::disowned_tools::{
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::failed_calls::{
     errors_suggest_a_requested_file, every_call_failed, failed_calls_nudge, ignores_the_failures,
+    requested_files_shown, shown_files_nudge,
 };
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
@@ -138,6 +139,9 @@ pub(crate) enum Nudge {
     /// After every call of the execution failed, an answer that says nothing of a failure:
     /// call again as the errors say, or say what could not be done (issue 36).
     AnswerAfterFailures,
+    /// After every call of the execution failed, a reply that gives up on a file the
+    /// request names that an error shows is there: call again with its path (issue 36).
+    GaveUpOnShownFile,
     /// After every call of the execution succeeded, a reply that says the agent cannot use
     /// tools or reach files: answer from the results (issue 36).
     DisownedTools,
@@ -192,6 +196,7 @@ impl Nudge {
             Nudge::ForeignFile => "reply_after_foreign_file",
             Nudge::PredictedAnswer => "reply_after_predicted_answer",
             Nudge::AnswerAfterFailures => "reply_after_answer_after_failures",
+            Nudge::GaveUpOnShownFile => "reply_after_gave_up_on_shown_file",
             Nudge::DisownedTools => "reply_after_disowned_tools",
             Nudge::MisquotedResult => "reply_after_misquoted_result",
             Nudge::WrongArithmetic => "reply_after_wrong_arithmetic",
@@ -229,6 +234,9 @@ impl Nudge {
             }
             Nudge::AnswerAfterFailures => {
                 "the model answered as if a call had worked, after every call failed"
+            }
+            Nudge::GaveUpOnShownFile => {
+                "the model gave up on a file an error showed is in the workspace"
             }
             Nudge::DisownedTools => "the model said it cannot use the tools it has",
             Nudge::MisquotedResult => "the model quoted as a tool's output lines no result holds",
@@ -276,6 +284,7 @@ impl Nudge {
             Nudge::UnshownCalculation => 8_388_608,
             Nudge::ContradictedListing => 16_777_216,
             Nudge::BorrowedValue => 33_554_432,
+            Nudge::GaveUpOnShownFile => 67_108_864,
         }
     }
 
@@ -353,6 +362,9 @@ pub(crate) struct Nudges {
     /// The numbers no result shows that the last reply gave without a calculation: found
     /// when the reply was judged, named by its nudge.
     uncalculated: Option<Vec<String>>,
+    /// The requested files an error showed are there, when the last reply gave up on them:
+    /// found when the reply was judged, named by its nudge.
+    shown_files: Vec<String>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -386,6 +398,7 @@ impl Nudges {
             unseen: None,
             ambiguous: None,
             uncalculated: None,
+            shown_files: Vec::new(),
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -621,6 +634,7 @@ impl Nudges {
                     (!self.gave(Nudge::AnswerAfterFailures) && self.ignores_failed_calls(content))
                         .then_some(Nudge::AnswerAfterFailures)
                 })
+                .or_else(|| self.gives_up_on_a_shown_file(content))
                 .or_else(|| {
                     (disowns_the_tools(content)
                         && (every_call_succeeded(execution_messages(&self.conversation))
@@ -736,6 +750,10 @@ impl Nudges {
             }
             Nudge::PredictedAnswer => PREDICTED_ANSWER_NUDGE,
             Nudge::AnswerAfterFailures => return failed_calls_nudge(&self.conversation),
+            Nudge::GaveUpOnShownFile => {
+                let read_file = tools.get("read_file").is_some();
+                return shown_files_nudge(&self.shown_files, read_file);
+            }
             Nudge::DisownedTools => {
                 if every_call_succeeded(execution_messages(&self.conversation)) {
                     DISOWNED_TOOLS_NUDGE
@@ -898,6 +916,22 @@ impl Nudges {
         }
         self.ambiguous = ambiguous_value(content, &self.conversation);
         self.ambiguous.is_some().then_some(Nudge::AmbiguousValue)
+    }
+
+    /// `Nudge::GaveUpOnShownFile` when every call of the execution failed, `content` says
+    /// so (or asks), and an error showed that a file the request names is in the workspace
+    /// (see `failed_calls::requested_files_shown`), kept for the nudge; once per step. The
+    /// reply to it stands, whatever it says.
+    fn gives_up_on_a_shown_file(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::GaveUpOnShownFile)
+            || !every_call_failed(&self.conversation)
+            || ignores_the_failures(content)
+        {
+            return None;
+        }
+        let request = text_of(request(&self.conversation)?);
+        self.shown_files = requested_files_shown(&self.conversation, &request);
+        (!self.shown_files.is_empty()).then_some(Nudge::GaveUpOnShownFile)
     }
 
     /// `Nudge::UnseenTerm` when `content` names a file as holding what the request asks
@@ -1153,6 +1187,55 @@ mod tests {
         assert!(Nudges::for_step(true, &input)
             .next_for(copied, &tools)
             .is_some());
+    }
+
+    #[test]
+    fn giving_up_on_a_file_an_error_shows_is_there_is_asked_about_once_with_its_path() {
+        // A probe of issue 36's task kinds (2026-12-07): `search_files` in a folder that is
+        // not there, told what the top folder holds, and the answer that the files are not.
+        let failed = messages::ToolCall::new(
+            "call_1",
+            "search_files",
+            serde_json::json!({"pattern": "visits", "path": "workspace"}),
+        );
+        let input = |request: &str| {
+            Messages::new()
+                .appended(Message::user(request))
+                .appended(Message::assistant_tool_calls([failed.clone()]))
+                .appended(Message::tool_result_for(
+                    &failed,
+                    "Error: cannot search `workspace`: no such file or directory; the \
+                     workspace's top folder holds `feb.txt`, `jan.txt`",
+                ))
+        };
+        let asked = "jan.txt and feb.txt each hold a number of visits. How many visits in both \
+                     months together?";
+        let gave_up = "I apologize, but I cannot proceed with the search because the \
+                       workspace's top folder does not hold `feb.txt` or `jan.txt`.";
+        let mut nudges = Nudges::for_step(true, &input(asked));
+        assert_eq!(
+            nudges.next_for(gave_up, &tools()),
+            Some(Nudge::GaveUpOnShownFile)
+        );
+        assert_eq!(
+            nudges.message(Nudge::GaveUpOnShownFile, gave_up, &tools()),
+            "Your last reply says this could not be done, but an error above shows that the \
+             files `feb.txt`, `jan.txt` are in the workspace. Read them now: call `read_file` \
+             with the path `feb.txt`, then with the path `jan.txt`, then answer from what they \
+             hold."
+        );
+        // Once (the files no call named are asked about next, as before).
+        assert_ne!(
+            nudges.next_for(gave_up, &tools()),
+            Some(Nudge::GaveUpOnShownFile)
+        );
+        // A request that names none of the files the error shows: the failure stands.
+        let other = "What does report.txt say?";
+        assert_ne!(
+            Nudges::for_step(true, &input(other))
+                .next_for("The file report.txt does not exist.", &tools()),
+            Some(Nudge::GaveUpOnShownFile)
+        );
     }
 
     #[test]
@@ -2019,6 +2102,7 @@ mod tests {
             Nudge::ForeignFile,
             Nudge::PredictedAnswer,
             Nudge::AnswerAfterFailures,
+            Nudge::GaveUpOnShownFile,
             Nudge::DisownedTools,
             Nudge::MisquotedResult,
             Nudge::WrongArithmetic,

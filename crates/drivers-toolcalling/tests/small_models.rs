@@ -1898,12 +1898,16 @@ async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignor
     for (request, replies, saved, requests) in [
         // asked once; made up again: not an answer
         (SUM_REQUEST, vec![invented, again], None, 3),
-        // it says what failed: an answer
+        // it says what failed: an answer, once told that the errors show the files are
+        // there (given again, it stands)
         (
             SUM_REQUEST,
-            vec!["I could not read data/a.txt: it does not exist."],
+            vec![
+                "I could not read data/a.txt: it does not exist.",
+                "I could not read data/a.txt: it does not exist.",
+            ],
             Some("I could not read data/a.txt: it does not exist."),
-            2,
+            3,
         ),
         // no file named: a question that may need no tool
         (
@@ -1912,12 +1916,16 @@ async fn an_answer_after_failed_calls_is_asked_about_once_and_only_when_it_ignor
             Some("Paris."),
             2,
         ),
-        // told, it owns the failure: that answer is saved
+        // told, it owns the failure: that answer is saved once told the files are there
         (
             SUM_REQUEST,
-            vec![invented, "I could not read the files."],
+            vec![
+                invented,
+                "I could not read the files.",
+                "I could not read the files.",
+            ],
             Some("I could not read the files."),
-            3,
+            4,
         ),
     ] {
         let mut script = vec![InferenceResponse::with_tool_calls([
