@@ -78,6 +78,7 @@ use crate::setting_line::results_may_set;
 use crate::trust::{holds_a_call_in_prose, runs_as_calls};
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
+use crate::unseen_value::{files_not_read, unseen_values_in, unseen_values_nudge};
 use crate::unshown_calculation::{unshown_calculation, unshown_calculation_nudge};
 use crate::wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};
 
@@ -172,6 +173,9 @@ pub(crate) enum Nudge {
     /// After the tools ran, an answer to a request for arithmetic that gives a number no
     /// result shows and no calculation: write the calculation out (issue 36).
     UnshownCalculation,
+    /// After the tools ran, an answer that gives an email address or a number nothing in
+    /// view holds: give only values the results show (issue 36).
+    UnseenValue,
 }
 
 impl Nudge {
@@ -206,6 +210,7 @@ impl Nudge {
             Nudge::UnseenTerm => "reply_after_unseen_term",
             Nudge::AmbiguousValue => "reply_after_ambiguous_value",
             Nudge::UnshownCalculation => "reply_after_unshown_calculation",
+            Nudge::UnseenValue => "reply_after_unseen_value",
         }
     }
 
@@ -253,6 +258,7 @@ impl Nudge {
             Nudge::UnshownCalculation => {
                 "the model gave a computed number no result shows, without the calculation"
             }
+            Nudge::UnseenValue => "the model gave a value nothing it was shown holds",
         }
     }
 
@@ -285,6 +291,7 @@ impl Nudge {
             Nudge::ContradictedListing => 16_777_216,
             Nudge::BorrowedValue => 33_554_432,
             Nudge::GaveUpOnShownFile => 67_108_864,
+            Nudge::UnseenValue => 134_217_728,
         }
     }
 
@@ -292,7 +299,9 @@ impl Nudge {
     /// nudge. A repeated reply, a copied stop answer and a predicted answer are left out: each
     /// copy the model sees makes the next likelier (`repeated_reply`, `repeated_answer`,
     /// `predicted_answer`); so is a number given without its calculation (the nudge names
-    /// it): shown its reply, the 1.5B model gave it again word for word (d15, 2026-12-06).
+    /// it): shown its reply, the 1.5B model gave it again word for word (d15, 2026-12-06);
+    /// and so is a value nothing shows (the nudge names it; shown the reply, the same model
+    /// gave the made-up address again, in a probe of 2026-12-07).
     pub(crate) fn shows_reply(self) -> bool {
         !matches!(
             self,
@@ -300,6 +309,7 @@ impl Nudge {
                 | Nudge::CopiedStopAnswer
                 | Nudge::PredictedAnswer
                 | Nudge::UnshownCalculation
+                | Nudge::UnseenValue
         )
     }
 
@@ -365,6 +375,9 @@ pub(crate) struct Nudges {
     /// The requested files an error showed are there, when the last reply gave up on them:
     /// found when the reply was judged, named by its nudge.
     shown_files: Vec<String>,
+    /// The values nothing in view holds that the last reply gave: found when the reply was
+    /// judged, named by its nudge.
+    unseen_values: Vec<String>,
     /// What the model was sent: a call that repeats it is never asked about.
     conversation: Messages,
     /// The conversation's answers to earlier, different requests, looked up the first
@@ -399,6 +412,7 @@ impl Nudges {
             ambiguous: None,
             uncalculated: None,
             shown_files: Vec::new(),
+            unseen_values: Vec::new(),
             conversation: input.clone(),
             earlier_answers: EarlierAnswers::default(),
             previous: PreviousCalls::default(),
@@ -680,6 +694,7 @@ impl Nudges {
                     // the results; some are still missing).
                     predicted_answer(&self.conversation, content).then_some(Nudge::PredictedAnswer)
                 })
+                .or_else(|| self.gives_an_unseen_value(content))
                 // Last: arithmetic is judged once the files are read and the answer is no guess;
                 // a result given without its calculation is asked for it first.
                 .or_else(|| self.calculates_unseen(content))
@@ -753,6 +768,14 @@ impl Nudges {
             Nudge::GaveUpOnShownFile => {
                 let read_file = tools.get("read_file").is_some();
                 return shown_files_nudge(&self.shown_files, read_file);
+            }
+            Nudge::UnseenValue => {
+                let unread = if tools.get("read_file").is_some() {
+                    files_not_read(&self.conversation)
+                } else {
+                    Vec::new()
+                };
+                return unseen_values_nudge(&self.unseen_values, &unread);
             }
             Nudge::DisownedTools => {
                 if every_call_succeeded(execution_messages(&self.conversation)) {
@@ -932,6 +955,17 @@ impl Nudges {
         let request = text_of(request(&self.conversation)?);
         self.shown_files = requested_files_shown(&self.conversation, &request);
         (!self.shown_files.is_empty()).then_some(Nudge::GaveUpOnShownFile)
+    }
+
+    /// `Nudge::UnseenValue` when `content` gives an email address or a number nothing in
+    /// view holds (see `unseen_value`), kept for the nudge; once per step. The reply to it
+    /// stands, whatever it says.
+    fn gives_an_unseen_value(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::UnseenValue) {
+            return None;
+        }
+        self.unseen_values = unseen_values_in(content, &self.conversation)?;
+        Some(Nudge::UnseenValue)
     }
 
     /// `Nudge::UnseenTerm` when `content` names a file as holding what the request asks
@@ -1235,6 +1269,66 @@ mod tests {
             Nudges::for_step(true, &input(other))
                 .next_for("The file report.txt does not exist.", &tools()),
             Some(Nudge::GaveUpOnShownFile)
+        );
+    }
+
+    #[test]
+    fn a_value_nothing_shows_is_asked_about_once_naming_the_file_no_read_opened() {
+        // A probe of issue 36's task kinds (2026-12-07): a search that matched the file's
+        // name, then a made-up address.
+        let search = messages::ToolCall::new(
+            "call_1",
+            "search_files",
+            serde_json::json!({"pattern": "team.md", "path": "."}),
+        );
+        let request = "What is the email address of the support desk, according to team.md?";
+        let input = Messages::new()
+            .appended(Message::user(request))
+            .appended(Message::assistant_tool_calls([search.clone()]))
+            .appended(Message::tool_result_for(
+                &search,
+                "1 file matches `team.md`:\nteam.md",
+            ));
+        let made_up = "The email address of the support desk is support@example.com.";
+        let tools = named_tools(&["read_file", "search_files"]);
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(nudges.next_for(made_up, &tools), Some(Nudge::UnseenValue));
+        assert_eq!(
+            nudges.message(Nudge::UnseenValue, made_up, &tools),
+            "Your last reply gives `support@example.com`, which no tool result above shows. \
+             Read `team.md` now: call `read_file` with the path `team.md`, then answer from \
+             what it holds."
+        );
+        // Once: the reply to it stands.
+        assert_eq!(nudges.next_for(made_up, &tools), None);
+        // Without `read_file`, the model is told to answer from the results.
+        let mut without = Nudges::for_step(true, &input);
+        let searches = named_tools(&["search_files"]);
+        assert_eq!(
+            without.next_for(made_up, &searches),
+            Some(Nudge::UnseenValue)
+        );
+        assert!(without
+            .message(Nudge::UnseenValue, made_up, &searches)
+            .ends_with(
+                "Give only values the results show: if what was asked is not there, say so."
+            ));
+        // The address the file holds, once read, is no such value.
+        let read = messages::ToolCall::new(
+            "call_2",
+            "read_file",
+            serde_json::json!({"path": "team.md"}),
+        );
+        let after_read = input
+            .appended(Message::assistant_tool_calls([read.clone()]))
+            .appended(Message::tool_result_for(
+                &read,
+                "1\tSupport desk: help@acme.io",
+            ));
+        assert_eq!(
+            Nudges::for_step(true, &after_read)
+                .next_for("The support desk's address is help@acme.io.", &tools),
+            None
         );
     }
 
@@ -1857,15 +1951,16 @@ mod tests {
             nudges.message(Nudge::ChangeNotMade, reply, &tools()),
             NO_CHANGE_NUDGE
         );
-        // A call of a tool that may change something, or a question, gets no such nudge.
+        // A call of a tool that may change something, or a question, gets no such nudge
+        // (the port, which no result holds, is asked about as a value nothing shows).
         assert_eq!(
             step(true, request).next_for(reply, &tools()),
-            None,
+            Some(Nudge::UnseenValue),
             "after `edit_file` may have run"
         );
         assert_eq!(
             step(true, "Which port does config.ini set?").next_for(reply, &reads),
-            None
+            Some(Nudge::UnseenValue)
         );
     }
 
@@ -2112,6 +2207,7 @@ mod tests {
             Nudge::UnseenTerm,
             Nudge::AmbiguousValue,
             Nudge::UnshownCalculation,
+            Nudge::UnseenValue,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {

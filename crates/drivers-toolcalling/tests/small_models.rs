@@ -780,8 +780,8 @@ async fn a_plan_given_as_the_answer_on_stop_is_asked_again_from_the_results() {
 /// counts unless it is a repeat too (asked about a right repeat, the model gave a wrong one).
 #[tokio::test]
 async fn a_repeat_of_an_earlier_answer_to_another_request_gets_one_nudge() {
-    let paris = "It is sunny in Paris today, at 24 degrees.";
-    let rome = "It is raining in Rome today, at 18 degrees.";
+    let paris = "It is sunny in Paris today, with a light wind.";
+    let rome = "It is raining in Rome today, with a strong wind.";
     let rome_call = r#"{"name": "get_weather", "arguments": {"city": "Rome"}}"#;
     let model = ScriptedModel::new(vec![
         text(PARIS_CALL),
