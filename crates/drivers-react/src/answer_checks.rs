@@ -25,6 +25,8 @@
 //! An answer that gives another setting's value for something no result names is told the
 //! line, once (`drivers_toolcalling::borrowed_value`): asked for a database password that
 //! `settings.ini` does not hold, the same model answered with the `user` (d27).
+//! An answer that gives an email address or a number nothing in view holds is asked about
+//! once (`drivers_toolcalling::unseen_values`).
 //! Last, an answer to a request for arithmetic that gives a number no tool result shows,
 //! without its calculation ("The total is 890."), is asked for the calculation, once
 //! (`drivers_toolcalling::uncalculated_numbers`); and an answer whose own arithmetic is wrong
@@ -34,7 +36,7 @@ use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, copies_a_tool_error_of,
     files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by,
-    terms_no_result_holds, uncalculated_numbers, wrong_arithmetic,
+    terms_no_result_holds, uncalculated_numbers, unseen_values, wrong_arithmetic,
 };
 use messages::{Message, Messages, Role, ToolCall};
 
@@ -63,6 +65,7 @@ enum Question {
     UnseenTerms,
     Listing,
     Borrowed,
+    UnseenValues,
     Calculation,
     Arithmetic,
 }
@@ -197,6 +200,17 @@ impl<'s> AnswerChecks<'s> {
                 return Verdict::Ask(DecisionError::UnseenTerms { terms });
             }
         }
+        // A value nothing shows: an address or a number no result, request or earlier
+        // message holds (a probe of issue 36's task kinds, 2026-12-07).
+        if tools_ran {
+            let results = executions.iter().map(|execution| execution.result_text());
+            let sources: Vec<String> = results.chain(self.messages()).collect();
+            if let Some(values) = unseen_values(answer, &request, &sources) {
+                if self.first_time(Question::UnseenValues) {
+                    return Verdict::Ask(DecisionError::UnseenValues { values });
+                }
+            }
+        }
         // Not after the step told the model a value (its arithmetic corrected).
         if !self.asked.contains(&Question::Arithmetic) {
             if let Some(numbers) =
@@ -239,6 +253,17 @@ impl<'s> AnswerChecks<'s> {
         self.state
             .steps()
             .flat_map(|step| step.tool_executions().iter())
+            .collect()
+    }
+
+    /// The texts of the conversation's messages that are not ReAct trace (requests,
+    /// answers).
+    fn messages(&self) -> Vec<String> {
+        self.state
+            .messages_for_inference()
+            .iter()
+            .filter(|message| !is_react_trace(message))
+            .map(|message| message.text())
             .collect()
     }
 

@@ -158,6 +158,15 @@ pub enum DecisionError {
         /// The result's line that sets the value.
         line: String,
     },
+    /// A `final_answer` that gives values nothing the model was shown holds: an email address
+    /// or a number of two digits or more that no tool result, the request or an earlier
+    /// message holds (`drivers_toolcalling::unseen_values`): `support@example.com` after a
+    /// search that showed only a file's name. Asked about once per step.
+    #[error("your answer gives {}, which no tool result shows", in_backticks(.values, ", "))]
+    UnseenValues {
+        /// The values, as the answer wrote them (addresses lower-cased).
+        values: Vec<String>,
+    },
     /// A `final_answer` to a request for arithmetic that gives numbers no tool result shows,
     /// without the calculation (`drivers_toolcalling::uncalculated_numbers`): "The total is
     /// 890." Asked about once per step.
@@ -279,6 +288,11 @@ impl DecisionError {
             DecisionError::BorrowedValue { .. } => Cow::Borrowed(
                 "Give your final_answer from what the results say: if what was asked for is \
                  not there, say so.",
+            ),
+            DecisionError::UnseenValues { .. } => Cow::Borrowed(
+                "Give only values the results show: if the file that holds what was asked has \
+                 not been read, reply with a \"call_tool\" decision that reads it; if what was \
+                 asked is not there, say so in your final_answer.",
             ),
             DecisionError::UncalculatedNumbers { .. } => Cow::Borrowed(
                 "Write the calculation out in your final_answer with the numbers from the tool \

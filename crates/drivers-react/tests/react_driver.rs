@@ -799,6 +799,47 @@ async fn another_settings_value_given_for_a_missing_one_is_told_the_line_once() 
 }
 
 #[tokio::test]
+async fn a_value_no_result_shows_is_asked_about_once() {
+    // A probe of issue 36's task kinds (2026-12-07), with the tool-calling driver: a search
+    // that showed only the file's name, then a made-up address.
+    let tools =
+        Tools::new().with(FunctionTool::new(
+            "search_files",
+            "Finds files.",
+            |_p: PathArg| async move {
+                Ok::<_, String>("1 file matches `team.md`:\nteam.md".to_owned())
+            },
+        ));
+    let model = ScriptedModel::new([
+        reply(ReActDecision::call_tool(
+            "Find it.",
+            "search_files",
+            json!({"path": "team.md"}),
+        )),
+        answer("The support desk's address is support@example.com."),
+        answer("team.md does not show the support desk's address."),
+    ]);
+    let done = separated_agent(ReActDriver::new(model.clone()), tools, 6)
+        .execute(AgentState::new().with_user_message(
+            "What is the email address of the support desk, according to team.md?",
+        ))
+        .await
+        .unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains("your answer gives `support@example.com`, which no tool result shows"),
+        "{asked}"
+    );
+    assert_eq!(
+        done.final_response().map(|m| m.text()).as_deref(),
+        Some("team.md does not show the support desk's address.")
+    );
+}
+
+#[tokio::test]
 async fn an_answer_whose_arithmetic_is_wrong_is_told_the_value_once() {
     // Development task d15's kind: the 1.5B model shows a sum it got wrong.
     let model = ScriptedModel::new([
