@@ -4,7 +4,9 @@
 //! only in these cases (`docs/drivers.md` and `docs/security.md` say the same):
 //!
 //! 1. **The reply is only calls** (JSON, alone, in one code fence, or between `<tool_call>`
-//!    tags each at the start of a line): they run, whatever the tool.
+//!    tags each at the start of a line; one `<tool_response>` block holding only calls is read
+//!    as `<tool_call>` tags, `recover::tool_response_as_call_tags`): they run, whatever the
+//!    tool.
 //! 2. **Prose, then a block** (a code fence or a `<tool_call>` tag at the start of a line, or
 //!    JSON from the start of a line to the end of the reply) holding a call to a known tool:
 //!    it runs when the tool is read-only. A call to a tool
