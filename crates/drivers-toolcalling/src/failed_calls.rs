@@ -149,9 +149,10 @@ pub(crate) fn requested_files_shown(conversation: &Messages, request: &str) -> V
 }
 
 /// What the model is told after a reply that gives up on the files in `shown` (see
-/// [`requested_files_shown`]): with `read_file` among the tools, to call it with each path (a
-/// tool and a path, not a call's JSON: a call copied from a message the model was sent is
-/// never run).
+/// [`requested_files_shown`]): with `read_file` among the tools and a request that asks for
+/// no change, to call it with each path (a tool and a path, not a call's JSON: a call copied
+/// from a message the model was sent is never run); otherwise to call the tool again with
+/// the path the error shows.
 pub(crate) fn shown_files_nudge(shown: &[String], read_file: bool) -> String {
     let (files, are, them) = match shown {
         [_] => ("file", "is", "it"),

@@ -766,7 +766,9 @@ impl Nudges {
             Nudge::PredictedAnswer => PREDICTED_ANSWER_NUDGE,
             Nudge::AnswerAfterFailures => return failed_calls_nudge(&self.conversation),
             Nudge::GaveUpOnShownFile => {
-                let read_file = tools.get("read_file").is_some();
+                // Reading is what a question needs; a change names no tool here.
+                let read_file =
+                    tools.get("read_file").is_some() && !self.request_is(asks_for_a_change);
                 return shown_files_nudge(&self.shown_files, read_file);
             }
             Nudge::UnseenValue => {
@@ -1258,6 +1260,17 @@ mod tests {
              with the path `feb.txt`, then with the path `jan.txt`, then answer from what they \
              hold."
         );
+        // A request for a change is not told to read: to call again with the path.
+        let rename = "Rename jan.txt to january.txt.";
+        let mut renaming = Nudges::for_step(true, &input(rename));
+        let lost = "I cannot find jan.txt.";
+        assert_eq!(
+            renaming.next_for(lost, &tools()),
+            Some(Nudge::GaveUpOnShownFile)
+        );
+        assert!(renaming
+            .message(Nudge::GaveUpOnShownFile, lost, &tools())
+            .ends_with("Call the tool again with the path the error shows, then answer."));
         // Once (the files no call named are asked about next, as before).
         assert_ne!(
             nudges.next_for(gave_up, &tools()),
