@@ -107,10 +107,7 @@ async fn multi_step_tool_use_then_final_answer() {
         .unwrap();
 
     assert_eq!(done.step_count(), 2);
-    assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
-        Some("2 + 3 = 5")
-    );
+    assert_eq!(answer_of(&done).as_deref(), Some("2 + 3 = 5"));
     assert_eq!(done.usage(), Usage::new(650, 50));
     let first = done.steps().next().unwrap();
     assert_eq!(first.step_type(), AgentStepType::ToolExecution);
@@ -384,9 +381,7 @@ async fn a_plan_given_again_after_the_tools_ran_is_no_answer() {
     );
     assert!(second.response_messages().is_empty());
     assert!(
-        done.messages()
-            .iter()
-            .all(|m| !m.text().contains("I'll use")),
+        nowhere(&done, "I'll use"),
         "the plan is nowhere in the conversation"
     );
 }
@@ -477,6 +472,16 @@ fn separated_agent(driver: ReActDriver, tools: Tools, steps: usize) -> Agent {
         .with_criterion(StepsLimit::new(steps))
 }
 
+/// The answer the run ended with, as the person reads it.
+fn answer_of(done: &AgentState) -> Option<String> {
+    done.final_response().map(|m| m.text())
+}
+
+/// Whether no message of the conversation holds `text` (a refused reply was not kept).
+fn nowhere(done: &AgentState, text: &str) -> bool {
+    done.messages().iter().all(|m| !m.text().contains(text))
+}
+
 /// `agent` stopping on the first error and synthesizing the answer then (the CLI's
 /// defaults), for the answers asked for on a stop.
 fn stopping(agent: Agent) -> Agent {
@@ -523,10 +528,10 @@ async fn an_answer_about_a_file_no_call_read_is_asked_about_then_the_file_is_rea
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("17 + 25 = 42, so the sum is 42.")
     );
-    assert!(done.messages().iter().all(|m| !m.text().contains("18")));
+    assert!(nowhere(&done, "18"));
 }
 
 #[tokio::test]
@@ -560,7 +565,7 @@ async fn a_sum_given_without_its_calculation_is_asked_for_it_once_then_checked()
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("17 + 25 = 42, so their sum is 42.")
     );
 }
@@ -600,7 +605,7 @@ async fn a_file_said_changed_after_only_a_read_of_it_is_asked_about_then_changed
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("Both files now say Rust.")
     );
 }
@@ -637,13 +642,11 @@ async fn a_change_still_claimed_after_its_question_is_no_answer() {
 
     assert_eq!(model.requests().len(), 5);
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("notes.txt now says Rust; greeting.txt was not changed.")
     );
     assert!(
-        done.messages()
-            .iter()
-            .all(|m| !m.text().contains("has been changed")),
+        nowhere(&done, "has been changed"),
         "the false claim is nowhere in the conversation"
     );
 }
@@ -706,10 +709,7 @@ async fn a_file_named_from_a_listing_as_holding_a_word_is_asked_about_then_searc
         ) && asked.contains("Search the files for it or read them now"),
         "{asked}"
     );
-    assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
-        Some("bravo.txt")
-    );
+    assert_eq!(answer_of(&done).as_deref(), Some("bravo.txt"));
 }
 
 #[tokio::test]
@@ -754,7 +754,7 @@ async fn an_answer_the_listing_in_view_contradicts_is_told_the_line_once() {
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("beta.log is the largest file (1380 bytes).")
     );
 }
@@ -793,7 +793,7 @@ async fn another_settings_value_given_for_a_missing_one_is_told_the_line_once() 
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("settings.ini does not set a database password.")
     );
 }
@@ -834,7 +834,7 @@ async fn a_value_no_result_shows_is_asked_about_once() {
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("team.md does not show the support desk's address.")
     );
 }
@@ -864,10 +864,10 @@ async fn an_answer_whose_arithmetic_is_wrong_is_told_the_value_once() {
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("17 + 25 = 42, so their sum is 42.")
     );
-    assert!(done.messages().iter().all(|m| !m.text().contains("43")));
+    assert!(nowhere(&done, "43"));
 }
 
 #[tokio::test]
@@ -922,7 +922,7 @@ async fn an_answer_asked_about_and_given_again_stands() {
         .unwrap();
     assert_eq!(model.requests().len(), 2, "asked once");
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("No file is needed to say that.")
     );
 
@@ -946,7 +946,7 @@ async fn an_answer_asked_about_and_given_again_stands() {
         .text()
         .contains("nothing has changed yet"));
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("missing.txt does not exist, so nothing can be replaced.")
     );
 }
@@ -959,10 +959,7 @@ async fn answers_that_need_nothing_are_not_asked_about() {
         .await
         .unwrap();
     assert_eq!(model.requests().len(), 2);
-    assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
-        Some("a.txt holds 17.")
-    );
+    assert_eq!(answer_of(&done).as_deref(), Some("a.txt holds 17."));
     let model = ScriptedModel::new([answer("Paris.")]);
     file_agent(&model, 2)
         .execute(AgentState::new().with_user_message("What is the capital of France?"))
@@ -1000,10 +997,7 @@ async fn a_change_claimed_after_the_change_failed_is_asked_about() {
             && asked.contains("doing what the error above asks"),
         "{asked}"
     );
-    assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
-        Some("Added gamma to a.txt.")
-    );
+    assert_eq!(answer_of(&done).as_deref(), Some("Added gamma to a.txt."));
 }
 
 #[tokio::test]
@@ -1032,7 +1026,7 @@ async fn a_request_to_run_something_answered_after_a_read_is_asked_about() {
         "{asked}"
     );
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("It prints: checksum: 8643")
     );
 }
@@ -1061,12 +1055,7 @@ async fn a_plan_written_as_the_answer_on_stop_is_no_answer() {
         answer.starts_with("I could not finish this task") && !answer.contains("edit_file"),
         "{answer}"
     );
-    assert!(
-        done.messages()
-            .iter()
-            .all(|m| !m.text().contains("I'll use")),
-        "no plan in the conversation"
-    );
+    assert!(nowhere(&done, "I'll use"), "no plan in the conversation");
 }
 
 #[tokio::test]
@@ -1108,13 +1097,11 @@ async fn a_count_the_listing_contradicts_given_again_is_no_answer_nor_on_stop() 
 
     assert_eq!(model.requests().len(), 5);
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("There are 3 Markdown files: faq.md, intro.md and setup.md.")
     );
     assert!(
-        done.messages()
-            .iter()
-            .all(|m| !m.text().contains("5 Markdown")),
+        nowhere(&done, "5 Markdown"),
         "the contradicted count is nowhere in the conversation"
     );
 }
@@ -1148,7 +1135,7 @@ async fn a_tool_error_copied_as_the_answer_on_stop_is_no_answer() {
     // Asked with what it saw (a copy of the error), then from the page of results.
     assert_eq!(model.requests().len(), 3);
     assert_eq!(
-        done.final_response().map(|m| m.text()).as_deref(),
+        answer_of(&done).as_deref(),
         Some("The edit failed: greeting.txt does not hold that text.")
     );
 }

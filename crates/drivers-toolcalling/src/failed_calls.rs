@@ -58,20 +58,7 @@ pub(crate) fn ignores_the_failures(reply: &str) -> bool {
 /// The nudge for such a reply in `conversation`: [`FAILED_CALLS_NUDGE`], then the paths the
 /// execution's errors suggested ("did you mean `a.txt`?"), in order, each once.
 pub(crate) fn failed_calls_nudge(conversation: &Messages) -> String {
-    let mut suggested: Vec<String> = Vec::new();
-    let mut errors: Vec<_> = execution_messages(conversation)
-        .filter(|message| message.role() == Role::Tool)
-        .collect();
-    // execution_messages reads from the latest back
-    errors.reverse();
-    for message in errors {
-        let text = text_of(message);
-        for path in suggestions(&text) {
-            if !suggested.iter().any(|known| known == path) {
-                suggested.push(path.to_owned());
-            }
-        }
-    }
+    let suggested = error_paths(conversation, false);
     if suggested.is_empty() {
         return FAILED_CALLS_NUDGE.to_owned();
     }
@@ -121,31 +108,18 @@ pub(crate) fn requested_files_shown(conversation: &Messages, request: &str) -> V
     if named.is_empty() {
         return Vec::new();
     }
-    let mut shown: Vec<String> = Vec::new();
-    let mut errors: Vec<&Message> = execution_messages(conversation)
-        .filter(|message| message.role() == Role::Tool)
-        .collect();
-    // execution_messages reads from the latest back
-    errors.reverse();
-    for message in errors {
-        let text = text_of(message);
-        for path in suggestions(&text)
-            .map(str::to_owned)
-            .chain(held_paths(&text))
-        {
+    error_paths(conversation, true)
+        .into_iter()
+        .filter(|path| {
             let lower = path.to_lowercase();
-            let requested = named.iter().any(|file| {
+            named.iter().any(|file| {
                 lower == *file
                     || lower
                         .strip_suffix(file.as_str())
                         .is_some_and(|folder| folder.ends_with('/'))
-            });
-            if requested && !shown.contains(&path) {
-                shown.push(path);
-            }
-        }
-    }
-    shown
+            })
+        })
+        .collect()
 }
 
 /// What the model is told after a reply that gives up on the files in `shown` (see
@@ -174,6 +148,28 @@ pub(crate) fn shown_files_nudge(shown: &[String], read_file: bool) -> String {
         if shown.len() == 1 { "it" } else { "they" },
         if shown.len() == 1 { "s" } else { "" },
     )
+}
+
+/// The paths the running execution's tool results name, in the order they came, each
+/// once: what an error's "did you mean" suggests, and with `held` what an error says a
+/// folder holds.
+fn error_paths(conversation: &Messages, held: bool) -> Vec<String> {
+    let mut results: Vec<&Message> = execution_messages(conversation)
+        .filter(|message| message.role() == Role::Tool)
+        .collect();
+    // execution_messages reads from the latest back
+    results.reverse();
+    let mut paths: Vec<String> = Vec::new();
+    for message in results {
+        let text = text_of(message);
+        let held_paths = held.then(|| held_paths(&text)).into_iter().flatten();
+        for path in suggestions(&text).map(str::to_owned).chain(held_paths) {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
 }
 
 /// The paths of what an error says a folder holds: "the workspace's top folder holds

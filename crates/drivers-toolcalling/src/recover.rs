@@ -1025,18 +1025,30 @@ fn ends_after_value(text: &str) -> bool {
 /// `<tool_response>\n{"name": "read_file", "arguments": {"path": "new.txt"}}\n</tool_response>`
 /// three times; taken for a call among other text, it never ran, and the answer made up what
 /// `new.txt` holds. A block that holds anything but a call (a result the model wrote itself)
-/// is left as it is: that is forged evidence.
+/// is left as it is: that is forged evidence. Its JSON is read as leniently as a call's in
+/// `<tool_call>` tags (a missing closer); a block holding another tag is no call, but a `<`
+/// in the arguments (markup written to a file) is kept.
 pub(crate) fn tool_response_as_call_tags(content: &str) -> Option<String> {
     let inside = content
         .trim()
         .strip_prefix("<tool_response>")?
         .strip_suffix("</tool_response>")?
         .trim();
-    if inside.contains('<') {
+    if [
+        "<tool_call>",
+        "</tool_call>",
+        "<tool_response>",
+        "</tool_response>",
+    ]
+    .iter()
+    .any(|tag| inside.contains(tag))
+    {
         return None;
     }
-    let value: Value = serde_json::from_str(inside).ok()?;
-    call_shapes(&value)?;
+    let (values, _) = only_json_values(inside, Reply::Whole)?;
+    for (value, _) in &values {
+        call_shapes(value)?;
+    }
     Some(format!("<tool_call>\n{inside}\n</tool_call>"))
 }
 
@@ -1127,12 +1139,24 @@ mod tests {
             tool_response_as_call_tags(&format!("<tool_response>\n{call}\n</tool_response>\n")),
             Some(format!("<tool_call>\n{call}\n</tool_call>"))
         );
+        // markup in the arguments, and a call whose last brace is missing
+        let markup =
+            r#"{"name": "write_file", "arguments": {"path": "a.html", "content": "<b>1 < 2</b>"}}"#;
+        let unclosed = r#"{"name": "read_file", "arguments": {"path": "new.txt"}"#;
+        for call in [markup, unclosed] {
+            assert_eq!(
+                tool_response_as_call_tags(&format!("<tool_response>{call}</tool_response>")),
+                Some(format!("<tool_call>\n{call}\n</tool_call>")),
+                "{call}"
+            );
+        }
         for not_a_call in [
             "<tool_response>\nport = 9000\n</tool_response>".to_owned(),
             "<tool_response>\n{\"port\": 9000}\n</tool_response>".to_owned(),
             format!("Here: <tool_response>{call}</tool_response>"),
             format!("<tool_response>{call}</tool_response> and then the answer"),
             format!("<tool_response><tool_call>{call}</tool_call></tool_response>"),
+            format!("<tool_response>{call}<tool_response>{call}</tool_response>"),
             call.to_owned(),
         ] {
             assert_eq!(

@@ -23,7 +23,7 @@ use messages::{Message, Messages, Role};
 
 use crate::backticks::in_backticks;
 use crate::latest_results::{execution_messages, request, text_of};
-use crate::unread_file::{call_names_file, named_files};
+use crate::unread_file::files_no_call_used;
 use crate::word_set::WordSet;
 
 /// The longest answer judged: a value is given in a sentence or two.
@@ -98,16 +98,10 @@ pub(crate) fn files_not_read(conversation: &Messages) -> Vec<String> {
     let Some(request) = request(conversation).map(text_of) else {
         return Vec::new();
     };
-    let mut unread: Vec<String> = Vec::new();
-    for file in named_files(&request) {
-        let read = execution_messages(conversation)
-            .flat_map(Message::tool_calls)
-            .any(|call| call.name() == "read_file" && call_names_file(call, file));
-        if !read && !unread.iter().any(|known| known == file) {
-            unread.push(file.to_owned());
-        }
-    }
-    unread
+    let reads = execution_messages(conversation)
+        .flat_map(Message::tool_calls)
+        .filter(|call| call.name() == "read_file");
+    files_no_call_used(&request, reads)
 }
 
 /// The values of `answer` that nothing of `conversation` holds (see [`unseen_values`]): the

@@ -164,7 +164,8 @@ impl Tool for SearchFilesTool {
                     }
                 }
             }
-            search_folder(&sandbox, &base, &matcher, &pattern, &cancelled)
+            let dir = open_dir(&sandbox, &base, &shown, "search")?;
+            search_folder(&sandbox, &base, dir, &matcher, &pattern, &cancelled)
                 .map(|(text, _)| ToolOutput::text(text))
         })
         .await
@@ -194,10 +195,13 @@ fn search_above(
         _ => return None,
     }
     let mut folder = missing.parent()?;
-    while open_dir(sandbox, &folder, &sandbox.shown(&folder), "search").is_err() {
-        folder = folder.parent()?;
-    }
-    let (text, found) = search_folder(sandbox, &folder, matcher, pattern, cancelled).ok()?;
+    let dir = loop {
+        match open_dir(sandbox, &folder, &sandbox.shown(&folder), "search") {
+            Ok(dir) => break dir,
+            Err(_) => folder = folder.parent()?,
+        }
+    };
+    let (text, found) = search_folder(sandbox, &folder, dir, matcher, pattern, cancelled).ok()?;
     if !found {
         return None;
     }
@@ -209,19 +213,19 @@ fn search_above(
     Some(format!("searched {place} instead)\n{text}"))
 }
 
-/// The tool's text for a search below the folder `base`, and whether it found anything: the
-/// files whose names match ([`found_report`]); when none does, the lines that hold a plain
-/// pattern, or the longest word of a glob ([`word_of_glob`]).
+/// The tool's text for a search below the folder `base`, opened as `dir`, and whether it
+/// found anything: the files whose names match ([`found_report`]); when none does, the
+/// lines that hold a plain pattern, or the longest word of a glob ([`word_of_glob`]).
 fn search_folder(
     sandbox: &Sandbox,
     base: &RelativePath,
+    dir: OwnedFd,
     matcher: &Matcher,
     pattern: &str,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<(String, bool), ToolError> {
     let shown = sandbox.shown(base);
     let stopped = || ToolError::failed(format!("the search for `{pattern}` was cancelled"));
-    let dir = open_dir(sandbox, base, &shown, "search")?;
     let (found, complete) = walk(dir, matcher, cancelled).ok_or_else(stopped)?;
     if found.is_empty() {
         if let Matcher::Contains(needle) = matcher {
