@@ -6,10 +6,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use rustix::fs::FileType;
+use std::os::fd::OwnedFd;
 
+use rustix::fs::FileType;
+use rustix::io::Errno;
+
+use super::sandbox::RelativePath;
 use super::{
-    blocking, entry_size, io_error, open_dir, parse_arguments, read_entries, relative, Sandbox,
+    blocking, closest_in, entry_size, io_error, is_sandbox_errno, open_dir, parse_arguments,
+    read_entries, relative, Access, Sandbox,
 };
 
 /// Entries shown at most; the rest are counted.
@@ -93,23 +98,71 @@ impl Tool for ListDirTool {
     }
 }
 
-/// Opens the directory beneath the root and lists it through its descriptor.
+/// Opens the directory beneath the root and lists it through its descriptor; a folder that
+/// is not there lists the nearest one above it ([`list_above`]) or is an error.
 fn list_dir(sandbox: &Sandbox, path: &str) -> Result<ToolOutput, ToolError> {
     let path = relative(sandbox, path)?;
     let shown = sandbox.shown(&path);
-    let dir = open_dir(sandbox, &path, &shown, "list")?;
+    let text = match open_dir(sandbox, &path, &shown, "list") {
+        Ok(dir) => listing(&dir, &shown)?.unwrap_or_else(|| format!("(`{shown}` is empty)")),
+        Err(error) => match list_above(sandbox, &path) {
+            Some(text) => format!("(no directory is named `{shown}`; {text}"),
+            None => return Err(error),
+        },
+    };
+    Ok(ToolOutput::text(text))
+}
+
+/// The listing of the nearest folder above `missing` that exists, after a note that names
+/// it, for a folder that is not there (`ENOENT`), whose name has no extension and is close
+/// to no name beside it (a typo's error says "did you mean `docs`?"), when that folder holds
+/// something. Told "cannot list `data`: no such directory; the workspace's top folder holds
+/// `a.txt`, `b.txt`", the 1.5B model planned to create `data` and answered that the two files
+/// did not exist (development task d10); a listing that shows them is what it asked for.
+/// `None` when the error should stand.
+fn list_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<String> {
+    let name = missing.file_name()?;
+    if name.contains('.') {
+        return None;
+    }
+    match sandbox.open(missing, Access::Directory) {
+        Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
+        _ => return None,
+    }
+    let mut folder = missing.parent()?;
+    if !closest_in(sandbox, &folder, &name).is_empty() {
+        return None;
+    }
+    let dir = loop {
+        match sandbox.open(&folder, Access::Directory) {
+            Ok(dir) => break dir,
+            Err(_) => folder = folder.parent()?,
+        }
+    };
+    let shown = sandbox.shown(&folder);
+    let text = listing(&dir, &shown).ok()??;
+    let place = if folder.is_root() {
+        "the workspace's top folder".to_owned()
+    } else {
+        format!("`{shown}`")
+    };
+    Some(format!("listed {place} instead)\n{text}"))
+}
+
+/// The listing of the open directory `dir`, shown as `shown`; `None` when it is empty.
+fn listing(dir: &OwnedFd, shown: &str) -> Result<Option<String>, ToolError> {
     let mut entries = Vec::new();
-    for entry in read_entries(&dir).map_err(|e| io_error("list", &shown, &e))? {
-        let entry = entry.map_err(|e| io_error("list", &shown, &e))?;
+    for entry in read_entries(dir).map_err(|e| io_error("list", shown, &e))? {
+        let entry = entry.map_err(|e| io_error("list", shown, &e))?;
         let kind = match entry.kind {
             FileType::Directory => Kind::Dir,
             FileType::Symlink => Kind::Link,
-            _ => Kind::File(entry_size(&dir, &entry.name)),
+            _ => Kind::File(entry_size(dir, &entry.name)),
         };
         entries.push((kind, entry.name.to_string_lossy().into_owned()));
     }
     if entries.is_empty() {
-        return Ok(ToolOutput::text(format!("(`{shown}` is empty)")));
+        return Ok(None);
     }
     entries.sort_by(|(a, a_name), (b, b_name)| {
         let group = |k: &Kind| matches!(k, Kind::Dir).then_some(0).unwrap_or(1);
@@ -134,7 +187,7 @@ fn list_dir(sandbox: &Sandbox, path: &str) -> Result<ToolOutput, ToolError> {
         lines.push(format!("... and {} more entries", total - MAX_ENTRIES));
     }
     lines.push(summary);
-    Ok(ToolOutput::text(lines.join("\n")))
+    Ok(Some(lines.join("\n")))
 }
 
 /// The last line of a listing: how many files of each extension, directories and links it
@@ -359,22 +412,39 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_missing_folder_names_at_most_twelve_entries_of_the_folder_above() {
+    async fn a_missing_folder_lists_the_nearest_folder_above_it() {
         let dir = tempfile::tempdir().unwrap();
-        for i in 0..15 {
-            std::fs::write(dir.path().join(format!("f{i:02}.txt")), "").unwrap();
-        }
+        std::fs::write(dir.path().join("a.txt"), "12").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "30").unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("docs/guide.md"), "# Guide").unwrap();
         let tool = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
-        let error = list(&tool, json!({"path": "data/raw"})).await.unwrap_err();
-        let shown: Vec<String> = (0..12).map(|i| format!("`f{i:02}.txt`")).collect();
+        // the 1.5B model listed `data` for two files at the top (development task d10)
         assert_eq!(
-            error,
-            ToolError::failed(format!(
-                "cannot list `data/raw`: no such directory; the workspace's top folder holds {} and 3 more",
-                shown.join(", ")
-            ))
+            list(&tool, json!({"path": "data"})).await.unwrap(),
+            "(no directory is named `data`; listed the workspace's top folder instead)\n\
+             [dir] docs/\n[file] a.txt (2 bytes)\n[file] b.txt (2 bytes)\n\
+             In all: 2 files (2 .txt files) and 1 directory."
         );
-        // an empty folder above: nothing to say
+        assert_eq!(
+            list(&tool, json!({"path": "docs/old/raw"})).await.unwrap(),
+            "(no directory is named `docs/old/raw`; listed `docs` instead)\n\
+             [file] guide.md (7 bytes)\nIn all: 1 file (1 .md file)."
+        );
+        // a missing file, a typo of a folder beside it and a refused path stay errors
+        assert_eq!(
+            list(&tool, json!({"path": "c.txt"})).await.unwrap_err(),
+            ToolError::failed(
+                "cannot list `c.txt`: no such directory; did you mean `b.txt`, `a.txt`?"
+            )
+        );
+        assert_eq!(
+            list(&tool, json!({"path": "doc"})).await.unwrap_err(),
+            ToolError::failed("cannot list `doc`: no such directory; did you mean `docs`?")
+        );
+        std::os::unix::fs::symlink("/tmp", dir.path().join("out")).unwrap();
+        assert!(list(&tool, json!({"path": "out/nothing"})).await.is_err());
+        // an empty folder above: the error, with nothing to say
         let empty = tempfile::tempdir().unwrap();
         let tool = ListDirTool::new(Sandbox::new(empty.path()).unwrap());
         assert_eq!(
@@ -391,14 +461,6 @@ mod tests {
         assert_eq!(
             list(&tool, json!({"path": "a.txt"})).await.unwrap_err(),
             ToolError::failed("`a.txt` is a file, not a directory (use read_file to read it)")
-        );
-        assert_eq!(
-            list(&tool, json!({"path": "nope"})).await.unwrap_err(),
-            ToolError::failed(
-                "cannot list `nope`: no such directory; the workspace's top folder holds `a.txt`"
-            ),
-            "nothing close: what the folder above holds (the 1.5B model listed `data` for \
-             files at the root)"
         );
         assert_eq!(
             list(&tool, json!({"path": ".."})).await.unwrap_err(),
