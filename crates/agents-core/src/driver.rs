@@ -78,6 +78,35 @@ pub struct StepContext<'a> {
     pub(crate) held: StepHeldRuns,
     /// Whether the calls run now were decided by a person (a suspended step resuming).
     pub(crate) decided: bool,
+    /// The most prompt tokens one request of the step took (see [`LargestRequest`]).
+    pub(crate) largest_request: LargestRequest,
+}
+
+/// The most prompt tokens one model request of a step took, as its reply's usage counts them
+/// ([`inference::Usage::prompt_tokens`]), noted by [`StepContext::journaled_inference`]. A
+/// driver that asks again within a step (a nudge, an empty reply) adds the replies' usage up
+/// for the step's cost; what a single request took of the model's context window is this.
+#[derive(Debug, Default)]
+pub(crate) struct LargestRequest(std::sync::atomic::AtomicU64);
+
+impl LargestRequest {
+    /// Notes a request of `tokens` prompt tokens.
+    fn saw(&self, tokens: u64) {
+        self.0
+            .fetch_max(tokens, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The most prompt tokens one request took; 0 when no reply came through
+    /// [`StepContext::journaled_inference`].
+    pub(crate) fn tokens(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Clone for LargestRequest {
+    fn clone(&self) -> Self {
+        Self(std::sync::atomic::AtomicU64::new(self.tokens()))
+    }
 }
 
 impl Default for StepContext<'_> {
@@ -104,6 +133,7 @@ impl StepContext<'_> {
             step_id: None,
             held: StepHeldRuns::default(),
             decided: false,
+            largest_request: LargestRequest::default(),
         }
     }
 
@@ -150,7 +180,8 @@ impl StepContext<'_> {
     /// `infer`'s, recorded before it is returned. Without a journal, just `infer`.
     ///
     /// Give `infer` everything that shapes the reply (ids for calls that came without one,
-    /// calls recovered from text) so the recorded reply is the one the step used.
+    /// calls recovered from text) so the recorded reply is the one the step used. The
+    /// reply's prompt tokens are what the loop's context-window warning reads.
     ///
     /// # Errors
     /// `infer`'s error, or the journal's (the step must not go on without its record).
@@ -162,10 +193,12 @@ impl StepContext<'_> {
     where
         F: std::future::Future<Output = Result<inference::InferenceResponse, AgentError>> + Send,
     {
-        let Some(journal) = &self.journal else {
-            return infer.await;
+        let response = match &self.journal {
+            None => infer.await?,
+            Some(journal) => journal.journaled_reply(key, Box::pin(infer)).await?,
         };
-        journal.journaled_reply(key, Box::pin(infer)).await
+        self.largest_request.saw(response.usage().prompt_tokens());
+        Ok(response)
     }
 
     /// A copy with this cancellation token.

@@ -218,6 +218,46 @@ async fn a_request_over_80_percent_of_the_window_is_reported() {
     }
 }
 
+#[tokio::test]
+async fn the_warning_reads_the_largest_request_of_a_step_not_their_sum() {
+    // An empty reply is asked again within its step: two requests of 5,000 and 6,000
+    // tokens, each under 80% of the window, whose step costs 11,000 input tokens.
+    let model = ScriptedModel::new([
+        InferenceResponse::text("")
+            .with_model("tiny")
+            .with_usage(Usage::new(5_000, 1)),
+        answer("tiny", Usage::new(6_000, 10)),
+    ]);
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&warnings);
+    let state = AgentBuilder::new()
+        .with_model(model)
+        .with_model_catalog(small_window())
+        .on_event(move |event| {
+            if let AgentEvent::ContextWindowNearlyFull { input_tokens, .. } = event {
+                seen.lock().unwrap().push(*input_tokens);
+            }
+        })
+        .build()
+        .unwrap()
+        .execute(AgentState::new().with_user_message("go"))
+        .await
+        .unwrap();
+    assert_eq!(
+        state.final_response().map(|m| m.text()).as_deref(),
+        Some("done")
+    );
+    assert_eq!(
+        state.usage().input_tokens,
+        11_000,
+        "the step's cost counts both"
+    );
+    assert!(
+        warnings.lock().unwrap().is_empty(),
+        "no single request used over 80% of the window"
+    );
+}
+
 /// The `ContextWindowNearlyFull` reports of a run of two requests of 7,000 and 8,500
 /// tokens through a model that calls itself `model_name`, on the agent `window` sets up.
 async fn report_of_two_requests(

@@ -27,13 +27,24 @@ impl Agent {
         step.with_cost(cost)
     }
 
-    /// Warns (event and `tracing`) when `step`'s request used more than
-    /// [`CONTEXT_WINDOW_WARNING`] of its model's context window.
-    pub(super) fn check_context_window(&self, state: &AgentState, step: &AgentStep, number: usize) {
+    /// Warns (event and `tracing`) when the largest request of `step`, the next step of
+    /// `state`, used more than [`CONTEXT_WINDOW_WARNING`] of its model's context window:
+    /// `largest_request` prompt tokens, as the driver's replies counted them, else (a driver
+    /// that did not call the model through `journaled_inference`) the step's.
+    pub(super) fn check_context_window(
+        &self,
+        state: &AgentState,
+        step: &AgentStep,
+        largest_request: u64,
+    ) {
         let Some(model) = step.inference_response().and_then(|r| r.model()) else {
             return;
         };
-        let input_tokens = step.usage().prompt_tokens();
+        let number = state.next_step_number();
+        let input_tokens = match largest_request {
+            0 => step.usage().prompt_tokens(),
+            tokens => tokens,
+        };
         if input_tokens == 0 {
             return;
         }

@@ -281,7 +281,6 @@ impl Agent {
         let step = self
             .priced(step)
             .with_id(id.unwrap_or_else(|| self.ids.new_id()));
-        self.check_context_window(&state, &step, number);
         let pending = ContinuationOutcome::from_evaluations(Vec::new());
         let state = state.recorded(StepExecution::new(
             step,

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::agent::Agent;
 use crate::agent::step_options::StepOptions;
 use crate::cached_context::CachedContext;
+use crate::driver::LargestRequest;
 use crate::driver::StepContext;
 use crate::processing::{StepFuture, StepTerminal};
 use crate::records::agent_error::AgentError;
@@ -64,6 +65,7 @@ impl<'a> Terminal<'a> {
             step_id: None,
             held: StepHeldRuns::default(),
             decided: false,
+            largest_request: LargestRequest::default(),
         }
     }
 
@@ -101,6 +103,7 @@ impl StepTerminal for Terminal<'_> {
                 Err(error) => failure_step(&context.prompt_messages(&state), &error),
             };
             self.recorded.store(true, Ordering::Release);
+            agent.check_context_window(&state, &step, context.largest_request.tokens());
             Ok(agent.record(
                 state,
                 step,
