@@ -4,13 +4,17 @@
 //! 5" with 32 for 37 + 5 (issue 36, development tasks d15 and d25). The numbers are in the
 //! reply itself, so the loop can check the arithmetic the way a calculator would, without
 //! guessing what the model should have computed: a reply that writes an expression of
-//! numbers and operators, then `=` (or "is", "equals" after a sum) and a number that is not
-//! its value, is asked about once, with the right value.
+//! numbers and operators, then `=` (or "is", "equals" after a sum or a product) and a
+//! number that is not its value, is asked about once, with the right value. Asked to compute
+//! 123 * 45 with the shell, the 1.5B model ran a command that failed, then answered "The
+//! result of `123 * 45` is `5415`." (a probe of issue 36's task kinds, 2026-12-07): a
+//! product, in code spans.
 //!
 //! Only plain expressions are read: numbers (with a decimal point, or commas between groups
 //! of three digits), `+`, `-`, `*`, `/`, `×`, `÷`, `−`, and `x` between spaces, evaluated
-//! with `*` and `/` before `+` and `-`. Parentheses, units and code blocks are not read: an
-//! expression next to a parenthesis, a letter or a percent sign is left alone, never judged.
+//! with `*` and `/` before `+` and `-`. Parentheses, units and code are not read (a code
+//! span that holds only a number or an expression is): an expression next to a
+//! parenthesis, a letter or a percent sign is left alone, never judged.
 //! A result written with decimals is compared at its own precision (`10 / 3 = 3.33` holds).
 //! One pass over the reply, linear in its length.
 
@@ -112,23 +116,36 @@ fn outside_code(reply: &str) -> String {
     text
 }
 
-/// `prose` pushed to `text` with its inline code spans (`` `x` ``) blanked; a span does not
-/// run past its line.
+/// `prose` pushed to `text` with its inline code spans (`` `x` ``) blanked, except a span
+/// that holds only arithmetic ([`only_arithmetic`]: "The result of `123 * 45` is `5415`."
+/// is read as written); a span does not run past its line.
 fn blank_spans(prose: &str, text: &mut String) {
-    let mut in_span = false;
-    for c in prose.chars() {
-        if c == '\n' {
-            in_span = false;
-            text.push(c);
-        } else if c == '`' {
-            in_span = !in_span;
-            text.push(' ');
-        } else if in_span {
-            text.push('#');
-        } else {
-            text.push(c);
+    for (n, line) in prose.split('\n').enumerate() {
+        if n > 0 {
+            text.push('\n');
+        }
+        // Pieces at odd places are inside a span (a last one unclosed runs to the line's end).
+        for (k, piece) in line.split('`').enumerate() {
+            if k > 0 {
+                text.push(' ');
+            }
+            if k % 2 == 0 || only_arithmetic(piece) {
+                text.push_str(piece);
+            } else {
+                text.extend(std::iter::repeat_n('#', piece.chars().count()));
+            }
         }
     }
+}
+
+/// Whether a code span's text is a number or an expression and nothing else: digits, with
+/// spaces, operators, decimal points and group commas. A span with `=` quotes a whole
+/// equation (what a program printed) and is left out.
+fn only_arithmetic(span: &str) -> bool {
+    span.bytes().any(|b| b.is_ascii_digit())
+        && span
+            .chars()
+            .all(|c| c.is_ascii_digit() || " +-*/.,×÷−".contains(c))
 }
 
 /// A piece of the text the check reads.
@@ -249,7 +266,7 @@ fn number(chars: &[char], start: usize) -> (Token, usize) {
 }
 
 /// An expression read: its value, its text, the most decimals of its numbers, whether it
-/// has an operator and whether all are `+`, and where it ends.
+/// has an operator and whether all are `+` or `×`, and where it ends.
 struct Expression {
     value: Option<f64>,
     /// The first number, signed, and its text: the result of the link before in a running
@@ -258,7 +275,9 @@ struct Expression {
     text: String,
     decimals: usize,
     operators: usize,
-    only_sums: bool,
+    /// Every operator is `+` or `×`: "is" after such an expression gives its result (`-`
+    /// and `/` also write ranges and dates: "pages 10-20 is", "12/05 is").
+    sums_and_products: bool,
     end: usize,
 }
 
@@ -286,14 +305,14 @@ fn expression(tokens: &[Token], at: usize, signed: bool) -> Option<Expression> {
     let mut terms: Vec<f64> = Vec::new();
     let mut term = if negative { -first } else { *first };
     let mut operators = 0;
-    let mut only_sums = true;
+    let mut sums_and_products = true;
     let mut defined = true;
     i += 1;
     while let (Some(Token::Op(op)), Some(Token::Number(n, d, w))) =
         (tokens.get(i), tokens.get(i + 1))
     {
         operators += 1;
-        only_sums &= *op == '+';
+        sums_and_products &= matches!(op, '+' | '*');
         most_decimals = most_decimals.max(*d);
         text.push_str(&format!(" {} {w}", if *op == '*' { '×' } else { *op }));
         match op {
@@ -324,7 +343,7 @@ fn expression(tokens: &[Token], at: usize, signed: bool) -> Option<Expression> {
         text,
         decimals: most_decimals,
         operators,
-        only_sums,
+        sums_and_products,
         end: i,
     })
 }
@@ -348,11 +367,11 @@ fn judged_chain(tokens: &[Token], at: usize) -> Option<(Option<WrongArithmetic>,
             return Some((None, end + 1));
         };
         let foreign_after = tokens.get(right.end) == Some(&Token::Foreign);
-        // "is"/"equals" only read a result after a sum: "pages 10-20 is 11 pages" is no
-        // arithmetic; `=` is.
+        // "is"/"equals" only read a result after a sum or a product: "pages 10-20 is 11
+        // pages" is no arithmetic; `=` is.
         let judged = !foreign_after
             && (left.operators > 0 || right.operators > 0)
-            && (!words || (left.only_sums && left.operators > 0 && right.operators == 0));
+            && (!words || (left.sums_and_products && left.operators > 0 && right.operators == 0));
         if judged {
             if let (Some(expected), Some(written)) = (left.value, right.value) {
                 let decimals = left.decimals.max(right.decimals);
@@ -431,6 +450,25 @@ mod tests {
     }
 
     #[test]
+    fn a_product_given_with_is_and_in_code_spans_is_judged() {
+        // The 1.5B model, asked to compute 123 * 45 with the shell, after its command failed.
+        assert_eq!(
+            wrong("The result of `123 * 45` is `5415`."),
+            Some(("123 × 45 is 5415".into(), "5535".into()))
+        );
+        assert_eq!(
+            wrong("6 × 7 is 41"),
+            Some(("6 × 7 is 41".into(), "42".into()))
+        );
+        for right in [
+            "The result of `123 * 45` is `5535`.",
+            "3 x 4 is 12, and `1,200 + 30` is `1,230`.",
+        ] {
+            assert_eq!(wrong(right), None, "{right}");
+        }
+    }
+
+    #[test]
     fn running_sums_and_other_operators_are_judged_link_by_link() {
         assert_eq!(
             wrong("120 + 340 = 460, 460 + 215 = 675, 675 + 95 = 770"),
@@ -478,6 +516,9 @@ mod tests {
             "The sum of 17 and 25 is 42.",
             "Pages 10-20 is 11 pages.",
             "The date 2023-04-23 is a Sunday.",
+            "The date `2023-04-23` is 3 days away.",
+            "The deadline 12/05 is 2 weeks off.",
+            "Run `make -j 4` when `cargo` is 2 versions behind.",
             "Use `x = 1 + 1 = 3` in code.",
             "```\nlet total = 120 + 340 = 1;\n```",
             "The port is 8472 = the default.",
