@@ -19,7 +19,7 @@ use messages::{Message, Messages, Role, ToolCall};
 use crate::backticks::in_backticks;
 use crate::contradicted_listing::contradicts_a_listing_on_stop;
 use crate::copied_error::{copies_a_tool_error, tool_errors};
-use crate::copied_instructions::copies_instructions;
+use crate::copied_instructions::{copies_instructions, work_left_nudge};
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
 use crate::misquoted_result::misquotes_a_result_of;
 use crate::plan_reply::plan_on_stop;
@@ -458,15 +458,39 @@ impl AgentDriver for ToolCallingDriver {
         // the awaits that follow, and would make every step's future larger than the
         // allocator's small sizes.
         // A reply that copies the model's instructions is neither an answer nor a call, and
-        // asked again the model copies again: it is not judged, and the run answers on stop.
-        let copied_instructions = recovering
-            && !response.has_tool_calls()
-            && copies_instructions(
-                response.content(),
-                &context.cached_context.messages,
-                &input,
-                self.tool_call_hint.as_deref(),
-            );
+        // asked again the model copies again: it is not judged, and the run answers on stop;
+        // unless the request names a file no call has used yet, then it is asked once more.
+        let copies = |response: &InferenceResponse| {
+            recovering
+                && !response.has_tool_calls()
+                && copies_instructions(
+                    response.content(),
+                    &context.cached_context.messages,
+                    &input,
+                    self.tool_call_hint.as_deref(),
+                )
+        };
+        let mut copied_instructions = copies(&response);
+        if let Some(nudge) = copied_instructions
+            .then(|| work_left_nudge(&input))
+            .flatten()
+        {
+            tracing::info!("the model copied its instructions with work left; asking once more");
+            context.emit_with(|| AgentEvent::ReplySetAside {
+                source: source.clone(),
+                reason: "the model copied its instructions".to_owned(),
+                earlier_reply_stands: false,
+            });
+            let asked = input.appended(Message::user(nudge));
+            let request = self.request_for(state, &context.cached_context, tools, &asked);
+            let earlier_usage = response.usage();
+            let retry =
+                Box::pin(self.infer("reply_after_copied_instructions", request, &source, context))
+                    .await?;
+            let usage = earlier_usage + retry.usage();
+            response = retry.with_usage(usage);
+            copied_instructions = copies(&response);
+        }
         let mut nudges =
             (recovering && !response.has_tool_calls() && !copied_instructions).then(|| {
                 let tools_ran = state.steps().any(|step| !step.tool_executions().is_empty());

@@ -2069,6 +2069,79 @@ async fn the_answer_on_stop_after_a_copy_of_the_instructions_is_asked_without_it
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
 }
 
+/// A probe of issue 36's task kinds (2026-12-07): asked to change a word in `a.txt` and
+/// `b.txt`, the 1.5B model edited `a.txt`, then copied its instructions; stopped there, `b.txt`
+/// was never changed. With work plainly left (a file the request names that no call has
+/// used), a copy is asked about once, without the copy in view; the model's next call (written
+/// with a template's doubled braces, as it did) runs.
+#[tokio::test]
+async fn a_copy_of_the_instructions_with_a_named_file_left_is_asked_about_once() {
+    let copy = format!("{HINT}\n\n# Tools\n\nYou may call one or more functions to assist");
+    let edits =
+        Tools::new().with(FunctionTool::new(
+            "edit_file",
+            "Edits a file.",
+            |args: Path| async move {
+                Ok::<_, String>(format!("replaced 1 occurrence in `{}`", args.path))
+            },
+        ));
+    let request = "In both a.txt and b.txt, change red to blue.";
+    let (done, model) = run_with(
+        asking(request),
+        vec![
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c1",
+                "edit_file",
+                json!({"path": "a.txt"}),
+            )]),
+            text(&copy).with_finish_reason(FinishReason::Length),
+            text(r#"{{"name": "edit_file", "arguments": {"path": "b.txt"}}}"#),
+            text("Both files now say blue."),
+        ],
+        |driver| agent(driver.with_tool_call_hint(HINT)).with_tools(edits.clone()),
+    )
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("Both files now say blue."));
+    let edited: Vec<String> = done
+        .steps()
+        .flat_map(|step| step.tool_executions().iter())
+        .map(|execution| execution.result_text().to_string())
+        .collect();
+    assert_eq!(
+        edited,
+        [
+            "replaced 1 occurrence in `a.txt`",
+            "replaced 1 occurrence in `b.txt`"
+        ]
+    );
+    let asked = model.requests()[2].messages.to_transcript();
+    assert!(
+        asked.contains("The request also names `b.txt`, which no tool call of yours has used yet"),
+        "{asked}"
+    );
+    assert!(
+        !asked.contains("# Tools"),
+        "the copy is not shown back: {asked}"
+    );
+
+    // Nothing left to do: the copy is not asked about, and the run answers on stop.
+    let (done, model) = run_with(
+        asking("Change red to blue in a.txt."),
+        vec![
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c1",
+                "edit_file",
+                json!({"path": "a.txt"}),
+            )]),
+            text(&copy).with_finish_reason(FinishReason::Length),
+        ],
+        |driver| agent(driver.with_tool_call_hint(HINT)).with_tools(edits),
+    )
+    .await;
+    assert_eq!(model.requests().len(), 2);
+    assert_eq!(done.stop_reason(), Some(StopReason::Error));
+}
+
 const DISOWNED: &str = "I'm sorry, but I don't have the ability to list files in a directory.";
 
 /// Issue 36, development task d6 (2026-12-04): after its call had run and returned, the 1.5B

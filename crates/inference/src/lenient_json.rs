@@ -68,13 +68,16 @@ pub fn json_values(text: &str) -> Vec<Value> {
     found.values
 }
 
-/// Parses `text` as JSON, retrying once with trailing commas removed.
+/// Parses `text` as JSON, retrying once with trailing commas removed, and once more with a
+/// doubled outer brace made single: `{{"name": "edit_file", ...}}` (a template's escaped
+/// braces, which the Qwen2.5-Coder 1.5B model copies) is the object inside.
 ///
 /// ```
 /// use inference::lenient_json::parse_lenient;
 /// use serde_json::json;
 ///
 /// assert_eq!(parse_lenient("[1, 2,]"), Some(json!([1, 2])));
+/// assert_eq!(parse_lenient(r#"{{"a": {"b": 1}}}"#), Some(json!({"a": {"b": 1}})));
 /// assert_eq!(parse_lenient("not json"), None);
 /// ```
 pub fn parse_lenient(text: &str) -> Option<Value> {
@@ -85,7 +88,17 @@ pub fn parse_lenient(text: &str) -> Option<Value> {
     if let Ok(value) = serde_json::from_str(trimmed) {
         return Some(value);
     }
-    serde_json::from_str(&without_trailing_commas(trimmed)).ok()
+    let without_commas = without_trailing_commas(trimmed);
+    if let Ok(value) = serde_json::from_str(&without_commas) {
+        return Some(value);
+    }
+    let inner = without_commas
+        .strip_prefix("{{")
+        .and_then(|rest| rest.strip_suffix("}}"))?;
+    match serde_json::from_str(&format!("{{{inner}}}")) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        _ => None,
+    }
 }
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
