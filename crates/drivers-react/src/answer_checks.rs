@@ -289,6 +289,17 @@ pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, answer: &str) -> b
     contradicted_listing(answer, texts.iter().map(String::as_str)).is_some()
 }
 
+/// Whether the request that `input`, a request to answer on a stop, answers names a file:
+/// its last user message that is no observation, before the instruction to answer.
+pub(crate) fn request_names_a_file(input: &Messages) -> bool {
+    input
+        .iter()
+        .rev()
+        .skip(1)
+        .find(|message| message.role() == Role::User && !is_react_trace(message))
+        .is_some_and(|request| !files_no_call_used(&request.text(), []).is_empty())
+}
+
 /// Whether `answer`, asked for on a stop with `input`, copies the error of a failed call
 /// among its observations (`drivers_toolcalling::copies_a_tool_error_of`): at a230719 the
 /// 1.5B model answered development task d22 on stop with "Observation: Error: old_string was

@@ -15,7 +15,8 @@ use messages::{Message, Messages};
 use drivers_toolcalling::is_plan_reply_naming;
 
 use crate::answer_checks::{
-    contradicts_a_listing_on_stop, copies_an_error_on_stop, AnswerChecks, Verdict,
+    contradicts_a_listing_on_stop, copies_an_error_on_stop, request_names_a_file, AnswerChecks,
+    Verdict,
 };
 use crate::decision::DecisionKind;
 use crate::decision_error::DecisionError;
@@ -444,6 +445,13 @@ impl AgentDriver for ReActDriver {
                     called.push(name.to_owned());
                 }
             }
+        }
+        if self.answer_checks && called.is_empty() && request_names_a_file(&input) {
+            // No call has looked at the file the request names: nothing the model could say of
+            // it comes from it, and the notice says what happened instead (as the tool-calling
+            // driver does).
+            tracing::info!("no call looked at the file the request names: a notice, not an answer");
+            return Ok(None);
         }
         let response = context
             .until_cancelled(

@@ -1107,6 +1107,34 @@ async fn a_count_the_listing_contradicts_given_again_is_no_answer_nor_on_stop() 
 }
 
 #[tokio::test]
+async fn no_answer_on_stop_is_asked_for_a_file_no_call_looked_at() {
+    // As with the tool-calling driver (a probe of issue 36, 2026-12-07): with no call made,
+    // nothing the model could say of `app.env` comes from it.
+    // Replies that are no decision, until the run stops.
+    let model = ScriptedModel::new(
+        std::iter::repeat_n(InferenceResponse::text("Let me think about app.env."), 4).chain([
+            InferenceResponse::text("The API key is set in the app.env file."),
+        ]),
+    );
+    let done = stopping(file_agent(&model, 4))
+        .execute(AgentState::new().with_user_message("What is the API key set in app.env?"))
+        .await
+        .unwrap();
+
+    for request in model.requests() {
+        let sent = request.messages.to_transcript();
+        assert!(!sent.contains("You have to stop now"), "{sent}");
+    }
+    let notice = answer_of(&done).unwrap_or_default();
+    assert!(
+        notice.starts_with("I could not finish this task")
+            && notice.contains("I did not call any tools"),
+        "{notice}"
+    );
+    assert!(nowhere(&done, "The API key is set"));
+}
+
+#[tokio::test]
 async fn a_tool_error_copied_as_the_answer_on_stop_is_no_answer() {
     // The 1.5B model on development task d22 at a230719: asked to answer on stop after a
     // failed edit, it answered with the edit's observation (here the failure stops the run).

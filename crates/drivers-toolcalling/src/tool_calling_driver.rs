@@ -32,6 +32,7 @@ use crate::reply_nudge::Nudges;
 use crate::shown_calls::RecoveredCallsShown;
 use crate::step_messages::format_step_messages;
 use crate::trust::{done_already, judge_text_calls};
+use crate::unread_file::named_files;
 
 /// Runs one agent step with native tool calls: sends the conversation and the tool schemas,
 /// runs the calls the model asks for, and returns the step with its tool trace and its answer
@@ -679,6 +680,26 @@ impl AgentDriver for ToolCallingDriver {
         input: Messages,
         context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
+        // The execution's messages: those before the instruction to answer.
+        let execution = || {
+            input
+                .iter()
+                .rev()
+                .skip(1)
+                .take_while(|message| message.role() != Role::User)
+        };
+        if self.content_tool_call_recovery
+            && execution().all(|message| message.tool_calls().is_empty())
+            && request_names_a_file(&input)
+        {
+            // No call has looked at the file the request names, so nothing the model could
+            // say of it comes from it: the notice says what happened instead. Asked for the
+            // API key in `app.env` (it has none), the 1.5B model described a search twice,
+            // never made it, and on stop answered "The API key is set in the app.env file."
+            // (a probe of issue 36's task kinds, 2026-12-07).
+            tracing::info!("no call looked at the file the request names: a notice, not an answer");
+            return Ok(None);
+        }
         let errors = tool_errors(&input);
         let request = self.settings.apply_to(InferenceRequest::new(input.clone()));
         let response = context
@@ -714,14 +735,6 @@ impl AgentDriver for ToolCallingDriver {
             tracing::info!("asked for an answer without tools, the model copied its instructions");
             return Ok(Some(response.with_content("")));
         }
-        // The execution's messages: those before the instruction to answer.
-        let execution = || {
-            input
-                .iter()
-                .rev()
-                .skip(1)
-                .take_while(|message| message.role() != Role::User)
-        };
         if self.content_tool_call_recovery
             && disowns_the_tools(response.content())
             && every_call_succeeded(execution())
@@ -764,6 +777,17 @@ impl AgentDriver for ToolCallingDriver {
         }
         Ok(Some(response))
     }
+}
+
+/// Whether the request that `input` (a request to answer on a stop) answers names a file:
+/// the last user message before the instruction to answer.
+fn request_names_a_file(input: &Messages) -> bool {
+    input
+        .iter()
+        .rev()
+        .skip(1)
+        .find(|message| message.role() == Role::User)
+        .is_some_and(|request| named_files(&request.text()).next().is_some())
 }
 
 /// The step error of a reply that copies the model's instructions (`copied_instructions`).

@@ -2142,6 +2142,51 @@ async fn a_copy_of_the_instructions_with_a_named_file_left_is_asked_about_once()
     assert_eq!(done.stop_reason(), Some(StopReason::Error));
 }
 
+/// A probe of issue 36's task kinds (2026-12-07): asked for the API key in `app.env` (it has
+/// none), the 1.5B model described a search twice and never made it; asked to answer on
+/// stop, it said "The API key is set in the app.env file.". With no call made, nothing it
+/// says of the file comes from it: the run ends with the notice, without asking.
+#[tokio::test]
+async fn no_answer_on_stop_is_asked_for_a_file_no_call_looked_at() {
+    let described = "To find the API key set in `app.env`, you can use the `search_files` \
+                     function with the pattern `API_KEY`.";
+    let (done, model) = run_with(
+        asking("What is the API key set in app.env?"),
+        vec![
+            text(described),
+            text(described),
+            text(
+                "To read `app.env`, you can use the `read_file` function with the path `app.env`.",
+            ),
+            text("The API key is set in the app.env file."),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Synthesize),
+    )
+    .await;
+    // the reply and the two nudges of its step; no request to answer on stop
+    assert_eq!(model.requests().len(), 3);
+    let notice = answer(&done).unwrap_or_default();
+    assert!(
+        notice.starts_with("I could not finish this task")
+            && notice.contains("I did not call any tools"),
+        "{notice}"
+    );
+
+    // A request that names no file is still answered on stop.
+    let (done, model) = run_with(
+        asking("Weather in Paris?"),
+        vec![
+            text("You can use the `get_weather` function with the city `Paris`."),
+            text("You can use the `get_weather` function with the city `Paris`."),
+            text("I could not look it up."),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Synthesize),
+    )
+    .await;
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(answer(&done).as_deref(), Some("I could not look it up."));
+}
+
 const DISOWNED: &str = "I'm sorry, but I don't have the ability to list files in a directory.";
 
 /// Issue 36, development task d6 (2026-12-04): after its call had run and returned, the 1.5B
