@@ -13,7 +13,7 @@
 use messages::{Message, Messages, Role};
 
 use crate::backticks::in_backticks;
-use crate::latest_results::{every_result, execution_messages, text_of};
+use crate::latest_results::{every_result, execution_messages, request, text_of};
 use crate::unread_file::named_files;
 use crate::word_set::WordSet;
 
@@ -120,6 +120,27 @@ pub(crate) fn requested_files_shown(conversation: &Messages, request: &str) -> V
             })
         })
         .collect()
+}
+
+/// Whether `reply`, asked for on a stop with `input` (the conversation, then the instruction
+/// to answer), gives up on a file an error showed is there: every call of the execution
+/// failed, the reply speaks of the failure, and [`requested_files_shown`] finds a file. The
+/// 1.5B model, told "cannot list `data`: no such directory; the workspace's top folder holds
+/// `a.txt`, `b.txt`", answered on stop "The files `a.txt` and `b.txt` do not exist in the
+/// workspace." (development task d10, 2026-12-07).
+pub(crate) fn gives_up_on_a_shown_file_on_stop(input: &Messages, reply: &str) -> bool {
+    if ignores_the_failures(reply) {
+        return false;
+    }
+    let before: Messages = input
+        .iter()
+        .take(input.len().saturating_sub(1))
+        .cloned()
+        .collect();
+    let Some(request) = request(&before).map(text_of) else {
+        return false;
+    };
+    every_call_failed(&before) && !requested_files_shown(&before, &request).is_empty()
 }
 
 /// What the model is told after a reply that gives up on the files in `shown` (see
@@ -322,6 +343,35 @@ mod tests {
         assert!(shown(&[top], "What is the timeout?").is_empty());
         // the earlier execution's error is not this one's
         assert!(shown(&[], "What is in x?").is_empty());
+    }
+
+    #[test]
+    fn an_answer_on_stop_that_gives_up_on_a_shown_file_is_found() {
+        // development task d10: the files are at the top, and the error says so
+        let listed = "Error: cannot list `data`: no such directory; the workspace's top folder \
+                      holds `a.txt`, `b.txt`";
+        let asked = |results: &[&str]| {
+            execution(results).appended(Message::user("You have to stop now. My request was: ..."))
+        };
+        let gave_up = "The files `a.txt` and `b.txt` do not exist in the workspace.";
+        assert!(gives_up_on_a_shown_file_on_stop(&asked(&[listed]), gave_up));
+        // an answer that owns no failure is another check's; a call that worked: no give-up
+        assert!(!gives_up_on_a_shown_file_on_stop(
+            &asked(&[listed]),
+            "The sum is 42."
+        ));
+        assert!(!gives_up_on_a_shown_file_on_stop(
+            &asked(&[listed, "17"]),
+            gave_up
+        ));
+        // an error that shows other files
+        assert!(!gives_up_on_a_shown_file_on_stop(
+            &asked(&[
+                "Error: cannot list `data`: no such directory; the workspace's top \
+                      folder holds `c.txt`"
+            ]),
+            gave_up
+        ));
     }
 
     #[test]

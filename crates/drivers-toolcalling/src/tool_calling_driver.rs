@@ -21,6 +21,7 @@ use crate::contradicted_listing::contradicts_a_listing_on_stop;
 use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::copied_instructions::{copies_instructions, work_left_nudge};
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
+use crate::failed_calls::gives_up_on_a_shown_file_on_stop;
 use crate::misquoted_result::misquotes_a_result_of;
 use crate::plan_reply::plan_on_stop;
 use crate::plan_steps::step_done_note;
@@ -750,6 +751,15 @@ impl AgentDriver for ToolCallingDriver {
             // Nor one that quotes as a tool's output lines no result holds (d18): the page of
             // results is asked next.
             tracing::info!("asked for an answer without tools, the model misquoted a result");
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery
+            && gives_up_on_a_shown_file_on_stop(&input, response.content())
+        {
+            // Nor one that gives up on a file an error showed is there (d10: "The files do
+            // not exist" after "the workspace's top folder holds `a.txt`, `b.txt`"): the page
+            // of results, then the notice, which quotes the error.
+            tracing::info!("asked for an answer without tools, the model gave up on a shown file");
             return Ok(Some(response.with_content("")));
         }
         if self.content_tool_call_recovery && plan_on_stop(&input, response.content()) {
