@@ -14,11 +14,11 @@
 //! was never changed (a probe of issue 36's task kinds, 2026-12-07). Told which named file
 //! no call has used, it is asked once more, with the copy left out.
 
-use messages::{Message, Messages, Role};
+use messages::{Messages, Role};
 
-use crate::backticks::in_backticks_and;
-use crate::latest_results::{execution_messages, request, text_of};
-use crate::unread_file::files_no_call_used;
+use agents_core::Tools;
+
+use crate::unread_file::FilesLeft;
 
 /// How many leading characters of an instruction a reply must hold to copy it. Long enough
 /// that an answer never holds them by chance ("You are a helpful assistant." is 28).
@@ -62,37 +62,17 @@ pub(crate) fn copies_instructions(
 }
 
 /// What the model is asked after a reply that copied its instructions, when tools have run
-/// for the request in `input` and it names files that no call of the execution has used:
-/// go on with them. `None` otherwise (the run answers on stop).
-pub(crate) fn work_left_nudge(input: &Messages) -> Option<String> {
-    let calls: Vec<_> = execution_messages(input)
-        .flat_map(Message::tool_calls)
-        .collect();
-    if calls.is_empty() {
-        return None;
-    }
-    let request = text_of(request(input)?);
-    let left = files_no_call_used(&request, calls);
-    if left.is_empty() {
-        return None;
-    }
-    let (it, has) = if left.len() == 1 {
-        ("it", "has")
-    } else {
-        ("them", "have")
-    };
-    Some(format!(
-        "Your last reply repeated your instructions instead of going on with the request. \
-         The request also names {}, which no tool call of yours {has} used yet: call the tool \
-         the request needs for {it} now (reply with only the tool call), or answer if the \
-         request is done.",
-        in_backticks_and(&left)
-    ))
+/// for the request in `input` and it names files that no call of the execution has used
+/// ([`FilesLeft`]): go on with them. `None` otherwise (the run answers on stop).
+pub(crate) fn work_left_nudge(input: &Messages, tools: &Tools) -> Option<String> {
+    FilesLeft::of(input, tools)
+        .nudge("Your last reply repeated your instructions instead of going on with the request.")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use messages::Message;
 
     const HINT: &str = "To use a tool, make a tool call. If you cannot, reply with only one \
                         JSON object and nothing else, like {\"name\": \"read_file\", \

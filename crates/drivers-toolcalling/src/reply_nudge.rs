@@ -76,7 +76,9 @@ use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::setting_line::results_may_set;
 use crate::trust::{holds_a_call_in_prose, runs_as_calls};
-use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
+use crate::unread_file::{
+    names_a_file, unread_files, unread_files_nudge, FilesLeft, UNREAD_FILE_NUDGE,
+};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
 use crate::unseen_value::{files_not_read, unseen_values_in, unseen_values_nudge};
 use crate::unshown_calculation::{unshown_calculation, unshown_calculation_nudge};
@@ -750,7 +752,7 @@ impl Nudges {
             Nudge::PlanAfterResults | Nudge::PlanWithoutCall if points_to_a_file(reply) => {
                 READ_IT_NUDGE
             }
-            Nudge::PlanAfterResults => return self.plan_nudge(reply),
+            Nudge::PlanAfterResults => return self.plan_nudge(reply, tools),
             Nudge::CopiedError => COPIED_ERROR_NUDGE,
             Nudge::Narration => NARRATION_NUDGE,
             Nudge::Claim => CLAIM_NUDGE,
@@ -888,15 +890,21 @@ impl Nudges {
     /// run, then said it lacked the results (development task d3). In a replay of that
     /// request, told which step was next, it made that call; the live run still did not
     /// (docs/eval.md, session 18).
-    fn plan_nudge(&self, reply: &str) -> String {
+    fn plan_nudge(&self, reply: &str, tools: &Tools) -> String {
         let called = called_in_execution(&self.conversation);
-        match next_step_after_called(reply, &called) {
-            Some(next) => format!(
+        if let Some(next) = next_step_after_called(reply, &called) {
+            return format!(
                 "Your last reply wrote your plan again. The steps whose tools ran are done: \
                  their results are above. Do the next step of your plan now: {next}"
-            ),
-            None => PLAN_NUDGE.to_owned(),
+            );
         }
+        // A file the request names that no call has used is work left, not an answer to
+        // give: asked to bump a version in `VERSION` and `about.txt`, the 1.5B model wrote
+        // `VERSION`, then twice a plan whose step reads `about.txt`; told to answer, it
+        // wrote the plan again (development task d22, 2026-12-07).
+        FilesLeft::of(&self.conversation, tools)
+            .nudge("Your last reply described the work instead of doing it.")
+            .unwrap_or_else(|| PLAN_NUDGE.to_owned())
     }
 
     /// Why `reply`, the model's reply to `nudge`, is dropped for the reply before it, if it

@@ -474,7 +474,7 @@ impl AgentDriver for ToolCallingDriver {
         };
         let mut copied_instructions = copies(&response);
         if let Some(nudge) = copied_instructions
-            .then(|| work_left_nudge(&input))
+            .then(|| work_left_nudge(&input, tools))
             .flatten()
         {
             tracing::info!("the model copied its instructions with work left; asking once more");

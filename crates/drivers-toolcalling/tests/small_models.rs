@@ -2116,7 +2116,9 @@ async fn a_copy_of_the_instructions_with_a_named_file_left_is_asked_about_once()
     );
     let asked = model.requests()[2].messages.to_transcript();
     assert!(
-        asked.contains("The request also names `b.txt`, which no tool call of yours has used yet"),
+        asked.contains(
+            "The request also names `b.txt`, which no tool call of yours has changed yet"
+        ),
         "{asked}"
     );
     assert!(
