@@ -13,8 +13,10 @@
 use messages::{Message, Messages, Role};
 
 use crate::backticks::in_backticks;
-use crate::latest_results::{every_result, execution_messages, request, text_of};
-use crate::unread_file::named_files;
+use crate::latest_results::{
+    every_result, execution_messages, request, text_of, TOOL_ERROR_PREFIX,
+};
+use crate::unread_file::{call_names_file, named_files};
 use crate::word_set::WordSet;
 
 /// Words of a reply that speaks of a failure or of something missing ("does not exist",
@@ -49,21 +51,70 @@ pub(crate) fn every_call_failed(conversation: &Messages) -> bool {
     every_result(execution_messages(conversation), true)
 }
 
+/// Whether the running execution made calls that name a file `request` names, and every
+/// one of them failed: whatever else worked (a listing), no result showed what those files
+/// hold. Asked for the sum of the numbers in `a.txt` and `b.txt`, the 1.5B model listed a
+/// folder (which worked), read `data/a.txt` and `data/b.txt` (both failed: "did you mean
+/// `a.txt`?"), and answered with contents and a sum it made up (development task d10,
+/// 2026-12-07).
+pub(crate) fn every_call_on_a_requested_file_failed(
+    conversation: &Messages,
+    request: &str,
+) -> bool {
+    let files: Vec<&str> = named_files(request).collect();
+    if files.is_empty() {
+        return false;
+    }
+    let mut failed: Vec<&str> = Vec::new();
+    let mut any = false;
+    for message in execution_messages(conversation) {
+        if message.role() == Role::Tool {
+            if text_of(message).starts_with(TOOL_ERROR_PREFIX) {
+                failed.extend(message.tool_call_id());
+            }
+            continue;
+        }
+        for call in message.tool_calls() {
+            if files.iter().any(|file| call_names_file(call, file)) {
+                if !failed.contains(&call.id()) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+    }
+    any
+}
+
 /// Whether `reply` answers as if a call had worked: it speaks of no failure, of nothing
 /// missing, and asks nothing.
 pub(crate) fn ignores_the_failures(reply: &str) -> bool {
     !reply.trim().is_empty() && !reply.contains('?') && !FAILURE_WORDS.in_text(reply)
 }
 
-/// The nudge for such a reply in `conversation`: [`FAILED_CALLS_NUDGE`], then the paths the
-/// execution's errors suggested ("did you mean `a.txt`?"), in order, each once.
+/// What the model is told after such a reply when some calls worked but every call on the
+/// files the request names failed ([`every_call_on_a_requested_file_failed`]).
+pub(crate) const FAILED_FILE_CALLS_NUDGE: &str = "Every tool call on the files this request \
+names failed (the errors are above), so no result shows what they hold, yet your last reply \
+answers as if a call had worked. Do not state what a file holds or what a tool returned \
+unless a result above shows it. Call the tool again, corrected as its error says, or tell the \
+user what could not be done.";
+
+/// The nudge for such a reply in `conversation`: [`FAILED_CALLS_NUDGE`] (or, when some call
+/// worked, [`FAILED_FILE_CALLS_NUDGE`]), then the paths the execution's errors suggested
+/// ("did you mean `a.txt`?"), in order, each once.
 pub(crate) fn failed_calls_nudge(conversation: &Messages) -> String {
+    let head = if every_call_failed(conversation) {
+        FAILED_CALLS_NUDGE
+    } else {
+        FAILED_FILE_CALLS_NUDGE
+    };
     let suggested = error_paths(conversation, false);
     if suggested.is_empty() {
-        return FAILED_CALLS_NUDGE.to_owned();
+        return head.to_owned();
     }
     format!(
-        "{FAILED_CALLS_NUDGE} The errors suggest these paths: {}.",
+        "{head} The errors suggest these paths: {}.",
         in_backticks(&suggested, ", ")
     )
 }
@@ -343,6 +394,50 @@ mod tests {
         assert!(shown(&[top], "What is the timeout?").is_empty());
         // the earlier execution's error is not this one's
         assert!(shown(&[], "What is in x?").is_empty());
+    }
+
+    #[test]
+    fn every_call_on_a_requested_file_failing_counts_when_a_listing_worked() {
+        // development task d10 at 6841cbb: the listing worked, both reads failed
+        let request = "a.txt and b.txt each hold a number. What is their sum?";
+        let step = |conversation: Messages, id: &str, name: &str, path: &str, result: &str| {
+            let call = ToolCall::new(id, name, json!({ "path": path }));
+            conversation
+                .appended(Message::assistant_tool_calls([call.clone()]))
+                .appended(Message::tool_result_for(&call, result))
+        };
+        let listed = step(
+            Messages::new().appended(Message::user(request)),
+            "c1",
+            "list_dir",
+            "data",
+            "(no directory is named `data`; listed the workspace's top folder instead)",
+        );
+        let missed = step(
+            step(
+                listed.clone(),
+                "c2",
+                "read_file",
+                "data/a.txt",
+                "Error: cannot read `data/a.txt`: no such file or directory; did you mean `a.txt`?",
+            ),
+            "c3",
+            "read_file",
+            "data/b.txt",
+            "Error: cannot read `data/b.txt`: no such file or directory; did you mean `b.txt`?",
+        );
+        assert!(!every_call_failed(&missed));
+        assert!(every_call_on_a_requested_file_failed(&missed, request));
+        assert!(failed_calls_nudge(&missed)
+            .starts_with("Every tool call on the files this request names failed"));
+        // one read worked; no read of the files at all; a request that names none
+        let one_read = step(missed.clone(), "c4", "read_file", "a.txt", "17");
+        assert!(!every_call_on_a_requested_file_failed(&one_read, request));
+        assert!(!every_call_on_a_requested_file_failed(&listed, request));
+        assert!(!every_call_on_a_requested_file_failed(
+            &missed,
+            "What is the sum?"
+        ));
     }
 
     #[test]

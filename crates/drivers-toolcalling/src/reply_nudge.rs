@@ -57,8 +57,8 @@ use crate::disowned_tools::{
 };
 use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::failed_calls::{
-    errors_suggest_a_requested_file, every_call_failed, failed_calls_nudge, ignores_the_failures,
-    requested_files_shown, shown_files_nudge,
+    errors_suggest_a_requested_file, every_call_failed, every_call_on_a_requested_file_failed,
+    failed_calls_nudge, ignores_the_failures, requested_files_shown, shown_files_nudge,
 };
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
@@ -502,15 +502,20 @@ impl Nudges {
             .then_some(Nudge::AnswerAfterFailures)
     }
 
-    /// Whether every call of the execution failed, the request names a file or speaks of one
-    /// an error suggested, and `content` speaks of no failure (see `failed_calls`). A request that
+    /// Whether every call of the execution failed (or every call on the files the request
+    /// names, when others worked), the request names a file or speaks of one an error
+    /// suggested, and `content` speaks of no failure (see `failed_calls`). A request that
     /// names no file may need no tool: a question answered rightly after a call that failed;
     /// but when an error answered "did you mean `config.dev.yaml`?", the model was looking
     /// for a file that exists (asked "What port does the config file set?", the 1.5B model
     /// searched `config`, was told of two such files, and answered 8080, a port neither
     /// holds: development task d26).
     fn ignores_failed_calls(&self, content: &str) -> bool {
-        every_call_failed(&self.conversation)
+        let all_failed = every_call_failed(&self.conversation);
+        (all_failed
+            || self.request_is(|request| {
+                every_call_on_a_requested_file_failed(&self.conversation, request)
+            }))
             && ignores_the_failures(content)
             && self.request_is(|request| {
                 names_a_file(request)

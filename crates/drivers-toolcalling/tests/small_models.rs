@@ -1888,6 +1888,44 @@ async fn an_answer_after_every_call_failed_is_asked_about_with_the_suggested_pat
     assert!(!done.messages().to_transcript().contains(invented));
 }
 
+/// Development task d10 at 6841cbb: `list_dir` of `data` now lists the top folder (it
+/// worked), and the model then read `data/a.txt` and `data/b.txt` (both failed) and answered
+/// with contents it made up. Every call on the files the request names failed, whatever else
+/// worked: the same question, in words that fit.
+#[tokio::test]
+async fn an_answer_after_every_read_of_the_named_files_failed_is_asked_about() {
+    let listing = FunctionTool::new("list_dir", "Lists a folder.", |_: Path| async move {
+        Ok::<_, String>("[file] a.txt (3 bytes)\n[file] b.txt (3 bytes)".to_owned())
+    })
+    .with_effects(ToolEffects::ReadOnly);
+    let invented = "The contents of `a.txt` are 1 and 2, and of `b.txt` 3 and 4; the sum is 10.";
+    let (done, model) = run_with(
+        asking(SUM_REQUEST),
+        vec![
+            InferenceResponse::with_tool_calls([ToolCall::new(
+                "c0",
+                "list_dir",
+                json!({"path": "data"}),
+            )]),
+            InferenceResponse::with_tool_calls([read("c1", "data/a.txt")]),
+            InferenceResponse::with_tool_calls([read("c2", "data/b.txt")]),
+            text(invented),
+            InferenceResponse::with_tool_calls([read("c3", "a.txt"), read("c4", "b.txt")]),
+            text("The sum is 17 + 25 = 42."),
+        ],
+        |driver| agent(driver).with_tools(root_files_only().with(listing)),
+    )
+    .await;
+    assert_eq!(answer(&done).as_deref(), Some("The sum is 17 + 25 = 42."));
+    let asked = model.requests()[4].messages.to_transcript();
+    assert!(
+        asked.contains("Every tool call on the files this request names failed")
+            && asked.contains("The errors suggest these paths: `a.txt`, `b.txt`."),
+        "{asked}"
+    );
+    assert!(!done.messages().to_transcript().contains(invented));
+}
+
 /// The same kind of reply after the nudge is not an answer (the run answers on stop; this
 /// agent has no answer on stop); an answer that says what failed, or one to a request that
 /// names no file, is never asked about.
