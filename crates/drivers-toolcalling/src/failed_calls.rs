@@ -86,6 +86,13 @@ pub(crate) fn every_call_on_a_requested_file_failed(
     any
 }
 
+/// Whether a tool result of the running execution is an error.
+pub(crate) fn some_call_failed(conversation: &Messages) -> bool {
+    execution_messages(conversation).any(|message| {
+        message.role() == Role::Tool && text_of(message).starts_with(TOOL_ERROR_PREFIX)
+    })
+}
+
 /// Whether `reply` answers as if a call had worked: it speaks of no failure, of nothing
 /// missing, and asks nothing.
 pub(crate) fn ignores_the_failures(reply: &str) -> bool {

@@ -59,6 +59,7 @@ use crate::echoed_request::{echoes_request, ECHO_NUDGE, MAX_ECHO_BYTES};
 use crate::failed_calls::{
     errors_suggest_a_requested_file, every_call_failed, every_call_on_a_requested_file_failed,
     failed_calls_nudge, ignores_the_failures, requested_files_shown, shown_files_nudge,
+    some_call_failed,
 };
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
@@ -511,11 +512,13 @@ impl Nudges {
     /// searched `config`, was told of two such files, and answered 8080, a port neither
     /// holds: development task d26).
     fn ignores_failed_calls(&self, content: &str) -> bool {
-        let all_failed = every_call_failed(&self.conversation);
-        (all_failed
-            || self.request_is(|request| {
-                every_call_on_a_requested_file_failed(&self.conversation, request)
-            }))
+        // (Most answers follow calls that all worked: then neither holds, and the request is
+        // not read.)
+        (every_call_failed(&self.conversation)
+            || (some_call_failed(&self.conversation)
+                && self.request_is(|request| {
+                    every_call_on_a_requested_file_failed(&self.conversation, request)
+                })))
             && ignores_the_failures(content)
             && self.request_is(|request| {
                 names_a_file(request)

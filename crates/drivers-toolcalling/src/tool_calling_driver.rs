@@ -222,6 +222,37 @@ impl ToolCallingDriver {
         self.request_for(state, cached, tools, &state.messages_for_inference())
     }
 
+    /// After `response`, a reply to `input` that copied the model's instructions: when work
+    /// is plainly left (`copied_instructions::work_left_nudge`), the reply to asking once
+    /// more, without the copy in view, its usage added to the copy's; `None` otherwise. Its
+    /// own future (boxed by the caller), so that the step's future does not hold its state.
+    async fn ask_after_copy(
+        &self,
+        state: &AgentState,
+        tools: &Tools,
+        input: &Messages,
+        source: &EventSource,
+        context: &StepContext<'_>,
+        response: &InferenceResponse,
+    ) -> Result<Option<InferenceResponse>, AgentError> {
+        let Some(nudge) = work_left_nudge(input, tools) else {
+            return Ok(None);
+        };
+        tracing::info!("the model copied its instructions with work left; asking once more");
+        context.emit_with(|| AgentEvent::ReplySetAside {
+            source: source.clone(),
+            reason: "the model copied its instructions".to_owned(),
+            earlier_reply_stands: false,
+        });
+        let asked = input.appended(Message::user(nudge));
+        let request = self.request_for(state, &context.cached_context, tools, &asked);
+        let retry = self
+            .infer("reply_after_copied_instructions", request, source, context)
+            .await?;
+        let usage = response.usage() + retry.usage();
+        Ok(Some(retry.with_usage(usage)))
+    }
+
     /// The request for `state` whose compiled conversation is `input`.
     fn request_for(
         &self,
@@ -473,25 +504,14 @@ impl AgentDriver for ToolCallingDriver {
                 )
         };
         let mut copied_instructions = copies(&response);
-        if let Some(nudge) = copied_instructions
-            .then(|| work_left_nudge(&input, tools))
-            .flatten()
-        {
-            tracing::info!("the model copied its instructions with work left; asking once more");
-            context.emit_with(|| AgentEvent::ReplySetAside {
-                source: source.clone(),
-                reason: "the model copied its instructions".to_owned(),
-                earlier_reply_stands: false,
-            });
-            let asked = input.appended(Message::user(nudge));
-            let request = self.request_for(state, &context.cached_context, tools, &asked);
-            let earlier_usage = response.usage();
-            let retry =
-                Box::pin(self.infer("reply_after_copied_instructions", request, &source, context))
-                    .await?;
-            let usage = earlier_usage + retry.usage();
-            response = retry.with_usage(usage);
-            copied_instructions = copies(&response);
+        if copied_instructions {
+            if let Some(retry) =
+                Box::pin(self.ask_after_copy(state, tools, &input, &source, context, &response))
+                    .await?
+            {
+                response = retry;
+                copied_instructions = copies(&response);
+            }
         }
         let mut nudges =
             (recovering && !response.has_tool_calls() && !copied_instructions).then(|| {
