@@ -18,7 +18,7 @@ use messages::{Messages, Role};
 
 use agents_core::Tools;
 
-use crate::unread_file::FilesLeft;
+use crate::files_left::FilesLeft;
 
 /// How many leading characters of an instruction a reply must hold to copy it. Long enough
 /// that an answer never holds them by chance ("You are a helpful assistant." is 28).

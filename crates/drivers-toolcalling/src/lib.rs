@@ -63,6 +63,7 @@ mod disowned_tools;
 mod echoed_request;
 mod failed_calls;
 mod fenced;
+mod files_left;
 mod foreign_file;
 mod forged_evidence;
 mod latest_results;

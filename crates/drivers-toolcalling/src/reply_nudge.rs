@@ -61,6 +61,7 @@ use crate::failed_calls::{
     failed_calls_nudge, ignores_the_failures, requested_files_shown, shown_files_nudge,
     some_call_failed,
 };
+use crate::files_left::FilesLeft;
 use crate::foreign_file::{foreign_files, foreign_files_nudge};
 use crate::forged_evidence::forged_evidence;
 use crate::latest_results::{execution_messages, request, text_of, worked_result_texts};
@@ -77,9 +78,7 @@ use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::setting_line::results_may_set;
 use crate::trust::{holds_a_call_in_prose, runs_as_calls};
-use crate::unread_file::{
-    names_a_file, unread_files, unread_files_nudge, FilesLeft, UNREAD_FILE_NUDGE,
-};
+use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
 use crate::unseen_value::{files_not_read, unseen_values_in, unseen_values_nudge};
 use crate::unshown_calculation::{unshown_calculation, unshown_calculation_nudge};
