@@ -86,6 +86,13 @@ pub struct StepContext<'a> {
 /// ([`inference::Usage::prompt_tokens`]), noted by [`StepContext::journaled_inference`]. A
 /// driver that asks again within a step (a nudge, an empty reply) adds the replies' usage up
 /// for the step's cost; what a single request took of the model's context window is this.
+///
+/// A copy (`Clone`) starts from the value so far and notes on its own: the loop reads the
+/// context it gave the driver, so a request made through a copy of the [`StepContext`] is not
+/// seen here and the warning falls back to the step's summed usage (see
+/// `check_context_window`). Decided so: sharing one cell across copies, as [`StepHeldRuns`]
+/// does, would allocate on every step (each step asks the model), for a copy no driver of
+/// ours makes.
 #[derive(Debug, Default)]
 pub(crate) struct LargestRequest(std::sync::atomic::AtomicU64);
 

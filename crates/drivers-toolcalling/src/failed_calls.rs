@@ -14,7 +14,7 @@ use messages::{Message, Messages, Role};
 
 use crate::backticks::in_backticks;
 use crate::latest_results::{
-    every_result, execution_messages, request, text_of, TOOL_ERROR_PREFIX,
+    every_result, execution_messages, request, text_of, without_last, TOOL_ERROR_PREFIX,
 };
 use crate::unread_file::{call_names_file, named_files};
 use crate::word_set::WordSet;
@@ -190,11 +190,7 @@ pub(crate) fn gives_up_on_a_shown_file_on_stop(input: &Messages, reply: &str) ->
     if ignores_the_failures(reply) {
         return false;
     }
-    let before: Messages = input
-        .iter()
-        .take(input.len().saturating_sub(1))
-        .cloned()
-        .collect();
+    let before = without_last(input);
     let Some(request) = request(&before).map(text_of) else {
         return false;
     };

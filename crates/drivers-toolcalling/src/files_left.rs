@@ -73,22 +73,8 @@ impl FilesLeft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::ToolCall;
+    use crate::test_tools::execution;
     use serde_json::json;
-
-    fn execution(request: &str, calls: &[(&str, serde_json::Value)]) -> Messages {
-        let mut conversation = Messages::new()
-            .appended(Message::user("Which port does config.ini set?"))
-            .appended(Message::assistant("8472."))
-            .appended(Message::user(request));
-        for (i, (name, arguments)) in calls.iter().enumerate() {
-            let call = ToolCall::new(format!("call_{i}"), *name, arguments.clone());
-            conversation = conversation
-                .appended(Message::assistant_tool_calls([call.clone()]))
-                .appended(Message::tool_result_for(&call, "ok"));
-        }
-        conversation
-    }
 
     #[test]
     fn the_files_left_are_those_no_call_used_or_for_a_change_changed() {

@@ -22,6 +22,18 @@ pub(crate) fn execution_messages(conversation: &Messages) -> impl Iterator<Item 
         .take_while(|message| message.role() != Role::User)
 }
 
+/// `input` without its last message, the rest shared (reference counts, no copy of a
+/// message): on a stop, the conversation before the loop's instruction to answer, which the
+/// checks of an answer on stop read (`predicted_answer`, `failed_calls`, `plan_reply`, the
+/// driver's `answer_without_tools`).
+pub(crate) fn without_last(input: &Messages) -> Messages {
+    input
+        .iter_shared()
+        .take(input.len().saturating_sub(1))
+        .cloned()
+        .collect()
+}
+
 /// The conversation's last user message: the running execution's request.
 pub(crate) fn request(conversation: &Messages) -> Option<&Message> {
     conversation

@@ -7,6 +7,7 @@
 use agents_core::Tools;
 use messages::Messages;
 
+use crate::latest_results::{request, text_of, without_last};
 use crate::unread_file::names_a_file;
 use crate::word_set::WordSet;
 
@@ -271,17 +272,15 @@ pub(crate) fn sends_off_to_a_tool(content: &str, tools: &Tools) -> bool {
 /// model's answer on stop was "To list the files in the fruits directory, you can use the
 /// `list_dir` function.", saved as the answer where the listing had come back.
 pub(crate) fn plan_on_stop(input: &Messages, reply: &str) -> bool {
-    let seen = || input.iter().take(input.len().saturating_sub(1));
+    let seen = without_last(input);
     let mut called: Vec<&str> = Vec::new();
-    for call in seen().flat_map(|message| message.tool_calls()) {
+    for call in seen.iter().flat_map(|message| message.tool_calls()) {
         if !called.contains(&call.name()) {
             called.push(call.name());
         }
     }
     is_plan_reply_naming(reply, &called)
-        && !seen()
-            .rfind(|message| message.role() == messages::Role::User)
-            .is_some_and(|request| asks_how_or_where(&request.text()))
+        && !request(&seen).is_some_and(|request| asks_how_or_where(&text_of(request)))
 }
 
 pub(crate) fn asks_how_or_where(request: &str) -> bool {

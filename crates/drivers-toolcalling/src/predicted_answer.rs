@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use messages::{Message, Messages, Role};
 
-use crate::latest_results::{execution_messages, text_of};
+use crate::latest_results::{execution_messages, text_of, without_last};
 use crate::recover::is_tool_call_text;
 use crate::repeated_answer::normalized;
 
@@ -79,12 +79,7 @@ pub(crate) fn predicted_on_stop(input: &Messages, reply: &str) -> bool {
     if reply.len() < MIN_PREDICTED_CHARS {
         return false;
     }
-    let seen: Messages = input
-        .iter_shared()
-        .take(input.len().saturating_sub(1))
-        .cloned()
-        .collect();
-    predicted_answer(&seen, reply)
+    predicted_answer(&without_last(input), reply)
 }
 
 /// `conversation` with the text of the running execution's replies written before its first

@@ -76,6 +76,24 @@ pub(crate) fn after_one_call(
         .appended(messages::Message::tool_result_for(&call, result))
 }
 
+/// A conversation of one earlier turn (a question and its answer), then `request` and one
+/// call per entry of `calls` (a tool name and its arguments), each answered "ok": an
+/// execution for the checks that read which calls named which files.
+pub(crate) fn execution(request: &str, calls: &[(&str, Value)]) -> messages::Messages {
+    use messages::{Message, Messages, ToolCall};
+    let mut conversation = Messages::new()
+        .appended(Message::user("Which port does config.ini set?"))
+        .appended(Message::assistant("8472."))
+        .appended(Message::user(request));
+    for (i, (name, arguments)) in calls.iter().enumerate() {
+        let call = ToolCall::new(format!("call_{i}"), *name, arguments.clone());
+        conversation = conversation
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(&call, "ok"));
+    }
+    conversation
+}
+
 /// Tools with these names that do nothing (for the checks that read tool names).
 pub(crate) fn named_tools(names: &[&str]) -> agents_core::Tools {
     names.iter().fold(agents_core::Tools::new(), |tools, name| {

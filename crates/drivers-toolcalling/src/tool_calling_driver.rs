@@ -22,6 +22,7 @@ use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::copied_instructions::{copies_instructions, work_left_nudge};
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
 use crate::failed_calls::gives_up_on_a_shown_file_on_stop;
+use crate::latest_results::{execution_messages, request, text_of, without_last};
 use crate::misquoted_result::misquotes_a_result_of;
 use crate::plan_reply::plan_on_stop;
 use crate::plan_steps::step_done_note;
@@ -701,17 +702,11 @@ impl AgentDriver for ToolCallingDriver {
         input: Messages,
         context: &StepContext<'_>,
     ) -> Result<Option<InferenceResponse>, AgentError> {
-        // The execution's messages: those before the instruction to answer.
-        let execution = || {
-            input
-                .iter()
-                .rev()
-                .skip(1)
-                .take_while(|message| message.role() != Role::User)
-        };
+        // The conversation before the instruction to answer.
+        let before = without_last(&input);
         if self.content_tool_call_recovery
-            && execution().all(|message| message.tool_calls().is_empty())
-            && request_names_a_file(&input)
+            && execution_messages(&before).all(|message| message.tool_calls().is_empty())
+            && request_names_a_file(&before)
         {
             // No call has looked at the file the request names, so nothing the model could
             // say of it comes from it: the notice says what happened instead. Asked for the
@@ -758,7 +753,7 @@ impl AgentDriver for ToolCallingDriver {
         }
         if self.content_tool_call_recovery
             && disowns_the_tools(response.content())
-            && every_call_succeeded(execution())
+            && every_call_succeeded(execution_messages(&before))
         {
             // Nor a reply that says it cannot do what its calls did ("I don't have the ability
             // to list files", after the listing came back: d6): the loop asks once more from a
@@ -766,7 +761,8 @@ impl AgentDriver for ToolCallingDriver {
             tracing::info!("asked for an answer without tools, the model disowned its tools");
             return Ok(Some(response.with_content("")));
         }
-        if self.content_tool_call_recovery && misquotes_a_result_of(response.content(), execution())
+        if self.content_tool_call_recovery
+            && misquotes_a_result_of(response.content(), execution_messages(&before))
         {
             // Nor one that quotes as a tool's output lines no result holds (d18): the page of
             // results is asked next.
@@ -809,15 +805,9 @@ impl AgentDriver for ToolCallingDriver {
     }
 }
 
-/// Whether the request that `input` (a request to answer on a stop) answers names a file:
-/// the last user message before the instruction to answer.
-fn request_names_a_file(input: &Messages) -> bool {
-    input
-        .iter()
-        .rev()
-        .skip(1)
-        .find(|message| message.role() == Role::User)
-        .is_some_and(|request| named_files(&request.text()).next().is_some())
+/// Whether the running execution's request in `conversation` names a file.
+fn request_names_a_file(conversation: &Messages) -> bool {
+    request(conversation).is_some_and(|request| named_files(&text_of(request)).next().is_some())
 }
 
 /// The step error of a reply that copies the model's instructions (`copied_instructions`).

@@ -183,7 +183,7 @@ pub(crate) fn is_path_of(value: &str, file: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use messages::Message;
+    use crate::test_tools::execution;
     use serde_json::json;
 
     #[test]
@@ -200,20 +200,6 @@ mod tests {
         ] {
             assert!(names_a_file(request), "{request}");
         }
-    }
-
-    fn execution(request: &str, calls: &[(&str, serde_json::Value)]) -> Messages {
-        let mut conversation = Messages::new()
-            .appended(Message::user("Which port does config.ini set?"))
-            .appended(Message::assistant("8472."))
-            .appended(Message::user(request));
-        for (i, (name, arguments)) in calls.iter().enumerate() {
-            let call = ToolCall::new(format!("call_{i}"), *name, arguments.clone());
-            conversation = conversation
-                .appended(Message::assistant_tool_calls([call.clone()]))
-                .appended(Message::tool_result_for(&call, "ok"));
-        }
-        conversation
     }
 
     #[test]

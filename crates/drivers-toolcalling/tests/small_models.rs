@@ -178,6 +178,13 @@ fn assert_not_saved(done: &AgentState) {
     );
 }
 
+/// Every tool execution of `done`'s steps, in order.
+fn executions_of(done: &AgentState) -> Vec<agents_core::ToolExecution> {
+    done.steps()
+        .flat_map(|step| step.tool_executions().iter().cloned())
+        .collect()
+}
+
 fn answer(state: &AgentState) -> Option<String> {
     state.final_response().map(|m| m.text())
 }
@@ -1516,10 +1523,7 @@ async fn a_call_that_just_succeeded_written_again_in_prose_is_told_its_work_is_d
     ])
     .await;
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
-    let executions: Vec<_> = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter().cloned())
-        .collect();
+    let executions = executions_of(&done);
     let ran = executions.iter().filter(|e| !e.has_error()).count();
     assert_eq!(ran, 1, "the call ran once: {executions:?}");
     let refusal = executions
@@ -1556,9 +1560,8 @@ async fn a_call_that_just_succeeded_written_again_in_prose_is_told_its_work_is_d
     ])
     .await;
     assert_eq!(done.stop_reason(), Some(StopReason::RepeatedToolCalls));
-    let ran = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter())
+    let ran = executions_of(&done)
+        .into_iter()
         .filter(|e| !e.has_error())
         .count();
     assert_eq!(ran, 1);
@@ -1579,9 +1582,8 @@ async fn a_call_that_changed_things_is_done_even_after_other_calls() {
         text("Done: sunny in Paris."),
     ])
     .await;
-    let refusal = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter().cloned())
+    let refusal = executions_of(&done)
+        .into_iter()
         .find_map(|e| e.error_message().map(str::to_owned))
         .expect("the call written again is refused");
     assert!(
@@ -1601,10 +1603,7 @@ async fn a_call_with_effects_sent_alone_again_just_after_it_succeeded_is_done() 
     ])
     .await;
     assert_eq!(answer(&done).as_deref(), Some("It is sunny in Paris."));
-    let executions: Vec<_> = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter().cloned())
-        .collect();
+    let executions = executions_of(&done);
     assert_eq!(executions.iter().filter(|e| !e.has_error()).count(), 1);
     let refusal = executions[1].error_message().unwrap_or_default().to_owned();
     assert!(
@@ -1624,8 +1623,8 @@ async fn a_call_with_effects_sent_alone_again_just_after_it_succeeded_is_done() 
     ])
     .await;
     assert_eq!(
-        done.steps()
-            .flat_map(|step| step.tool_executions().iter())
+        executions_of(&done)
+            .into_iter()
             .filter(|e| e.name() == "get_weather" && !e.has_error())
             .count(),
         2
@@ -1745,8 +1744,8 @@ async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step(
         "{asked}"
     );
     assert_eq!(
-        done.steps()
-            .flat_map(|step| step.tool_executions().iter())
+        executions_of(&done)
+            .into_iter()
             .filter(|e| e.name() == "read_file")
             .count(),
         1
@@ -1763,10 +1762,7 @@ async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step(
         text("Sunny in Paris, as the notes say."),
     ])
     .await;
-    let executions: Vec<_> = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter().cloned())
-        .collect();
+    let executions = executions_of(&done);
     let reads = executions
         .iter()
         .filter(|e| e.name() == "read_file" && !e.has_error())
@@ -1812,10 +1808,7 @@ async fn a_call_that_did_a_step_of_a_numbered_plan_is_followed_by_the_next_step(
     // Without a plan: no note, and a repeated read is answered from its result as before.
     let alone = format!("Let me read it.\n```json\n{READ}\n```");
     let (done, model) = run(vec![text(&alone), text(&alone), text("Sunny.")]).await;
-    assert!(done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter())
-        .all(|e| !e.has_error()));
+    assert!(executions_of(&done).into_iter().all(|e| !e.has_error()));
     assert!(!model.requests()[1]
         .messages
         .to_transcript()
@@ -2140,9 +2133,8 @@ async fn a_copy_of_the_instructions_with_a_named_file_left_is_asked_about_once()
     )
     .await;
     assert_eq!(answer(&done).as_deref(), Some("Both files now say blue."));
-    let edited: Vec<String> = done
-        .steps()
-        .flat_map(|step| step.tool_executions().iter())
+    let edited: Vec<String> = executions_of(&done)
+        .into_iter()
         .map(|execution| execution.result_text().to_string())
         .collect();
     assert_eq!(
