@@ -8,6 +8,7 @@ mod moves;
 mod read;
 mod sandbox;
 mod search;
+mod table;
 mod walk;
 mod write;
 

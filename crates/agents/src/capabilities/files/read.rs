@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::table::table_summary;
 use super::{
     as_text, blocking, open_file, parse_arguments, read_at_most, relative, too_large, Access,
     Sandbox,
@@ -26,7 +27,9 @@ const NOTE_ROOM: usize = 200;
 /// `read_file{path, offset?, limit?}`: the file's lines numbered from 1 (`     1\tfirst line`),
 /// starting at line `offset` (1-based), at most `limit` lines and `MAX_OUTPUT_CHARS`
 /// characters. Binary files, directories, FIFOs, sockets and devices are refused; an empty file
-/// reads as `(empty file)`.
+/// reads as `(empty file)`. After the lines of a `.csv` or `.tsv` file comes a line with its
+/// row count and each numeric column's sum, average, smallest and largest value, over the
+/// whole file (`(4 rows below the header; column `amount`: sum 770, ...)`, see `table.rs`).
 ///
 /// Under the agent's tool-output limit ([`ToolContext::output_limit`]) a read stops at the last
 /// whole line that fits, with a note giving the offset to read on from (beside `search_files`,
@@ -157,7 +160,19 @@ fn read_file(
     if text.is_empty() {
         return Ok(ToolOutput::text("(empty file)"));
     }
-    number_lines(&text, args.offset, args.limit, budget).map(ToolOutput::text)
+    // A table's summary comes after its lines, within the same limit.
+    let Some(summary) = table_summary(&args.path, &text) else {
+        return number_lines(&text, args.offset, args.limit, budget).map(ToolOutput::text);
+    };
+    let budget = Budget {
+        chars: budget
+            .chars
+            .saturating_sub(summary.chars().count() + 1)
+            .max(1),
+        ..budget
+    };
+    let lines = number_lines(&text, args.offset, args.limit, budget)?;
+    Ok(ToolOutput::text(format!("{lines}\n{summary}")))
 }
 
 /// All of `text` as `read_file` shows it (numbered lines), for a file small enough to show
@@ -475,6 +490,57 @@ mod tests {
         assert!(alone.ends_with(
             "... (output limit of 7992 characters reached; 450 more lines; read on with offset=151)"
         ));
+    }
+
+    #[tokio::test]
+    async fn a_table_ends_with_its_rows_and_column_sums_over_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let tool = ReadFileTool::new(sandbox);
+        std::fs::write(
+            dir.path().join("sales.csv"),
+            "region,amount\nnorth,120\nsouth,340\neast,215\nwest,95\n",
+        )
+        .unwrap();
+        assert_eq!(
+            read(&tool, json!({"path": "sales.csv"})).await.unwrap(),
+            "     1\tregion,amount\n     2\tnorth,120\n     3\tsouth,340\n     4\teast,215\n     \
+             5\twest,95\n(4 rows below the header; column `amount`: sum 770, average 192.5, \
+             smallest 95, largest 340)"
+        );
+        // 240 rows read under the agent's output limit: the lines stop early, the summary
+        // counts every row, and the whole reply stays within the limit
+        let rows: String = (1..=240)
+            .map(|i| format!("2026-01-{:02},order {i},{i}.50\n", i % 28 + 1))
+            .collect();
+        std::fs::write(
+            dir.path().join("orders.csv"),
+            format!("date,note,total\n{rows}"),
+        )
+        .unwrap();
+        let context = ToolContext::default().with_output_limit(Some(2_000));
+        let output = tool
+            .call(json!({"path": "orders.csv"}), &context)
+            .await
+            .unwrap()
+            .content()
+            .to_owned();
+        assert!(
+            output.chars().count() <= 2_000,
+            "{}",
+            output.chars().count()
+        );
+        assert!(
+            output.contains("more lines; read on with offset="),
+            "{output}"
+        );
+        assert!(
+            output.ends_with(
+                "(240 rows below the header; column `total`: sum 29040, average 121, smallest \
+                 1.5, largest 240.5)"
+            ),
+            "{output}"
+        );
     }
 
     #[tokio::test]
