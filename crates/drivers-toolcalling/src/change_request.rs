@@ -76,8 +76,23 @@ static FILE_WORDS: WordSet<'static> = WordSet::new(&["file", "folder", "director
 /// assert!(!asks_for_a_change("Write a haiku about rust."));
 /// ```
 pub fn asks_for_a_change(request: &str) -> bool {
-    opens_with_one_of(request, &CHANGE_VERBS)
+    let (verb, rest) = opening_verb(request);
+    CHANGE_VERBS
+        .iter()
+        .any(|known| known.eq_ignore_ascii_case(verb))
+        && !adds_numbers(verb, rest)
         && (names_a_file(request) || FILE_WORDS.in_text(request))
+}
+
+/// Whether a request opening with `verb`, then `rest`, asks to add numbers up ("Add up the
+/// cost column of expenses.csv", "Add together ..."), not to add something to a file: the
+/// 1.5B model that had answered such a request right (50) was told it had not made the change
+/// (a probe of issue 36's kinds, d103, 2026-12-07).
+fn adds_numbers(verb: &str, rest: &str) -> bool {
+    verb.eq_ignore_ascii_case("add")
+        && ["up ", "together "]
+            .iter()
+            .any(|word| strip_prefix_ignoring_ascii_case(rest.trim_start(), word).is_some())
 }
 
 /// Verbs that open a request to run something, in the imperative.
@@ -111,6 +126,13 @@ pub fn asks_to_run(request: &str) -> bool {
 /// place ("In config.ini,"), the verb of a request in the imperative, is one of `verbs` (any
 /// case).
 fn opens_with_one_of(request: &str, verbs: &[&str]) -> bool {
+    let verb = opening_verb(request).0;
+    verbs.iter().any(|known| known.eq_ignore_ascii_case(verb))
+}
+
+/// The first word of `request` after its lead-ins and a leading place (see
+/// [`opens_with_one_of`]), and what follows it.
+fn opening_verb(request: &str) -> (&str, &str) {
     // Case is ignored by comparing ASCII prefixes in place: most requests are let go at their
     // first word, without a lower-cased copy.
     let mut rest = strip_lead_ins(request.trim_start());
@@ -122,11 +144,10 @@ fn opens_with_one_of(request: &str, verbs: &[&str]) -> bool {
             rest = strip_lead_ins(&place[comma + 2..]);
         }
     }
-    let verb = rest
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
-        .next()
-        .unwrap_or_default();
-    verbs.iter().any(|known| known.eq_ignore_ascii_case(verb))
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
+        .unwrap_or(rest.len());
+    rest.split_at(end)
 }
 
 /// `text` without the lead-ins it opens with (any case).
@@ -236,6 +257,8 @@ mod tests {
             "Can you delete the second line of list.txt?",
             "In src/app.py, please fix the typo in the greeting.",
             "  SET debug to true in config.yaml",
+            "Add upload_dir to config.ini.",
+            "Add a line up top in notes.md: Draft.",
         ] {
             assert!(asks_for_a_change(request), "{request}");
         }
@@ -255,6 +278,9 @@ mod tests {
             "Write a haiku about Rust.",
             "Write a lot",
             "Add 37 and 5.",
+            // Arithmetic over a file, not an addition to it (probe task d103).
+            "Add up the cost column of expenses.csv. What is the sum?",
+            "Please add together the numbers in a.txt and b.txt.",
             "",
         ] {
             assert!(!asks_for_a_change(request), "{request}");
