@@ -238,6 +238,36 @@ async fn write_file_replaces_only_a_file_the_execution_has_read() {
     );
     assert_eq!(read("list.txt"), "alpha\nbeta\ngamma\n");
 
+    // A read of the file in a folder that is not there reads the file of that name above
+    // it, and says so: that file counts as read (issue 36, d10: the model put `data/`
+    // before files at the top).
+    let results = run_with_files(
+        dir.path(),
+        vec![
+            calls(vec![ToolCall::new(
+                "1",
+                "read_file",
+                json!({"path": "data/list.txt"}),
+            )]),
+            calls(vec![write("2", "list.txt", "alpha\nbeta\ngamma\ndelta\n")]),
+            InferenceResponse::text("Added delta."),
+        ],
+        "Add the line delta to list.txt.",
+    )
+    .await;
+    assert!(
+        results[0].starts_with(
+            "1 read_file: (no directory is named `data`; read `list.txt` of the workspace's \
+             top folder instead)\n     1\talpha"
+        ),
+        "{results:#?}"
+    );
+    assert_eq!(
+        results[1],
+        "2 write_file: wrote 23 bytes (4 lines) to `list.txt`"
+    );
+    std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\ngamma\n").unwrap();
+
     // The content a refusal showed counts as read: the next write replaces the file. A file
     // too large to show (over 2 KiB) is shown by read_file only.
     std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\n").unwrap();

@@ -6,10 +6,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use rustix::io::Errno;
+
+use super::sandbox::RelativePath;
 use super::table::table_summary;
 use super::{
-    as_text, blocking, open_file, parse_arguments, read_at_most, relative, too_large, Access,
-    Sandbox,
+    as_text, blocking, is_sandbox_errno, open_file, parse_arguments, read_at_most, relative,
+    too_large, Access, Sandbox,
 };
 
 /// Lines returned when the model gives no `limit` (and the most it may ask for).
@@ -140,14 +143,27 @@ fn read_file(
     args: &ReadFileArgs,
     budget: Budget,
 ) -> Result<ToolOutput, ToolError> {
-    let path = relative(sandbox, &args.path)?;
-    let shown = sandbox.shown(&path);
-    let directory = || {
-        ToolError::failed(format!(
-            "`{shown}` is a directory, not a file (use list_dir to see its entries)"
-        ))
+    let asked = relative(sandbox, &args.path)?;
+    let open = |path: &RelativePath| {
+        let shown = sandbox.shown(path);
+        let directory = || {
+            ToolError::failed(format!(
+                "`{shown}` is a directory, not a file (use list_dir to see its entries)"
+            ))
+        };
+        open_file(sandbox, path, Access::Read, "read", directory)
     };
-    let (file, size) = open_file(sandbox, &path, Access::Read, "read", directory)?;
+    let (path, note, (file, size)) = match open(&asked) {
+        Ok(opened) => (asked, None, opened),
+        Err(error) => match read_above(sandbox, &asked) {
+            Some((above, note)) => match open(&above) {
+                Ok(opened) => (above, Some(note), opened),
+                Err(_) => return Err(error),
+            },
+            None => return Err(error),
+        },
+    };
+    let shown = sandbox.shown(&path);
     if size > MAX_FILE_BYTES {
         return Err(too_large(&shown, "read", size, MAX_FILE_BYTES));
     }
@@ -157,22 +173,79 @@ fn read_file(
             "`{shown}` is a binary file and cannot be shown as text"
         )));
     };
+    // A note before the lines (the file read instead) and a table's summary after them
+    // are written within the same limit.
+    let note = note.map(|note| note + "\n").unwrap_or_default();
     if text.is_empty() {
-        return Ok(ToolOutput::text("(empty file)"));
+        return Ok(ToolOutput::text(format!("{note}(empty file)")));
     }
-    // A table's summary comes after its lines, within the same limit.
-    let Some(summary) = table_summary(&args.path, &text) else {
-        return number_lines(&text, args.offset, args.limit, budget).map(ToolOutput::text);
-    };
+    let summary = table_summary(&shown, &text)
+        .map(|summary| format!("\n{summary}"))
+        .unwrap_or_default();
     let budget = Budget {
         chars: budget
             .chars
-            .saturating_sub(summary.chars().count() + 1)
+            .saturating_sub(note.chars().count() + summary.chars().count())
             .max(1),
         ..budget
     };
     let lines = number_lines(&text, args.offset, args.limit, budget)?;
-    Ok(ToolOutput::text(format!("{lines}\n{summary}")))
+    Ok(ToolOutput::text(format!("{note}{lines}{summary}")))
+}
+
+/// For a file in a folder that is not there (`ENOENT`, not a refusal): the file of the same
+/// name in the nearest folder above that exists, and the note that says it was read instead
+/// (`(no directory is named `data`; read `a.txt` of the workspace's top folder instead)`).
+/// `None` when the folder is there (the file alone is missing: the error, with its "did you
+/// mean", stands) or nothing is found to try. The caller reads the file only if it opens.
+///
+/// After a listing of the top folder showed `a.txt` and `b.txt`, the 1.5B model read
+/// `data/a.txt` (a folder it had made up), was told "did you mean `a.txt`?", and answered
+/// with a plan (development task d10). A folder that does not exist names nothing else, so
+/// the file's own name is the model's meaning; unlike `search_files`, which never answers a
+/// missing file with other files' lines, this reads the same name, and says where.
+fn read_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<(RelativePath, String)> {
+    let name = missing.last_part()?;
+    let mut folder = missing.parent()?;
+    if folder.is_root() {
+        return None;
+    }
+    match sandbox.open(&folder, Access::Directory) {
+        Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
+        _ => return None,
+    }
+    let missing_folder = sandbox.shown(&folder);
+    let above = loop {
+        folder = folder.parent()?;
+        match sandbox.open(&folder, Access::Directory) {
+            Ok(_) => break folder,
+            Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
+            Err(_) => return None,
+        }
+    };
+    let place = if above.is_root() {
+        "the workspace's top folder".to_owned()
+    } else {
+        format!("`{}`", sandbox.shown(&above))
+    };
+    let file = above.child(name);
+    let note = format!(
+        "{NO_DIRECTORY}{missing_folder}`; read `{}` of {place} instead)",
+        sandbox.shown(&file)
+    );
+    Some((file, note))
+}
+
+/// How the note of a read from above ([`read_above`]) begins.
+const NO_DIRECTORY: &str = "(no directory is named `";
+
+/// The path a successful `read_file` result says it read instead of the one asked for
+/// (`a.txt` for a result that begins with [`read_above`]'s note); `None` for a read of the
+/// path asked for. `write_file` counts that file as read.
+pub(super) fn read_instead(result: &str) -> Option<&str> {
+    let note = result.strip_prefix(NO_DIRECTORY)?.lines().next()?;
+    let (_, rest) = note.split_once("`; read `")?;
+    Some(rest.split_once('`')?.0)
 }
 
 /// All of `text` as `read_file` shows it (numbered lines), for a file small enough to show
@@ -366,13 +439,27 @@ mod tests {
             )
         );
         // a directory on the way that does not exist (the 1.5B model put `data/` before
-        // files at the root, and every read failed): the files of that name elsewhere
+        // files at the root, and every read failed): the file of that name in the nearest
+        // folder above that exists is read, after a note that says so
         assert_eq!(
             read(&tool, json!({"path": "nowhere/notes.txt"}))
                 .await
-                .unwrap_err(),
+                .unwrap(),
+            "(no directory is named `nowhere`; read `notes.txt` of the workspace's top folder \
+             instead)\n     1\tn"
+        );
+        assert_eq!(
+            read(&tool, json!({"path": "docs/old/v1/guide.md"}))
+                .await
+                .unwrap(),
+            "(no directory is named `docs/old/v1`; read `docs/guide.md` of `docs` instead)\n     \
+             1\tg"
+        );
+        // the folder is there and the file is not: the error stands, with its guess
+        assert_eq!(
+            read(&tool, json!({"path": "docs/notes.txt"})).await.unwrap_err(),
             ToolError::failed(
-                "cannot read `nowhere/notes.txt`: no such file or directory; did you mean `notes.txt`?"
+                "cannot read `docs/notes.txt`: no such file or directory; did you mean `notes.txt`?"
             )
         );
         std::fs::create_dir_all(dir.path().join("b/deep")).unwrap();
@@ -409,6 +496,34 @@ mod tests {
         assert_eq!(
             listed,
             ToolError::failed("cannot list `doc`: no such directory; did you mean `docs`?")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_file_in_a_folder_that_leads_out_of_the_root_is_not_read_from_above() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "outside").unwrap();
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("secret.txt"), "inside").unwrap();
+        std::fs::write(dir.path().join("plain"), "a file, not a folder").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        // through the symlink: refused, and no file of the root is read in its place
+        let refused = read(&tool, json!({"path": "out/secret.txt"}))
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("escapes"), "{refused}");
+        // a file where a folder was named: not a missing folder, the error stands
+        assert!(read(&tool, json!({"path": "plain/secret.txt"}))
+            .await
+            .is_err());
+        // no file of that name above: the error of the path asked for
+        let absent = read(&tool, json!({"path": "nowhere/absent.txt"}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            absent.contains("cannot read `nowhere/absent.txt`: no such file or directory"),
+            "{absent}"
         );
     }
 

@@ -306,6 +306,16 @@ impl RelativePath {
         })
     }
 
+    /// The path of `name` inside this directory.
+    pub(super) fn child(&self, name: &std::ffi::OsStr) -> RelativePath {
+        let mut parts = self.parts.clone();
+        parts.push(name.to_owned());
+        RelativePath {
+            parts,
+            given: self.given.clone(),
+        }
+    }
+
     /// The directory holding this path (`None` for the root).
     pub(super) fn parent(&self) -> Option<RelativePath> {
         let (_, parent) = self.parts.split_last()?;

@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::read::read_instead;
 use super::{
     blocking, create_file, io_error, open_file, parse_arguments, relative, Access, RelativePath,
     Sandbox,
@@ -198,10 +199,18 @@ fn seen_in_execution(sandbox: &Sandbox, path: &RelativePath, context: &ToolConte
         } else {
             matches!(execution.name(), "read_file" | "write_file" | "edit_file")
         };
-        seen && execution
-            .arguments()
-            .get("path")
-            .and_then(Value::as_str)
+        // a read of a file in a folder that is not there may have read the file of that
+        // name above it, and says so: that file is the one seen
+        let read_instead = match execution.outcome() {
+            agents_core::ToolOutcome::Success { content, .. }
+                if execution.name() == "read_file" =>
+            {
+                read_instead(content)
+            }
+            _ => None,
+        };
+        seen && read_instead
+            .or_else(|| execution.arguments().get("path").and_then(Value::as_str))
             .and_then(|seen| sandbox.relative(seen).ok())
             .is_some_and(|seen| seen.same_path(path))
     })
