@@ -314,8 +314,12 @@ async fn the_console_in_headless_chromium() {
         .unwrap();
     let written = seeded.dir.join("approved.txt");
     // (a page's own form post carries its Origin: the Referrer-Policy must not make it "null")
+    // (the click may return before the page the post answers with has loaded: wait for it)
     assert!(
-        browser.count("main").await.unwrap() == 1,
+        eventually(Duration::from_secs(15), || async {
+            browser.count("main").await.is_ok_and(|count| count == 1)
+        })
+        .await,
         "the decision was accepted"
     );
     assert!(
