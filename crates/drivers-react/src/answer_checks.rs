@@ -35,7 +35,7 @@
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, copies_a_tool_error_of,
-    files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by,
+    files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by, operand_answer,
     terms_no_result_holds, uncalculated_numbers, unseen_values, wrong_arithmetic,
 };
 use messages::{Message, Messages, Role, ToolCall};
@@ -218,6 +218,16 @@ impl<'s> AnswerChecks<'s> {
             {
                 if self.first_time(Question::Calculation) {
                     return Verdict::Ask(DecisionError::UncalculatedNumbers { numbers });
+                }
+            }
+            if let Some(found) =
+                operand_answer(answer, &request, results.iter().map(String::as_str))
+            {
+                if self.first_time(Question::Calculation) {
+                    return Verdict::Ask(DecisionError::OperandAnswer {
+                        operation: found.operation,
+                        numbers: found.numbers,
+                    });
                 }
             }
         }

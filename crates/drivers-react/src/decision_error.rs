@@ -175,6 +175,16 @@ pub enum DecisionError {
         /// The numbers, as the answer wrote them (group commas left out).
         numbers: Vec<String>,
     },
+    /// A `final_answer` to a request that names an operation and its operand ("times 3")
+    /// that gives only numbers the results or the request hold, without a calculation
+    /// (`drivers_toolcalling::operand_answer`): "12". Asked about once per step.
+    #[error("the request asks for a calculation (`{operation}`), but your answer gives only {}, which the tool results or the request already hold", in_backticks(.numbers, ", "))]
+    OperandAnswer {
+        /// The operation as the request wrote it (`times 3`).
+        operation: String,
+        /// The numbers, as the answer wrote them (group commas left out).
+        numbers: Vec<String>,
+    },
     /// A `final_answer` whose own arithmetic is wrong (`drivers_toolcalling::wrong_arithmetic`):
     /// "120 + 340 + 215 + 95 = 890". Asked about once per step, with the value.
     #[error("your answer says {written}, but {expression} = {value}")]
@@ -294,7 +304,7 @@ impl DecisionError {
                  not been read, reply with a \"call_tool\" decision that reads it; if what was \
                  asked is not there, say so in your final_answer.",
             ),
-            DecisionError::UncalculatedNumbers { .. } => Cow::Borrowed(
+            DecisionError::UncalculatedNumbers { .. } | DecisionError::OperandAnswer { .. } => Cow::Borrowed(
                 "Write the calculation out in your final_answer with the numbers from the tool \
                  results (for example `12 + 30 = 42`), then the result.",
             ),

@@ -61,7 +61,9 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   number nothing in view holds ([`UnseenValues`](DecisionError::UnseenValues)); the
 ///   request asks for arithmetic
 ///   and the answer gives a number no result shows without its calculation
-///   ([`UncalculatedNumbers`](DecisionError::UncalculatedNumbers)); its own arithmetic is
+///   ([`UncalculatedNumbers`](DecisionError::UncalculatedNumbers)), or, for a request that
+///   names an operation and its operand ("times 3"), only numbers of its inputs
+///   ([`OperandAnswer`](DecisionError::OperandAnswer)); its own arithmetic is
 ///   wrong ([`WrongArithmetic`](DecisionError::WrongArithmetic)). A plan given again is no answer
 ///   when a tool has run in the execution (the step is an error step and the run answers on
 ///   stop from the results), and the answer when none has (the person asked how something

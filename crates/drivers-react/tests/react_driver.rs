@@ -571,6 +571,33 @@ async fn a_sum_given_without_its_calculation_is_asked_for_it_once_then_checked()
 }
 
 #[tokio::test]
+async fn an_operand_given_as_the_result_is_asked_for_the_calculation_once() {
+    // A probe of issue 36's task kinds (d122): "times 3" asked, the number read given back.
+    let model = ScriptedModel::new([
+        read("a.txt"),
+        answer("17"),
+        answer("17 * 3 = 51, so it is 51."),
+    ]);
+    let done = file_agent(&model, 6)
+        .execute(AgentState::new().with_user_message("What is the number in a.txt times 3?"))
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains(
+            "the request asks for a calculation (`times 3`), but your answer gives only `17`"
+        ) && asked.contains("Write the calculation out"),
+        "{asked}"
+    );
+    assert_eq!(
+        answer_of(&done).as_deref(),
+        Some("17 * 3 = 51, so it is 51.")
+    );
+}
+
+#[tokio::test]
 async fn a_file_said_changed_after_only_a_read_of_it_is_asked_about_then_changed() {
     // The 1.5B model on development task d22 at deb58ba: `VERSION` edited, `about.txt` read,
     // and the answer said `about.txt` had been changed.

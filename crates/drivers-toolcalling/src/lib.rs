@@ -112,5 +112,5 @@ pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};
 pub use unread_file::files_no_call_used;
 pub use unseen_term::terms_no_result_holds;
 pub use unseen_value::unseen_values;
-pub use unshown_calculation::uncalculated_numbers;
+pub use unshown_calculation::{operand_answer, uncalculated_numbers, OperandAnswer};
 pub use wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};

@@ -81,7 +81,7 @@ use crate::trust::{holds_a_call_in_prose, runs_as_calls};
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
 use crate::unseen_value::{files_not_read, unseen_values_in, unseen_values_nudge};
-use crate::unshown_calculation::{unshown_calculation, unshown_calculation_nudge};
+use crate::unshown_calculation::{unshown_calculation, Uncalculated};
 use crate::wrong_arithmetic::{wrong_arithmetic, WrongArithmetic};
 
 /// What the model is told after a reply that wrote a call among other text, which did not
@@ -371,9 +371,9 @@ pub(crate) struct Nudges {
     /// The setting several files set differently, when the last reply gave one of its
     /// values without its file: found when the reply was judged, named by its nudge.
     ambiguous: Option<AmbiguousValue>,
-    /// The numbers no result shows that the last reply gave without a calculation: found
-    /// when the reply was judged, named by its nudge.
-    uncalculated: Option<Vec<String>>,
+    /// What the last reply gave without a calculation (numbers no result shows, or only the
+    /// operands): found when the reply was judged, named by its nudge.
+    uncalculated: Option<Uncalculated>,
     /// The requested files an error showed are there, when the last reply gave up on them:
     /// found when the reply was judged, named by its nudge.
     shown_files: Vec<String>,
@@ -807,7 +807,11 @@ impl Nudges {
                 return unseen_terms_nudge(self.unseen.as_deref().unwrap_or_default())
             }
             Nudge::UnshownCalculation => {
-                return unshown_calculation_nudge(self.uncalculated.as_deref().unwrap_or_default())
+                // (Always found when the reply was judged.)
+                return self
+                    .uncalculated
+                    .as_ref()
+                    .map_or_else(|| REREAD_RESULTS_NUDGE.to_owned(), Uncalculated::nudge);
             }
             Nudge::BorrowedValue => {
                 // (Always found when the reply was judged.)

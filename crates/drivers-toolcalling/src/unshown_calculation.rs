@@ -11,6 +11,12 @@
 //! ([`ARITHMETIC_WORDS`], as whole words), an answer that writes no expression (a number, an
 //! operator, a number) and a number that neither the request nor any tool result of the
 //! execution holds is asked about. Linear in the request, the answer and the results.
+//!
+//! The opposite slip is asked about the same way: a request that names an operation and its
+//! operand ("What is the number in count.txt times 3?", "that number plus 5") answered with
+//! only numbers the results or the request already hold, and no calculation. Asked the
+//! first, the 1.5B model read `12` and answered "12" (a probe of issue 36's task kinds,
+//! 2026-12-07): an input of the calculation, not its result ([`operand_answer`]).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -41,21 +47,80 @@ static ARITHMETIC_WORDS: WordSet<'static> = WordSet::new(&[
     "multiplied",
 ]);
 
-/// What the model is told after such an answer: the numbers no result shows, and what to do.
-pub(crate) fn unshown_calculation_nudge(numbers: &[String]) -> String {
-    let numbers = in_backticks(numbers, ", ");
-    format!(
-        "Your last reply gives {numbers}, which no tool result above shows, without the \
-         calculation that gives it. Write the calculation out with the numbers from the tool \
-         results (for example `12 + 30 = 42`), then the answer."
-    )
+/// Words that name an operation when a number follows them (`times 3`, `plus 5`,
+/// `divided by 2`).
+static OPERATION_WORDS: WordSet<'static> = WordSet::new(&[
+    "plus",
+    "minus",
+    "times",
+    "multiplied",
+    "divided",
+    "add",
+    "subtract",
+    "+",
+    "-",
+    "*",
+    "/",
+    "x",
+    "×",
+    "÷",
+]);
+
+/// An answer without a calculation to a request for one: numbers no result shows, or only
+/// the operands ([`unshown_calculation`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Uncalculated {
+    /// The answer's numbers that nothing shows ([`uncalculated_numbers`]).
+    Unshown(Vec<String>),
+    /// The answer gives only numbers of the calculation's inputs ([`operand_answer`]).
+    Operand(OperandAnswer),
 }
 
-/// The numbers of `answer` that neither the request of the running execution in
-/// `conversation` nor any of its tool results holds, when the request asks for arithmetic
-/// and `answer` writes no calculation (see the module's documentation). `None` when no tool
-/// has returned a result that is not an error, or when there is nothing to ask.
-pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Option<Vec<String>> {
+impl Uncalculated {
+    /// What the model is told after such an answer: the numbers, and what to do.
+    pub(crate) fn nudge(&self) -> String {
+        match self {
+            Uncalculated::Unshown(numbers) => format!(
+                "Your last reply gives {}, which no tool result above shows, without the \
+                 calculation that gives it. Write the calculation out with the numbers from \
+                 the tool results (for example `12 + 30 = 42`), then the answer.",
+                in_backticks(numbers, ", ")
+            ),
+            Uncalculated::Operand(found) => found.nudge(),
+        }
+    }
+}
+
+/// An answer that gives only operands of the calculation its request asks for
+/// ([`operand_answer`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperandAnswer {
+    /// The operation as the request wrote it (`times 3`).
+    pub operation: String,
+    /// The answer's numbers, each of which the results or the request hold.
+    pub numbers: Vec<String>,
+}
+
+impl OperandAnswer {
+    /// What the model is told after such an answer.
+    pub fn nudge(&self) -> String {
+        format!(
+            "The request asks for a calculation (`{}`), but your last reply gives only {}, \
+             which the tool results or the request already hold: a number to calculate with, \
+             not the result. Write the calculation out with the numbers from the tool results \
+             (for example `12 + 30 = 42`), then the answer.",
+            self.operation,
+            in_backticks(&self.numbers, ", ")
+        )
+    }
+}
+
+/// What the answer of the running execution in `conversation` lacks when the request asks
+/// for arithmetic and the answer writes no calculation: numbers no result shows
+/// ([`uncalculated_numbers`]), or only operands ([`operand_answer`]); see the module's
+/// documentation. `None` when no tool has returned a result that is not an error, or when
+/// there is nothing to ask.
+pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Option<Uncalculated> {
     // Most answers hold no digit: nothing to read then (issue 35: every answer pays this).
     if !answer.bytes().any(|b| b.is_ascii_digit()) {
         return None;
@@ -63,7 +128,89 @@ pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Opti
     let request = text_of(request(conversation)?);
     let results: Vec<Cow<'_, str>> =
         worked_result_texts(execution_messages(conversation)).collect();
-    uncalculated_numbers(answer, &request, results.iter().map(|result| &**result))
+    let results = || results.iter().map(|result| &**result);
+    uncalculated_numbers(answer, &request, results())
+        .map(Uncalculated::Unshown)
+        .or_else(|| operand_answer(answer, &request, results()).map(Uncalculated::Operand))
+}
+
+/// The operation `request` names with its operand, as written (`times 3`, `plus 5`,
+/// `divided by 2`, `+ 5`): an operation word of [`OPERATION_WORDS`], then (after `by`) a
+/// number. The first one, if any.
+fn operation_in(request: &str) -> Option<String> {
+    let words: Vec<&str> = request
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| matches!(c, '?' | '!' | ',' | ';' | ':' | '"'))
+                .trim_end_matches('.')
+        })
+        .collect();
+    words.iter().enumerate().find_map(|(at, word)| {
+        if !OPERATION_WORDS.holds(word.as_bytes()) {
+            return None;
+        }
+        let mut next = at + 1;
+        if words
+            .get(next)
+            .is_some_and(|w| w.eq_ignore_ascii_case("by"))
+        {
+            next += 1;
+        }
+        let operand = words.get(next)?;
+        let number = !operand.is_empty()
+            && operand.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && operand.bytes().next().is_some_and(|b| b.is_ascii_digit());
+        number.then(|| words[at..=next].join(" "))
+    })
+}
+
+/// The numbers of `answer` when `request` names an operation with its operand (`times 3`,
+/// `plus 5`, `divided by 2`), `answer` writes no calculation, and every number it gives is
+/// one that `request` or one of `results` (the texts of the execution's tool results that
+/// worked) holds: an input of the calculation given as its result. `None` when there is no
+/// result, or nothing to ask. The tool-calling driver asks such an answer for its
+/// calculation once, and the ReAct driver a `final_answer`.
+///
+/// ```
+/// use drivers_toolcalling::operand_answer;
+///
+/// let request = "What is the number in count.txt times 3?";
+/// let results = ["     1\t12"];
+/// let found = operand_answer("12", request, results).map(|found| found.numbers);
+/// assert_eq!(found, Some(vec!["12".to_owned()]));
+/// assert_eq!(operand_answer("12 * 3 = 36", request, results), None);
+/// assert_eq!(operand_answer("It is 36.", request, results), None);
+/// assert_eq!(operand_answer("12", "What number does count.txt hold?", results), None);
+/// ```
+pub fn operand_answer<'r>(
+    answer: &str,
+    request: &str,
+    results: impl IntoIterator<Item = &'r str>,
+) -> Option<OperandAnswer> {
+    let numbers = numbers_without_expression(answer)?;
+    if numbers.is_empty() {
+        return None;
+    }
+    let operation = operation_in(request)?;
+    let mut seen: HashSet<String> = numbers_in(request).collect();
+    let mut any_result = false;
+    for result in results {
+        any_result = true;
+        seen.extend(numbers_in(result));
+    }
+    let mut given: Vec<String> = Vec::new();
+    for number in numbers {
+        if !seen.contains(&number) {
+            return None;
+        }
+        if !given.contains(&number) {
+            given.push(number);
+        }
+    }
+    any_result.then_some(OperandAnswer {
+        operation,
+        numbers: given,
+    })
 }
 
 /// The numbers `answer` gives that neither `request` nor any of `results` (the texts of the
@@ -186,8 +333,10 @@ mod tests {
             "The total of the amount column in sales.csv is 890.",
             &after(D15, SALES),
         );
-        assert_eq!(found, Some(vec!["890".to_owned()]));
-        assert!(unshown_calculation_nudge(&found.unwrap_or_default())
+        assert_eq!(found, Some(Uncalculated::Unshown(vec!["890".to_owned()])));
+        assert!(found
+            .map(|found| found.nudge())
+            .unwrap_or_default()
             .starts_with("Your last reply gives `890`, which no tool result above shows"));
         // A right total written alone is asked about too: the loop cannot tell.
         let plus = after_one_call(
@@ -198,7 +347,7 @@ mod tests {
         );
         assert_eq!(
             unshown_calculation("It is 42.", &plus),
-            Some(vec!["42".into()])
+            Some(Uncalculated::Unshown(vec!["42".into()]))
         );
     }
 
@@ -241,6 +390,66 @@ mod tests {
     }
 
     #[test]
+    fn an_operand_given_as_the_result_is_asked_about() {
+        // Probe d122: "12" read, "times 3" asked, "12" answered.
+        let times = after_one_call(
+            "What is the number in count.txt times 3?",
+            "read_file",
+            json!({"path": "count.txt"}),
+            "     1\t12",
+        );
+        let found = unshown_calculation("12", &times);
+        let expected = OperandAnswer {
+            operation: "times 3".into(),
+            numbers: vec!["12".into()],
+        };
+        assert_eq!(found, Some(Uncalculated::Operand(expected)));
+        assert!(found
+            .map(|found| found.nudge())
+            .unwrap_or_default()
+            .starts_with(
+            "The request asks for a calculation (`times 3`), but your last reply gives only `12`"
+        ));
+        // The operand alone, or both operands without their result.
+        let found = unshown_calculation("The number is 12 and the factor 3.", &times);
+        assert!(matches!(found, Some(Uncalculated::Operand(ref o)) if o.numbers == ["12", "3"]));
+        // The result, given alone or with its calculation, is not asked about.
+        for answer in [
+            "36",
+            "12 * 3 = 36",
+            "It is 12 x 3 = 36.",
+            "No number is there.",
+        ] {
+            assert_eq!(unshown_calculation(answer, &times), None, "{answer}");
+        }
+    }
+
+    #[test]
+    fn an_operation_is_a_word_or_sign_then_a_number() {
+        for (request, operation) in [
+            ("Read n.txt and tell me that number plus 5.", Some("plus 5")),
+            ("What is the count divided by 2?", Some("divided by 2")),
+            ("Give me the value + 10", Some("+ 10")),
+            ("What is the port TIMES 2.5?", Some("TIMES 2.5")),
+            // "times" as in "how often", or a word after the operation: none.
+            ("How many times does ERROR appear in app.log?", None),
+            ("Add the numbers in a.txt and b.txt.", None),
+            ("What is 2 times the port?", None),
+            ("Count the lines of a-b.txt", None),
+        ] {
+            assert_eq!(operation_in(request).as_deref(), operation, "{request}");
+        }
+        // No operation: an answer from the file is the answer.
+        let read = after_one_call(
+            "What number does count.txt hold?",
+            "read_file",
+            json!({"path": "count.txt"}),
+            "     1\t12",
+        );
+        assert_eq!(unshown_calculation("12", &read), None);
+    }
+
+    #[test]
     fn numbers_are_read_as_digits_with_their_groups_and_decimals() {
         let read = |text: &str| {
             let mut numbers: Vec<String> = numbers_in(text).collect();
@@ -263,7 +472,7 @@ mod tests {
             result in "[0-9,.a-z ]{0,80}",
         ) {
             let conversation = after(&request, &result);
-            if let Some(numbers) = unshown_calculation(&answer, &conversation) {
+            if let Some(Uncalculated::Unshown(numbers)) = unshown_calculation(&answer, &conversation) {
                 prop_assert!(!numbers.is_empty());
                 for number in &numbers {
                     prop_assert!(!numbers_in(&result).any(|seen| &seen == number));
