@@ -8,10 +8,11 @@ use serde_json::Value;
 
 use std::os::fd::OwnedFd;
 
-use rustix::fs::FileType;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::sandbox::RelativePath;
+use super::walk::walk_files;
 use super::{
     blocking, closest_in, entry_size, io_error, is_sandbox_errno, open_dir, parse_arguments,
     read_entries, relative, Access, Sandbox,
@@ -20,10 +21,15 @@ use super::{
 /// Entries shown at most; the rest are counted.
 pub const MAX_ENTRIES: usize = 100;
 
+/// Entries of a folder's subfolders counted at most for its tree line ([`tree_summary`]).
+const MAX_TREE_ENTRIES: usize = 10_000;
+
 /// `list_dir{path?}`: a directory's entries, directories first, each group sorted by name, as
 /// `[dir] name/`, `[file] name (N bytes)` or `[link] name` lines (the one file larger than
 /// all others says so: `[file] beta.log (1380 bytes, the largest)`), then a line that counts
-/// them (`In all: 3 files (2 .md files, 1 .txt file) and 1 directory.`).
+/// them (`In all: 3 files (2 .md files, 1 .txt file) and 1 directory.`); when its
+/// subfolders hold files, a line that counts those too (`With the files in its subfolders:
+/// 6 files (5 .rs files, 1 .py file).`).
 #[derive(Clone, Debug)]
 pub struct ListDirTool {
     sandbox: Sandbox,
@@ -169,6 +175,7 @@ fn listing(dir: &OwnedFd, shown: &str) -> Result<Option<String>, ToolError> {
         group(a).cmp(&group(b)).then_with(|| a_name.cmp(b_name))
     });
     let total = entries.len();
+    let has_directories = entries.iter().any(|(kind, _)| *kind == Kind::Dir);
     let summary = summary(&entries);
     let largest = largest_size(&entries);
     let mut lines: Vec<String> = entries
@@ -187,47 +194,81 @@ fn listing(dir: &OwnedFd, shown: &str) -> Result<Option<String>, ToolError> {
         lines.push(format!("... and {} more entries", total - MAX_ENTRIES));
     }
     lines.push(summary);
+    if has_directories {
+        lines.extend(tree_summary(dir));
+    }
     Ok(Some(lines.join("\n")))
 }
 
-/// The last line of a listing: how many files of each extension, directories and links it
-/// holds, counted over every entry (also those past [`MAX_ENTRIES`]): `In all: 5 files (3
-/// .md files, 1 .json file, 1 .txt file) and 1 directory.` A model asked how many files of a
-/// kind a folder holds reads the count instead of counting lines, which small models get
-/// wrong (issue 36, d20: the 1.5B model counted five Markdown files among five files of three
-/// kinds; with this line it answered 3). Each count names its noun: given `5 files (3 .md, 1
-/// .json, 1 .txt)`, the model answered 5 again.
-fn summary(entries: &[(Kind, String)]) -> String {
-    let mut files = 0;
-    let mut directories = 0;
-    let mut links = 0;
-    let mut extensions: Vec<(Option<String>, usize)> = Vec::new();
-    for (kind, name) in entries {
-        match kind {
-            Kind::Dir => directories += 1,
-            Kind::Link => links += 1,
-            Kind::File(_) => {
-                files += 1;
-                let extension = std::path::Path::new(name)
-                    .extension()
-                    .map(|e| e.to_string_lossy().to_lowercase());
-                match extensions.iter_mut().find(|(e, _)| *e == extension) {
-                    Some((_, count)) => *count += 1,
-                    None => extensions.push((extension, 1)),
-                }
+/// The line that counts the files of the open directory `dir` and of every folder below it
+/// (walked as `search_files` walks, skipping `.git`, `node_modules` and `target`; symlinks
+/// are not files), by extension: `With the files in its subfolders: 6 files (5 .rs files, 1
+/// .py file).` Asked "How many Rust source files (.rs) are under src, counting its
+/// subfolders too?", the 1.5B model listed `src`, read its line `In all: 3 files (2 .rs
+/// files, 1 .py file) and 1 directory.` and answered 3 (a probe of issue 36's task kinds,
+/// 2026-12-07; five were there, three of them in `util/`): small models do not list each
+/// folder and add. `None` when the subfolders hold no file, or past [`MAX_TREE_ENTRIES`]
+/// entries (a count that stopped early would be wrong).
+fn tree_summary(dir: &OwnedFd) -> Option<String> {
+    let base = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut kinds = FileKinds::default();
+    let mut nested = false;
+    let complete = walk_files(
+        base,
+        MAX_TREE_ENTRIES,
+        &|| false,
+        &mut |parent, name, relative, _| {
+            let kind = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map(|stat| FileType::from_raw_mode(stat.st_mode));
+            if kind.is_ok_and(|kind| kind != FileType::Symlink) {
+                kinds.add(&relative);
+                nested |= relative.contains('/');
             }
+            true
+        },
+    );
+    (complete == Some(true) && nested)
+        .then(|| format!("With the files in its subfolders: {}.", kinds.text()))
+}
+
+/// Files counted by extension, for a listing's count lines: `6 files (3 .md files, 1 .json
+/// file, 1 .txt file, 1 file without an extension)`.
+#[derive(Default)]
+struct FileKinds {
+    files: usize,
+    extensions: Vec<(Option<String>, usize)>,
+}
+
+impl FileKinds {
+    /// Counts the file named `name` (a path's last part gives the extension).
+    fn add(&mut self, name: &str) {
+        self.files += 1;
+        let extension = std::path::Path::new(name)
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase());
+        match self.extensions.iter_mut().find(|(e, _)| *e == extension) {
+            Some((_, count)) => *count += 1,
+            None => self.extensions.push((extension, 1)),
         }
     }
-    // the commonest kind first, then by extension, files without one last
-    extensions.sort_by(|(a, a_count), (b, b_count)| {
-        b_count
-            .cmp(a_count)
-            .then_with(|| a.is_none().cmp(&b.is_none()))
-            .then_with(|| a.cmp(b))
-    });
-    let mut parts = Vec::new();
-    if files > 0 {
-        let kinds: Vec<String> = extensions
+
+    /// `6 files (3 .md files, ...)`: the commonest kind first, then by extension, files
+    /// without one last.
+    fn text(mut self) -> String {
+        self.extensions.sort_by(|(a, a_count), (b, b_count)| {
+            b_count
+                .cmp(a_count)
+                .then_with(|| a.is_none().cmp(&b.is_none()))
+                .then_with(|| a.cmp(b))
+        });
+        let kinds: Vec<String> = self
+            .extensions
             .iter()
             .map(|(extension, count)| match extension {
                 Some(extension) => counted(
@@ -242,11 +283,35 @@ fn summary(entries: &[(Kind, String)]) -> String {
                 ),
             })
             .collect();
-        parts.push(format!(
+        format!(
             "{} ({})",
-            counted(files, "file", "files"),
+            counted(self.files, "file", "files"),
             kinds.join(", ")
-        ));
+        )
+    }
+}
+
+/// The last line of a listing: how many files of each extension, directories and links it
+/// holds, counted over every entry (also those past [`MAX_ENTRIES`]): `In all: 5 files (3
+/// .md files, 1 .json file, 1 .txt file) and 1 directory.` A model asked how many files of a
+/// kind a folder holds reads the count instead of counting lines, which small models get
+/// wrong (issue 36, d20: the 1.5B model counted five Markdown files among five files of three
+/// kinds; with this line it answered 3). Each count names its noun: given `5 files (3 .md, 1
+/// .json, 1 .txt)`, the model answered 5 again.
+fn summary(entries: &[(Kind, String)]) -> String {
+    let mut kinds = FileKinds::default();
+    let mut directories = 0;
+    let mut links = 0;
+    for (kind, name) in entries {
+        match kind {
+            Kind::Dir => directories += 1,
+            Kind::Link => links += 1,
+            Kind::File(_) => kinds.add(name),
+        }
+    }
+    let mut parts = Vec::new();
+    if kinds.files > 0 {
+        parts.push(kinds.text());
     }
     if directories > 0 {
         parts.push(counted(directories, "directory", "directories"));
@@ -318,7 +383,8 @@ mod tests {
         assert_eq!(
             list(&tool, json!({})).await.unwrap(),
             "[dir] src/\n[dir] zeta/\n[file] a.txt (0 bytes)\n[file] b.txt (5 bytes, the largest)\n\
-             In all: 2 files (2 .txt files) and 2 directories."
+             In all: 2 files (2 .txt files) and 2 directories.\n\
+             With the files in its subfolders: 3 files (2 .txt files, 1 .rs file)."
         );
         assert_eq!(
             list(&tool, json!({"path": "src"})).await.unwrap(),
@@ -359,6 +425,53 @@ mod tests {
             "In all: 6 files (3 .md files, 1 .json file, 1 .txt file, 1 file without an \
              extension) and 1 link."
         ));
+    }
+
+    #[tokio::test]
+    async fn a_folder_with_subfolders_counts_the_files_below_it_too() {
+        let dir = tempfile::tempdir().unwrap();
+        // a probe of issue 36's task kinds: five .rs files under src, three of them deeper
+        for (path, text) in [
+            ("src/main.rs", "fn main() {}"),
+            ("src/lib.rs", ""),
+            ("src/build.py", ""),
+            ("src/util/text.rs", ""),
+            ("src/util/num.rs", ""),
+            ("src/util/deep/inner.rs", ""),
+            ("src/node_modules/skipped.rs", ""),
+            ("README.md", ""),
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        std::os::unix::fs::symlink("main.rs", dir.path().join("src/util/link.rs")).unwrap();
+        let tool = ListDirTool::new(Sandbox::new(dir.path()).unwrap());
+        let src = list(&tool, json!({"path": "src"})).await.unwrap();
+        assert!(
+            src.ends_with(
+                "In all: 3 files (2 .rs files, 1 .py file) and 2 directories.\n\
+                 With the files in its subfolders: 6 files (5 .rs files, 1 .py file)."
+            ),
+            "{src}"
+        );
+        let top = list(&tool, json!({})).await.unwrap();
+        assert!(
+            top.ends_with(
+                "With the files in its subfolders: 7 files (5 .rs files, 1 .md file, 1 .py \
+                 file)."
+            ),
+            "{top}"
+        );
+        // only empty subfolders, or files at the top alone: no second line
+        let flat = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(flat.path().join("empty/deeper")).unwrap();
+        std::fs::write(flat.path().join("a.txt"), "").unwrap();
+        let tool = ListDirTool::new(Sandbox::new(flat.path()).unwrap());
+        assert_eq!(
+            list(&tool, json!({})).await.unwrap(),
+            "[dir] empty/\n[file] a.txt (0 bytes)\nIn all: 1 file (1 .txt file) and 1 directory."
+        );
     }
 
     #[tokio::test]
@@ -424,7 +537,8 @@ mod tests {
             list(&tool, json!({"path": "data"})).await.unwrap(),
             "(no directory is named `data`; listed the workspace's top folder instead)\n\
              [dir] docs/\n[file] a.txt (2 bytes)\n[file] b.txt (2 bytes)\n\
-             In all: 2 files (2 .txt files) and 1 directory."
+             In all: 2 files (2 .txt files) and 1 directory.\n\
+             With the files in its subfolders: 3 files (2 .txt files, 1 .md file)."
         );
         assert_eq!(
             list(&tool, json!({"path": "docs/old/raw"})).await.unwrap(),
