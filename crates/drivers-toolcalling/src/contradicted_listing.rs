@@ -9,7 +9,9 @@
 //!
 //! A listing is a tool result of lines `[file] NAME (N bytes)`, the largest marked `[file]
 //! NAME (N bytes, the largest)`, and a count line `In all: T files (K .EXT files, ...)` (the
-//! form of `list_dir`, the `agents` crate's listing tool). After the tools ran, an answer is
+//! form of `list_dir`, the `agents` crate's listing tool; its line `With the files in its
+//! subfolders: ...` counts the files below the folder too, and a count of either line is
+//! given). After the tools ran, an answer is
 //! asked about once, quoting the listing's line, when:
 //! - it writes a number before a kind of file ("5 Markdown files", "5 .md files") and no
 //!   listing counts that many files of the kind, while one counts the kind; or
@@ -32,15 +34,22 @@ pub struct ListingContradiction {
     /// What the answer says, in its words: `5 markdown files`, "`alpha.log` is the largest".
     pub said: String,
     /// The listing's line that says otherwise: `In all: 5 files (3 .md files, 1 .json file).`
+    /// (both count lines, joined by `` ` and ` ``, for a listing that counts its subfolders'
+    /// files too).
     pub listed: String,
 }
 
 impl ListingContradiction {
     /// What the tool-calling driver tells the model after such an answer.
     pub(crate) fn nudge(&self) -> String {
+        let (line, says) = if self.listed.contains("` and `") {
+            ("those lines", "they say")
+        } else {
+            ("that line", "it says")
+        };
         format!(
-            "Your last reply says {}, but the listing above says `{}`. Read that line again \
-             and answer the question from what it says.",
+            "Your last reply says {}, but the listing above says `{}`. Read {line} again and \
+             answer the question from what {says}.",
             self.said, self.listed
         )
     }
@@ -80,6 +89,7 @@ struct Listing<'r> {
     largest: Option<&'r str>,
     largest_line: Option<&'r str>,
     count_line: Option<&'r str>,
+    tree_line: Option<&'r str>,
     kinds: Vec<(String, u64)>,
 }
 
@@ -155,7 +165,12 @@ pub(crate) fn contradicts_a_listing_on_stop(input: &Messages, reply: &str) -> bo
     contradicted_listing(reply, results.iter().map(|result| &**result)).is_some()
 }
 
-/// The listing of one result: its `[file]` lines and its `In all:` line.
+/// The start of a listing's line that counts the files of its subfolders too (`list_dir`'s
+/// `With the files in its subfolders: 6 files (5 .rs files, 1 .py file).`).
+const TREE_LINE: &str = "With the files in its subfolders: ";
+
+/// The listing of one result: its `[file]` lines, its `In all:` line and the line that
+/// counts its subfolders' files too.
 fn listing(result: &str) -> Listing<'_> {
     let mut found = Listing::default();
     for line in result.lines().map(str::trim) {
@@ -171,7 +186,11 @@ fn listing(result: &str) -> Listing<'_> {
             }
         } else if let Some(counts) = line.strip_prefix("In all: ") {
             found.count_line = Some(line);
-            found.kinds = kinds_counted(counts);
+            found.kinds.extend(kinds_counted(counts));
+        } else if let Some(counts) = line.strip_prefix(TREE_LINE) {
+            // The folder's count with its subfolders' files: a count of either is given.
+            found.tree_line = Some(line);
+            found.kinds.extend(kinds_counted(counts));
         }
     }
     found
@@ -249,22 +268,28 @@ fn wrong_count(answer: &str, listings: &[Listing<'_>]) -> Option<ListingContradi
         .find_map(|(number, extension, kind)| {
             let counts: Vec<(&Listing<'_>, u64)> = listings
                 .iter()
-                .filter_map(|listing| {
+                .flat_map(|listing| {
                     listing
                         .kinds
                         .iter()
-                        .find(|(counted, _)| counted == extension)
-                        .map(|(_, count)| (listing, *count))
+                        .filter(|(counted, _)| counted == extension)
+                        .map(move |(_, count)| (listing, *count))
                 })
                 .collect();
             if counts.iter().any(|(_, count)| *count == number) {
                 return None;
             }
-            let line = counts.first().and_then(|(listing, _)| listing.count_line)?;
+            let listing = counts.first()?.0;
+            let line = listing.count_line?;
             let plural = if number == 1 { "file" } else { "files" };
+            // Both count lines, when the listing has two (the nudge quotes `listed`).
+            let listed = match listing.tree_line {
+                Some(tree) => format!("{line}` and `{tree}"),
+                None => line.to_owned(),
+            };
             Some(ListingContradiction {
                 said: format!("{number} {kind} {plural}"),
-                listed: line.to_owned(),
+                listed,
             })
         })
 }
@@ -379,6 +404,30 @@ mod tests {
         assert_eq!(
             contradicted_listing("There are 5 Markdown files.", [DOCS, other]),
             None
+        );
+    }
+
+    #[test]
+    fn a_count_of_the_files_below_the_folder_is_a_count_the_listing_gives() {
+        // A probe of issue 36's task kinds: "There are 5 .rs files in total" was told the
+        // listing said otherwise, when its second count line said 5.
+        let src = "[dir] util/\n[file] build.py (1 bytes)\n[file] lib.rs (1 bytes)\n\
+                   [file] main.rs (13 bytes, the largest)\n\
+                   In all: 3 files (2 .rs files, 1 .py file) and 1 directory.\n\
+                   With the files in its subfolders: 6 files (5 .rs files, 1 .py file).";
+        for answer in [
+            "There are 5 .rs files in total, with 2 .rs files and 1 .py file.",
+            "There are 2 Rust files directly in src.",
+        ] {
+            assert_eq!(contradicted_listing(answer, [src]), None, "{answer}");
+        }
+        let found = contradicted_listing("There are 3 Rust files under src.", [src]);
+        assert_eq!(
+            found.map(|found| found.nudge()).unwrap_or_default(),
+            "Your last reply says 3 rust files, but the listing above says `In all: 3 files (2 \
+             .rs files, 1 .py file) and 1 directory.` and `With the files in its subfolders: 6 \
+             files (5 .rs files, 1 .py file).`. Read those lines again and answer the question \
+             from what they say."
         );
     }
 
