@@ -147,44 +147,54 @@ fn decimal(text: &str) -> Option<(i128, u32)> {
 
 /// One column's values so far: numeric while every value that is not empty is a number.
 #[derive(Debug, Default)]
-struct Column {
-    /// The numbers, with their scales; `None` once a value was not a number.
-    values: Option<Vec<(i128, u32)>>,
-    /// Whether a value that is not a number was seen.
-    not_numeric: bool,
+enum Column {
+    /// No value yet (an empty value is no value).
+    #[default]
+    Empty,
+    /// Every value so far is a number: their figures.
+    Numeric(Figures),
+    /// A value was not a number: the column is not described.
+    NotNumeric,
+    /// Every value so far is a number, but their figures do not fit an `i128` at the scale
+    /// of the value with the most decimals: the column is not described.
+    Overflowed,
 }
 
 impl Column {
+    /// Takes one field of the column's next row.
     fn add(&mut self, value: &str) {
-        if self.not_numeric || value.trim().is_empty() {
+        if value.trim().is_empty() {
             return;
         }
-        match decimal(value) {
-            Some(number) => self.values.get_or_insert_with(Vec::new).push(number),
-            None => {
-                self.not_numeric = true;
-                self.values = None;
-            }
-        }
+        *self = match std::mem::take(self) {
+            done @ (Column::NotNumeric | Column::Overflowed) => done,
+            Column::Empty => decimal(value).map_or(Column::NotNumeric, |number| {
+                Column::Numeric(Figures::of(number))
+            }),
+            Column::Numeric(figures) => match decimal(value) {
+                Some(number) => figures
+                    .with(number)
+                    .map_or(Column::Overflowed, Column::Numeric),
+                None => Column::NotNumeric,
+            },
+        };
     }
 
     /// "column `amount`: sum 770, average 192.5, smallest 95, largest 340", for a numeric
     /// column with a value; `None` otherwise (or when a sum overflows).
     fn describe(&self, name: &str) -> Option<String> {
-        let values = self.values.as_ref().filter(|values| !values.is_empty())?;
-        let scale = values.iter().map(|(_, scale)| *scale).max()?;
-        let scaled =
-            |(value, own): &(i128, u32)| value.checked_mul(10i128.checked_pow(scale - own)?);
-        let mut sum: i128 = 0;
-        let mut smallest = i128::MAX;
-        let mut largest = i128::MIN;
-        for value in values {
-            let value = scaled(value)?;
-            sum = sum.checked_add(value)?;
-            smallest = smallest.min(value);
-            largest = largest.max(value);
-        }
-        let count = i128::try_from(values.len()).ok()?;
+        let Column::Numeric(figures) = self else {
+            return None;
+        };
+        let Figures {
+            scale,
+            sum,
+            smallest,
+            largest,
+            count,
+            ..
+        } = *figures;
+        let count = i128::try_from(count).ok().filter(|count| *count > 0)?;
         // the average with two more decimals than the values, rounded half away from zero
         let hundredfold = sum.checked_mul(100)?;
         let average = (hundredfold + hundredfold.signum() * count / 2) / count;
@@ -196,6 +206,73 @@ impl Column {
             shown(smallest, scale),
             shown(largest, scale),
         ))
+    }
+}
+
+/// The running figures of a column's numbers, each an integer scaled by `10^scale`, where
+/// `scale` is the most decimals a number had so far: a number with more decimals rescales
+/// them all. Exact, with no number kept.
+///
+/// A column's figures overflow when its sum after any of its numbers, at the scale of the
+/// number with the most decimals, is beyond an `i128` (even when a later negative number
+/// brings the sum back): `highest_sum` and `lowest_sum` keep that check as numbers with more
+/// decimals come.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    /// The decimals every figure is scaled by: the most a number had.
+    scale: u32,
+    /// The sum of the numbers.
+    sum: i128,
+    /// The smallest number.
+    smallest: i128,
+    /// The largest number.
+    largest: i128,
+    /// How many numbers there were.
+    count: usize,
+    /// The highest the sum was after a number.
+    highest_sum: i128,
+    /// The lowest the sum was after a number.
+    lowest_sum: i128,
+}
+
+impl Figures {
+    /// The figures of one number (an integer and its scale, as [`decimal`] reads it).
+    fn of((value, scale): (i128, u32)) -> Self {
+        Figures {
+            scale,
+            sum: value,
+            smallest: value,
+            largest: value,
+            count: 1,
+            highest_sum: value,
+            lowest_sum: value,
+        }
+    }
+
+    /// These figures with `number` (an integer and its scale, as [`decimal`] reads it)
+    /// added; `None` when they overflow.
+    fn with(mut self, (value, scale): (i128, u32)) -> Option<Self> {
+        if scale > self.scale {
+            let factor = 10i128.checked_pow(scale - self.scale)?;
+            for figure in [
+                &mut self.sum,
+                &mut self.smallest,
+                &mut self.largest,
+                &mut self.highest_sum,
+                &mut self.lowest_sum,
+            ] {
+                *figure = figure.checked_mul(factor)?;
+            }
+            self.scale = scale;
+        }
+        let value = value.checked_mul(10i128.checked_pow(self.scale - scale)?)?;
+        self.sum = self.sum.checked_add(value)?;
+        self.smallest = self.smallest.min(value);
+        self.largest = self.largest.max(value);
+        self.count += 1;
+        self.highest_sum = self.highest_sum.max(self.sum);
+        self.lowest_sum = self.lowest_sum.min(self.sum);
+        Some(self)
     }
 }
 
@@ -316,6 +393,62 @@ mod tests {
         );
     }
 
+    /// The description of a column of `numbers` as the column made it when it kept every
+    /// number: each scaled to the most decimals one had, then summed one by one (an overflow
+    /// on the way gives `None`). The running figures must agree with it.
+    fn described_keeping_every_number(numbers: &[(i128, u32)]) -> Option<String> {
+        let scale = numbers.iter().map(|(_, scale)| *scale).max()?;
+        let scaled =
+            |(value, own): &(i128, u32)| value.checked_mul(10i128.checked_pow(scale - own)?);
+        let mut sum: i128 = 0;
+        let mut smallest = i128::MAX;
+        let mut largest = i128::MIN;
+        for number in numbers {
+            let value = scaled(number)?;
+            sum = sum.checked_add(value)?;
+            smallest = smallest.min(value);
+            largest = largest.max(value);
+        }
+        let count = i128::try_from(numbers.len()).ok()?;
+        let hundredfold = sum.checked_mul(100)?;
+        let average = (hundredfold + hundredfold.signum() * count / 2) / count;
+        Some(format!(
+            "column `n`: sum {}, average {}, smallest {}, largest {}",
+            shown(sum, scale),
+            shown(average, scale + 2),
+            shown(smallest, scale),
+            shown(largest, scale),
+        ))
+    }
+
+    /// The description of a column of `numbers` from its running figures.
+    fn described_running(numbers: &[(i128, u32)]) -> Option<String> {
+        let (first, rest) = numbers.split_first()?;
+        rest.iter()
+            .try_fold(Figures::of(*first), |figures, number| figures.with(*number))
+            .map_or(Column::Overflowed, Column::Numeric)
+            .describe("n")
+    }
+
+    #[test]
+    fn a_sum_beyond_an_i128_on_the_way_leaves_the_column_undescribed() {
+        // at two decimals the sum after the second number is 2 * 10^38, beyond an i128,
+        // though the last sum is 0.01: the column is not described, as when every number
+        // was kept and summed at the end
+        let huge = 10i128.pow(36);
+        let numbers = [(huge, 0), (huge, 0), (-huge, 0), (-huge, 0), (1, 2)];
+        assert_eq!(described_keeping_every_number(&numbers), None);
+        assert_eq!(described_running(&numbers), None);
+        // without the number with decimals the sums fit
+        assert_eq!(
+            described_running(&numbers[..4]).as_deref(),
+            Some(
+                "column `n`: sum 0, average 0, smallest -1000000000000000000000000000000000000, \
+                 largest 1000000000000000000000000000000000000"
+            )
+        );
+    }
+
     proptest! {
         #[test]
         fn the_sum_is_the_sum_of_the_integers(values in proptest::collection::vec(-1_000_000i64..1_000_000, 1..50)) {
@@ -333,6 +466,44 @@ mod tests {
             prop_assert!(summary.contains(&expected_sum), "{}", summary);
             prop_assert!(summary.contains(&expected_smallest), "{}", summary);
             prop_assert!(summary.ends_with(&expected_largest), "{}", summary);
+        }
+
+        #[test]
+        fn running_figures_describe_a_column_as_keeping_every_number_did(
+            numbers in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        -1_000i128..1_000,
+                        -10i128.pow(30)..10i128.pow(30),
+                        -10i128.pow(37)..10i128.pow(37),
+                    ],
+                    0..=MAX_SCALE,
+                ),
+                1..20,
+            )
+        ) {
+            prop_assert_eq!(described_running(&numbers), described_keeping_every_number(&numbers));
+        }
+
+        #[test]
+        fn decimals_of_any_scale_are_described_as_keeping_every_number_did(
+            values in proptest::collection::vec("-?[0-9]{1,15}(\\.[0-9]{1,9})?", 1..30)
+        ) {
+            let mut table = String::from("name,n\n");
+            for (i, value) in values.iter().enumerate() {
+                table.push_str(&format!("r{i},{value}\n"));
+            }
+            let numbers: Vec<(i128, u32)> = values.iter().filter_map(|value| decimal(value)).collect();
+            prop_assert_eq!(numbers.len(), values.len());
+            let rows = match values.len() {
+                1 => "1 row".to_owned(),
+                n => format!("{n} rows"),
+            };
+            let expected = match described_keeping_every_number(&numbers) {
+                Some(column) => format!("({rows} below the header; {column})"),
+                None => format!("({rows} below the header)"),
+            };
+            prop_assert_eq!(table_summary("t.csv", &table), Some(expected));
         }
 
         #[test]
