@@ -156,6 +156,37 @@ async fn run_with_files(
         .collect()
 }
 
+/// Runs, through [`run_with_files`] in `dir` asked `request`, a model that reads `read_path`
+/// (call `1`), then writes `content` to `list.txt` (call `2`), then answers `answer`; returns
+/// each call's `id name: result`.
+async fn read_then_write(
+    dir: &std::path::Path,
+    read_path: &str,
+    content: &str,
+    answer: &str,
+    request: &str,
+) -> Vec<String> {
+    use inference::InferenceResponse;
+    run_with_files(
+        dir,
+        vec![
+            InferenceResponse::with_tool_calls(vec![ToolCall::new(
+                "1",
+                "read_file",
+                json!({"path": read_path}),
+            )]),
+            InferenceResponse::with_tool_calls(vec![ToolCall::new(
+                "2",
+                "write_file",
+                json!({"path": "list.txt", "content": content}),
+            )]),
+            InferenceResponse::text(answer),
+        ],
+        request,
+    )
+    .await
+}
+
 /// Issue 36, development task d14: asked to add a line to `list.txt`, the 1.5B model wrote
 /// the new line over the file without reading it. In an execution, `write_file` replaces a
 /// file with content only once the execution has read (or written) it; new and empty files
@@ -216,17 +247,11 @@ async fn write_file_replaces_only_a_file_the_execution_has_read() {
 
     // Issue 32: the markup of the chat format alone (`<tool_response>`, what the 1.5B model
     // once wrote over notes.md) is never written in an execution, even to a file it read.
-    let results = run_with_files(
+    let results = read_then_write(
         dir.path(),
-        vec![
-            calls(vec![ToolCall::new(
-                "1",
-                "read_file",
-                json!({"path": "list.txt"}),
-            )]),
-            calls(vec![write("2", "list.txt", "<tool_response>\n")]),
-            InferenceResponse::text("Done."),
-        ],
+        "list.txt",
+        "<tool_response>\n",
+        "Done.",
         "Change list.txt.",
     )
     .await;
@@ -241,17 +266,11 @@ async fn write_file_replaces_only_a_file_the_execution_has_read() {
     // A read of the file in a folder that is not there reads the file of that name above
     // it, and says so: that file counts as read (issue 36, d10: the model put `data/`
     // before files at the top).
-    let results = run_with_files(
+    let results = read_then_write(
         dir.path(),
-        vec![
-            calls(vec![ToolCall::new(
-                "1",
-                "read_file",
-                json!({"path": "data/list.txt"}),
-            )]),
-            calls(vec![write("2", "list.txt", "alpha\nbeta\ngamma\ndelta\n")]),
-            InferenceResponse::text("Added delta."),
-        ],
+        "data/list.txt",
+        "alpha\nbeta\ngamma\ndelta\n",
+        "Added delta.",
         "Add the line delta to list.txt.",
     )
     .await;
