@@ -47,6 +47,23 @@ impl ToolOutput {
         }
     }
 
+    /// With a structured value beside the text: the model sees the text, and programs (and
+    /// later calls, through the execution's record) read the value.
+    ///
+    /// ```
+    /// use agents_core::ToolOutput;
+    /// use serde_json::json;
+    ///
+    /// let read = ToolOutput::text("(read `a.txt` instead)\n     1\t12")
+    ///     .with_value(json!({"read": ["a.txt"]}));
+    /// assert_eq!(read.content(), "(read `a.txt` instead)\n     1\t12");
+    /// assert_eq!(read.value(), Some(&json!({"read": ["a.txt"]})));
+    /// ```
+    pub fn with_value(mut self, value: Value) -> Self {
+        self.value = Some(value);
+        self
+    }
+
     /// The text the model sees.
     pub fn content(&self) -> &str {
         &self.content

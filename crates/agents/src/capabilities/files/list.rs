@@ -14,8 +14,8 @@ use rustix::io::Errno;
 use super::sandbox::RelativePath;
 use super::walk::walk_files;
 use super::{
-    blocking, closest_in, entry_size, io_error, is_sandbox_errno, open_dir, parse_arguments,
-    read_entries, relative, Access, Sandbox,
+    blocking, closest_in, entry_size, io_error, is_sandbox_errno, nearest_existing, open_dir,
+    parse_arguments, place_name, read_entries, relative, Access, Sandbox,
 };
 
 /// Entries shown at most; the rest are counted.
@@ -135,23 +135,13 @@ fn list_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<String> {
         Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
         _ => return None,
     }
-    let mut folder = missing.parent()?;
-    if !closest_in(sandbox, &folder, &name).is_empty() {
+    let parent = missing.parent()?;
+    if !closest_in(sandbox, &parent, &name).is_empty() {
         return None;
     }
-    let dir = loop {
-        match sandbox.open(&folder, Access::Directory) {
-            Ok(dir) => break dir,
-            Err(_) => folder = folder.parent()?,
-        }
-    };
-    let shown = sandbox.shown(&folder);
-    let text = listing(&dir, &shown).ok()??;
-    let place = if folder.is_root() {
-        "the workspace's top folder".to_owned()
-    } else {
-        format!("`{shown}`")
-    };
+    let (folder, dir) = nearest_existing(sandbox, parent)?;
+    let text = listing(&dir, &sandbox.shown(&folder)).ok()??;
+    let place = place_name(sandbox, &folder);
     Some(format!("listed {place} instead)\n{text}"))
 }
 

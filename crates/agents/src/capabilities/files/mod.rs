@@ -334,7 +334,7 @@ const MAX_HINT_ENTRIES: usize = 10_000;
 /// its directory closest to the one asked for ([`agents_core::closest_names`]), so a small
 /// model that misspells a file name can fix its call. For a file (`kind`) with nothing close
 /// there, or whose directory does not exist (a model that puts `data/` before `a.txt`), the
-/// files of that very name elsewhere below the root ([`same_name_elsewhere`]). With nothing
+/// files of that very name elsewhere below the root ([`files_named`]). With nothing
 /// close and nothing of that name: what the nearest folder above it that exists holds
 /// ([`what_is_there`]), so a model that guessed a folder (`data`, when the files are at the
 /// root) learns where the files are. Empty when that folder is empty too.
@@ -344,7 +344,7 @@ fn closest_hint(sandbox: &Sandbox, path: &RelativePath, kind: Wanted) -> String 
     };
     let mut shown = closest_in(sandbox, &parent, &wanted);
     if shown.is_empty() && kind == Wanted::File {
-        shown = same_name_elsewhere(sandbox, &wanted);
+        shown = files_named(sandbox, &wanted);
     }
     if shown.is_empty() {
         return what_is_there(sandbox, parent);
@@ -359,15 +359,9 @@ const SHOWN_ENTRIES: usize = 12;
 /// `"; the workspace's top folder holds `a.txt`, `docs/`"`: the entries (folders with a
 /// trailing `/`, sorted, at most [`SHOWN_ENTRIES`], then how many more) of `folder` or of
 /// the nearest folder above it that exists. Empty when that folder is empty or unreadable.
-fn what_is_there(sandbox: &Sandbox, mut folder: RelativePath) -> String {
-    let dir = loop {
-        match sandbox.open(&folder, Access::Directory) {
-            Ok(dir) => break dir,
-            Err(_) => match folder.parent() {
-                Some(above) => folder = above,
-                None => return String::new(),
-            },
-        }
+fn what_is_there(sandbox: &Sandbox, folder: RelativePath) -> String {
+    let Some((folder, dir)) = nearest_existing(sandbox, folder) else {
+        return String::new();
     };
     let Ok(entries) = read_entries(&dir) else {
         return String::new();
@@ -390,17 +384,39 @@ fn what_is_there(sandbox: &Sandbox, mut folder: RelativePath) -> String {
     names.sort_unstable();
     let more = names.len().saturating_sub(SHOWN_ENTRIES);
     names.truncate(SHOWN_ENTRIES);
-    let holder = if folder.is_root() {
-        "the workspace's top folder".to_owned()
-    } else {
-        format!("`{}`", sandbox.shown(&folder))
-    };
+    let holder = place_name(sandbox, &folder);
     let more = if more > 0 {
         format!(" and {more} more")
     } else {
         String::new()
     };
     format!("; {holder} holds {}{more}", names.join(", "))
+}
+
+/// `folder`, or the nearest folder above it that opens, with its descriptor: where a tool
+/// that was given a folder that is not there looks instead (`list_dir`, `read_file`,
+/// `search_files`, and the hint of a missing path's error). `None` when none opens (the
+/// root itself cannot be opened).
+fn nearest_existing(
+    sandbox: &Sandbox,
+    mut folder: RelativePath,
+) -> Option<(RelativePath, OwnedFd)> {
+    loop {
+        match sandbox.open(&folder, Access::Directory) {
+            Ok(dir) => return Some((folder, dir)),
+            Err(_) => folder = folder.parent()?,
+        }
+    }
+}
+
+/// How a tool's note names `folder`: `the workspace's top folder` for the root, else its
+/// path in backticks.
+fn place_name(sandbox: &Sandbox, folder: &RelativePath) -> String {
+    if folder.is_root() {
+        "the workspace's top folder".to_owned()
+    } else {
+        format!("`{}`", sandbox.shown(folder))
+    }
 }
 
 /// What a missing path was asked for as.
@@ -450,7 +466,7 @@ fn entry_names(
 /// The paths of up to three files below the root named `wanted` (ASCII case ignored), the
 /// shallowest first, from the first [`MAX_HINT_ENTRIES`] entries of a walk that skips what
 /// `search_files` skips.
-fn same_name_elsewhere(sandbox: &Sandbox, wanted: &str) -> Vec<String> {
+fn files_named(sandbox: &Sandbox, wanted: &str) -> Vec<String> {
     let Ok(root) = sandbox
         .relative(".")
         .and_then(|root| sandbox.open(&root, Access::Directory))

@@ -11,8 +11,8 @@ use rustix::io::Errno;
 use super::sandbox::RelativePath;
 use super::table::table_summary;
 use super::{
-    as_text, blocking, is_sandbox_errno, open_file, parse_arguments, read_at_most, relative,
-    too_large, Access, Sandbox,
+    as_text, blocking, closest_in, files_named, is_sandbox_errno, nearest_existing, open_file,
+    parse_arguments, place_name, read_at_most, relative, too_large, Access, Sandbox,
 };
 
 /// Lines returned when the model gives no `limit` (and the most it may ask for).
@@ -137,33 +137,79 @@ struct Budget {
     search_hint: bool,
 }
 
-/// Opens the file beneath the root and numbers the requested lines.
+/// Opens the file beneath the root and numbers the requested lines. A file that is not there
+/// may be read from elsewhere, after a note that says so ([`read_above`],
+/// [`same_name_elsewhere`]); the output's value then names the files read
+/// (`{"read": ["a.txt"]}`), for `write_file`, which counts them as read.
 fn read_file(
     sandbox: &Sandbox,
     args: &ReadFileArgs,
     budget: Budget,
 ) -> Result<ToolOutput, ToolError> {
     let asked = relative(sandbox, &args.path)?;
-    let open = |path: &RelativePath| {
-        let shown = sandbox.shown(path);
-        let directory = || {
-            ToolError::failed(format!(
-                "`{shown}` is a directory, not a file (use list_dir to see its entries)"
-            ))
-        };
-        open_file(sandbox, path, Access::Read, "read", directory)
+    let error = match shown_lines(sandbox, &asked, args, budget, "") {
+        Ok(text) => return Ok(ToolOutput::text(text)),
+        Err(error) => error,
     };
-    let (path, note, (file, size)) = match open(&asked) {
-        Ok(opened) => (asked, None, opened),
-        Err(error) => match read_above(sandbox, &asked) {
-            Some((above, note)) => match open(&above) {
-                Ok(opened) => (above, Some(note), opened),
-                Err(_) => return Err(error),
-            },
-            None => return Err(error),
-        },
+    // Only a file that is not there is looked for elsewhere (a directory, a binary file or
+    // a refused path keeps its error).
+    let missing = matches!(
+        sandbox.open(&asked, Access::Read),
+        Err(ref error) if is_sandbox_errno(error, Errno::NOENT)
+    );
+    let found = missing
+        .then(|| read_above(sandbox, &asked).or_else(|| same_name_elsewhere(sandbox, &asked)))
+        .flatten();
+    let Some((files, note)) = found else {
+        return Err(error);
     };
-    let shown = sandbox.shown(&path);
+    let note = format!("{note}\n");
+    let text = match files.as_slice() {
+        [file] => shown_lines(sandbox, file, args, budget, &note),
+        files => {
+            // Each file's lines under its name, within an equal share of the budget.
+            let share = Budget {
+                chars: (budget.chars.saturating_sub(note.chars().count()) / files.len()).max(1),
+                ..budget
+            };
+            files
+                .iter()
+                .map(|file| {
+                    let header = format!("== {} ==\n", sandbox.shown(file));
+                    shown_lines(sandbox, file, args, share, &header)
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|parts| format!("{note}{}", parts.join("\n")))
+        }
+    };
+    // A file found elsewhere that cannot be read leaves the error of the one asked for.
+    let Ok(text) = text else {
+        return Err(error);
+    };
+    let read: Vec<Value> = files
+        .iter()
+        .map(|file| Value::String(sandbox.shown(file)))
+        .collect();
+    Ok(ToolOutput::text(text).with_value(serde_json::json!({ "read": read })))
+}
+
+/// `head`, then the lines of the file at `path` as `read_file` shows them (numbered, from
+/// `args`'s offset, at most its limit and `budget`), then a table's summary, all within the
+/// budget; or why it cannot be read.
+fn shown_lines(
+    sandbox: &Sandbox,
+    path: &RelativePath,
+    args: &ReadFileArgs,
+    budget: Budget,
+    head: &str,
+) -> Result<String, ToolError> {
+    let shown = sandbox.shown(path);
+    let directory = || {
+        ToolError::failed(format!(
+            "`{shown}` is a directory, not a file (use list_dir to see its entries)"
+        ))
+    };
+    let (file, size) = open_file(sandbox, path, Access::Read, "read", directory)?;
     if size > MAX_FILE_BYTES {
         return Err(too_large(&shown, "read", size, MAX_FILE_BYTES));
     }
@@ -173,11 +219,8 @@ fn read_file(
             "`{shown}` is a binary file and cannot be shown as text"
         )));
     };
-    // A note before the lines (the file read instead) and a table's summary after them
-    // are written within the same limit.
-    let note = note.map(|note| note + "\n").unwrap_or_default();
     if text.is_empty() {
-        return Ok(ToolOutput::text(format!("{note}(empty file)")));
+        return Ok(format!("{head}(empty file)"));
     }
     let summary = table_summary(&shown, &text)
         .map(|summary| format!("\n{summary}"))
@@ -185,28 +228,28 @@ fn read_file(
     let budget = Budget {
         chars: budget
             .chars
-            .saturating_sub(note.chars().count() + summary.chars().count())
+            .saturating_sub(head.chars().count() + summary.chars().count())
             .max(1),
         ..budget
     };
     let lines = number_lines(&text, args.offset, args.limit, budget)?;
-    Ok(ToolOutput::text(format!("{note}{lines}{summary}")))
+    Ok(format!("{head}{lines}{summary}"))
 }
 
 /// For a file in a folder that is not there (`ENOENT`, not a refusal): the file of the same
 /// name in the nearest folder above that exists, and the note that says it was read instead
 /// (`(no directory is named `data`; read `a.txt` of the workspace's top folder instead)`).
-/// `None` when the folder is there (the file alone is missing: the error, with its "did you
-/// mean", stands) or nothing is found to try. The caller reads the file only if it opens.
+/// `None` when the folder is there (the file alone is missing) or nothing is found to try.
+/// The caller reads the file only if it opens.
 ///
 /// After a listing of the top folder showed `a.txt` and `b.txt`, the 1.5B model read
 /// `data/a.txt` (a folder it had made up), was told "did you mean `a.txt`?", and answered
 /// with a plan (development task d10). A folder that does not exist names nothing else, so
 /// the file's own name is the model's meaning; unlike `search_files`, which never answers a
 /// missing file with other files' lines, this reads the same name, and says where.
-fn read_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<(RelativePath, String)> {
+fn read_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<(Vec<RelativePath>, String)> {
     let name = missing.last_part()?;
-    let mut folder = missing.parent()?;
+    let folder = missing.parent()?;
     if folder.is_root() {
         return None;
     }
@@ -214,38 +257,63 @@ fn read_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<(RelativePath
         Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
         _ => return None,
     }
-    let missing_folder = sandbox.shown(&folder);
-    let above = loop {
-        folder = folder.parent()?;
-        match sandbox.open(&folder, Access::Directory) {
-            Ok(_) => break folder,
-            Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
-            Err(_) => return None,
-        }
-    };
-    let place = if above.is_root() {
-        "the workspace's top folder".to_owned()
-    } else {
-        format!("`{}`", sandbox.shown(&above))
-    };
+    let (above, _) = nearest_existing(sandbox, folder.parent()?)?;
+    let place = place_name(sandbox, &above);
     let file = above.child(name);
     let note = format!(
-        "{NO_DIRECTORY}{missing_folder}`; read `{}` of {place} instead)",
+        "(no directory is named `{}`; read `{}` of {place} instead)",
+        sandbox.shown(&folder),
         sandbox.shown(&file)
     );
-    Some((file, note))
+    Some((vec![file], note))
 }
 
-/// How the note of a read from above ([`read_above`]) begins.
-const NO_DIRECTORY: &str = "(no directory is named `";
-
-/// The path a successful `read_file` result says it read instead of the one asked for
-/// (`a.txt` for a result that begins with [`read_above`]'s note); `None` for a read of the
-/// path asked for. `write_file` counts that file as read.
-pub(super) fn read_instead(result: &str) -> Option<&str> {
-    let note = result.strip_prefix(NO_DIRECTORY)?.lines().next()?;
-    let (_, rest) = note.split_once("`; read `")?;
-    Some(rest.split_once('`')?.0)
+/// For a file that is not in its folder, which is there and holds no name close to it (a
+/// typo's error says "did you mean"): the files of that name elsewhere below the root (up
+/// to three, the shallowest first, as the error's hint finds them), and the note that says
+/// they were read instead: `(no file is named `README.md` in the workspace's top folder;
+/// read `api/README.md`, the one file of that name, instead)`, or, for several, `(... 2
+/// files have that name, each shown below: `api/README.md`, `web/README.md`; the request
+/// does not say which one it means)`.
+///
+/// Asked "What version does the README say?" with `api/README.md` and `web/README.md` and
+/// none at the top, the 1.5B model read `README.md`, was told "did you mean
+/// `api/README.md`, `web/README.md`?", and answered that the file did not exist after a
+/// made-up listing (a probe of issue 36's task kinds, 2026-12-07). The files of that very
+/// name are what the request names; when there are several, the person is to hear that.
+fn same_name_elsewhere(
+    sandbox: &Sandbox,
+    missing: &RelativePath,
+) -> Option<(Vec<RelativePath>, String)> {
+    let name = missing.file_name()?;
+    let folder = missing.parent()?;
+    if !closest_in(sandbox, &folder, &name).is_empty() {
+        return None;
+    }
+    let files: Vec<RelativePath> = files_named(sandbox, &name)
+        .iter()
+        .filter_map(|path| sandbox.relative(path).ok())
+        .collect();
+    let place = place_name(sandbox, &folder);
+    let note = match files.as_slice() {
+        [] => return None,
+        [file] => format!(
+            "(no file is named `{name}` in {place}; read `{}`, the one file of that name, \
+             instead)",
+            sandbox.shown(file)
+        ),
+        files => format!(
+            "(no file is named `{name}` in {place}; {} files have that name, each shown \
+             below: {}; the request does not say which one it means)",
+            files.len(),
+            files
+                .iter()
+                .map(|file| format!("`{}`", sandbox.shown(file)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Some((files, note))
 }
 
 /// All of `text` as `read_file` shows it (numbered lines), for a file small enough to show
@@ -455,21 +523,35 @@ mod tests {
             "(no directory is named `docs/old/v1`; read `docs/guide.md` of `docs` instead)\n     \
              1\tg"
         );
-        // the folder is there and the file is not: the error stands, with its guess
+        // the folder is there and the file is not, nor a name close to it: the one file of
+        // that name elsewhere is read, after a note (its value names it, for write_file)
+        let output = tool
+            .call(json!({"path": "docs/notes.txt"}), &ToolContext::default())
+            .await
+            .unwrap();
         assert_eq!(
-            read(&tool, json!({"path": "docs/notes.txt"})).await.unwrap_err(),
-            ToolError::failed(
-                "cannot read `docs/notes.txt`: no such file or directory; did you mean `notes.txt`?"
-            )
+            output.content(),
+            "(no file is named `notes.txt` in `docs`; read `notes.txt`, the one file of that \
+             name, instead)\n     1\tn"
         );
+        assert_eq!(output.value(), Some(&json!({"read": ["notes.txt"]})));
+        // several files of that name (ASCII case ignored), the shallowest first: each is shown
+        // under its name, and the note says the request does not say which
         std::fs::create_dir_all(dir.path().join("b/deep")).unwrap();
-        std::fs::write(dir.path().join("b/deep/Guide.md"), "g").unwrap();
+        std::fs::write(dir.path().join("b/deep/Guide.md"), "G").unwrap();
         assert_eq!(
-            read(&tool, json!({"path": "guide.md"})).await.unwrap_err(),
+            read(&tool, json!({"path": "guide.md"})).await.unwrap(),
+            "(no file is named `guide.md` in the workspace's top folder; 2 files have that \
+             name, each shown below: `docs/guide.md`, `b/deep/Guide.md`; the request does not \
+             say which one it means)\n== docs/guide.md ==\n     1\tg\n== b/deep/Guide.md ==\n     \
+             1\tG"
+        );
+        // a name close to one in its folder: the error stands, with its guess
+        assert_eq!(
+            read(&tool, json!({"path": "docs/guid.md"})).await.unwrap_err(),
             ToolError::failed(
-                "cannot read `guide.md`: no such file or directory; did you mean `docs/guide.md`, `b/deep/Guide.md`?"
-            ),
-            "nothing close in its directory: the same name anywhere, the shallowest first"
+                "cannot read `docs/guid.md`: no such file or directory; did you mean `docs/guide.md`?"
+            )
         );
         assert_eq!(
             read(&tool, json!({"path": "nowhere/absent.txt"}))

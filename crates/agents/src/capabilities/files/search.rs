@@ -19,8 +19,8 @@ use super::read::{whole_numbered, MAX_FILE_BYTES};
 use super::sandbox::RelativePath;
 use super::walk::walk_files;
 use super::{
-    as_text, blocking, entry_names, is_sandbox_errno, open_dir, open_file, parse_arguments,
-    read_at_most, relative, too_large, Access, Sandbox,
+    as_text, blocking, entry_names, is_sandbox_errno, nearest_existing, open_dir, open_file,
+    parse_arguments, place_name, read_at_most, relative, too_large, Access, Sandbox,
 };
 
 /// Matches shown at most.
@@ -194,22 +194,12 @@ fn search_above(
         Err(error) if is_sandbox_errno(&error, Errno::NOENT) => {}
         _ => return None,
     }
-    let mut folder = missing.parent()?;
-    let dir = loop {
-        match open_dir(sandbox, &folder, &sandbox.shown(&folder), "search") {
-            Ok(dir) => break dir,
-            Err(_) => folder = folder.parent()?,
-        }
-    };
+    let (folder, dir) = nearest_existing(sandbox, missing.parent()?)?;
     let (text, found) = search_folder(sandbox, &folder, dir, matcher, pattern, cancelled).ok()?;
     if !found {
         return None;
     }
-    let place = if folder.is_root() {
-        "the workspace's top folder".to_owned()
-    } else {
-        format!("`{}`", sandbox.shown(&folder))
-    };
+    let place = place_name(sandbox, &folder);
     Some(format!("searched {place} instead)\n{text}"))
 }
 

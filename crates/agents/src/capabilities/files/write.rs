@@ -18,7 +18,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read::read_instead;
 use super::{
     blocking, create_file, io_error, open_file, parse_arguments, relative, Access, RelativePath,
     Sandbox,
@@ -199,20 +198,29 @@ fn seen_in_execution(sandbox: &Sandbox, path: &RelativePath, context: &ToolConte
         } else {
             matches!(execution.name(), "read_file" | "write_file" | "edit_file")
         };
-        // a read of a file in a folder that is not there may have read the file of that
-        // name above it, and says so: that file is the one seen
-        let read_instead = match execution.outcome() {
-            agents_core::ToolOutcome::Success { content, .. }
-                if execution.name() == "read_file" =>
-            {
-                read_instead(content)
-            }
-            _ => None,
+        if !seen {
+            return false;
+        }
+        let same = |seen: &str| {
+            sandbox
+                .relative(seen)
+                .is_ok_and(|seen| seen.same_path(path))
         };
-        seen && read_instead
-            .or_else(|| execution.arguments().get("path").and_then(Value::as_str))
-            .and_then(|seen| sandbox.relative(seen).ok())
-            .is_some_and(|seen| seen.same_path(path))
+        // a read of a file that is not there may have read others instead (the file of that
+        // name above a missing folder, or elsewhere), and names them in its value
+        match execution
+            .value()
+            .filter(|_| execution.name() == "read_file")
+            .and_then(|value| value.get("read"))
+            .and_then(Value::as_array)
+        {
+            Some(read) => read.iter().filter_map(Value::as_str).any(same),
+            None => execution
+                .arguments()
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(same),
+        }
     })
 }
 
