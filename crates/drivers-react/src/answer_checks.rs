@@ -35,8 +35,9 @@
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, copies_a_tool_error_of,
-    files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by, operand_answer,
-    terms_no_result_holds, uncalculated_numbers, unseen_values, wrong_arithmetic,
+    files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by,
+    one_of_several_files, operand_answer, terms_no_result_holds, uncalculated_numbers,
+    unseen_values, wrong_arithmetic,
 };
 use messages::{Message, Messages, Role, ToolCall};
 
@@ -65,6 +66,7 @@ enum Question {
     UnseenTerms,
     Listing,
     Borrowed,
+    SeveralFiles,
     UnseenValues,
     Calculation,
     Arithmetic,
@@ -179,6 +181,12 @@ impl<'s> AnswerChecks<'s> {
             } else {
                 Verdict::Refuse(contradiction)
             };
+        }
+        // One of several files of one name answered for, when the request named none.
+        if let Some(found) = one_of_several_files(answer, results.iter().map(String::as_str)) {
+            if self.first_time(Question::SeveralFiles) {
+                return Verdict::Ask(DecisionError::OneOfSeveralFiles { files: found.files });
+            }
         }
         // Another setting's value given for what no result names (d27).
         if let Some(found) = borrowed_value(answer, &request, results.iter().map(String::as_str)) {

@@ -175,6 +175,14 @@ pub enum DecisionError {
         /// The numbers, as the answer wrote them (group commas left out).
         numbers: Vec<String>,
     },
+    /// A `final_answer` for one of several files that a read showed for one name, when the
+    /// request named none of them (`drivers_toolcalling::one_of_several_files`). Asked about
+    /// once per step.
+    #[error("the tool result shows {} files of that name: {}, and the request does not say which one it means; your answer is for one of them only", .files.len(), in_backticks(.files, ", "))]
+    OneOfSeveralFiles {
+        /// The files the read showed.
+        files: Vec<String>,
+    },
     /// A `final_answer` to a request that names an operation and its operand ("times 3")
     /// that gives only numbers the results or the request hold, without a calculation
     /// (`drivers_toolcalling::operand_answer`): "12". Asked about once per step.
@@ -303,6 +311,10 @@ impl DecisionError {
                 "Give only values the results show: if the file that holds what was asked has \
                  not been read, reply with a \"call_tool\" decision that reads it; if what was \
                  asked is not there, say so in your final_answer.",
+            ),
+            DecisionError::OneOfSeveralFiles { .. } => Cow::Borrowed(
+                "Give your final_answer for each file, naming it, or ask the user which one \
+                 they mean.",
             ),
             DecisionError::UncalculatedNumbers { .. } | DecisionError::OperandAnswer { .. } => Cow::Borrowed(
                 "Write the calculation out in your final_answer with the numbers from the tool \

@@ -57,7 +57,9 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   another count of a kind of file or marks another file the largest
 ///   ([`ContradictedListing`](DecisionError::ContradictedListing)); it gives another
 ///   setting's value for something no result names
-///   ([`BorrowedValue`](DecisionError::BorrowedValue)); it gives an email address or a
+///   ([`BorrowedValue`](DecisionError::BorrowedValue)); it answers for one of several files
+///   a read showed for one name ([`OneOfSeveralFiles`](DecisionError::OneOfSeveralFiles));
+///   it gives an email address or a
 ///   number nothing in view holds ([`UnseenValues`](DecisionError::UnseenValues)); the
 ///   request asks for arithmetic
 ///   and the answer gives a number no result shows without its calculation

@@ -427,6 +427,13 @@ fn file_tools() -> Tools {
                     "a.txt" => Ok("17".to_owned()),
                     "b.txt" => Ok("25".to_owned()),
                     "greeting.txt" => Ok("Hello, World!".to_owned()),
+                    // as the agents crate's read_file shows a name two files have
+                    "README.md" => Ok("(no file is named `README.md` in the workspace's top \
+                                       folder; 2 files have that name, each shown below: \
+                                       `api/README.md`, `web/README.md`; the request does not \
+                                       say which one it means)\n== api/README.md ==\n     1\t\
+                                       Version 2.1\n== web/README.md ==\n     1\tVersion 5.0"
+                        .to_owned()),
                     other => Err(format!("no file `{other}`")),
                 }
             })
@@ -567,6 +574,33 @@ async fn a_sum_given_without_its_calculation_is_asked_for_it_once_then_checked()
     assert_eq!(
         answer_of(&done).as_deref(),
         Some("17 + 25 = 42, so their sum is 42.")
+    );
+}
+
+#[tokio::test]
+async fn an_answer_for_one_of_several_files_of_a_name_is_asked_about_once() {
+    // A probe of issue 36's task kinds (d123): two READMEs shown, one answered for.
+    let model = ScriptedModel::new([
+        read("README.md"),
+        answer("The README says version 2.1."),
+        answer("api/README.md says 2.1 and web/README.md says 5.0."),
+    ]);
+    let done = file_agent(&model, 6)
+        .execute(AgentState::new().with_user_message("What version does the README say?"))
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = requests[2].messages.last().unwrap().text();
+    assert!(
+        asked.contains(
+            "the tool result shows 2 files of that name: `api/README.md`, `web/README.md`"
+        ) && asked.contains("for each file, naming it, or ask the user"),
+        "{asked}"
+    );
+    assert_eq!(
+        answer_of(&done).as_deref(),
+        Some("api/README.md says 2.1 and web/README.md says 5.0.")
     );
 }
 

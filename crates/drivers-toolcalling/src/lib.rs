@@ -78,6 +78,7 @@ mod repeated_reply;
 mod reply_nudge;
 mod reply_prefix;
 mod setting_line;
+mod several_files;
 mod shown_calls;
 mod step_messages;
 #[cfg(test)]
@@ -106,6 +107,7 @@ pub use recover::{
     recover_tool_calls_from_content, recover_tool_calls_from_cut_reply, recovered_id_prefix,
     AnnouncedCall, RecoveredCall, RecoveredKind, MAX_TEXT_CALL_BYTES, RECOVERED_ID_PREFIX,
 };
+pub use several_files::{one_of_several_files, SeveralFiles};
 pub use shown_calls::RecoveredCallsShown;
 pub use step_messages::{format_step_messages, repeats_calls, StepMessages};
 pub use tool_calling_driver::{ToolCallingDriver, DEFAULT_MAX_CALLS_PER_STEP};

@@ -77,6 +77,7 @@ use crate::recover::is_tool_call_text;
 use crate::repeated_answer::{without_stop_answers, EarlierAnswers};
 use crate::repeated_reply::{repeated_reply, repeated_reply_nudge};
 use crate::setting_line::results_may_set;
+use crate::several_files::{one_of_several_files, SeveralFiles};
 use crate::trust::{holds_a_call_in_prose, runs_as_calls};
 use crate::unread_file::{names_a_file, unread_files, unread_files_nudge, UNREAD_FILE_NUDGE};
 use crate::unseen_term::{unseen_terms, unseen_terms_nudge};
@@ -170,7 +171,8 @@ pub(crate) enum Nudge {
     /// (issue 36).
     UnseenTerm,
     /// After the tools ran, an answer that gives one of the different values several files
-    /// set, without its file: say each file's value, or ask which is meant (issue 36).
+    /// set, without its file, or answers for one of several files a read showed for one name:
+    /// say each file's value, or ask which is meant (issue 36).
     AmbiguousValue,
     /// After the tools ran, an answer to a request for arithmetic that gives a number no
     /// result shows and no calculation: write the calculation out (issue 36).
@@ -371,6 +373,9 @@ pub(crate) struct Nudges {
     /// The setting several files set differently, when the last reply gave one of its
     /// values without its file: found when the reply was judged, named by its nudge.
     ambiguous: Option<AmbiguousValue>,
+    /// The files a read showed for a name several files have, when the last reply answered
+    /// for one of them only: found when the reply was judged, named by its nudge.
+    several: Option<SeveralFiles>,
     /// What the last reply gave without a calculation (numbers no result shows, or only the
     /// operands): found when the reply was judged, named by its nudge.
     uncalculated: Option<Uncalculated>,
@@ -412,6 +417,7 @@ impl Nudges {
             borrowed: None,
             unseen: None,
             ambiguous: None,
+            several: None,
             uncalculated: None,
             shown_files: Vec::new(),
             unseen_values: Vec::new(),
@@ -798,10 +804,11 @@ impl Nudges {
             Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
             Nudge::AmbiguousValue => {
                 // (Always found when the reply was judged.)
-                return self
-                    .ambiguous
-                    .as_ref()
-                    .map_or_else(|| REREAD_RESULTS_NUDGE.to_owned(), AmbiguousValue::nudge);
+                return match (&self.ambiguous, &self.several) {
+                    (Some(ambiguous), _) => ambiguous.nudge(),
+                    (None, Some(several)) => several.nudge(),
+                    (None, None) => REREAD_RESULTS_NUDGE.to_owned(),
+                };
             }
             Nudge::UnseenTerm => {
                 return unseen_terms_nudge(self.unseen.as_deref().unwrap_or_default())
@@ -952,14 +959,21 @@ impl Nudges {
     }
 
     /// `Nudge::AmbiguousValue` when `content` gives one of the different values several files
-    /// set for what it names, without its file (see `ambiguous_value`), kept for the nudge;
+    /// set for what it names, without its file (see `ambiguous_value`), or answers for one
+    /// of several files a read showed for one name (see `several_files`), kept for the nudge;
     /// once per step.
     fn gives_one_of_several(&mut self, content: &str) -> Option<Nudge> {
         if self.gave(Nudge::AmbiguousValue) || !self.results_may_set() {
             return None;
         }
         self.ambiguous = ambiguous_value(content, &self.conversation);
-        self.ambiguous.is_some().then_some(Nudge::AmbiguousValue)
+        self.several = None;
+        if self.ambiguous.is_none() {
+            let results: Vec<Cow<'_, str>> =
+                worked_result_texts(execution_messages(&self.conversation)).collect();
+            self.several = one_of_several_files(content, results.iter().map(|r| &**r));
+        }
+        (self.ambiguous.is_some() || self.several.is_some()).then_some(Nudge::AmbiguousValue)
     }
 
     /// `Nudge::GaveUpOnShownFile` when every call of the execution failed, `content` says
@@ -2160,6 +2174,41 @@ mod tests {
         assert_eq!(
             nudges.next_for("17 + 25 = 43.", &tools()),
             Some(Nudge::UnreadFile)
+        );
+    }
+
+    #[test]
+    fn an_answer_for_one_of_several_files_of_a_name_is_asked_about_once() {
+        // A probe of issue 36's task kinds (d123): read_file showed two READMEs.
+        let call = messages::ToolCall::new(
+            "call_1",
+            "read_file",
+            serde_json::json!({"path": "README.md"}),
+        );
+        let input = Messages::new()
+            .appended(Message::user("What version does the README say?"))
+            .appended(Message::assistant_tool_calls([call.clone()]))
+            .appended(Message::tool_result_for(
+                &call,
+                "(no file is named `README.md` in the workspace's top folder; 2 files have that \
+                 name, each shown below: `api/README.md`, `web/README.md`; the request does not \
+                 say which one it means)\n== api/README.md ==\n     1\tVersion 2.1 of the \
+                 API.\n== web/README.md ==\n     1\tVersion 5.0 of the web app.",
+            ));
+        let mut nudges = Nudges::for_step(true, &input);
+        let reply = "The README file is named `api/README.md` and says \"Version 2.1 of the API.\"";
+        assert_eq!(
+            nudges.next_for(reply, &tools()),
+            Some(Nudge::AmbiguousValue)
+        );
+        assert!(nudges
+            .message(Nudge::AmbiguousValue, reply, &tools())
+            .starts_with("The tool result above shows 2 files of that name"));
+        assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
+        let mut nudges = Nudges::for_step(true, &input);
+        assert_eq!(
+            nudges.next_for("api/README.md says 2.1; web/README.md says 5.0.", &tools()),
+            None
         );
     }
 
