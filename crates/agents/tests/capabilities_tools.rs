@@ -287,6 +287,33 @@ async fn write_file_replaces_only_a_file_the_execution_has_read() {
     );
     std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\ngamma\n").unwrap();
 
+    // So does an edit refused with the file's lines shown (its text was not there): a probe
+    // of issue 36's kinds sent `2.` to delete a file's second line.
+    let edit = ToolCall::new(
+        "1",
+        "edit_file",
+        json!({"path": "list.txt", "old_string": "2.", "new_string": ""}),
+    );
+    let results = run_with_files(
+        dir.path(),
+        vec![
+            calls(vec![edit]),
+            calls(vec![write("2", "list.txt", "alpha\ngamma\n")]),
+            InferenceResponse::text("Deleted the second line."),
+        ],
+        "Delete the second line of list.txt.",
+    )
+    .await;
+    assert!(
+        results[0].contains("Here they are, as read_file shows them"),
+        "{results:#?}"
+    );
+    assert_eq!(
+        results[1],
+        "2 write_file: wrote 12 bytes (2 lines) to `list.txt`"
+    );
+    std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\ngamma\n").unwrap();
+
     // The content a refusal showed counts as read: the next write replaces the file. A file
     // too large to show (over 2 KiB) is shown by read_file only.
     std::fs::write(dir.path().join("list.txt"), "alpha\nbeta\n").unwrap();

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::read::{shown_whole, CONTENT_SHOWN};
 use super::{
     blocking, io_error, open_file, parse_arguments, read_at_most, relative, too_large, Access,
     Sandbox,
@@ -230,7 +231,10 @@ fn edited_size(size: usize, count: usize, old: &str, new: &str) -> u64 {
 /// when one shares a word with it. The 1.5B model sent as `old_string` the text it had
 /// wanted to write, line numbers and all (`1 Widget 1.5.0`); told only to read the file and
 /// copy the text, it read the file and answered that the edit was made (development task
-/// d22, ReAct, 2026-12-07).
+/// d22, ReAct, 2026-12-07). Else the whole file, when it is small ([`shown_whole`]): told "read the file and copy the text exactly"
+/// after `old_string` `2.` for "Delete the second line of steps.txt.", the 1.5B model read
+/// the file, then searched it for `2.` and wrote a plan (a probe of issue 36's task kinds,
+/// 2026-12-07). A file shown so counts as read for `write_file`.
 fn not_found(shown: &str, content: &str, old: &str) -> String {
     match closest_line(content, old) {
         Some((number, line)) => {
@@ -241,9 +245,17 @@ fn not_found(shown: &str, content: &str, old: &str) -> String {
                  are not part of it)"
             )
         }
-        None => format!(
-            "old_string was not found in `{shown}`; read the file and copy the text exactly"
-        ),
+        None => match shown_whole(content) {
+            Some(numbered) => format!(
+                "old_string was not found in `{shown}`, which holds other lines. \
+                 {CONTENT_SHOWN} (line number, tab, line):\n{numbered}\nCopy the text to change exactly from these lines, without \
+                 their numbers (to delete a line, old_string is the whole line and new_string \
+                 is empty)."
+            ),
+            None => format!(
+                "old_string was not found in `{shown}`; read the file and copy the text exactly"
+            ),
+        },
     }
 }
 
@@ -386,11 +398,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_edit_of_text_not_there_shows_a_small_file_and_not_a_large_one() {
+        // A probe of issue 36's task kinds: "Delete the second line" sent `2.`.
+        let (dir, tool) = setup("wash\ncut\nboil\nserve\n");
+        let error = edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "2.", "new_string": ""}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            error.message().contains(
+                "(line number, tab, line):\n     1\twash\n     2\tcut\n     3\tboil\n     \
+                 4\tserve\nCopy the text"
+            ),
+            "{error:?}"
+        );
+        // past 2 KiB, no content: read the file
+        std::fs::write(dir.path().join("a.txt"), "line\n".repeat(500)).unwrap();
+        let error = edit(
+            &tool,
+            json!({"path": "a.txt", "old_string": "2.", "new_string": ""}),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error.message(),
+            "old_string was not found in `a.txt`; read the file and copy the text exactly"
+        );
+    }
+
+    #[tokio::test]
     async fn clear_errors_for_bad_edits() {
         let (dir, tool) = setup("hello");
         let cases = [
             (json!({"path": "a.txt", "old_string": "bye", "new_string": "x"}),
-             ToolError::failed("old_string was not found in `a.txt`; read the file and copy the text exactly")),
+             ToolError::failed("old_string was not found in `a.txt`, which holds other lines. Here they are, as read_file shows them (line number, tab, line):\n     1\thello\nCopy the text to change exactly from these lines, without their numbers (to delete a line, old_string is the whole line and new_string is empty).")),
             (json!({"path": "a.txt", "old_string": "bye", "new_string": "ell"}),
              ToolError::failed("old_string was not found in `a.txt`, and new_string is there (line 1): the edit looks made already (an edit that ran before, say). Read the file to check it before you change anything more")),
             (json!({"path": "a.txt", "old_string": "hello", "new_string": "hello"}),

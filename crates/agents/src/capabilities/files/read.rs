@@ -316,6 +316,22 @@ fn same_name_elsewhere(
     Some((files, note))
 }
 
+/// The largest file whose content a refused write or edit shows (as `read_file` would): a
+/// list or a configuration file, not a data file.
+pub(super) const SHOWN_BYTES: u64 = 2048;
+
+/// The words of a refusal that showed the file's content (which then counts as read).
+pub(super) const CONTENT_SHOWN: &str = "Here they are, as read_file shows them";
+
+/// All of `text` as `read_file` shows it, for a refusal to show: a text of at most
+/// [`SHOWN_BYTES`] without a NUL byte.
+pub(super) fn shown_whole(text: &str) -> Option<String> {
+    let small = text.len() as u64 <= SHOWN_BYTES && !text.contains('\0');
+    small
+        .then(|| whole_numbered(text, MAX_OUTPUT_CHARS))
+        .flatten()
+}
+
 /// All of `text` as `read_file` shows it (numbered lines), for a file small enough to show
 /// whole; `None` for a longer one (more than [`MAX_LINES`] lines or `chars` characters).
 pub(super) fn whole_numbered(text: &str, chars: usize) -> Option<String> {

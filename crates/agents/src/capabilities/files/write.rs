@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::read::{CONTENT_SHOWN, SHOWN_BYTES};
 use super::{
     blocking, create_file, io_error, open_file, parse_arguments, relative, Access, RelativePath,
     Sandbox,
@@ -178,23 +179,17 @@ fn copies_line_numbers(content: &str) -> bool {
     next.is_some()
 }
 
-/// The largest file whose content a refused write shows (as `read_file` would): a list or a
-/// configuration file, not a data file.
-const SHOWN_BYTES: u64 = 2048;
-
 /// Characters of the refusal besides the content it shows (its text and the path twice).
 const REFUSAL_CHARS: usize = 1_000;
 
-/// The words of a refusal that showed the file's content (which then counts as read).
-const CONTENT_SHOWN: &str = "Here they are, as read_file shows them";
-
 /// Whether a call of the execution before this one read or wrote `path`: a successful
 /// `read_file`, `write_file` or `edit_file` whose `path` is the same file, or a `write_file`
-/// refused with the file's content shown.
+/// or `edit_file` refused with the file's content shown.
 fn seen_in_execution(sandbox: &Sandbox, path: &RelativePath, context: &ToolContext) -> bool {
     context.earlier_calls().any(|execution| {
         let seen = if execution.has_error() {
-            execution.name() == "write_file" && execution.result_text().contains(CONTENT_SHOWN)
+            matches!(execution.name(), "write_file" | "edit_file")
+                && execution.result_text().contains(CONTENT_SHOWN)
         } else {
             matches!(execution.name(), "read_file" | "write_file" | "edit_file")
         };
