@@ -171,9 +171,11 @@ pub(crate) enum Nudge {
     /// (issue 36).
     UnseenTerm,
     /// After the tools ran, an answer that gives one of the different values several files
-    /// set, without its file, or answers for one of several files a read showed for one name:
-    /// say each file's value, or ask which is meant (issue 36).
+    /// set, without its file: say each file's value, or ask which is meant (issue 36).
     AmbiguousValue,
+    /// After the tools ran, an answer for one of several files a read showed for one name
+    /// the request gave: answer for each, or ask which is meant (issue 36).
+    OneOfSeveralFiles,
     /// After the tools ran, an answer to a request for arithmetic that gives a number no
     /// result shows and no calculation: write the calculation out (issue 36).
     UnshownCalculation,
@@ -213,6 +215,7 @@ impl Nudge {
             Nudge::BorrowedValue => "reply_after_borrowed_value",
             Nudge::UnseenTerm => "reply_after_unseen_term",
             Nudge::AmbiguousValue => "reply_after_ambiguous_value",
+            Nudge::OneOfSeveralFiles => "reply_after_one_of_several_files",
             Nudge::UnshownCalculation => "reply_after_unshown_calculation",
             Nudge::UnseenValue => "reply_after_unseen_value",
         }
@@ -259,6 +262,9 @@ impl Nudge {
             }
             Nudge::UnseenTerm => "the model named a file as holding words no result holds",
             Nudge::AmbiguousValue => "the model gave one of several files' values without its file",
+            Nudge::OneOfSeveralFiles => {
+                "the model answered for one of several files of the name it was given"
+            }
             Nudge::UnshownCalculation => {
                 "the model gave a computed number no result shows, without the calculation"
             }
@@ -296,6 +302,7 @@ impl Nudge {
             Nudge::BorrowedValue => 33_554_432,
             Nudge::GaveUpOnShownFile => 67_108_864,
             Nudge::UnseenValue => 134_217_728,
+            Nudge::OneOfSeveralFiles => 268_435_456,
         }
     }
 
@@ -305,7 +312,9 @@ impl Nudge {
     /// `predicted_answer`); so is a number given without its calculation (the nudge names
     /// it): shown its reply, the 1.5B model gave it again word for word (d15, 2026-12-06);
     /// and so is a value nothing shows (the nudge names it; shown the reply, the same model
-    /// gave the made-up address again, in a probe of 2026-12-07).
+    /// gave the made-up address again, in a probe of 2026-12-07); and so is an answer for one
+    /// of several files (the nudge names them all; shown its reply, the same model gave it
+    /// again, in a probe of 2026-12-07).
     pub(crate) fn shows_reply(self) -> bool {
         !matches!(
             self,
@@ -314,6 +323,7 @@ impl Nudge {
                 | Nudge::PredictedAnswer
                 | Nudge::UnshownCalculation
                 | Nudge::UnseenValue
+                | Nudge::OneOfSeveralFiles
         )
     }
 
@@ -681,6 +691,7 @@ impl Nudges {
                 .or_else(|| self.contradicts_a_listing(content))
                 .or_else(|| self.borrows_a_value(content))
                 .or_else(|| self.gives_one_of_several(content))
+                .or_else(|| self.answers_for_one_file(content))
                 .or_else(|| {
                     if self.gave(Nudge::ClaimBeyondCalls) {
                         return None;
@@ -804,11 +815,17 @@ impl Nudges {
             Nudge::MisquotedResult => MISQUOTED_RESULT_NUDGE,
             Nudge::AmbiguousValue => {
                 // (Always found when the reply was judged.)
-                return match (&self.ambiguous, &self.several) {
-                    (Some(ambiguous), _) => ambiguous.nudge(),
-                    (None, Some(several)) => several.nudge(),
-                    (None, None) => REREAD_RESULTS_NUDGE.to_owned(),
-                };
+                return self
+                    .ambiguous
+                    .as_ref()
+                    .map_or_else(|| REREAD_RESULTS_NUDGE.to_owned(), AmbiguousValue::nudge);
+            }
+            Nudge::OneOfSeveralFiles => {
+                // (Always found when the reply was judged.)
+                return self
+                    .several
+                    .as_ref()
+                    .map_or_else(|| REREAD_RESULTS_NUDGE.to_owned(), SeveralFiles::nudge);
             }
             Nudge::UnseenTerm => {
                 return unseen_terms_nudge(self.unseen.as_deref().unwrap_or_default())
@@ -959,21 +976,26 @@ impl Nudges {
     }
 
     /// `Nudge::AmbiguousValue` when `content` gives one of the different values several files
-    /// set for what it names, without its file (see `ambiguous_value`), or answers for one
-    /// of several files a read showed for one name (see `several_files`), kept for the nudge;
+    /// set for what it names, without its file (see `ambiguous_value`), kept for the nudge;
     /// once per step.
     fn gives_one_of_several(&mut self, content: &str) -> Option<Nudge> {
         if self.gave(Nudge::AmbiguousValue) || !self.results_may_set() {
             return None;
         }
         self.ambiguous = ambiguous_value(content, &self.conversation);
-        self.several = None;
-        if self.ambiguous.is_none() {
-            let results: Vec<Cow<'_, str>> =
-                worked_result_texts(execution_messages(&self.conversation)).collect();
-            self.several = one_of_several_files(content, results.iter().map(|r| &**r));
+        self.ambiguous.is_some().then_some(Nudge::AmbiguousValue)
+    }
+
+    /// `Nudge::OneOfSeveralFiles` when `content` answers for one of several files a read
+    /// showed for one name (see `several_files`), kept for the nudge; once per step.
+    fn answers_for_one_file(&mut self, content: &str) -> Option<Nudge> {
+        if self.gave(Nudge::OneOfSeveralFiles) {
+            return None;
         }
-        (self.ambiguous.is_some() || self.several.is_some()).then_some(Nudge::AmbiguousValue)
+        let results: Vec<Cow<'_, str>> =
+            worked_result_texts(execution_messages(&self.conversation)).collect();
+        self.several = one_of_several_files(content, results.iter().map(|r| &**r));
+        self.several.is_some().then_some(Nudge::OneOfSeveralFiles)
     }
 
     /// `Nudge::GaveUpOnShownFile` when every call of the execution failed, `content` says
@@ -2199,10 +2221,10 @@ mod tests {
         let reply = "The README file is named `api/README.md` and says \"Version 2.1 of the API.\"";
         assert_eq!(
             nudges.next_for(reply, &tools()),
-            Some(Nudge::AmbiguousValue)
+            Some(Nudge::OneOfSeveralFiles)
         );
         assert!(nudges
-            .message(Nudge::AmbiguousValue, reply, &tools())
+            .message(Nudge::OneOfSeveralFiles, reply, &tools())
             .starts_with("The tool result above shows 2 files of that name"));
         assert_eq!(nudges.next_for(reply, &tools()), None, "once per step");
         let mut nudges = Nudges::for_step(true, &input);
@@ -2289,6 +2311,7 @@ mod tests {
             Nudge::AmbiguousValue,
             Nudge::UnshownCalculation,
             Nudge::UnseenValue,
+            Nudge::OneOfSeveralFiles,
         ];
         for (i, a) in kinds.iter().enumerate() {
             for b in &kinds[i + 1..] {
