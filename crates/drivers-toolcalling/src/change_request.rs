@@ -27,6 +27,13 @@ pub(crate) const ONLY_READ_NUDGE: &str = "Nothing has changed yet: the request a
 change, and the tools that ran only read. Make the change now: reply with only the tool call \
 that makes it, using what you read above.";
 
+/// What the model is told after a reply to a request to run something ([`asks_to_run`]) when
+/// only tools that read have run. Asked "Run wc -w on story.txt and tell me how many words
+/// it has.", the 1.5B model read the file and answered 10 (the file has 13 words; a probe of
+/// issue 36's task kinds, 2026-12-07): what was to run gives the answer, not the model's
+/// count.
+pub(crate) const NOT_RUN_NUDGE: &str = "Nothing has run yet: the request asks to run something, and the tools that ran only read. Run it now: reply with only the tool call that runs it, then answer from its output.";
+
 /// What the model is told after a plan written, after the tools ran, for a request for a change
 /// that no call has made: make it, not answer in plain text. Told "Answer the user's question
 /// now, in plain text, using the tool results above", the 1.5B model asked to change a version

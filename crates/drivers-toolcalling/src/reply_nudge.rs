@@ -37,8 +37,8 @@ use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
 use crate::backticks::{in_backticks, in_backticks_and};
 use crate::borrowed_value::{borrowed_value, BorrowedValue};
 use crate::change_request::{
-    asks_for_a_change, calls_that_worked, no_change_succeeded, nothing_changed_by,
-    nothing_changed_yet, CHANGE_PLAN_NUDGE, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
+    asks_for_a_change, asks_to_run, calls_that_worked, no_change_succeeded, nothing_changed_by,
+    nothing_changed_yet, CHANGE_PLAN_NUDGE, NOT_RUN_NUDGE, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
 };
 use crate::claimed_call::{
     claim_beyond_calls, claims_unmade_call, has_claim_word, UnmadeClaim, CLAIM_NUDGE,
@@ -865,6 +865,7 @@ impl Nudges {
                     None => "Check the arithmetic of your last reply and answer again.".to_owned(),
                 };
             }
+            Nudge::ChangeNotMade if self.request_is(asks_to_run) => NOT_RUN_NUDGE,
             Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
             Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),
@@ -1122,10 +1123,12 @@ impl Nudges {
         request(&self.conversation).is_some_and(|request| test(&text_of(request)))
     }
 
-    /// Whether the request asks for a change ([`asks_for_a_change`]) and no call of the
-    /// execution can have made one: none ran, or only tools that read.
+    /// Whether the request asks for a change ([`asks_for_a_change`]) or to run something
+    /// ([`asks_to_run`]) and no call of the execution can have made or run it: none ran, or
+    /// only tools that read.
     fn change_not_made(&self, tools: &Tools) -> bool {
-        self.request_is(asks_for_a_change) && nothing_changed_yet(&self.conversation, tools)
+        self.request_is(|request| asks_for_a_change(request) || asks_to_run(request))
+            && nothing_changed_yet(&self.conversation, tools)
     }
 
     /// Whether `content` is a plan to use a tool or an announcement ([`is_plan_reply`]), or,
@@ -1989,6 +1992,26 @@ mod tests {
             Some(Nudge::RepeatedAnswer)
         );
         assert_eq!(nudges.not_an_answer(apology, &tools()), None);
+    }
+
+    #[test]
+    fn a_request_to_run_answered_after_only_reads_is_asked_to_run_it_once() {
+        // A probe of issue 36's task kinds: "Run wc -w on story.txt", the file read, "10".
+        let reads = crate::test_tools::reader_and_editor();
+        let request = "Run wc -w on story.txt and tell me how many words it has.";
+        let mut nudges = step(true, request);
+        assert_eq!(nudges.next_for("10", &reads), Some(Nudge::ChangeNotMade));
+        assert_eq!(
+            nudges.message(Nudge::ChangeNotMade, "10", &reads),
+            NOT_RUN_NUDGE
+        );
+        assert_eq!(nudges.next_for("10", &reads), None, "once");
+        // A question about running is no request to run.
+        let mut nudges = step(true, "How long does the nightly job run?");
+        assert_ne!(
+            nudges.next_for("It runs for an hour.", &reads),
+            Some(Nudge::ChangeNotMade)
+        );
     }
 
     #[test]
