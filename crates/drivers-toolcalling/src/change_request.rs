@@ -32,7 +32,15 @@ that makes it, using what you read above.";
 /// it has.", the 1.5B model read the file and answered 10 (the file has 13 words; a probe of
 /// issue 36's task kinds, 2026-12-07): what was to run gives the answer, not the model's
 /// count.
-pub(crate) const NOT_RUN_NUDGE: &str = "Nothing has run yet: the request asks to run something, and the tools that ran only read. Run it now: reply with only the tool call that runs it, then answer from its output.";
+pub(crate) const NOT_RUN_NUDGE: &str = "Nothing has run yet: the request asks to run \
+something, and the tools that ran only read; reading again will not run it. Run it now with \
+the `bash` tool: reply with only a call of `bash` whose `command` is what the request asks to \
+run.";
+
+/// [`NOT_RUN_NUDGE`] for a set of tools without `bash`.
+pub(crate) const NOT_RUN_NO_BASH_NUDGE: &str = "Nothing has run yet: the request asks to run \
+something, and the tools that ran only read. Run it now: reply with only the tool call that \
+runs it, then answer from its output.";
 
 /// What the model is told after a plan written, after the tools ran, for a request for a change
 /// that no call has made: make it, not answer in plain text. Told "Answer the user's question

@@ -38,7 +38,8 @@ use crate::backticks::{in_backticks, in_backticks_and};
 use crate::borrowed_value::{borrowed_value, BorrowedValue};
 use crate::change_request::{
     asks_for_a_change, asks_to_run, calls_that_worked, no_change_succeeded, nothing_changed_by,
-    nothing_changed_yet, CHANGE_PLAN_NUDGE, NOT_RUN_NUDGE, NO_CHANGE_NUDGE, ONLY_READ_NUDGE,
+    nothing_changed_yet, CHANGE_PLAN_NUDGE, NOT_RUN_NO_BASH_NUDGE, NOT_RUN_NUDGE, NO_CHANGE_NUDGE,
+    ONLY_READ_NUDGE,
 };
 use crate::claimed_call::{
     claim_beyond_calls, claims_unmade_call, has_claim_word, UnmadeClaim, CLAIM_NUDGE,
@@ -238,7 +239,9 @@ impl Nudge {
             Nudge::CopiedStopAnswer => {
                 "the model copied the answer of an earlier request that stopped unfinished"
             }
-            Nudge::ChangeNotMade => "the model answered a request for a change without making it",
+            Nudge::ChangeNotMade => {
+                "the model answered a request for a change (or to run something) without making it"
+            }
             Nudge::RelayedAdvice => "the model passed a tool error's advice on to the user",
             Nudge::ForeignFile => "the model answered about a file this request is not about",
             Nudge::PredictedAnswer => {
@@ -865,7 +868,13 @@ impl Nudges {
                     None => "Check the arithmetic of your last reply and answer again.".to_owned(),
                 };
             }
-            Nudge::ChangeNotMade if self.request_is(asks_to_run) => NOT_RUN_NUDGE,
+            Nudge::ChangeNotMade if self.request_is(asks_to_run) => {
+                if tools.get("bash").is_some() {
+                    NOT_RUN_NUDGE
+                } else {
+                    NOT_RUN_NO_BASH_NUDGE
+                }
+            }
             Nudge::ChangeNotMade if self.tools_ran => ONLY_READ_NUDGE,
             Nudge::ChangeNotMade => NO_CHANGE_NUDGE,
             Nudge::UnreadFile if self.tools_ran => return unread_files_nudge(self.unread_files()),
@@ -2003,6 +2012,11 @@ mod tests {
         assert_eq!(nudges.next_for("10", &reads), Some(Nudge::ChangeNotMade));
         assert_eq!(
             nudges.message(Nudge::ChangeNotMade, "10", &reads),
+            NOT_RUN_NO_BASH_NUDGE
+        );
+        let with_bash = named_tools(&["read_file", "bash"]);
+        assert_eq!(
+            nudges.message(Nudge::ChangeNotMade, "10", &with_bash),
             NOT_RUN_NUDGE
         );
         assert_eq!(nudges.next_for("10", &reads), None, "once");
