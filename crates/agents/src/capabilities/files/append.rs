@@ -88,6 +88,15 @@ impl Tool for AppendFileTool {
                 "content is empty; give the lines to add to the end of the file",
             ));
         }
+        // Only line breaks and spaces: the 1.5B model, asked to remove a file's last line,
+        // appended "\n" and said the line was removed (a probe of issue 36's task kinds).
+        if args.content.trim().is_empty() {
+            return Err(ToolError::invalid_arguments(
+                "content holds only line breaks or spaces: nothing was added. append_file adds \
+                 lines at the end of a file and cannot remove any; to remove a line, call \
+                 edit_file with the whole line as old_string and an empty new_string",
+            ));
+        }
         let sandbox = self.sandbox.clone();
         let path = relative(&sandbox, &args.path)?;
         blocking(move || append_file(&sandbox, &path, &args.content)).await
@@ -278,6 +287,14 @@ mod tests {
                 json!({"path": "a.txt", "content": ""}),
                 ToolError::invalid_arguments(
                     "content is empty; give the lines to add to the end of the file",
+                ),
+            ),
+            (
+                json!({"path": "a.txt", "content": "\n"}),
+                ToolError::invalid_arguments(
+                    "content holds only line breaks or spaces: nothing was added. append_file \
+                     adds lines at the end of a file and cannot remove any; to remove a line, \
+                     call edit_file with the whole line as old_string and an empty new_string",
                 ),
             ),
             (
