@@ -197,6 +197,25 @@ pub(crate) fn gives_up_on_a_shown_file_on_stop(input: &Messages, reply: &str) ->
     every_call_failed(&before) && !requested_files_shown(&before, &request).is_empty()
 }
 
+/// Whether `reply`, asked for on a stop with `input` (the conversation, then the instruction
+/// to answer), answers as if a call had worked when every call of the execution failed: it
+/// owns no failure ([`ignores_the_failures`]), for a request that names a file. Asked to
+/// remove the last line of `queue.txt`, the 1.5B model's calls were all refused (an append of
+/// a line break; an edit written inside a plan, which does not run), and its answer on stop
+/// was "The last line of queue.txt was removed." (a probe of issue 36's task kinds,
+/// 2026-12-07): nothing had changed. The step asks about such a reply once; on a stop the
+/// page of results is asked next, then the notice says what failed.
+pub(crate) fn ignores_failures_on_stop(input: &Messages, reply: &str) -> bool {
+    if !ignores_the_failures(reply) {
+        return false;
+    }
+    let before = without_last(input);
+    let names_a_file = request(&before)
+        .map(text_of)
+        .is_some_and(|request| named_files(&request).next().is_some());
+    names_a_file && every_call_failed(&before)
+}
+
 /// What the model is told after a reply that gives up on the files in `shown` (see
 /// [`requested_files_shown`]): with `read_file` among the tools and a request that asks for
 /// no change, to call it with each path (a tool and a path, not a call's JSON: a call copied
@@ -441,6 +460,32 @@ mod tests {
             &missed,
             "What is the sum?"
         ));
+    }
+
+    #[test]
+    fn an_answer_on_stop_that_owns_no_failure_after_every_call_failed_is_found() {
+        let asked = |results: &[&str]| {
+            execution(results).appended(Message::user("You have to stop now. My request was: ..."))
+        };
+        let failed = [
+            "Error: invalid arguments for `append_file`: content holds only line \
+                       breaks or spaces: nothing was added.",
+        ];
+        let claimed = "The last line of a.txt was removed.";
+        assert!(ignores_failures_on_stop(&asked(&failed), claimed));
+        // an answer that says what failed, or asks; a call that worked
+        for reply in [
+            "I could not remove it: the call failed.",
+            "Which line do you mean?",
+        ] {
+            assert!(!ignores_failures_on_stop(&asked(&failed), reply), "{reply}");
+        }
+        assert!(!ignores_failures_on_stop(
+            &asked(&[failed[0], "17"]),
+            claimed
+        ));
+        // no call at all is another check's (nothing failed)
+        assert!(!ignores_failures_on_stop(&asked(&[]), claimed));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::contradicted_listing::contradicts_a_listing_on_stop;
 use crate::copied_error::{copies_a_tool_error, tool_errors};
 use crate::copied_instructions::{copies_instructions, work_left_nudge};
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
-use crate::failed_calls::gives_up_on_a_shown_file_on_stop;
+use crate::failed_calls::{gives_up_on_a_shown_file_on_stop, ignores_failures_on_stop};
 use crate::latest_results::{execution_messages, request, text_of, without_last};
 use crate::misquoted_result::misquotes_a_result_of;
 use crate::plan_reply::plan_on_stop;
@@ -776,6 +776,13 @@ impl AgentDriver for ToolCallingDriver {
             // not exist" after "the workspace's top folder holds `a.txt`, `b.txt`"): the page
             // of results, then the notice, which quotes the error.
             tracing::info!("asked for an answer without tools, the model gave up on a shown file");
+            return Ok(Some(response.with_content("")));
+        }
+        if self.content_tool_call_recovery && ignores_failures_on_stop(&input, response.content()) {
+            // Nor one that answers as if a call had worked when every call failed (a probe's
+            // "The last line of queue.txt was removed." after refused calls): the page of
+            // results, then the notice, which says what failed.
+            tracing::info!("asked for an answer without tools, the model ignored failed calls");
             return Ok(Some(response.with_content("")));
         }
         if self.content_tool_call_recovery && plan_on_stop(&input, response.content()) {
