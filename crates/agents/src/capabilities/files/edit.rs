@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read::{shown_whole, CONTENT_SHOWN};
+use super::read::{shown_whole, CONTENT_SHOWN, MAX_OUTPUT_CHARS};
 use super::{
     blocking, io_error, open_file, parse_arguments, read_at_most, relative, too_large, Access,
     Sandbox,
@@ -231,8 +231,8 @@ fn edited_size(size: usize, count: usize, old: &str, new: &str) -> u64 {
 /// when one shares a word with it. The 1.5B model sent as `old_string` the text it had
 /// wanted to write, line numbers and all (`1 Widget 1.5.0`); told only to read the file and
 /// copy the text, it read the file and answered that the edit was made (development task
-/// d22, ReAct, 2026-12-07). Else the whole file, when it is small ([`shown_whole`]): told "read the file and copy the text exactly"
-/// after `old_string` `2.` for "Delete the second line of steps.txt.", the 1.5B model read
+/// d22, ReAct, 2026-12-07). Else the whole file, when it is small ([`shown_whole`]): told
+/// "read the file and copy the text exactly" after `old_string` `2.` for "Delete the second line of steps.txt.", the 1.5B model read
 /// the file, then searched it for `2.` and wrote a plan (a probe of issue 36's task kinds,
 /// 2026-12-07). A file shown so counts as read for `write_file`.
 fn not_found(shown: &str, content: &str, old: &str) -> String {
@@ -245,7 +245,7 @@ fn not_found(shown: &str, content: &str, old: &str) -> String {
                  are not part of it)"
             )
         }
-        None => match shown_whole(content) {
+        None => match shown_whole(content, MAX_OUTPUT_CHARS) {
             Some(numbered) => format!(
                 "old_string was not found in `{shown}`, which holds other lines. \
                  {CONTENT_SHOWN} (line number, tab, line):\n{numbered}\nCopy the text to change exactly from these lines, without \

@@ -239,8 +239,9 @@ fn shown_lines(
 /// For a file in a folder that is not there (`ENOENT`, not a refusal): the file of the same
 /// name in the nearest folder above that exists, and the note that says it was read instead
 /// (`(no directory is named `data`; read `a.txt` of the workspace's top folder instead)`).
-/// `None` when the folder is there (the file alone is missing) or nothing is found to try.
-/// The caller reads the file only if it opens.
+/// `None` when the folder is there (the file alone is missing) or the folder above holds no
+/// file of that name (the files of that name elsewhere are looked for then,
+/// [`same_name_elsewhere`]).
 ///
 /// After a listing of the top folder showed `a.txt` and `b.txt`, the 1.5B model read
 /// `data/a.txt` (a folder it had made up), was told "did you mean `a.txt`?", and answered
@@ -260,6 +261,9 @@ fn read_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<(Vec<Relative
     let (above, _) = nearest_existing(sandbox, folder.parent()?)?;
     let place = place_name(sandbox, &above);
     let file = above.child(name);
+    if sandbox.open(&file, Access::Read).is_err() {
+        return None;
+    }
     let note = format!(
         "(no directory is named `{}`; read `{}` of {place} instead)",
         sandbox.shown(&folder),
@@ -268,8 +272,9 @@ fn read_above(sandbox: &Sandbox, missing: &RelativePath) -> Option<(Vec<Relative
     Some((vec![file], note))
 }
 
-/// For a file that is not in its folder, which is there and holds no name close to it (a
-/// typo's error says "did you mean"): the files of that name elsewhere below the root (up
+/// For a file that is not in its folder, which holds no name close to it (a typo's error
+/// says "did you mean") or is not there (and no folder above holds the name,
+/// [`read_above`]): the files of that name elsewhere below the root (up
 /// to three, the shallowest first, as the error's hint finds them), and the note that says
 /// they were read instead: `(no file is named `README.md` in the workspace's top folder;
 /// read `api/README.md`, the one file of that name, instead)`, or, for several, `(... 2
@@ -294,7 +299,13 @@ fn same_name_elsewhere(
         .iter()
         .filter_map(|path| sandbox.relative(path).ok())
         .collect();
-    let place = place_name(sandbox, &folder);
+    let mut place = place_name(sandbox, &folder);
+    if matches!(
+        sandbox.open(&folder, Access::Directory),
+        Err(ref error) if is_sandbox_errno(error, Errno::NOENT)
+    ) {
+        place.push_str(", a folder that is not there");
+    }
     let note = match files.as_slice() {
         [] => return None,
         [file] => format!(
@@ -324,12 +335,13 @@ pub(super) const SHOWN_BYTES: u64 = 2048;
 pub(super) const CONTENT_SHOWN: &str = "Here they are, as read_file shows them";
 
 /// All of `text` as `read_file` shows it, for a refusal to show: a text of at most
-/// [`SHOWN_BYTES`] without a NUL byte.
-pub(super) fn shown_whole(text: &str) -> Option<String> {
+/// [`SHOWN_BYTES`] without a NUL byte, whose numbered lines take at most `chars` characters.
+pub(super) fn shown_whole(text: &str, chars: usize) -> Option<String> {
     let small = text.len() as u64 <= SHOWN_BYTES && !text.contains('\0');
     small
-        .then(|| whole_numbered(text, MAX_OUTPUT_CHARS))
+        .then(|| whole_numbered(text, chars))
         .flatten()
+        .filter(|numbered| numbered.chars().count() <= chars)
 }
 
 /// All of `text` as `read_file` shows it (numbered lines), for a file small enough to show
@@ -577,6 +589,17 @@ mod tests {
                 "cannot read `nowhere/absent.txt`: no such file or directory; the workspace's top folder holds `b/`, `docs/`, `inventory.csv`, `notes.md`, `notes.txt`"
             ),
             "a folder on the way missing: the nearest folder above that exists"
+        );
+        // a made-up folder and no file of that name above it: the files of that name
+        // elsewhere are read
+        assert_eq!(
+            read(&tool, json!({"path": "made/up/guide.md"}))
+                .await
+                .unwrap(),
+            "(no file is named `guide.md` in `made/up`, a folder that is not there; 2 files \
+             have that name, each shown below: `docs/guide.md`, `b/deep/Guide.md`; the request \
+             does not say which one it means)\n== docs/guide.md ==\n     1\tg\n== \
+             b/deep/Guide.md ==\n     1\tG"
         );
         assert_eq!(
             read(&tool, json!({"path": "docs/old/absent.txt"}))

@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read::{CONTENT_SHOWN, SHOWN_BYTES};
+use super::read::{shown_whole, CONTENT_SHOWN, SHOWN_BYTES};
 use super::{
     blocking, create_file, io_error, open_file, parse_arguments, relative, Access, RelativePath,
     Sandbox,
@@ -260,9 +260,7 @@ fn not_read(
         .flatten()
         .and_then(|(file, _)| super::read_at_most(&file, SHOWN_BYTES, shown).ok())
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .filter(|text| !text.contains('\0'))
-        .and_then(|text| super::read::whole_numbered(&text, shown_chars))
-        .filter(|numbered| numbered.chars().count() <= shown_chars);
+        .and_then(|text| shown_whole(&text, shown_chars));
     ToolError::failed(match content {
         Some(numbered) => format!(
             "`{shown}` was not changed: writing would replace its {size} bytes, which you had \
