@@ -1002,9 +1002,10 @@ impl Nudges {
         if self.gave(Nudge::OneOfSeveralFiles) {
             return None;
         }
-        let results: Vec<Cow<'_, str>> =
-            worked_result_texts(execution_messages(&self.conversation)).collect();
-        self.several = one_of_several_files(content, results.iter().map(|r| &**r));
+        self.several = one_of_several_files(
+            content,
+            worked_result_texts(execution_messages(&self.conversation)),
+        );
         self.several.is_some().then_some(Nudge::OneOfSeveralFiles)
     }
 

@@ -56,15 +56,16 @@ impl SeveralFiles {
 /// assert_eq!(found.map(|found| found.files.len()), Some(2));
 /// assert_eq!(one_of_several_files("api: 2.1; web: 5.0.", [read]), None);
 /// ```
-pub fn one_of_several_files<'r>(
+pub fn one_of_several_files<R: AsRef<str>>(
     answer: &str,
-    results: impl IntoIterator<Item = &'r str>,
+    results: impl IntoIterator<Item = R>,
 ) -> Option<SeveralFiles> {
     if answer.len() > MAX_ANSWER_BYTES || answer.contains('?') {
         return None;
     }
     let answer = answer.to_lowercase();
     results.into_iter().find_map(|result| {
+        let result = result.as_ref();
         let note = result.lines().next()?;
         if !note.starts_with("(no file is named `") || !note.contains(SEVERAL_NOTE) {
             return None;
