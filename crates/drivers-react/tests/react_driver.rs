@@ -577,57 +577,54 @@ async fn a_sum_given_without_its_calculation_is_asked_for_it_once_then_checked()
     );
 }
 
-#[tokio::test]
-async fn an_answer_for_one_of_several_files_of_a_name_is_asked_about_once() {
-    // A probe of issue 36's task kinds (d123): two READMEs shown, one answered for.
-    let model = ScriptedModel::new([
-        read("README.md"),
-        answer("The README says version 2.1."),
-        answer("api/README.md says 2.1 and web/README.md says 5.0."),
-    ]);
+/// Runs `request` with a model that reads `path`, answers `first`, then `fixed` once asked
+/// about it; checks that `fixed` is the saved answer after one question and returns the
+/// question (the last message the model got).
+async fn asked_once_after_a_read(request: &str, path: &str, first: &str, fixed: &str) -> String {
+    let model = ScriptedModel::new([read(path), answer(first), answer(fixed)]);
     let done = file_agent(&model, 6)
-        .execute(AgentState::new().with_user_message("What version does the README say?"))
+        .execute(AgentState::new().with_user_message(request))
         .await
         .unwrap();
     let requests = model.requests();
     assert_eq!(requests.len(), 3);
-    let asked = requests[2].messages.last().unwrap().text();
+    assert_eq!(answer_of(&done).as_deref(), Some(fixed));
+    requests[2].messages.last().unwrap().text()
+}
+
+#[tokio::test]
+async fn an_answer_for_one_of_several_files_of_a_name_is_asked_about_once() {
+    // A probe of issue 36's task kinds (d123): two READMEs shown, one answered for.
+    let asked = asked_once_after_a_read(
+        "What version does the README say?",
+        "README.md",
+        "The README says version 2.1.",
+        "api/README.md says 2.1 and web/README.md says 5.0.",
+    )
+    .await;
     assert!(
         asked.contains(
             "the tool result shows 2 files of that name: `api/README.md`, `web/README.md`"
         ) && asked.contains("for each file, naming it, or ask the user"),
         "{asked}"
     );
-    assert_eq!(
-        answer_of(&done).as_deref(),
-        Some("api/README.md says 2.1 and web/README.md says 5.0.")
-    );
 }
 
 #[tokio::test]
 async fn an_operand_given_as_the_result_is_asked_for_the_calculation_once() {
     // A probe of issue 36's task kinds (d122): "times 3" asked, the number read given back.
-    let model = ScriptedModel::new([
-        read("a.txt"),
-        answer("17"),
-        answer("17 * 3 = 51, so it is 51."),
-    ]);
-    let done = file_agent(&model, 6)
-        .execute(AgentState::new().with_user_message("What is the number in a.txt times 3?"))
-        .await
-        .unwrap();
-    let requests = model.requests();
-    assert_eq!(requests.len(), 3);
-    let asked = requests[2].messages.last().unwrap().text();
+    let asked = asked_once_after_a_read(
+        "What is the number in a.txt times 3?",
+        "a.txt",
+        "17",
+        "17 * 3 = 51, so it is 51.",
+    )
+    .await;
     assert!(
         asked.contains(
             "the request asks for a calculation (`times 3`), but your answer gives only `17`"
         ) && asked.contains("Write the calculation out"),
         "{asked}"
-    );
-    assert_eq!(
-        answer_of(&done).as_deref(),
-        Some("17 * 3 = 51, so it is 51.")
     );
 }
 
