@@ -136,7 +136,8 @@ pub(crate) fn unshown_calculation(answer: &str, conversation: &Messages) -> Opti
 
 /// The operation `request` names with its operand, as written (`times 3`, `plus 5`,
 /// `divided by 2`, `+ 5`): an operation word of [`OPERATION_WORDS`], then (after `by`) a
-/// number. The first one, if any.
+/// number. The first one, if any. A `-` or `x` between two numbers is a range or a size
+/// (`lines 1 - 10`, `1920 x 1080`), not an operation on a value to find.
 fn operation_in(request: &str) -> Option<String> {
     let words: Vec<&str> = request
         .split_whitespace()
@@ -149,6 +150,14 @@ fn operation_in(request: &str) -> Option<String> {
         if !OPERATION_WORDS.holds(word.as_bytes()) {
             return None;
         }
+        let range_or_size = matches!(*word, "-" | "x" | "X")
+            && at
+                .checked_sub(1)
+                .and_then(|before| words.get(before))
+                .is_some_and(|before| is_number(before));
+        if range_or_size {
+            return None;
+        }
         let mut next = at + 1;
         if words
             .get(next)
@@ -157,11 +166,14 @@ fn operation_in(request: &str) -> Option<String> {
             next += 1;
         }
         let operand = words.get(next)?;
-        let number = !operand.is_empty()
-            && operand.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-            && operand.bytes().next().is_some_and(|b| b.is_ascii_digit());
-        number.then(|| words[at..=next].join(" "))
+        is_number(operand).then(|| words[at..=next].join(" "))
     })
+}
+
+/// Whether `word` is a number as a request writes an operand (`3`, `2.5`).
+fn is_number(word: &str) -> bool {
+    word.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && word.bytes().next().is_some_and(|b| b.is_ascii_digit())
 }
 
 /// The numbers of `answer` when `request` names an operation with its operand (`times 3`,
@@ -436,6 +448,10 @@ mod tests {
             ("Add the numbers in a.txt and b.txt.", None),
             ("What is 2 times the port?", None),
             ("Count the lines of a-b.txt", None),
+            // A range or a size between two numbers: none; a sign after a word still is.
+            ("Show lines 1 - 10 of app.log and count the errors.", None),
+            ("Which image in pics is 1920 x 1080?", None),
+            ("What is the count x 4?", Some("x 4")),
         ] {
             assert_eq!(operation_in(request).as_deref(), operation, "{request}");
         }
