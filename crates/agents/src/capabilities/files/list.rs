@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use std::os::fd::OwnedFd;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::sandbox::RelativePath;
@@ -198,7 +198,8 @@ fn listing(dir: &OwnedFd, shown: &str) -> Result<Option<String>, ToolError> {
 /// files, 1 .py file) and 1 directory.` and answered 3 (a probe of issue 36's task kinds,
 /// 2026-12-07; five were there, three of them in `util/`): small models do not list each
 /// folder and add. `None` when the subfolders hold no file, or past [`MAX_TREE_ENTRIES`]
-/// entries (a count that stopped early would be wrong).
+/// entries (a count that stopped early would be wrong). Each entry's kind is the one its
+/// directory entry gives (no `stat` per file).
 fn tree_summary(dir: &OwnedFd) -> Option<String> {
     let base = rustix::fs::openat(
         dir,
@@ -213,10 +214,8 @@ fn tree_summary(dir: &OwnedFd) -> Option<String> {
         base,
         MAX_TREE_ENTRIES,
         &|| false,
-        &mut |parent, name, relative, _| {
-            let kind = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
-                .map(|stat| FileType::from_raw_mode(stat.st_mode));
-            if kind.is_ok_and(|kind| kind != FileType::Symlink) {
+        &mut |_, _, relative, _, kind| {
+            if kind != FileType::Symlink && kind != FileType::Unknown {
                 kinds.add(&relative);
                 nested |= relative.contains('/');
             }

@@ -478,7 +478,7 @@ fn files_named(sandbox: &Sandbox, wanted: &str) -> Vec<String> {
         root,
         MAX_HINT_ENTRIES,
         &|| false,
-        &mut |_, _, relative, name| {
+        &mut |_, _, relative, name, _| {
             if name.eq_ignore_ascii_case(wanted) {
                 found.push(relative);
             }

@@ -632,15 +632,20 @@ fn walk(
     cancelled: &dyn Fn() -> bool,
 ) -> Option<(Vec<String>, bool)> {
     let mut found = Vec::new();
-    let complete = walk_files(base, MAX_VISITED, cancelled, &mut |_, _, relative, name| {
-        if found.len() > MAX_MATCHES {
-            return false;
-        }
-        if matcher.matches(&relative, name) {
-            found.push(relative);
-        }
-        true
-    })?;
+    let complete = walk_files(
+        base,
+        MAX_VISITED,
+        cancelled,
+        &mut |_, _, relative, name, _| {
+            if found.len() > MAX_MATCHES {
+                return false;
+            }
+            if matcher.matches(&relative, name) {
+                found.push(relative);
+            }
+            true
+        },
+    )?;
     Some((found, complete))
 }
 
@@ -659,7 +664,7 @@ fn lines_below(
         base,
         MAX_VISITED,
         cancelled,
-        &mut |dir, entry, relative, _| {
+        &mut |dir, entry, relative, _, _| {
             if found.len() >= MAX_MATCHES || read >= MAX_SEARCHED_BYTES {
                 return false;
             }

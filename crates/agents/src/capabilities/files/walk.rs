@@ -13,7 +13,8 @@ use super::read_entries;
 const SKIPPED_DIRS: [&str; 3] = [".git", "node_modules", "target"];
 
 /// Walks the directory `base` depth-first and calls `visit(directory, entry name, relative
-/// path, name)` for each entry that is not a directory, until it returns false. The result
+/// path, name, kind)` for each entry that is not a directory (`kind` as the directory entry
+/// says it, without following a symlink), until it returns false. The result
 /// is false when the walk stopped early (`visit`, or more than `max_visited` entries); `None` when
 /// `cancelled` said so (checked before each entry).
 ///
@@ -24,7 +25,7 @@ pub(super) fn walk_files(
     base: OwnedFd,
     max_visited: usize,
     cancelled: &dyn Fn() -> bool,
-    visit: &mut dyn FnMut(&OwnedFd, &OsStr, String, &str) -> bool,
+    visit: &mut dyn FnMut(&OwnedFd, &OsStr, String, &str, FileType) -> bool,
 ) -> Option<bool> {
     let mut visited = 0;
     // directories still to read: the parent's descriptor, the name in it, the relative prefix
@@ -64,7 +65,7 @@ pub(super) fn walk_files(
                 if !SKIPPED_DIRS.contains(&name.as_str()) {
                     pending.push((Arc::clone(&dir), Some(entry.name), format!("{relative}/")));
                 }
-            } else if !visit(&dir, &entry.name, relative, &name) {
+            } else if !visit(&dir, &entry.name, relative, &name, entry.kind) {
                 return Some(false);
             }
         }
