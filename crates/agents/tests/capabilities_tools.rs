@@ -443,7 +443,8 @@ async fn names_from_other_toolsets_point_to_the_built_in_tool_doing_the_job() {
 
 /// The tool-calling driver reads `read_file`'s note for a name several files have (its
 /// wording is written in this crate and read in `drivers-toolcalling`): an answer for one of
-/// the files it showed is found, for both a folder that is there and one that is not.
+/// the files it showed is found: for a folder that is there, one that is not, and a name
+/// without its extension.
 #[tokio::test]
 async fn the_driver_reads_the_note_of_a_read_of_several_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -451,17 +452,28 @@ async fn the_driver_reads_the_note_of_a_read_of_several_files() {
         std::fs::create_dir(dir.path().join(folder)).unwrap();
         std::fs::write(dir.path().join(folder).join("README.md"), folder).unwrap();
     }
+    for stage in ["dev", "prod"] {
+        std::fs::write(dir.path().join(format!("api/config.{stage}.yaml")), stage).unwrap();
+    }
     let tools = FileTools::new(Sandbox::new(dir.path()).unwrap()).all();
-    for path in ["README.md", "made/up/README.md"] {
+    let several = [
+        ("README.md", ["api/README.md", "web/README.md"]),
+        ("made/up/README.md", ["api/README.md", "web/README.md"]),
+        (
+            "api/config",
+            ["api/config.dev.yaml", "api/config.prod.yaml"],
+        ),
+    ];
+    for (path, files) in several {
         let call = ToolCall::new("1", "read_file", json!({ "path": path }));
         let executions = DefaultToolExecutor::new()
             .execute(&[call], &tools, &ToolContext::new("agent"), false)
             .await;
         let read = executions.iter().next().unwrap().result_text();
-        let found = drivers_toolcalling::one_of_several_files("It says api.", [read.as_str()]);
+        let found = drivers_toolcalling::one_of_several_files("It says 1.", [read.as_str()]);
         assert_eq!(
             found.map(|found| found.files),
-            Some(vec!["api/README.md".to_owned(), "web/README.md".to_owned()]),
+            Some(files.map(String::from).to_vec()),
             "{read}"
         );
     }

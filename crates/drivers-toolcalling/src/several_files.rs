@@ -18,8 +18,9 @@ use crate::word_set::contains_word;
 /// The longest answer judged.
 const MAX_ANSWER_BYTES: usize = 600;
 
-/// What the note of a read of several files of one name says, after the count.
-const SEVERAL_NOTE: &str = " files have that name, each shown below: ";
+/// What the note of a read of several files of one name says, after the count (`2 files
+/// have that name, each shown below: `, or `... that name with an extension, each ...`).
+const SEVERAL_NOTE: [&str; 2] = [" files have that name", ", each shown below: "];
 
 /// The files a read showed for a name several files have, when the answer gives one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +68,8 @@ pub fn one_of_several_files<R: AsRef<str>>(
     results.into_iter().find_map(|result| {
         let result = result.as_ref();
         let note = result.lines().next()?;
-        if !note.starts_with("(no file is named `") || !note.contains(SEVERAL_NOTE) {
+        let several = SEVERAL_NOTE.iter().all(|part| note.contains(part));
+        if !note.starts_with("(no file is named `") || !several {
             return None;
         }
         let files: Vec<String> = result

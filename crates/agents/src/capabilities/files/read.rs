@@ -6,13 +6,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use rustix::fs::FileType;
 use rustix::io::Errno;
 
 use super::sandbox::RelativePath;
 use super::table::table_summary;
 use super::{
-    as_text, blocking, closest_in, files_named, is_sandbox_errno, nearest_existing, open_file,
-    parse_arguments, place_name, read_at_most, relative, too_large, Access, Sandbox,
+    as_text, blocking, closest_in, entry_names, files_named, is_sandbox_errno, nearest_existing,
+    open_file, parse_arguments, place_name, read_at_most, relative, too_large, Access, Sandbox,
 };
 
 /// Lines returned when the model gives no `limit` (and the most it may ask for).
@@ -139,7 +140,7 @@ struct Budget {
 
 /// Opens the file beneath the root and numbers the requested lines. A file that is not there
 /// may be read from elsewhere, after a note that says so ([`read_above`],
-/// [`same_name_elsewhere`]); the output's value then names the files read
+/// [`with_an_extension`], [`same_name_elsewhere`]); the output's value then names the files read
 /// (`{"read": ["a.txt"]}`), for `write_file`, which counts them as read.
 fn read_file(
     sandbox: &Sandbox,
@@ -158,7 +159,11 @@ fn read_file(
         Err(ref error) if is_sandbox_errno(error, Errno::NOENT)
     );
     let found = missing
-        .then(|| read_above(sandbox, &asked).or_else(|| same_name_elsewhere(sandbox, &asked)))
+        .then(|| {
+            read_above(sandbox, &asked)
+                .or_else(|| with_an_extension(sandbox, &asked))
+                .or_else(|| same_name_elsewhere(sandbox, &asked))
+        })
         .flatten();
     let Some((files, note)) = found else {
         return Err(error);
@@ -306,16 +311,75 @@ fn same_name_elsewhere(
     ) {
         place.push_str(", a folder that is not there");
     }
-    let note = match files.as_slice() {
+    let note = read_instead_note(sandbox, &name, &place, &files, "")?;
+    Some((files, note))
+}
+
+/// For a name without an extension that is not in its folder (`config`): the files of that
+/// folder whose names are it with an extension (`config.dev.yaml`, `config.prod.yaml`; ASCII
+/// case ignored), when there are one to three, in name order, and the note that says they
+/// were read instead, as [`same_name_elsewhere`] words it (`... 2 files have that name with
+/// an extension, each shown below: ...`).
+///
+/// Asked "What port does the config file set?" beside `config.dev.yaml` and
+/// `config.prod.yaml`, the 1.5B model (ReAct driver) read `config`, was told "did you mean
+/// `config.dev.yaml`, `config.prod.yaml`?", searched for `config`, and answered with a plan
+/// four times (development task d26, 2026-12-07): a name without its extension means the
+/// file that has one; when several do, the person is to hear that.
+fn with_an_extension(
+    sandbox: &Sandbox,
+    missing: &RelativePath,
+) -> Option<(Vec<RelativePath>, String)> {
+    let name = missing.file_name()?;
+    if name.contains('.') {
+        return None;
+    }
+    let folder = missing.parent()?;
+    let (_, names) = entry_names(sandbox, &folder, |kind| kind == FileType::RegularFile);
+    let mut found: Vec<String> = names
+        .into_iter()
+        .filter(|entry| {
+            entry.len() > name.len() + 1
+                && entry.is_char_boundary(name.len())
+                && entry[..name.len()].eq_ignore_ascii_case(&name)
+                && entry.as_bytes()[name.len()] == b'.'
+        })
+        .collect();
+    if found.len() > 3 {
+        return None;
+    }
+    found.sort_unstable();
+    let files: Vec<RelativePath> = found
+        .iter()
+        .map(|entry| folder.child(std::ffi::OsStr::new(entry)))
+        .collect();
+    let place = place_name(sandbox, &folder);
+    let note = read_instead_note(sandbox, &name, &place, &files, " with an extension")?;
+    Some((files, note))
+}
+
+/// The note before files read instead of `name`, which `place` does not hold: `(no file is
+/// named `name` in place; read `file`, the one file of that name{qualifier}, instead)`, or
+/// for several `(... N files have that name{qualifier}, each shown below: `a`, `b`; the
+/// request does not say which one it means)`. The tool-calling driver reads the second
+/// (`drivers_toolcalling::one_of_several_files`). `None` for no file.
+fn read_instead_note(
+    sandbox: &Sandbox,
+    name: &str,
+    place: &str,
+    files: &[RelativePath],
+    qualifier: &str,
+) -> Option<String> {
+    Some(match files {
         [] => return None,
         [file] => format!(
-            "(no file is named `{name}` in {place}; read `{}`, the one file of that name, \
-             instead)",
+            "(no file is named `{name}` in {place}; read `{}`, the one file of that \
+             name{qualifier}, instead)",
             sandbox.shown(file)
         ),
         files => format!(
-            "(no file is named `{name}` in {place}; {} files have that name, each shown \
-             below: {}; the request does not say which one it means)",
+            "(no file is named `{name}` in {place}; {} files have that name{qualifier}, each \
+             shown below: {}; the request does not say which one it means)",
             files.len(),
             files
                 .iter()
@@ -323,8 +387,7 @@ fn same_name_elsewhere(
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-    };
-    Some((files, note))
+    })
 }
 
 /// The largest file whose content a refused write or edit shows (as `read_file` would): a
@@ -618,6 +681,57 @@ mod tests {
             listed,
             ToolError::failed("cannot list `doc`: no such directory; did you mean `docs`?")
         );
+    }
+
+    #[tokio::test]
+    async fn a_name_without_its_extension_reads_the_files_that_have_one() {
+        let (dir, tool) = setup();
+        std::fs::write(dir.path().join("config.dev.yaml"), "port: 8080\n").unwrap();
+        std::fs::write(dir.path().join("config.prod.yaml"), "port: 443\n").unwrap();
+        std::fs::write(dir.path().join("configure.sh"), "x\n").unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join("docs/README.md"), "hi\n").unwrap();
+        std::fs::create_dir(dir.path().join("docs/notes.d")).unwrap();
+        // two files: each under its name, and the note says the request does not say which
+        let output = tool
+            .call(json!({"path": "config"}), &ToolContext::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            output.content(),
+            "(no file is named `config` in the workspace's top folder; 2 files have that name \
+             with an extension, each shown below: `config.dev.yaml`, `config.prod.yaml`; the \
+             request does not say which one it means)\n== config.dev.yaml ==\n     1\tport: \
+             8080\n== config.prod.yaml ==\n     1\tport: 443"
+        );
+        assert_eq!(
+            output.value(),
+            Some(&json!({"read": ["config.dev.yaml", "config.prod.yaml"]}))
+        );
+        // one file (ASCII case ignored), in a folder
+        assert_eq!(
+            read(&tool, json!({"path": "docs/readme"})).await.unwrap(),
+            "(no file is named `readme` in `docs`; read `docs/README.md`, the one file of that \
+             name with an extension, instead)\n     1\thi"
+        );
+        // a folder with an extension is no file; a name with an extension keeps its error
+        let notes = read(&tool, json!({"path": "docs/notes"}))
+            .await
+            .unwrap_err();
+        assert!(
+            notes.to_string().starts_with("cannot read `docs/notes`"),
+            "{notes}"
+        );
+        let yml = read(&tool, json!({"path": "config.yml"}))
+            .await
+            .unwrap_err();
+        assert!(yml.to_string().contains("did you mean"), "{yml}");
+        // more than three: the error, with its guesses
+        for extension in ["a", "b"] {
+            std::fs::write(dir.path().join(format!("config.{extension}")), "").unwrap();
+        }
+        let many = read(&tool, json!({"path": "config"})).await.unwrap_err();
+        assert!(many.to_string().contains("did you mean"), "{many}");
     }
 
     #[tokio::test]
