@@ -103,11 +103,17 @@ impl Tool for WriteFileTool {
                 )));
             }
             if copies_line_numbers(&args.content) {
+                let unnumbered = without_line_numbers(&args.content);
+                let shown = if unnumbered.len() as u64 <= SHOWN_BYTES {
+                    format!(" Without them, the content is:\n{unnumbered}\n")
+                } else {
+                    " ".to_owned()
+                };
                 return Err(ToolError::failed(format!(
                     "`{}` was not changed: each line of the content you gave starts with its \
                      line number as read_file shows it, and those numbers are not part of the \
-                     file. Call write_file again with the lines alone, without the numbers in \
-                     front of them.",
+                     file.{shown}Call write_file again with the lines alone, without the \
+                     numbers in front of them.",
                     sandbox.shown(&path)
                 )));
             }
@@ -154,7 +160,9 @@ fn only_chat_tags(content: &str) -> Option<&str> {
 /// another: the lines were copied with their numbers. The 1.5B model with the ReAct driver
 /// (issue 36, development task d22 at 13bb23e) read `about.txt` ("     1\tWidget 1.4.0") and
 /// wrote it back as "      1 Widget 1.5.0\n     2 Built with care.": the file then held the
-/// numbers. In an execution such a write is refused. Data that starts each line with a
+/// numbers. In an execution such a write is refused, and the refusal shows the content
+/// without the numbers (up to 2 KiB): told only to send the lines alone, the model sent
+/// `edit_file` the numbered text instead (d22 at 23579a7). Data that starts each line with a
 /// number without the padding in front ("1 apple") is not judged.
 fn copies_line_numbers(content: &str) -> bool {
     let mut next: Option<u64> = None;
@@ -177,6 +185,21 @@ fn copies_line_numbers(content: &str) -> bool {
         next = number.checked_add(1);
     }
     next.is_some()
+}
+
+/// `content` (lines [`copies_line_numbers`] judged numbered) without the numbers: each
+/// line's spaces, digits and the one tab or space after them left out.
+fn without_line_numbers(content: &str) -> String {
+    content
+        .lines()
+        .map(|line| {
+            let rest = line
+                .trim_start_matches(' ')
+                .trim_start_matches(|c: char| c.is_ascii_digit());
+            rest.strip_prefix(['\t', ' ']).unwrap_or(rest)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Characters of the refusal besides the content it shows (its text and the path twice).
@@ -365,7 +388,9 @@ mod tests {
         assert!(
             refused.to_string().contains(
                 "`about.txt` was not changed: each line of the content you gave starts with its \
-                 line number as read_file shows it"
+                 line number as read_file shows it, and those numbers are not part of the file. \
+                 Without them, the content is:\nWidget 1.5.0\nBuilt with care.\nCall write_file \
+                 again"
             ),
             "{refused}"
         );
