@@ -22,6 +22,11 @@
 //! largest file) is told the listing's line, once (`drivers_toolcalling::contradicted_listing`):
 //! shown `In all: 5 files (3 .md files, ...)`, the same model answered "There are 5 Markdown
 //! files" (d20); shown `[file] beta.log (1380 bytes, the largest)`, it named `alpha.log` (d19).
+//! A yes or no that a setting line in view says the opposite of is told the line, once
+//! (`drivers_toolcalling::contradicted_setting`: "Yes" beside `debug: false`, d18's kind);
+//! one of the values several files set, given without its file when the request named
+//! none, is asked for each file's value, once (`drivers_toolcalling::ambiguous_value`: two
+//! config files' ports, d26's kind). Both are the tool-calling driver's questions too.
 //! An answer that gives another setting's value for something no result names is told the
 //! line, once (`drivers_toolcalling::borrowed_value`): asked for a database password that
 //! `settings.ini` does not hold, the same model answered with the `user` (d27).
@@ -34,10 +39,10 @@
 
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
-    asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing, copies_a_tool_error_of,
-    files_claimed_changed, files_no_call_used, is_plan_reply, nothing_changed_by,
-    one_of_several_files, operand_answer, terms_no_result_holds, uncalculated_numbers,
-    unseen_values, wrong_arithmetic,
+    ambiguous_value, asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing,
+    contradicted_setting, copies_a_tool_error_of, files_claimed_changed, files_no_call_used,
+    is_plan_reply, nothing_changed_by, one_of_several_files, operand_answer, terms_no_result_holds,
+    uncalculated_numbers, unseen_values, wrong_arithmetic,
 };
 use messages::{Message, Messages, Role, ToolCall};
 
@@ -65,6 +70,8 @@ enum Question {
     UnusedFiles,
     UnseenTerms,
     Listing,
+    Setting,
+    Ambiguous,
     Borrowed,
     SeveralFiles,
     UnseenValues,
@@ -181,6 +188,25 @@ impl<'s> AnswerChecks<'s> {
             } else {
                 Verdict::Refuse(contradiction)
             };
+        }
+        // A yes or no that a setting line in view says the opposite of (d18's kind).
+        if let Some(found) = contradicted_setting(answer, results.iter().rev()) {
+            if self.first_time(Question::Setting) {
+                return Verdict::Ask(DecisionError::ContradictedSetting { line: found.line });
+            }
+        }
+        // One of the values several files set, without its file, when the request named
+        // none (d26's kind).
+        let read = worked
+            .iter()
+            .map(|execution| (Some(execution.call()), execution.result_text()));
+        if let Some(found) = ambiguous_value(answer, &request, read) {
+            if self.first_time(Question::Ambiguous) {
+                return Verdict::Ask(DecisionError::AmbiguousValue {
+                    key: found.key,
+                    values: found.values,
+                });
+            }
         }
         // One of several files of one name answered for, when the request named none.
         if let Some(found) = one_of_several_files(answer, results.iter().map(String::as_str)) {

@@ -183,6 +183,25 @@ pub enum DecisionError {
         /// The files the read showed.
         files: Vec<String>,
     },
+    /// A `final_answer` that says yes or no about a setting whose line in a tool result says
+    /// the opposite (`drivers_toolcalling::contradicted_setting`): "Yes, debug mode is
+    /// enabled." beside `debug: false`. Asked about once per step.
+    #[error("your answer does not agree with the tool result, which says `{line}`")]
+    ContradictedSetting {
+        /// The result's line (`debug: false`).
+        line: String,
+    },
+    /// A `final_answer` that gives one of the different values several files set for what it
+    /// names, without its file, when the request named none
+    /// (`drivers_toolcalling::ambiguous_value`): "The port is 8080." beside
+    /// `config.dev.yaml` (8080) and `config.prod.yaml` (443). Asked about once per step.
+    #[error("the tool results show `{key}` set in more than one file: {}; your answer gives one value without saying which file it comes from", files_and_values(.values))]
+    AmbiguousValue {
+        /// The setting's key (`port`).
+        key: String,
+        /// Each file and the value it sets.
+        values: Vec<(String, String)>,
+    },
     /// A `final_answer` to a request that names an operation and its operand ("times 3")
     /// that gives only numbers the results or the request hold, without a calculation
     /// (`drivers_toolcalling::operand_answer`): "12". Asked about once per step.
@@ -223,6 +242,15 @@ fn nothing_changed_why(tools_ran: bool, change_failed: bool) -> &'static str {
     } else {
         ""
     }
+}
+
+/// "`a.yaml` sets 8080, `b.yaml` sets 443".
+fn files_and_values(values: &[(String, String)]) -> String {
+    values
+        .iter()
+        .map(|(file, value)| format!("`{file}` sets {value}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn it_or_them(files: &[String]) -> &'static str {
@@ -311,6 +339,13 @@ impl DecisionError {
                 "Give only values the results show: if the file that holds what was asked has \
                  not been read, reply with a \"call_tool\" decision that reads it; if what was \
                  asked is not there, say so in your final_answer.",
+            ),
+            DecisionError::ContradictedSetting { .. } => Cow::Borrowed(
+                "Read that line again and give your final_answer from what it says.",
+            ),
+            DecisionError::AmbiguousValue { .. } => Cow::Borrowed(
+                "Give your final_answer with each file and its value, or ask the user which \
+                 file they mean.",
             ),
             DecisionError::OneOfSeveralFiles { .. } => Cow::Borrowed(
                 "Give your final_answer for each file, naming it, or ask the user which one \

@@ -55,7 +55,11 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   words the request asks about when no result holds them
 ///   ([`UnseenTerms`](DecisionError::UnseenTerms)); a directory listing in view gives
 ///   another count of a kind of file or marks another file the largest
-///   ([`ContradictedListing`](DecisionError::ContradictedListing)); it gives another
+///   ([`ContradictedListing`](DecisionError::ContradictedListing)); it says yes or no about
+///   a setting whose line in a result says the opposite
+///   ([`ContradictedSetting`](DecisionError::ContradictedSetting)); it gives one of the
+///   values several files set, without its file, when the request named none
+///   ([`AmbiguousValue`](DecisionError::AmbiguousValue)); it gives another
 ///   setting's value for something no result names
 ///   ([`BorrowedValue`](DecisionError::BorrowedValue)); it answers for one of several files
 ///   a read showed for one name ([`OneOfSeveralFiles`](DecisionError::OneOfSeveralFiles));

@@ -434,6 +434,15 @@ fn file_tools() -> Tools {
                                        say which one it means)\n== api/README.md ==\n     1\t\
                                        Version 2.1\n== web/README.md ==\n     1\tVersion 5.0"
                         .to_owned()),
+                    "config.yaml" => Ok("     1\tname: shop\n     2\tdebug: false".to_owned()),
+                    // as the agents crate's read_file shows a name without its extension
+                    "config" => Ok("(no file is named `config` in the workspace's top folder; \
+                                    2 files have that name with an extension, each shown \
+                                    below: `config.dev.yaml`, `config.prod.yaml`; the request \
+                                    does not say which one it means)\n== config.dev.yaml \
+                                    ==\n     1\tport: 8080\n== config.prod.yaml ==\n     \
+                                    1\tport: 443"
+                        .to_owned()),
                     other => Err(format!("no file `{other}`")),
                 }
             })
@@ -606,6 +615,43 @@ async fn an_answer_for_one_of_several_files_of_a_name_is_asked_about_once() {
         asked.contains(
             "the tool result shows 2 files of that name: `api/README.md`, `web/README.md`"
         ) && asked.contains("for each file, naming it, or ask the user"),
+        "{asked}"
+    );
+}
+
+#[tokio::test]
+async fn a_yes_that_a_setting_line_contradicts_is_asked_about_once() {
+    // Development task d18's kind: "Yes" beside `debug: false`.
+    let asked = asked_once_after_a_read(
+        "Is debug mode enabled in config.yaml?",
+        "config.yaml",
+        "Yes, debug mode is enabled.",
+        "No, debug mode is disabled: config.yaml says debug: false.",
+    )
+    .await;
+    assert!(
+        asked
+            .contains("your answer does not agree with the tool result, which says `debug: false`")
+            && asked.contains("Read that line again"),
+        "{asked}"
+    );
+}
+
+#[tokio::test]
+async fn one_of_the_values_two_files_set_is_asked_about_once() {
+    // Development task d26's kind: two config files, one port given without its file.
+    let asked = asked_once_after_a_read(
+        "What port does the config file set?",
+        "config",
+        "The port is 8080.",
+        "config.dev.yaml sets port 8080 and config.prod.yaml sets port 443.",
+    )
+    .await;
+    assert!(
+        asked.contains(
+            "the tool results show `port` set in more than one file: `config.dev.yaml` sets \
+             8080, `config.prod.yaml` sets 443"
+        ) && asked.contains("with each file and its value, or ask the user"),
         "{asked}"
     );
 }

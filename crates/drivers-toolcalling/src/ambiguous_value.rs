@@ -27,16 +27,16 @@ const MAX_ANSWER_BYTES: usize = 600;
 /// A setting the results show with different values in different files, and the answer
 /// gives one of them: named by the nudge.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct AmbiguousValue {
+pub struct AmbiguousValue {
     /// The setting's key, as the results write it (`port`).
-    pub(crate) key: String,
+    pub key: String,
     /// Each file and the value it sets, in the order the results show them.
-    pub(crate) values: Vec<(String, String)>,
+    pub values: Vec<(String, String)>,
 }
 
 impl AmbiguousValue {
     /// What the model is told after an answer that gives one of these values.
-    pub(crate) fn nudge(&self) -> String {
+    pub fn nudge(&self) -> String {
         let values = self
             .values
             .iter()
@@ -78,14 +78,16 @@ fn named_file_argument(call: &ToolCall) -> Option<&str> {
         .find(|value| named_files(value).next() == Some(*value))
 }
 
+/// Whether `answer` is judged: short, and naming no file.
+fn judged(answer: &str) -> bool {
+    answer.len() <= MAX_ANSWER_BYTES && named_files(answer).next().is_none()
+}
+
 /// The setting `answer` gives one value of, among different values the results of the
-/// running execution in `conversation` show in different files (see the module's
-/// documentation). `None` when no tool has returned.
-pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<AmbiguousValue> {
-    if answer.len() > MAX_ANSWER_BYTES
-        || named_files(answer).next().is_some()
-        || request(conversation).is_some_and(|request| names_a_file(&text_of(request)))
-    {
+/// running execution in `conversation` show in different files (see [`ambiguous_value`]).
+/// `None` when no tool has returned.
+pub(crate) fn ambiguous_in_view(answer: &str, conversation: &Messages) -> Option<AmbiguousValue> {
+    if !judged(answer) {
         return None;
     }
     // The execution in the order the model read it (it is found newest first).
@@ -97,15 +99,45 @@ pub(crate) fn ambiguous_value(answer: &str, conversation: &Messages) -> Option<A
             .flat_map(|message| message.tool_calls())
             .find(|call| call.id() == id)
     };
-    let settings: Vec<(String, String, String)> = execution
+    let results = execution
         .iter()
         .filter(|message| message.role() == Role::Tool)
-        .flat_map(|message| {
-            let called = message
-                .tool_call_id()
-                .and_then(call_of)
-                .and_then(named_file_argument);
-            settings_by_file(&text_of(message), called)
+        .map(|message| (message.tool_call_id().and_then(call_of), text_of(message)));
+    let request = request(conversation).map(text_of).unwrap_or_default();
+    ambiguous_value(answer, &request, results)
+}
+
+/// The setting `answer` gives one value of, among different values `results` show in
+/// different files (see the module's documentation): `results` are the execution's tool
+/// results in the order the model read them, each with its call when known (a call's path
+/// names the file of a `read_file` result). `None` for a request that names a file.
+///
+/// ```
+/// use drivers_toolcalling::ambiguous_value;
+/// use messages::ToolCall;
+///
+/// let results = [
+///     "1 line of `config.dev.yaml` contains `port`:\n1: port: 8080",
+///     "1 line of `config.prod.yaml` contains `port`:\n1: port: 443",
+/// ];
+/// let results = || results.iter().map(|result| (None::<&ToolCall>, *result));
+/// let asked = "What port does the config file set?";
+/// let found = ambiguous_value("The port is 8080.", asked, results());
+/// assert_eq!(found.map(|found| found.values.len()), Some(2));
+/// assert_eq!(ambiguous_value("dev: port 8080, prod: port 443.", asked, results()), None);
+/// ```
+pub fn ambiguous_value<'c, S: AsRef<str>>(
+    answer: &str,
+    request: &str,
+    results: impl IntoIterator<Item = (Option<&'c ToolCall>, S)>,
+) -> Option<AmbiguousValue> {
+    if !judged(answer) || names_a_file(request) {
+        return None;
+    }
+    let settings: Vec<(String, String, String)> = results
+        .into_iter()
+        .flat_map(|(call, result)| {
+            settings_by_file(result.as_ref(), call.and_then(named_file_argument))
         })
         .filter_map(|(file, key, value)| Some((file?, key, value)))
         .collect();
@@ -162,7 +194,7 @@ mod tests {
 
     #[test]
     fn one_of_two_files_values_given_without_its_file_is_found_with_both() {
-        let found = ambiguous_value(
+        let found = ambiguous_in_view(
             "The port set in the config file is 8080.",
             &after(ASKED, D26),
         );
@@ -179,7 +211,7 @@ mod tests {
         ));
         // `path:line:` lines of a search over a folder name their file too.
         let grep = "config.dev.yaml:1: port: 8080\nconfig.prod.yaml:1: port: 443";
-        assert!(ambiguous_value("The port is 443.", &after(ASKED, grep)).is_some());
+        assert!(ambiguous_in_view("The port is 443.", &after(ASKED, grep)).is_some());
     }
 
     #[test]
@@ -191,18 +223,18 @@ mod tests {
             "Which config file do you mean? There are two.",
             "It is 8080.",
         ] {
-            assert_eq!(ambiguous_value(answer, &results), None, "{answer}");
+            assert_eq!(ambiguous_in_view(answer, &results), None, "{answer}");
         }
         // A request that names the file.
         let named = after("What port does config.dev.yaml set?", D26);
-        assert_eq!(ambiguous_value("The port is 8080.", &named), None);
+        assert_eq!(ambiguous_in_view("The port is 8080.", &named), None);
     }
 
     #[test]
     fn one_file_with_a_key_twice_or_files_that_agree_are_not_judged() {
         let sections = "     1\t[server]\n     2\tport = 8080\n     3\t[db]\n     4\tport = 5432";
         assert_eq!(
-            ambiguous_value("The server port is 8080.", &after(ASKED, sections)),
+            ambiguous_in_view("The server port is 8080.", &after(ASKED, sections)),
             None
         );
         let agree = "config.dev.yaml:1: port: 8080\nconfig.prod.yaml:1: port: 8080";
@@ -218,11 +250,11 @@ mod tests {
             .appended(Message::tool_result_for(&dev, "     1\tport: 8080"))
             .appended(Message::tool_result_for(&prod, "     1\tport: 443"));
         assert_eq!(
-            ambiguous_value("The port is 443.", &both).map(|found| found.values.len()),
+            ambiguous_in_view("The port is 443.", &both).map(|found| found.values.len()),
             Some(2)
         );
         assert_eq!(
-            ambiguous_value("The port is 8080.", &after(ASKED, agree)),
+            ambiguous_in_view("The port is 8080.", &after(ASKED, agree)),
             None
         );
     }
@@ -233,7 +265,7 @@ mod tests {
             answer in "\\PC{0,80}",
             result in "[a-z.:= `0-9\\n]{0,160}",
         ) {
-            let _ = ambiguous_value(&answer, &after(ASKED, &result));
+            let _ = ambiguous_in_view(&answer, &after(ASKED, &result));
         }
     }
 }

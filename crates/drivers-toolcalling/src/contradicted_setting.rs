@@ -22,14 +22,14 @@ use crate::word_set::{contains_word, WordSet};
 /// A setting in a tool result that contradicts the reply's yes or no: the line as the
 /// result has it (normalized), quoted by the nudge.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ContradictedSetting {
+pub struct ContradictedSetting {
     /// The line (`debug: false`).
-    pub(crate) line: String,
+    pub line: String,
 }
 
 impl ContradictedSetting {
     /// What the model is told after a reply this line contradicts.
-    pub(crate) fn nudge(&self) -> String {
+    pub fn nudge(&self) -> String {
         format!(
             "Your last reply does not agree with the tool result above, which says `{}`. \
              Read that line again and answer the question from what it says.",
@@ -136,12 +136,20 @@ fn setting(line: &str) -> Option<(Vec<&str>, Polarity)> {
     (!words.is_empty()).then_some((words, value))
 }
 
-/// The setting line of a result of the running execution in `conversation` that `reply`'s
-/// yes or no contradicts, if any (see the module's documentation). `None` when no tool has
-/// returned.
-pub(crate) fn contradicted_setting(
+/// The setting line of `results` (the texts of the execution's tool results, newest first)
+/// that `reply`'s yes or no contradicts, if any (see the module's documentation).
+///
+/// ```
+/// use drivers_toolcalling::contradicted_setting;
+///
+/// let results = ["     1\tname: shop\n     2\tdebug: false"];
+/// let found = contradicted_setting("Yes, debug mode is enabled.", results);
+/// assert_eq!(found.map(|found| found.line), Some("debug: false".to_owned()));
+/// assert_eq!(contradicted_setting("No, debug mode is disabled.", results), None);
+/// ```
+pub fn contradicted_setting<S: AsRef<str>>(
     reply: &str,
-    conversation: &Messages,
+    results: impl IntoIterator<Item = S>,
 ) -> Option<ContradictedSetting> {
     if reply.len() > MAX_REPLY_BYTES {
         return None;
@@ -149,11 +157,8 @@ pub(crate) fn contradicted_setting(
     let said = polarity(reply)?;
     let reply = reply.to_lowercase();
     let mut contradicting = None;
-    for message in execution_messages(conversation) {
-        if message.role() != Role::Tool {
-            continue;
-        }
-        for line in result_lines(&text_of(message)) {
+    for result in results {
+        for line in result_lines(result.as_ref()) {
             let Some((words, value)) = setting(&line) else {
                 continue;
             };
@@ -170,6 +175,20 @@ pub(crate) fn contradicted_setting(
         }
     }
     contradicting
+}
+
+/// [`contradicted_setting`] over the tool results of the running execution in
+/// `conversation`. `None` when no tool has returned.
+pub(crate) fn contradicted_in_view(
+    reply: &str,
+    conversation: &Messages,
+) -> Option<ContradictedSetting> {
+    contradicted_setting(
+        reply,
+        execution_messages(conversation)
+            .filter(|message| message.role() == Role::Tool)
+            .map(text_of),
+    )
 }
 
 #[cfg(test)]
@@ -194,7 +213,7 @@ mod tests {
 
     #[test]
     fn a_yes_that_a_false_setting_in_view_contradicts_is_found_with_its_line() {
-        let found = contradicted_setting(
+        let found = contradicted_in_view(
             "Yes, debug mode is enabled in `config.yaml`.",
             &after(SEARCHED),
         );
@@ -206,7 +225,7 @@ mod tests {
         );
         assert!(found.is_some_and(|found| found.nudge().contains("`debug: false`")));
         // "another" and "notes" hold no "not".
-        assert!(contradicted_setting(
+        assert!(contradicted_in_view(
             "Debug mode is on, as another line of the notes shows.",
             &after(SEARCHED)
         )
@@ -222,11 +241,11 @@ mod tests {
             "config.yaml:2: debug: yes",
         ] {
             assert!(
-                contradicted_setting("No, debug mode is not enabled.", &after(result)).is_some(),
+                contradicted_in_view("No, debug mode is not enabled.", &after(result)).is_some(),
                 "{result}"
             );
             assert!(
-                contradicted_setting("Debug mode is off.", &after(result)).is_some(),
+                contradicted_in_view("Debug mode is off.", &after(result)).is_some(),
                 "{result}"
             );
         }
@@ -245,31 +264,31 @@ mod tests {
             // No yes or no at all.
             "The file sets debug and log_level.",
         ] {
-            assert_eq!(contradicted_setting(reply, &results), None, "{reply}");
+            assert_eq!(contradicted_in_view(reply, &results), None, "{reply}");
         }
         // A long reply is not a yes-or-no answer.
         let long = format!("Yes, debug is on. {}", "More words. ".repeat(60));
-        assert_eq!(contradicted_setting(&long, &results), None);
+        assert_eq!(contradicted_in_view(&long, &results), None);
         // Nothing returned yet.
         let asked = Messages::new().appended(Message::user("Is debug mode enabled?"));
-        assert_eq!(contradicted_setting("Yes, debug is on.", &asked), None);
+        assert_eq!(contradicted_in_view("Yes, debug is on.", &asked), None);
     }
 
     #[test]
     fn a_setting_named_as_a_negation_or_one_of_two_that_disagree_is_not_judged() {
         let negated = after("disable_cache: true\nno_color: false");
         assert_eq!(
-            contradicted_setting("No, the cache is not used.", &negated),
+            contradicted_in_view("No, the cache is not used.", &negated),
             None
         );
-        assert_eq!(contradicted_setting("Yes, color is on.", &negated), None);
+        assert_eq!(contradicted_in_view("Yes, color is on.", &negated), None);
         // Two files, one on and one off: a yes may be about either.
         let two = after("config.dev.yaml:1: debug: true\nconfig.prod.yaml:1: debug: false");
-        assert_eq!(contradicted_setting("Yes, debug is enabled.", &two), None);
+        assert_eq!(contradicted_in_view("Yes, debug is enabled.", &two), None);
         // A value that is not a boolean.
         let level = after("log_level: info");
         assert_eq!(
-            contradicted_setting("No, the log level is not debug.", &level),
+            contradicted_in_view("No, the log level is not debug.", &level),
             None
         );
     }
@@ -280,7 +299,7 @@ mod tests {
             reply in "\\PC{0,80}",
             result in "[a-z_:= \"'{},\\n0-9]{0,120}",
         ) {
-            let _ = contradicted_setting(&reply, &after(&result));
+            let _ = contradicted_in_view(&reply, &after(&result));
         }
     }
 }

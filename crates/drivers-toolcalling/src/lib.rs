@@ -92,11 +92,13 @@ mod unshown_calculation;
 mod word_set;
 mod wrong_arithmetic;
 
+pub use ambiguous_value::{ambiguous_value, AmbiguousValue};
 pub use backticks::{in_backticks, in_backticks_and};
 pub use borrowed_value::{borrowed_value, BorrowedValue};
 pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use claimed_change::files_claimed_changed;
 pub use contradicted_listing::{contradicted_listing, ListingContradiction};
+pub use contradicted_setting::{contradicted_setting, ContradictedSetting};
 pub use copied_error::copies_a_tool_error_of;
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,

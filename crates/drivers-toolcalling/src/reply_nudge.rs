@@ -33,7 +33,7 @@ use agents_core::{PreviousCalls, Tools};
 use inference::{FinishReason, InferenceResponse};
 use messages::{Message, Messages};
 
-use crate::ambiguous_value::{ambiguous_value, AmbiguousValue};
+use crate::ambiguous_value::{ambiguous_in_view, AmbiguousValue};
 use crate::backticks::{in_backticks, in_backticks_and};
 use crate::borrowed_value::{borrowed_value, BorrowedValue};
 use crate::change_request::{
@@ -48,7 +48,7 @@ use crate::claimed_change::files_claimed_changed;
 use crate::contradicted_listing::{
     contradicted_listing, may_contradict_a_listing, ListingContradiction,
 };
-use crate::contradicted_setting::{contradicted_setting, ContradictedSetting};
+use crate::contradicted_setting::{contradicted_in_view, ContradictedSetting};
 use crate::copied_error::{
     copies_a_tool_error, relays_error_advice, tool_errors, COPIED_ERROR_NUDGE, RELAYED_ADVICE_NUDGE,
 };
@@ -992,7 +992,7 @@ impl Nudges {
         if self.gave(Nudge::AmbiguousValue) || !self.results_may_set() {
             return None;
         }
-        self.ambiguous = ambiguous_value(content, &self.conversation);
+        self.ambiguous = ambiguous_in_view(content, &self.conversation);
         self.ambiguous.is_some().then_some(Nudge::AmbiguousValue)
     }
 
@@ -1088,7 +1088,7 @@ impl Nudges {
         if self.gave(Nudge::ContradictedSetting) || !self.results_may_set() {
             return None;
         }
-        self.contradicted = contradicted_setting(content, &self.conversation);
+        self.contradicted = contradicted_in_view(content, &self.conversation);
         self.contradicted
             .is_some()
             .then_some(Nudge::ContradictedSetting)
