@@ -40,8 +40,8 @@
 use agents_core::{AgentState, ToolExecution, Tools};
 use drivers_toolcalling::{
     ambiguous_value, asks_for_a_change, asks_to_run, borrowed_value, contradicted_listing,
-    contradicted_setting, copies_a_tool_error_of, files_claimed_changed, files_no_call_used,
-    is_plan_reply, nothing_changed_by, one_of_several_files, operand_answer, terms_no_result_holds,
+    contradicted_setting, files_claimed_changed, files_no_call_used, is_plan_reply,
+    nothing_changed_by, one_of_several_files, operand_answer, terms_no_result_holds,
     uncalculated_numbers, unseen_values, wrong_arithmetic,
 };
 use messages::{Message, Messages, Role, ToolCall};
@@ -345,13 +345,15 @@ pub(crate) fn request_names_a_file(input: &Messages) -> bool {
 }
 
 /// Whether `answer`, asked for on a stop with `input`, copies the error of a failed call
-/// among its observations (`drivers_toolcalling::copies_a_tool_error_of`): at a230719 the
+/// among its observations or its calls (`drivers_toolcalling::copies_an_error_on_stop`): at a230719 the
 /// 1.5B model answered development task d22 on stop with "Observation: Error: old_string was
 /// not found in `about.txt`; ...".
-pub(crate) fn copies_an_error_on_stop(input: &Messages, answer: &str) -> bool {
-    let errors: Vec<String> = observed_results(input)
-        .filter_map(|result| result.strip_prefix("Error: ").map(str::to_owned))
+/// `earlier` are the execution's failed calls' texts (`PreviousCalls::errors`): the page of
+/// results the loop asks from last holds no observation.
+pub(crate) fn copies_an_error_on_stop(input: &Messages, answer: &str, earlier: &[String]) -> bool {
+    let observed: Vec<String> = observed_results(input)
+        .filter(|result| result.starts_with("Error: "))
         .collect();
-    let errors: Vec<&str> = errors.iter().map(String::as_str).collect();
-    !errors.is_empty() && copies_a_tool_error_of(answer, &errors)
+    let errors: Vec<&str> = observed.iter().chain(earlier).map(String::as_str).collect();
+    drivers_toolcalling::copies_an_error_on_stop(answer, &errors)
 }

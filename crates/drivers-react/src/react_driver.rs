@@ -480,7 +480,9 @@ impl AgentDriver for ReActDriver {
         };
         let answer = content.as_deref().unwrap_or(response.content());
         let called: Vec<&str> = called.iter().map(String::as_str).collect();
-        if self.answer_checks && copies_an_error_on_stop(&input, answer) {
+        if self.answer_checks
+            && copies_an_error_on_stop(&input, answer, &context.previous_calls.errors())
+        {
             // Nor a copy of a failed call's error (d22 at a230719: "Observation: Error:
             // old_string was not found ..."): the page of results, then the notice.
             tracing::info!("asked for an answer without tools, the model copied a tool error");

@@ -88,6 +88,74 @@ pub fn copies_a_tool_error_of(reply: &str, errors: &[&str]) -> bool {
     copies_a_tool_error(reply, || &errors)
 }
 
+/// Phrases of the fix-it texts that the drivers' and tools' errors hold (an unknown tool's
+/// list of tools, the shape of a call): an answer that holds one that an error of the
+/// execution holds passes that error on, however few of its words it copies.
+const FIX_IT_PHRASES: [&str; 7] = [
+    "there is no tool named",
+    "the tools are:",
+    "a call looks like:",
+    "arguments schema of",
+    "this tool call was not executed",
+    "could not be read: ",
+    "must be one json object",
+];
+
+/// Whether `answer`, asked for on a stop, copies one of `errors` (the texts of the
+/// execution's failed calls, with or without their `Error: ` prefix): it starts with
+/// `Error`, it repeats twelve words in a row of one ([`copies_a_tool_error_of`]), or it
+/// holds a fix-it phrase of one ("There is no tool named `rename_file`. The tools are:
+/// ..."). Both drivers judge their answer on stop so, from the errors in view and the
+/// execution's calls (the loop's last request on a stop is a page of the results as text).
+/// Nothing counts when no call failed.
+///
+/// ```
+/// use drivers_toolcalling::copies_an_error_on_stop;
+///
+/// let error = "Error: There is no tool named `rename_file`. The tools are: `read_file`, \
+///              `write_file`, `move_file`.";
+/// assert!(copies_an_error_on_stop("I could not: there is no tool named rename_file.", &[error]));
+/// assert!(copies_an_error_on_stop("Error renaming the file.", &[error]));
+/// assert!(!copies_an_error_on_stop("notes.txt is now called todo.txt.", &[error]));
+/// assert!(!copies_an_error_on_stop("Error renaming the file.", &[]));
+/// ```
+pub fn copies_an_error_on_stop(answer: &str, errors: &[&str]) -> bool {
+    if errors.is_empty() {
+        return false;
+    }
+    let start = answer.trim_start();
+    let starts_with_error = start.get(..6).is_some_and(|start| {
+        start.eq_ignore_ascii_case("error:") || start.eq_ignore_ascii_case("error ")
+    });
+    if starts_with_error || copies_a_tool_error_of(answer, errors) {
+        return true;
+    }
+    let answer = compared_prefix(answer).to_lowercase();
+    FIX_IT_PHRASES.iter().any(|phrase| {
+        answer.contains(phrase)
+            && errors
+                .iter()
+                .any(|error| error.to_lowercase().contains(phrase))
+    })
+}
+
+/// [`copies_an_error_on_stop`] with the errors among the latest tool results of `input` and
+/// `earlier` (the execution's failed calls' texts, `PreviousCalls::errors`).
+pub(crate) fn copies_an_error_of_the_execution(
+    answer: &str,
+    input: &Messages,
+    earlier: &[String],
+) -> bool {
+    let (latest, _) = latest_results(input);
+    let errors: Vec<&str> = latest
+        .iter()
+        .filter(|result| result.starts_with(TOOL_ERROR_PREFIX))
+        .chain(earlier)
+        .map(String::as_str)
+        .collect();
+    copies_an_error_on_stop(answer, &errors)
+}
+
 /// What the model is told after a reply that passes a tool error's advice on to the person.
 pub(crate) const RELAYED_ADVICE_NUDGE: &str = "Your last reply told the user to do what a \
 tool's error told you to do. That advice is for you: follow it now with a tool call (for \

@@ -99,7 +99,7 @@ pub use change_request::{asks_for_a_change, asks_to_run, nothing_changed_by};
 pub use claimed_change::files_claimed_changed;
 pub use contradicted_listing::{contradicted_listing, ListingContradiction};
 pub use contradicted_setting::{contradicted_setting, ContradictedSetting};
-pub use copied_error::copies_a_tool_error_of;
+pub use copied_error::{copies_a_tool_error_of, copies_an_error_on_stop};
 pub use forged_evidence::{
     forged_evidence, ForgedEvidence, ForgedEvidenceCheck, RefuseForgedEvidence, FORGED_REPLY_KEY,
 };

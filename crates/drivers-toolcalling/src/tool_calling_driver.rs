@@ -18,7 +18,7 @@ use messages::{Message, Messages, Role, ToolCall};
 
 use crate::backticks::in_backticks;
 use crate::contradicted_listing::contradicts_a_listing_on_stop;
-use crate::copied_error::{copies_a_tool_error, tool_errors};
+use crate::copied_error::copies_an_error_of_the_execution;
 use crate::copied_instructions::{copies_instructions, work_left_nudge};
 use crate::disowned_tools::{disowns_the_tools, every_call_succeeded};
 use crate::failed_calls::{gives_up_on_a_shown_file_on_stop, ignores_failures_on_stop};
@@ -716,7 +716,6 @@ impl AgentDriver for ToolCallingDriver {
             tracing::info!("no call looked at the file the request names: a notice, not an answer");
             return Ok(None);
         }
-        let errors = tool_errors(&input);
         let request = self.settings.apply_to(InferenceRequest::new(input.clone()));
         let response = context
             .until_cancelled(self.model.as_ref().complete(request))
@@ -732,9 +731,15 @@ impl AgentDriver for ToolCallingDriver {
             );
             return Ok(Some(response.with_content("")));
         }
-        if copies_a_tool_error(response.content(), || &errors) {
-            // Nor is a tool's error pasted as the reply (issue 36): the notice says why the
-            // run stopped instead.
+        if copies_an_error_of_the_execution(
+            response.content(),
+            &input,
+            &context.previous_calls.errors(),
+        ) {
+            // Nor is a tool's error pasted or passed on as the reply (issue 36; the 0.5B
+            // model's answers on stop at 2a09a54 copied errors from the page of results,
+            // where no failed result is a tool message): the notice says why the run stopped
+            // instead.
             tracing::info!("asked for an answer without tools, the model copied a tool error");
             return Ok(Some(response.with_content("")));
         }

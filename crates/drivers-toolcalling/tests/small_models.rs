@@ -2657,3 +2657,43 @@ async fn one_of_two_files_values_given_as_the_answer_is_asked_about_with_both() 
         "{asked}"
     );
 }
+
+/// Issue 36's eval, the 0.5B model's held-out half at 2a09a54: three answers on stop passed
+/// a failed call's error on (the eval counts a reply that holds a fix-it phrase of an error
+/// as a copy). Asked from the page of results, where no failed result is a tool message, the
+/// driver had no error to compare with. A reply on stop that holds a phrase of the fix-it
+/// text of an error of the execution is no answer, on the page too: the notice follows.
+#[tokio::test]
+async fn an_answer_on_stop_that_passes_an_error_on_is_no_answer_on_the_page_either() {
+    let unknown = r#"{"name": "rename_file", "arguments": {"from": "a.txt", "to": "b.txt"}}"#;
+    let relay = "I could not rename it: there is no tool named rename_file.";
+    let (done, model) = run_with(
+        asking("Rename a.txt to b.txt."),
+        [
+            text(unknown),
+            text(unknown),
+            text(unknown),
+            text(unknown),
+            // asked to answer on stop, with the calls in view
+            text(relay),
+            // asked from the page of results
+            text(relay),
+        ],
+        |driver| agent(driver).with_answer_on_stop(agents_core::AnswerOnStop::Synthesize),
+    )
+    .await;
+    let requests = model.requests();
+    let page = requests.last().unwrap().messages.to_transcript();
+    assert!(page.contains("What your tool calls returned:"), "{page}");
+    let saved = done.messages().iter().last().unwrap().clone();
+    assert_eq!(
+        saved
+            .metadata()
+            .get(agents_core::ANSWERED_BY_KEY)
+            .and_then(|by| by.as_str()),
+        Some("notice"),
+        "{}",
+        saved.text()
+    );
+    assert!(!saved.text().contains(relay));
+}

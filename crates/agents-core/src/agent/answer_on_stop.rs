@@ -14,7 +14,7 @@ use crate::records::step_error::StepError;
 use crate::records::tool_effects::ToolEffects;
 use crate::records::tool_execution::ToolFailureKind;
 use crate::state::agent_state::AgentState;
-use crate::tools::limits::ALREADY_HAVE_IT;
+use crate::tools::limits::{PreviousCalls, ALREADY_HAVE_IT};
 use crate::tools::registry::Tools;
 
 use std::sync::Arc;
@@ -399,7 +399,12 @@ impl Agent {
         let mut cost = RunCost::zero();
         if mode == AnswerOnStop::Synthesize {
             let options = StepOptions::new().with_cancellation(token.clone());
-            let context = Terminal::new(self, &options).context(Arc::clone(&self.cached_context));
+            // The driver is told the execution's calls (it compares the answer with their
+            // errors, which the page of results holds only as text).
+            let context = Terminal::new(self, &options).context_with(
+                Arc::clone(&self.cached_context),
+                Arc::new(PreviousCalls::of(&state)),
+            );
             // First with what the model saw; if it does not answer, once more from a clean
             // page of its calls' results.
             let mut page: Option<ResultsPage> = None;

@@ -46,7 +46,7 @@ impl<'a> Terminal<'a> {
     }
 
     /// [`context`](Self::context) with the calls made so far.
-    fn context_with(
+    pub(super) fn context_with(
         &self,
         cached_context: Arc<CachedContext>,
         previous_calls: Arc<PreviousCalls>,

@@ -184,6 +184,25 @@ impl PreviousCalls {
         None
     }
 
+    /// The error texts of the execution's failed calls, in the order they ran (refused
+    /// repeats and calls held for approval aside). A driver asked to answer on a stop
+    /// compares the answer with them: the loop's last request then is a page of the
+    /// results as text, where no failed result is a tool message.
+    pub fn errors(&self) -> Vec<String> {
+        self.steps
+            .steps()
+            .flat_map(|step| step.tool_executions().iter())
+            .filter(|execution| {
+                execution.has_error()
+                    && !matches!(
+                        execution.failure_kind(),
+                        Some(ToolFailureKind::Repeated | ToolFailureKind::AwaitingApproval)
+                    )
+            })
+            .map(ToolExecution::result_text)
+            .collect()
+    }
+
     /// How often `call` was made before.
     pub fn count(&self, call: &ToolCall) -> u32 {
         self.count_key(&signature(call))
