@@ -67,6 +67,7 @@ enum Question {
     NothingChanged,
     NothingRan,
     UnmadeChange,
+    UnchangedFiles,
     UnusedFiles,
     UnseenTerms,
     Listing,
@@ -165,6 +166,26 @@ impl<'s> AnswerChecks<'s> {
                 } else {
                     Verdict::Refuse(unmade)
                 };
+            }
+        }
+        // A file the request asks to change whose changes failed and that no call that
+        // worked changed, when another was (d22 at ccd9c7d: `VERSION` edited, `about.txt`'s
+        // write and edit failed, and the answer gave `about.txt`'s lines). A file no change
+        // was tried on (the source of a copy) is not asked about. Given again, the answer
+        // stands (the change may rightly be impossible).
+        if asks_for_a_change(&request) && !changed_nothing {
+            let changing = |failed: bool| {
+                executions
+                    .iter()
+                    .filter(move |execution| execution.has_error() == failed)
+                    .map(|execution| execution.call())
+                    .filter(|call| !tools.effects(call.name()).is_read_only())
+            };
+            let mut files = files_no_call_used(&request, changing(false));
+            // a file a failed change named: no file is left unnamed by those calls
+            files.retain(|file| files_no_call_used(file, changing(true)).is_empty());
+            if !files.is_empty() && self.first_time(Question::UnchangedFiles) {
+                return Verdict::Ask(DecisionError::UnchangedFiles { files });
             }
         }
         let files = files_no_call_used(&request, calls.iter().copied());

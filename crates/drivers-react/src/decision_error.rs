@@ -120,6 +120,18 @@ pub enum DecisionError {
         /// The files, as the request names them.
         files: Vec<String>,
     },
+    /// A `final_answer` to a request to change files when calls that worked changed some of
+    /// the files it names, and the calls that would change these failed
+    /// (`drivers_toolcalling::files_no_call_used` over the calls that worked and are not
+    /// read-only): asked to change `VERSION` and `about.txt`, the 1.5B model edited
+    /// `VERSION`, failed to write and to edit `about.txt` and answered with its lines
+    /// (development task d22 at ccd9c7d). A file the request names that no change was tried
+    /// on (the source of a copy) is not asked about. Asked about once per step.
+    #[error("the request asks to change {} too, and the calls that would change {} failed: no call that worked has changed {}", files_named(.files), it_or_them(.files), it_or_them(.files))]
+    UnchangedFiles {
+        /// The files, as the request names them.
+        files: Vec<String>,
+    },
     /// A `final_answer` to a request that names files no call of the execution has used:
     /// the answer did not come from them. Asked about once per step.
     #[error("the request names {}, and no tool call of yours has used {}, so your answer did not come from {}", files_named(.files), it_or_them(.files), it_or_them(.files))]
@@ -304,7 +316,7 @@ impl DecisionError {
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it.",
             ),
-            DecisionError::UnmadeChange { .. } => Cow::Borrowed(
+            DecisionError::UnmadeChange { .. } | DecisionError::UnchangedFiles { .. } => Cow::Borrowed(
                 "Make the change now: reply with a \"call_tool\" decision for the tool that \
                  makes it, using what you read above.",
             ),

@@ -50,7 +50,9 @@ using what the conversation established. Do not use JSON and do not mention tool
 ///   `read_file` tool."); the request asks for a change to files and every call only read, or
 ///   none ran ([`NothingChanged`](DecisionError::NothingChanged)); it says a file the request
 ///   asks to change was changed when no call that worked changed it
-///   ([`UnmadeChange`](DecisionError::UnmadeChange)); the request names files no
+///   ([`UnmadeChange`](DecisionError::UnmadeChange)); calls that worked changed some of the
+///   files the request asks to change, and the changes tried on the others failed
+///   ([`UnchangedFiles`](DecisionError::UnchangedFiles)); the request names files no
 ///   call used ([`UnusedFiles`](DecisionError::UnusedFiles)); it names the file holding the
 ///   words the request asks about when no result holds them
 ///   ([`UnseenTerms`](DecisionError::UnseenTerms)); a directory listing in view gives

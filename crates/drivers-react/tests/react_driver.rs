@@ -1271,3 +1271,59 @@ async fn a_tool_error_copied_as_the_answer_on_stop_is_no_answer() {
         Some("The edit failed: greeting.txt does not hold that text.")
     );
 }
+
+#[tokio::test]
+async fn a_file_whose_changes_failed_is_asked_about_once_when_another_was_changed() {
+    // The 1.5B model on development task d22 at ccd9c7d: `VERSION` edited, `about.txt`'s
+    // write refused, and the answer gave `about.txt`'s lines.
+    let call = |tool: &str, path: &str| {
+        reply(ReActDecision::call_tool(
+            "Change it.",
+            tool,
+            json!({"path": path, "old": "1.4.0", "new": "1.5.0"}),
+        ))
+    };
+    let model = ScriptedModel::new([
+        call("edit_file", "VERSION"),
+        call("write_file", "about.txt"),
+        answer("Widget 1.4.0"),
+        call("edit_file", "about.txt"),
+        answer("VERSION and about.txt now say 1.5.0."),
+    ]);
+    let done = file_agent(&model, 8)
+        .execute(AgentState::new().with_user_message(
+            "Change the version from 1.4.0 to 1.5.0 in both VERSION and about.txt.",
+        ))
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let asked = requests[3].messages.last().unwrap().text();
+    assert!(
+        asked.contains(
+            "the request asks to change `about.txt` too, and the calls that would change it \
+             failed"
+        ) && asked.contains("Make the change now"),
+        "{asked}"
+    );
+    assert_eq!(
+        answer_of(&done).as_deref(),
+        Some("VERSION and about.txt now say 1.5.0.")
+    );
+
+    // The source of a copy is named and only read: no question.
+    let model = ScriptedModel::new([
+        read("a.txt"),
+        call("edit_file", "b.txt"),
+        answer("b.txt now holds what a.txt holds."),
+    ]);
+    let done = file_agent(&model, 8)
+        .execute(AgentState::new().with_user_message("Copy the number in a.txt into b.txt."))
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(
+        answer_of(&done).as_deref(),
+        Some("b.txt now holds what a.txt holds.")
+    );
+}
